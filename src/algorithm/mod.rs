@@ -1,0 +1,118 @@
+//! The locks under test, as sans-IO state machines.
+//!
+//! An algorithm never reads a clock or touches a socket. Its driver (the simulator in
+//! `sim/`, or the real backend) calls it in this order:
+//!
+//! 1. [`LockAlgorithm::acquire`] or [`LockAlgorithm::release`] when the client's workload
+//!    wants to, with [`Now`]: the client's own clock readings at that moment;
+//! 2. [`LockAlgorithm::on_reply`] for every reply from a node, and
+//!    [`LockAlgorithm::on_timer`] when a timer it asked for comes due;
+//! 3. after each call, the driver carries out the [`Output`]s pushed to `out`: send a
+//!    command, arm a timer (on the client's monotonic clock), or note an outcome.
+//!
+//! Timers are never cancelled; an algorithm ignores a timer or reply it no longer
+//! expects. Randomness (tokens, retry delays) comes from an RNG handed in at
+//! construction, so the same seed gives the same decisions under any driver.
+
+mod config;
+mod redlock;
+
+pub use config::{AlgorithmConfig, AlgorithmKind, Fanout};
+pub use redlock::Redlock;
+
+use crate::command::{Cmd, LockId, NodeId, Reply, Token};
+use crate::rng::Rng;
+use serde::{Deserialize, Serialize};
+
+/// A client's clock readings. `mono_us` only moves forward at the clock's rate and is
+/// what elapsed times and timers use; `wall_us` also carries offset and jumps and is
+/// what an algorithm would send as a timestamp.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Now {
+    pub mono_us: u64,
+    pub wall_us: u64,
+}
+
+/// The mode a lock is taken in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    Exclusive,
+}
+
+/// Identifies one request so its reply can be matched (and stale replies ignored).
+pub type ReqId = u64;
+/// Identifies one timer an algorithm armed.
+pub type TimerId = u64;
+
+/// A set of node indices (at most 64 nodes).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct NodeSet(pub u64);
+
+impl NodeSet {
+    pub fn insert(&mut self, n: NodeId) {
+        self.0 |= 1 << n;
+    }
+    pub fn remove(&mut self, n: NodeId) {
+        self.0 &= !(1 << n);
+    }
+    pub fn contains(self, n: NodeId) -> bool {
+        self.0 & (1 << n) != 0
+    }
+    pub fn len(self) -> usize {
+        self.0.count_ones() as usize
+    }
+    pub fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+    pub fn iter(self) -> impl Iterator<Item = NodeId> {
+        (0..64).filter(move |&n| self.contains(n))
+    }
+}
+
+/// What an algorithm asks its driver to do, or tells it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Output {
+    /// Send `cmd` to `node`; its reply comes back through `on_reply` with `req`.
+    Send { node: NodeId, req: ReqId, cmd: Cmd },
+    /// Call `on_timer(id)` once the client's monotonic clock reads `at_mono_us`.
+    Timer { id: TimerId, at_mono_us: u64 },
+    /// The lock is held until the client's monotonic clock reads `valid_until_mono_us`.
+    Acquired {
+        token: Token,
+        valid_until_mono_us: u64,
+        nodes: NodeSet,
+        attempts: u32,
+    },
+    /// Every attempt failed. `unknown` is set when some node never answered the last
+    /// attempt, so the client cannot know what that node holds.
+    NotAcquired {
+        token: Token,
+        unknown: bool,
+        attempts: u32,
+    },
+    /// The release was sent; the client no longer holds the lock.
+    Released { token: Token },
+}
+
+/// A lock client's algorithm, driven by events. See the module doc for the call order.
+pub trait LockAlgorithm: Send {
+    /// Starts acquiring `lock` (with retries). Only called while idle.
+    fn acquire(&mut self, now: Now, lock: LockId, mode: Mode, out: &mut Vec<Output>);
+    /// Releases the held lock. Only called after `Acquired`.
+    fn release(&mut self, now: Now, out: &mut Vec<Output>);
+    /// A node answered request `req`.
+    fn on_reply(&mut self, now: Now, req: ReqId, reply: Reply, out: &mut Vec<Output>);
+    /// Timer `id` came due.
+    fn on_timer(&mut self, now: Now, id: TimerId, out: &mut Vec<Output>);
+}
+
+/// Builds the state machine a scenario asks for, talking to nodes `0..nodes`.
+pub fn build(config: &AlgorithmConfig, nodes: usize, rng: Rng) -> Box<dyn LockAlgorithm> {
+    match config.kind {
+        // The single-instance lock is Redlock over one node with a quorum of one:
+        // SET NX PX, then compare-and-delete, with the same validity bookkeeping.
+        AlgorithmKind::Single => Box::new(Redlock::new(config.clone(), 1, rng)),
+        AlgorithmKind::Redlock => Box::new(Redlock::new(config.clone(), nodes, rng)),
+    }
+}

@@ -1,0 +1,73 @@
+//! Liveness after the heal: deadlock freedom, judged from the probe operations.
+//!
+//! Once every fault has healed and the workload has stopped, one client acquires and
+//! releases each lock (`phase: probe`). Keys left behind by crashed or partitioned
+//! holders must expire and let the probe in within the bound the `meta` line states,
+//! derived from the ttl and the retry parameters.
+
+use crate::history::{Event, Meta, Op};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum LivenessFinding {
+    /// A probe waited longer than the bound for a lock (or never got it).
+    Deadlock {
+        lock: String,
+        probe_start_us: u64,
+        waited_us: u64,
+        bound_us: u64,
+        acquired: bool,
+    },
+    /// The heal happened but the liveness probe never ran: some client never finished
+    /// its last operation.
+    NoProbe { heal_us: u64 },
+}
+
+#[derive(Default)]
+pub struct Probes {
+    /// Per lock: first probe invocation and first successful probe acquire.
+    locks: BTreeMap<String, (u64, Option<u64>)>,
+}
+
+impl Probes {
+    pub fn invoke(&mut self, op: &Op) {
+        self.locks.entry(op.lock.clone()).or_insert((op.t_us, None));
+    }
+
+    pub fn complete(&mut self, event: &Event, op: &Op) {
+        if let (Event::Ok(_), Some(entry)) = (event, self.locks.get_mut(&op.lock)) {
+            entry.1.get_or_insert(op.t_us);
+        }
+    }
+}
+
+pub fn judge(
+    meta: Option<&Meta>,
+    heal_us: Option<u64>,
+    end_us: u64,
+    probes: &Probes,
+) -> Vec<LivenessFinding> {
+    let (Some(meta), Some(heal_us)) = (meta, heal_us) else {
+        return Vec::new();
+    };
+    if probes.locks.is_empty() {
+        return vec![LivenessFinding::NoProbe { heal_us }];
+    }
+    let bound_us = meta.liveness_bound_us;
+    probes
+        .locks
+        .iter()
+        .filter_map(|(lock, &(start, ok))| {
+            let waited_us = ok.unwrap_or(end_us) - start;
+            (ok.is_none() || waited_us > bound_us).then(|| LivenessFinding::Deadlock {
+                lock: lock.clone(),
+                probe_start_us: start,
+                waited_us,
+                bound_us,
+                acquired: ok.is_some(),
+            })
+        })
+        .collect()
+}

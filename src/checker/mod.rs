@@ -1,0 +1,291 @@
+//! The checker: the reference lock model that judges a history.
+//!
+//! Input is incremental, one event at a time ([`Checker::observe`]), as from a client in
+//! any language; [`Checker::finish`] then sorts the holds and sweeps them once. A
+//! malformed history (an operation completed that was never invoked, time running
+//! backwards, a client with two operations open) is an error, [`Malformed`]; a violation
+//! of the lock's guarantees is a finding in [`Findings`]. The two are never mixed.
+//!
+//! - Safety ([`safety`]): a client holds a lock from its successful acquire until the
+//!   earlier of its release invocation and its believed validity deadline, in true time.
+//!   Two holds of the same lock that overlap are a violation.
+//! - Liveness ([`liveness`]): after the heal, an uncontended probe acquires every lock
+//!   within the bound the history's `meta` line states.
+//! - Statistics ([`stats`]): availability and acquire latency of the workload phase.
+
+pub mod liveness;
+pub mod safety;
+pub mod stats;
+
+use crate::algorithm::Mode;
+use crate::history::{Event, FaultAction, Meta, Op, OpKind, Phase};
+pub use liveness::LivenessFinding;
+pub use safety::Violation;
+use serde::Serialize;
+pub use stats::Stats;
+use std::collections::BTreeMap;
+
+/// A history that does not describe a possible run.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("history line {line}: {message}")]
+pub struct Malformed {
+    pub line: usize,
+    pub message: String,
+}
+
+/// One client's hold of a lock, in true time.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Hold {
+    pub client: usize,
+    pub lock: String,
+    pub mode: Mode,
+    pub token: Option<String>,
+    pub start_us: u64,
+    pub end_us: u64,
+    /// Why the hold ended: the client released, or its validity ran out (or the history ended).
+    pub ended_by: HoldEnd,
+    pub nodes: Vec<usize>,
+    /// History line of the successful acquire.
+    pub ok_line: usize,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HoldEnd {
+    Release,
+    Validity,
+    HistoryEnd,
+}
+
+/// A fault's interval, for relating violations to the faults around them.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct FaultSpan {
+    pub id: usize,
+    pub kind: String,
+    pub start_us: u64,
+    pub end_us: Option<u64>,
+}
+
+/// Everything the checker found.
+#[derive(Clone, Debug, Serialize)]
+pub struct Findings {
+    pub violations: Vec<Violation>,
+    pub liveness: Vec<LivenessFinding>,
+    pub stats: Stats,
+    #[serde(skip)]
+    pub holds: Vec<Hold>,
+    #[serde(skip)]
+    pub faults: Vec<FaultSpan>,
+}
+
+impl Findings {
+    pub fn is_safe(&self) -> bool {
+        self.violations.is_empty()
+    }
+    pub fn is_live(&self) -> bool {
+        self.liveness.is_empty()
+    }
+}
+
+struct OpenOp {
+    op: OpKind,
+    lock: String,
+    invoke_us: u64,
+    phase: Phase,
+}
+
+/// The incremental checker. Feed every event in order, then call [`Checker::finish`].
+#[derive(Default)]
+pub struct Checker {
+    line: usize,
+    last_us: u64,
+    meta: Option<Meta>,
+    open: BTreeMap<usize, OpenOp>,
+    /// Holds not yet ended, by (client, lock).
+    holding: BTreeMap<(usize, String), Hold>,
+    holds: Vec<Hold>,
+    faults: Vec<FaultSpan>,
+    heal_us: Option<u64>,
+    stats: stats::Collector,
+    probes: liveness::Probes,
+}
+
+impl Checker {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn malformed(&self, message: impl Into<String>) -> Malformed {
+        Malformed {
+            line: self.line,
+            message: message.into(),
+        }
+    }
+
+    /// Takes the next event of the history.
+    pub fn observe(&mut self, event: &Event) -> Result<(), Malformed> {
+        self.line += 1;
+        let t = event.t_us();
+        if t < self.last_us {
+            return Err(self.malformed(format!("time goes backwards ({t} after {})", self.last_us)));
+        }
+        self.last_us = t;
+        match event {
+            Event::Meta(m) => {
+                if self.line != 1 {
+                    return Err(self.malformed("a meta event may only be the first line"));
+                }
+                self.meta = Some(m.clone());
+            }
+            Event::Invoke(op) => self.invoke(op)?,
+            Event::Ok(op) | Event::Fail(op) | Event::Info(op) => {
+                let open = self.complete(op)?;
+                self.stats.complete(event, &open_phase(&open), open.invoke_us);
+                if open.phase == Phase::Probe {
+                    self.probes.complete(event, op);
+                }
+                if let (Event::Ok(op), OpKind::Acquire) = (event, op.op) {
+                    self.acquired(op);
+                }
+            }
+            Event::Fault(f) => match f.action {
+                FaultAction::Start => self.faults.push(FaultSpan {
+                    id: f.id,
+                    kind: fault_kind(&f.fault),
+                    start_us: t,
+                    end_us: None,
+                }),
+                FaultAction::End => {
+                    if let Some(span) = self
+                        .faults
+                        .iter_mut()
+                        .rev()
+                        .find(|s| s.id == f.id && s.end_us.is_none())
+                    {
+                        span.end_us = Some(t);
+                    }
+                }
+            },
+            Event::Heal { .. } => self.heal_us = Some(t),
+        }
+        Ok(())
+    }
+
+    fn invoke(&mut self, op: &Op) -> Result<(), Malformed> {
+        if let Some(open) = self.open.get(&op.client) {
+            return Err(self.malformed(format!(
+                "client {} invokes {:?} while its {:?} of {} is still open",
+                op.client, op.op, open.op, open.lock
+            )));
+        }
+        if op.op == OpKind::Release {
+            self.end_hold(op.client, &op.lock, op.t_us, HoldEnd::Release);
+        }
+        if op.phase == Phase::Probe && op.op == OpKind::Acquire {
+            self.probes.invoke(op);
+        }
+        self.open.insert(
+            op.client,
+            OpenOp {
+                op: op.op,
+                lock: op.lock.clone(),
+                invoke_us: op.t_us,
+                phase: op.phase,
+            },
+        );
+        Ok(())
+    }
+
+    fn complete(&mut self, op: &Op) -> Result<OpenOp, Malformed> {
+        let Some(open) = self.open.remove(&op.client) else {
+            return Err(self.malformed(format!(
+                "client {} completes an operation it never invoked",
+                op.client
+            )));
+        };
+        if open.op != op.op || open.lock != op.lock {
+            return Err(self.malformed(format!(
+                "client {} completes {:?} of {} but invoked {:?} of {}",
+                op.client, op.op, op.lock, open.op, open.lock
+            )));
+        }
+        Ok(open)
+    }
+
+    fn acquired(&mut self, op: &Op) {
+        let key = (op.client, op.lock.clone());
+        if self.holding.contains_key(&key) {
+            // Re-acquiring a lock one already holds ends the old hold here.
+            self.end_hold(op.client, &op.lock, op.t_us, HoldEnd::Release);
+        }
+        let hold = Hold {
+            client: op.client,
+            lock: op.lock.clone(),
+            mode: op.mode,
+            token: op.token.clone(),
+            start_us: op.t_us,
+            end_us: op.valid_until_us.unwrap_or(u64::MAX).max(op.t_us),
+            ended_by: HoldEnd::Validity,
+            nodes: op.nodes.clone().unwrap_or_default(),
+            ok_line: self.line,
+        };
+        self.holding.insert(key, hold);
+    }
+
+    /// Ends a hold at the earlier of `t` and its validity deadline.
+    fn end_hold(&mut self, client: usize, lock: &str, t: u64, why: HoldEnd) {
+        if let Some(mut hold) = self.holding.remove(&(client, lock.to_string())) {
+            if t < hold.end_us {
+                hold.end_us = t;
+                hold.ended_by = why;
+            }
+            self.holds.push(hold);
+        }
+    }
+
+    /// Judges everything observed.
+    pub fn finish(mut self) -> Findings {
+        let end_us = self.last_us;
+        // A hold still open keeps its validity: the client believes in it until then.
+        // Only a hold without a validity deadline is cut at the end of the history.
+        for (_, mut hold) in std::mem::take(&mut self.holding) {
+            if hold.end_us == u64::MAX {
+                hold.end_us = end_us.max(hold.start_us);
+                hold.ended_by = HoldEnd::HistoryEnd;
+            }
+            self.holds.push(hold);
+        }
+        let violations = safety::sweep(&mut self.holds, &self.faults);
+        let liveness = liveness::judge(self.meta.as_ref(), self.heal_us, end_us, &self.probes);
+        Findings {
+            violations,
+            liveness,
+            stats: self.stats.finish(),
+            holds: self.holds,
+            faults: self.faults,
+        }
+    }
+}
+
+fn open_phase(open: &OpenOp) -> (OpKind, Phase) {
+    (open.op, open.phase)
+}
+
+fn fault_kind(f: &crate::fault::Fault) -> String {
+    match serde_json::to_value(f) {
+        Ok(v) => v["kind"].as_str().unwrap_or("fault").to_string(),
+        Err(_) => "fault".into(),
+    }
+}
+
+/// Checks a whole history.
+pub fn check(history: &[Event]) -> Result<Findings, Malformed> {
+    let mut checker = Checker::new();
+    for e in history {
+        checker.observe(e)?;
+    }
+    Ok(checker.finish())
+}
+
+#[cfg(test)]
+mod tests;

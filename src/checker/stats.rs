@@ -1,0 +1,82 @@
+//! Availability and latency of the workload phase's acquisitions.
+
+use crate::history::{Event, OpKind, Phase};
+use serde::Serialize;
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Stats {
+    /// Acquire operations that completed in the workload phase.
+    pub acquires: u64,
+    pub acquired: u64,
+    pub failed: u64,
+    pub unknown: u64,
+    pub releases: u64,
+    /// Share of completed acquires that succeeded.
+    pub availability: f64,
+    /// Acquire latency (invoke to ok) of successful acquires.
+    pub latency_p50_us: u64,
+    pub latency_p99_us: u64,
+    pub latency_max_us: u64,
+}
+
+#[derive(Default)]
+pub struct Collector {
+    stats: Stats,
+    latencies_us: Vec<u64>,
+}
+
+impl Collector {
+    pub fn complete(&mut self, event: &Event, &(op, phase): &(OpKind, Phase), invoke_us: u64) {
+        if phase != Phase::Workload {
+            return;
+        }
+        let s = &mut self.stats;
+        match (op, event) {
+            (OpKind::Release, _) => s.releases += 1,
+            (OpKind::Acquire, Event::Ok(o)) => {
+                s.acquired += 1;
+                self.latencies_us.push(o.t_us - invoke_us);
+            }
+            (OpKind::Acquire, Event::Fail(_)) => s.failed += 1,
+            (OpKind::Acquire, _) => s.unknown += 1,
+        }
+    }
+
+    pub fn finish(mut self) -> Stats {
+        let s = &mut self.stats;
+        s.acquires = s.acquired + s.failed + s.unknown;
+        s.availability = if s.acquires == 0 {
+            0.0
+        } else {
+            s.acquired as f64 / s.acquires as f64
+        };
+        self.latencies_us.sort_unstable();
+        s.latency_p50_us = percentile(&self.latencies_us, 50.0);
+        s.latency_p99_us = percentile(&self.latencies_us, 99.0);
+        s.latency_max_us = self.latencies_us.last().copied().unwrap_or(0);
+        self.stats
+    }
+}
+
+/// Nearest-rank percentile of sorted values (0 for none).
+pub fn percentile(sorted: &[u64], p: f64) -> u64 {
+    if sorted.is_empty() {
+        return 0;
+    }
+    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
+    sorted[rank.clamp(1, sorted.len()) - 1]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::percentile;
+
+    #[test]
+    fn nearest_rank() {
+        let v: Vec<u64> = (1..=100).collect();
+        assert_eq!(percentile(&v, 50.0), 50);
+        assert_eq!(percentile(&v, 99.0), 99);
+        assert_eq!(percentile(&[7], 99.0), 7);
+        assert_eq!(percentile(&[], 50.0), 0);
+    }
+}

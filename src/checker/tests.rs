@@ -1,0 +1,235 @@
+//! The checker on hand-written histories.
+
+use super::*;
+use crate::history::{FaultEvent, Op};
+
+fn op(t: u64, client: usize, kind: OpKind) -> Op {
+    Op::new(t, client, kind, "L0", Mode::Exclusive)
+}
+fn acq(t: u64, c: usize) -> Event {
+    Event::Invoke(op(t, c, OpKind::Acquire))
+}
+fn ok(t: u64, c: usize, valid_until: u64) -> Event {
+    let mut o = op(t, c, OpKind::Acquire);
+    o.valid_until_us = Some(valid_until);
+    o.token = Some(format!("tok{c}"));
+    Event::Ok(o)
+}
+fn rel(t: u64, c: usize) -> Event {
+    Event::Invoke(op(t, c, OpKind::Release))
+}
+fn rel_ok(t: u64, c: usize) -> Event {
+    Event::Ok(op(t, c, OpKind::Release))
+}
+
+#[test]
+fn overlapping_holds_are_a_violation_with_the_overlap_interval() {
+    let h = [
+        acq(0, 1),
+        ok(10, 1, 100),
+        acq(20, 2),
+        ok(30, 2, 200),
+        rel(60, 1),
+        rel_ok(61, 1),
+    ];
+    let f = check(&h).unwrap();
+    assert_eq!(f.violations.len(), 1);
+    let v = &f.violations[0];
+    assert_eq!((v.first.client, v.second.client), (1, 2));
+    assert_eq!((v.overlap_start_us, v.overlap_end_us), (30, 60));
+    assert_eq!(v.first.ended_by, HoldEnd::Release);
+    assert_eq!((v.second.end_us, v.second.ended_by), (200, HoldEnd::Validity));
+}
+
+#[test]
+fn touching_holds_do_not_overlap() {
+    let h = [
+        acq(0, 1),
+        ok(10, 1, 100),
+        rel(50, 1),
+        acq(50, 2),
+        rel_ok(50, 1),
+        ok(50, 2, 90),
+    ];
+    assert!(check(&h).unwrap().is_safe());
+}
+
+#[test]
+fn a_hold_ends_at_its_validity_even_without_a_release() {
+    // Client 1's validity ends at 40; client 2 acquires at 40: no overlap. Its late
+    // release at 70 does not extend the hold.
+    let h = [acq(0, 1), ok(10, 1, 40), acq(20, 2), ok(40, 2, 90), rel(70, 1)];
+    let f = check(&h).unwrap();
+    assert!(f.is_safe(), "{:?}", f.violations);
+    let first = f.holds.iter().find(|h| h.client == 1).unwrap();
+    assert_eq!((first.end_us, first.ended_by), (40, HoldEnd::Validity));
+}
+
+#[test]
+fn a_validity_one_microsecond_too_long_is_caught() {
+    let h = [acq(0, 1), ok(10, 1, 41), acq(20, 2), ok(40, 2, 90)];
+    let f = check(&h).unwrap();
+    assert_eq!(f.violations.len(), 1);
+    assert_eq!(f.violations[0].overlap_us(), 1);
+}
+
+#[test]
+fn failed_and_unknown_acquires_hold_nothing_but_count_against_availability() {
+    let h = [
+        acq(0, 1),
+        acq(0, 2),
+        Event::Info(op(10, 1, OpKind::Acquire)),
+        Event::Fail(op(10, 2, OpKind::Acquire)),
+        acq(11, 3),
+        ok(12, 3, 100),
+    ];
+    let f = check(&h).unwrap();
+    assert!(f.is_safe());
+    assert_eq!(f.holds.len(), 1);
+    assert_eq!(
+        (
+            f.stats.acquires,
+            f.stats.acquired,
+            f.stats.failed,
+            f.stats.unknown
+        ),
+        (3, 1, 1, 1)
+    );
+    assert!((f.stats.availability - 1.0 / 3.0).abs() < 1e-9);
+    assert_eq!(f.stats.latency_p50_us, 1);
+}
+
+#[test]
+fn different_locks_never_conflict() {
+    let mut other = ok(30, 2, 200);
+    if let Event::Ok(o) = &mut other {
+        o.lock = "L1".into();
+    }
+    let mut inv = acq(20, 2);
+    if let Event::Invoke(o) = &mut inv {
+        o.lock = "L1".into();
+    }
+    assert!(check(&[acq(0, 1), ok(10, 1, 100), inv, other]).unwrap().is_safe());
+}
+
+#[test]
+fn three_overlapping_holds_give_a_violation_each_for_the_later_two() {
+    let h = [
+        acq(0, 1),
+        acq(0, 2),
+        acq(0, 3),
+        ok(1, 1, 100),
+        ok(2, 2, 100),
+        ok(3, 3, 100),
+    ];
+    assert_eq!(check(&h).unwrap().violations.len(), 2);
+}
+
+#[test]
+fn violations_name_the_faults_around_them() {
+    let fault = |t, action| {
+        Event::Fault(FaultEvent {
+            t_us: t,
+            id: 7,
+            action,
+            origin: crate::fault::Origin::Script,
+            fault: crate::fault::Fault::Partition {
+                nodes: vec![0],
+                clients: vec![1],
+            },
+        })
+    };
+    let h = [
+        acq(0, 1),
+        ok(10, 1, 100),
+        fault(15, FaultAction::Start),
+        acq(20, 2),
+        ok(30, 2, 200),
+        fault(35, FaultAction::End),
+    ];
+    assert_eq!(check(&h).unwrap().violations[0].faults, vec![7]);
+}
+
+#[test]
+fn malformed_histories_are_errors_not_findings() {
+    let cases: [(&[Event], &str, usize); 4] = [
+        (&[ok(1, 1, 5)], "never invoked", 1),
+        (&[acq(0, 1), acq(1, 1)], "still open", 2),
+        (
+            &[acq(5, 1), Event::Fail(op(4, 1, OpKind::Acquire))],
+            "backwards",
+            2,
+        ),
+        (&[acq(0, 1), rel_ok(1, 1)], "invoked Acquire", 2),
+    ];
+    for (h, needle, line) in cases {
+        let e = check(h).unwrap_err();
+        assert!(e.message.contains(needle), "{e}");
+        assert_eq!(e.line, line, "{e}");
+    }
+}
+
+fn meta(bound: u64) -> Event {
+    Event::Meta(Meta {
+        t_us: 0,
+        scenario: "t".into(),
+        seed: 1,
+        algorithm: "redlock".into(),
+        nodes: 5,
+        clients: 2,
+        ttl_ms: 1,
+        liveness_bound_us: bound,
+    })
+}
+
+fn probe(e: Event) -> Event {
+    match e {
+        Event::Invoke(mut o) => {
+            o.phase = Phase::Probe;
+            Event::Invoke(o)
+        }
+        Event::Ok(mut o) => {
+            o.phase = Phase::Probe;
+            Event::Ok(o)
+        }
+        Event::Fail(mut o) => {
+            o.phase = Phase::Probe;
+            Event::Fail(o)
+        }
+        other => other,
+    }
+}
+
+#[test]
+fn a_probe_within_the_bound_is_live_and_a_slow_one_is_a_deadlock() {
+    let run = |ok_at: u64| {
+        check(&[
+            meta(100),
+            Event::Heal { t_us: 10 },
+            probe(acq(20, 0)),
+            probe(Event::Fail(op(60, 0, OpKind::Acquire))),
+            probe(acq(60, 0)),
+            probe(ok(ok_at, 0, 1_000)),
+        ])
+        .unwrap()
+    };
+    assert!(run(120).is_live());
+    let late = run(121);
+    assert_eq!(
+        late.liveness,
+        vec![LivenessFinding::Deadlock {
+            lock: "L0".into(),
+            probe_start_us: 20,
+            waited_us: 101,
+            bound_us: 100,
+            acquired: true
+        }]
+    );
+    assert_eq!(late.stats.acquires, 0, "probes are not workload");
+}
+
+#[test]
+fn a_heal_without_any_probe_is_a_liveness_finding() {
+    let f = check(&[meta(100), Event::Heal { t_us: 10 }, acq(20, 1)]).unwrap();
+    assert_eq!(f.liveness, vec![LivenessFinding::NoProbe { heal_us: 10 }]);
+}

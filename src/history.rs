@@ -1,0 +1,228 @@
+//! The history of a run: one JSON object per line (JSONL), the contract between a driver
+//! (the simulator, the real backend, or any client in any language) and the checker.
+//!
+//! Every line has `type` and `t_us`, the harness's true time in microseconds since the
+//! run began. Types:
+//!
+//! - `meta` (first line): `scenario`, `seed`, `algorithm`, `nodes`, `clients`, `ttl_ms`,
+//!   and `liveness_bound_us`, the longest an uncontended probe may wait after the heal.
+//! - `invoke`: a client starts an operation: `client`, `op` (`acquire` | `release`),
+//!   `lock`, `mode` (`exclusive`), and `phase` (`workload`, the default, or `probe` for
+//!   the liveness probes after the heal).
+//! - `ok` / `fail` / `info`: the operation ended: acquired (or released), definitely not
+//!   acquired, or unknown (a node never answered). An `ok` acquire carries `token`,
+//!   `valid_until_us` (the true time at which the client's own clock says its validity
+//!   ends), `nodes` (which nodes acknowledged) and `attempts`.
+//! - `fault`: a fault `start`s or `end`s (`action`), with its `id`, `origin` and the
+//!   fault's own fields (`kind`, `nodes`, `clients`, ...).
+//! - `heal`: every fault is healed; the workload stops and the liveness phase begins.
+//!
+//! A client holds a lock from its `ok` acquire until the earlier of its `release` invoke
+//! and its `valid_until_us`. Operations of one client never overlap. A history may end
+//! with operations still open (the run was cut off).
+
+use crate::algorithm::Mode;
+use crate::fault::{Fault, Origin};
+use serde::{Deserialize, Serialize};
+use std::io::{BufRead, Write};
+use std::path::Path;
+
+/// One line of a history.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Event {
+    Meta(Meta),
+    Invoke(Op),
+    Ok(Op),
+    Fail(Op),
+    Info(Op),
+    Fault(FaultEvent),
+    Heal { t_us: u64 },
+}
+
+impl Event {
+    pub fn t_us(&self) -> u64 {
+        match self {
+            Event::Meta(m) => m.t_us,
+            Event::Invoke(o) | Event::Ok(o) | Event::Fail(o) | Event::Info(o) => o.t_us,
+            Event::Fault(f) => f.t_us,
+            Event::Heal { t_us } => *t_us,
+        }
+    }
+}
+
+/// Run parameters the checker and the report need, so a history stands on its own.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Meta {
+    pub t_us: u64,
+    pub scenario: String,
+    pub seed: u64,
+    pub algorithm: String,
+    pub nodes: usize,
+    pub clients: usize,
+    pub ttl_ms: u64,
+    pub liveness_bound_us: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OpKind {
+    Acquire,
+    Release,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    #[default]
+    Workload,
+    Probe,
+}
+
+impl Phase {
+    fn is_workload(&self) -> bool {
+        *self == Phase::Workload
+    }
+}
+
+/// An operation event (`invoke`, `ok`, `fail`, `info`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Op {
+    pub t_us: u64,
+    pub client: usize,
+    pub op: OpKind,
+    pub lock: String,
+    pub mode: Mode,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub valid_until_us: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nodes: Option<Vec<usize>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attempts: Option<u32>,
+    #[serde(default, skip_serializing_if = "Phase::is_workload")]
+    pub phase: Phase,
+}
+
+impl Op {
+    /// A bare operation event; the builder-style setters fill in the rest.
+    pub fn new(t_us: u64, client: usize, op: OpKind, lock: impl Into<String>, mode: Mode) -> Op {
+        Op {
+            t_us,
+            client,
+            op,
+            lock: lock.into(),
+            mode,
+            token: None,
+            valid_until_us: None,
+            nodes: None,
+            attempts: None,
+            phase: Phase::Workload,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FaultAction {
+    Start,
+    End,
+}
+
+/// A fault starting or ending.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FaultEvent {
+    pub t_us: u64,
+    pub id: usize,
+    pub action: FaultAction,
+    pub origin: Origin,
+    #[serde(flatten)]
+    pub fault: Fault,
+}
+
+/// Why a history file could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum HistoryError {
+    #[error("{path}: cannot read: {source}")]
+    Io { path: String, source: std::io::Error },
+    #[error("{path}:{line}: not a history event: {message}")]
+    Parse {
+        path: String,
+        line: usize,
+        message: String,
+    },
+}
+
+/// Writes a history as JSONL.
+pub fn write_jsonl(events: &[Event], mut w: impl Write) -> std::io::Result<()> {
+    for e in events {
+        serde_json::to_writer(&mut w, e)?;
+        w.write_all(b"\n")?;
+    }
+    w.flush()
+}
+
+/// Reads a JSONL history; blank lines are skipped.
+pub fn read_jsonl(path: &Path) -> Result<Vec<Event>, HistoryError> {
+    let shown = path.display().to_string();
+    let io = |source| HistoryError::Io {
+        path: shown.clone(),
+        source,
+    };
+    let file = std::fs::File::open(path).map_err(io)?;
+    let mut events = Vec::new();
+    for (i, line) in std::io::BufReader::new(file).lines().enumerate() {
+        let line = line.map_err(io)?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let event = serde_json::from_str(&line).map_err(|e| HistoryError::Parse {
+            path: shown.clone(),
+            line: i + 1,
+            message: e.to_string(),
+        })?;
+        events.push(event);
+    }
+    Ok(events)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_op_round_trips_and_omits_empty_fields() {
+        let mut op = Op::new(5, 2, OpKind::Acquire, "L0", Mode::Exclusive);
+        let line = serde_json::to_string(&Event::Invoke(op.clone())).unwrap();
+        assert_eq!(
+            line,
+            r#"{"type":"invoke","t_us":5,"client":2,"op":"acquire","lock":"L0","mode":"exclusive"}"#
+        );
+        op.token = Some("ab".into());
+        op.phase = Phase::Probe;
+        let e = Event::Ok(op);
+        let back: Event = serde_json::from_str(&serde_json::to_string(&e).unwrap()).unwrap();
+        assert_eq!(back, e);
+    }
+
+    #[test]
+    fn a_fault_event_flattens_the_fault() {
+        let e = Event::Fault(FaultEvent {
+            t_us: 1,
+            id: 0,
+            action: FaultAction::Start,
+            origin: Origin::Script,
+            fault: Fault::Partition {
+                nodes: vec![1],
+                clients: vec![0, 2],
+            },
+        });
+        let line = serde_json::to_string(&e).unwrap();
+        assert!(
+            line.contains(r#""kind":"partition","nodes":[1],"clients":[0,2]"#),
+            "{line}"
+        );
+        assert_eq!(serde_json::from_str::<Event>(&line).unwrap(), e);
+    }
+}

@@ -1,0 +1,24 @@
+//! lockstorm finds out, with evidence, whether a Redis-based distributed lock is safe.
+//!
+//! The flow runs one way: a [`scenario`] file is run by a driver (the deterministic
+//! simulator in [`sim`]), which drives sans-IO [`client`]s running the lock
+//! [`algorithm`]s and applies [`fault`]s; the run is recorded as a [`history`]; the
+//! [`checker`] judges the history against the reference lock model; [`report`] writes
+//! the verdict and the evidence. [`run`] ties the steps together for the CLI.
+//!
+//! The simulator is fully deterministic: every random choice comes from one `u64` seed
+//! ([`rng`]), time is virtual, and the algorithms never read a clock or a socket, so a
+//! seed reproduces a history byte for byte.
+
+pub mod algorithm;
+pub mod checker;
+pub mod client;
+pub mod command;
+pub mod fault;
+pub mod history;
+pub mod report;
+pub mod rng;
+pub mod run;
+pub mod scenario;
+pub mod sim;
+pub mod workload;

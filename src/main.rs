@@ -1,0 +1,194 @@
+//! The `lockstorm` command line. Arguments are parsed by clap, the work is done by the
+//! library, and every error is printed as one line with its cause chain.
+//!
+//! Exit status: 0 when the verdict is as the scenario expects, 1 when it is not,
+//! 2 for bad input or a broken environment.
+
+use anyhow::{Context, Result};
+use clap::{Parser, Subcommand};
+use indicatif::{ProgressBar, ProgressStyle};
+use lockstorm::checker;
+use lockstorm::history;
+use lockstorm::run::{self, Outcome};
+use lockstorm::scenario::Scenario;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(
+    name = "lockstorm",
+    version,
+    about = "Finds out, with evidence, whether a Redis-based distributed lock is safe.",
+    after_help = "Exit status: 0 verdict as expected, 1 verdict not as expected, 2 bad input or environment."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run a scenario on the simulator, check every history, write a report.
+    Scenario {
+        /// The scenario file (TOML), e.g. scenarios/partition.toml.
+        file: PathBuf,
+        /// The first seed to run (default: the scenario's `seed`).
+        #[arg(long)]
+        seed: Option<u64>,
+        /// How many consecutive seeds to run, starting at --seed.
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+        seeds: u64,
+        /// Report folder (default: reports/<scenario name>/).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Print only the verdict line.
+        #[arg(long, short)]
+        quiet: bool,
+    },
+    /// Check a history (JSONL, from lockstorm or any client) against the lock model.
+    Check {
+        /// The history file, e.g. reports/partition/history.jsonl.
+        history: PathBuf,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Scenario {
+            file,
+            seed,
+            seeds,
+            out,
+            quiet,
+        } => scenario(&file, seed, seeds, out, quiet),
+        Command::Check { history } => check(&history),
+    };
+    match result {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::from(1),
+        Err(e) => {
+            eprintln!("lockstorm: error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn scenario(file: &Path, seed: Option<u64>, count: u64, out: Option<PathBuf>, quiet: bool) -> Result<bool> {
+    let scenario = Scenario::load(file)?;
+    let first = seed.unwrap_or(scenario.seed);
+    let seeds: Vec<u64> = (0..count).map(|i| first.wrapping_add(i)).collect();
+
+    let bar = if quiet || count < 4 {
+        ProgressBar::hidden()
+    } else {
+        ProgressBar::new(count)
+    };
+    bar.set_style(
+        ProgressStyle::with_template("{bar:40} {pos}/{len} seeds  {elapsed}  eta {eta}")
+            .expect("valid template"),
+    );
+    let outcome = run::run(&scenario, &seeds, &|done, _| bar.set_position(done as u64));
+    bar.finish_and_clear();
+
+    let dir = out.unwrap_or_else(|| Path::new("reports").join(&scenario.name));
+    lockstorm::report::write(&dir, &scenario, &outcome)
+        .with_context(|| format!("cannot write the report to {}", dir.display()))?;
+
+    if !quiet {
+        print_table(&scenario, &outcome);
+    }
+    print_verdict(&scenario, &outcome, &dir);
+    Ok(outcome.as_expected)
+}
+
+fn print_table(scenario: &Scenario, outcome: &Outcome) {
+    println!(
+        "{:>12} {:>9} {:>9} {:>7} {:>7} {:>10} {:>8} {:>11} {:>11}",
+        "seed", "ops", "acquired", "failed", "unknown", "violations", "avail", "p50 acq", "p99 acq"
+    );
+    const ROWS: usize = 20;
+    for r in outcome.seeds.iter().take(ROWS) {
+        println!(
+            "{:>12} {:>9} {:>9} {:>7} {:>7} {:>10} {:>7.1}% {:>11} {:>11}",
+            r.seed,
+            r.sim.lock_ops,
+            r.stats.acquired,
+            r.stats.failed,
+            r.stats.unknown,
+            r.violations,
+            r.stats.availability * 100.0,
+            ms(r.stats.latency_p50_us),
+            ms(r.stats.latency_p99_us),
+        );
+    }
+    if outcome.seeds.len() > ROWS {
+        let more = &outcome.seeds[ROWS..];
+        let unsafe_more = more.iter().filter(|r| !r.safe).count();
+        println!(
+            "{:>12} ({} more seeds, {unsafe_more} of them unsafe)",
+            "...",
+            more.len()
+        );
+    }
+    println!(
+        "simulated {:.0} node commands/s, {:.0} lock operations/s ({})",
+        outcome.sim_ops_per_sec(),
+        outcome.sim_lock_ops_per_sec(),
+        scenario.name
+    );
+}
+
+fn ms(us: u64) -> String {
+    format!("{:.2}ms", us as f64 / 1e3)
+}
+
+fn print_verdict(scenario: &Scenario, outcome: &Outcome, dir: &Path) {
+    let verdict = if outcome.safe { "safe" } else { "unsafe" };
+    let expected = format!("{:?}", scenario.expect).to_lowercase();
+    let live = if outcome.live { "live" } else { "NOT live" };
+    let mark = if outcome.as_expected {
+        "as expected"
+    } else {
+        "NOT as expected"
+    };
+    println!(
+        "{}: {verdict}, {live} (expected {expected}) — {mark}; report in {}",
+        scenario.name,
+        dir.display()
+    );
+    for v in outcome.findings.violations.iter().take(3) {
+        println!(
+            "  violation: clients {} and {} both held {} from {} to {} (seed {})",
+            v.first.client,
+            v.second.client,
+            v.lock,
+            secs(v.overlap_start_us),
+            secs(v.overlap_end_us),
+            outcome.reported_seed
+        );
+    }
+    for l in &outcome.findings.liveness {
+        println!("  liveness: {}", serde_json::to_string(l).unwrap_or_default());
+    }
+    if !outcome.availability_ok {
+        println!(
+            "  availability below the scenario's min_availability of {:.1}%",
+            scenario.min_availability.unwrap_or(0.0) * 100.0
+        );
+    }
+    if !outcome.safe || !outcome.live || !outcome.as_expected {
+        println!("  rerun: {}", scenario.rerun_command(outcome.reported_seed));
+    }
+}
+
+fn secs(us: u64) -> String {
+    format!("{:.3}s", us as f64 / 1e6)
+}
+
+fn check(path: &Path) -> Result<bool> {
+    let events = history::read_jsonl(path)?;
+    let findings = checker::check(&events).with_context(|| format!("{} is malformed", path.display()))?;
+    println!("{}", serde_json::to_string_pretty(&findings)?);
+    Ok(findings.is_safe() && findings.is_live())
+}

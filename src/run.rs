@@ -1,0 +1,136 @@
+//! One `lockstorm scenario` invocation: run every seed, check each history, decide.
+//!
+//! Seeds run on all cores, each in its own deterministic simulation; only their findings
+//! are kept. The seed whose report is written (the first with a finding, else the first
+//! seed) is simulated once more for its history, which the determinism makes identical.
+
+use crate::checker::{self, Findings, Stats};
+use crate::history::Event;
+use crate::scenario::{Expect, Scenario};
+use crate::sim::{self, SimStats};
+use serde::Serialize;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::Instant;
+
+/// The outcome of one seed.
+#[derive(Clone, Debug, Serialize)]
+pub struct SeedResult {
+    pub seed: u64,
+    pub safe: bool,
+    pub live: bool,
+    pub violations: usize,
+    pub liveness_findings: usize,
+    pub stats: Stats,
+    #[serde(skip)]
+    pub sim: SimStats,
+    /// Wall-clock seconds the simulation took (not the checker).
+    pub sim_secs: f64,
+}
+
+/// The outcome of a whole invocation.
+pub struct Outcome {
+    pub seeds: Vec<SeedResult>,
+    /// The seed the report describes, with its full history and findings.
+    pub reported_seed: u64,
+    pub history: Vec<Event>,
+    pub findings: Findings,
+    pub plan: Vec<crate::fault::PlannedFault>,
+    pub safe: bool,
+    pub live: bool,
+    pub as_expected: bool,
+    pub availability_ok: bool,
+}
+
+impl Outcome {
+    /// Simulated node commands per wall second over all seeds.
+    pub fn sim_ops_per_sec(&self) -> f64 {
+        let ops: u64 = self.seeds.iter().map(|s| s.sim.node_cmds).sum();
+        let secs: f64 = self.seeds.iter().map(|s| s.sim_secs).sum();
+        ops as f64 / secs.max(1e-9)
+    }
+
+    /// Simulated lock operations (acquire and release calls) per wall second.
+    pub fn sim_lock_ops_per_sec(&self) -> f64 {
+        let ops: u64 = self.seeds.iter().map(|s| s.sim.lock_ops).sum();
+        let secs: f64 = self.seeds.iter().map(|s| s.sim_secs).sum();
+        ops as f64 / secs.max(1e-9)
+    }
+}
+
+/// Runs one seed: simulate, then check.
+pub fn run_seed(scenario: &Scenario, seed: u64) -> (SeedResult, sim::RunOutput, Findings) {
+    let started = Instant::now();
+    let output = sim::run(scenario, seed);
+    let sim_secs = started.elapsed().as_secs_f64();
+    let findings = checker::check(&output.history).unwrap_or_else(|e| {
+        panic!("seed {seed}: the simulator wrote a malformed history: {e}");
+    });
+    let result = SeedResult {
+        seed,
+        safe: findings.is_safe(),
+        live: findings.is_live(),
+        violations: findings.violations.len(),
+        liveness_findings: findings.liveness.len(),
+        stats: findings.stats.clone(),
+        sim: output.stats,
+        sim_secs,
+    };
+    (result, output, findings)
+}
+
+/// Runs `seeds` (in parallel), calling `progress(done, total)` as seeds finish.
+pub fn run(scenario: &Scenario, seeds: &[u64], progress: &(dyn Fn(usize, usize) + Sync)) -> Outcome {
+    let results: Mutex<Vec<Option<SeedResult>>> = Mutex::new(vec![None; seeds.len()]);
+    let next = AtomicUsize::new(0);
+    let done = AtomicUsize::new(0);
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(seeds.len());
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(&seed) = seeds.get(i) else { break };
+                let (result, _, _) = run_seed(scenario, seed);
+                results.lock().expect("no worker panicked")[i] = Some(result);
+                progress(done.fetch_add(1, Ordering::Relaxed) + 1, seeds.len());
+            });
+        }
+    });
+    let seeds_run: Vec<SeedResult> = results
+        .into_inner()
+        .expect("no worker panicked")
+        .into_iter()
+        .map(|r| r.expect("every seed ran"))
+        .collect();
+
+    let reported = seeds_run
+        .iter()
+        .find(|r| !r.safe || !r.live)
+        .unwrap_or(&seeds_run[0])
+        .seed;
+    let (_, output, findings) = run_seed(scenario, reported);
+
+    let safe = seeds_run.iter().all(|r| r.safe);
+    let live = seeds_run.iter().all(|r| r.live);
+    let availability_ok = scenario
+        .min_availability
+        .is_none_or(|min| seeds_run.iter().all(|r| r.stats.availability >= min));
+    let verdict_ok = match scenario.expect {
+        Expect::Safe => safe,
+        Expect::Unsafe => !safe,
+    };
+    let as_expected = verdict_ok && (live || !scenario.expect_live) && availability_ok;
+    Outcome {
+        seeds: seeds_run,
+        reported_seed: reported,
+        history: output.history,
+        findings,
+        plan: output.plan,
+        safe,
+        live,
+        as_expected,
+        availability_ok,
+    }
+}

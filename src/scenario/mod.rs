@@ -1,0 +1,155 @@
+//! Scenario files: the TOML a user writes, parsed strictly and resolved into a [`Scenario`].
+//!
+//! This is the first step of the flow (scenario → run → history → checker → report).
+//! Parsing follows ripgrep's split: serde reads the file into raw structs that reject
+//! unknown keys ([`raw`]), then [`resolve`](raw::RawScenario::resolve) checks every value
+//! against the others and produces the resolved configuration in microseconds. Errors
+//! name the file, and for syntax errors the line, column and key.
+
+mod dist;
+mod duration;
+mod raw;
+
+pub use dist::{Dist, RawDist};
+pub use duration::{fmt_us, Dur};
+
+use crate::algorithm::AlgorithmConfig;
+use crate::fault::{Nemesis, PlannedFault};
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+
+/// A fully resolved scenario; every time is in microseconds.
+#[derive(Clone, Debug, Serialize)]
+pub struct Scenario {
+    pub name: String,
+    /// The file it came from, to print a command that reruns a seed.
+    pub path: Option<PathBuf>,
+    pub seed: u64,
+    /// Virtual length of the workload (fault) phase; the heal and liveness phase follows.
+    pub duration_us: u64,
+    pub expect: Expect,
+    /// Whether the run must also pass the liveness checks (default true).
+    pub expect_live: bool,
+    /// Lowest acceptable share of successful acquisitions, if the scenario sets one.
+    pub min_availability: Option<f64>,
+    pub nodes: usize,
+    pub algorithm: AlgorithmConfig,
+    pub clients: Clients,
+    pub network: Network,
+    /// Scripted faults, numbered from 0 in file order.
+    pub faults: Vec<PlannedFault>,
+    pub nemesis: Nemesis,
+}
+
+/// The verdict a scenario expects about mutual exclusion.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Expect {
+    Safe,
+    Unsafe,
+}
+
+/// The workload: how many clients, how many lock names, and their rhythm.
+#[derive(Clone, Debug, Serialize)]
+pub struct Clients {
+    pub count: usize,
+    /// Number of distinct lock names (`L0`, `L1`, ...); each operation picks one uniformly.
+    pub locks: u32,
+    pub think: Dist,
+    pub hold: Dist,
+}
+
+/// The simulated network between clients and nodes.
+#[derive(Clone, Debug, Serialize)]
+pub struct Network {
+    /// One-way latency of a message.
+    pub latency: Dist,
+}
+
+/// Why a scenario could not be loaded. Every variant names the file.
+#[derive(Debug, thiserror::Error)]
+pub enum ScenarioError {
+    #[error("{path}: cannot read: {source}")]
+    Io { path: String, source: std::io::Error },
+    #[error("{path}:{line}:{column}: {message}")]
+    Syntax {
+        path: String,
+        line: usize,
+        column: usize,
+        message: String,
+    },
+    #[error("{path}: {message}")]
+    Invalid { path: String, message: String },
+}
+
+impl Scenario {
+    /// Reads and resolves a scenario file.
+    pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
+        let shown = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|source| ScenarioError::Io {
+            path: shown.clone(),
+            source,
+        })?;
+        let stem = path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "scenario".into());
+        let mut scenario = Scenario::parse(&text, &shown, &stem)?;
+        scenario.path = Some(path.to_path_buf());
+        Ok(scenario)
+    }
+
+    /// Parses scenario text; `shown` names it in errors, `default_name` is used when the
+    /// file sets no `name`.
+    pub fn parse(text: &str, shown: &str, default_name: &str) -> Result<Scenario, ScenarioError> {
+        let raw: raw::RawScenario = toml::from_str(text).map_err(|e| syntax_error(text, shown, &e))?;
+        raw.resolve(default_name)
+            .map_err(|message| ScenarioError::Invalid {
+                path: shown.to_string(),
+                message,
+            })
+    }
+
+    /// The command that reruns this scenario with one seed.
+    pub fn rerun_command(&self, seed: u64) -> String {
+        let file = self.path.as_ref().map_or_else(
+            || format!("scenarios/{}.toml", self.name),
+            |p| p.display().to_string(),
+        );
+        format!("cargo run --release -- scenario {file} --seed {seed}")
+    }
+}
+
+/// Turns a toml error into one line: position, the message, and the offending line's key.
+fn syntax_error(text: &str, shown: &str, e: &toml::de::Error) -> ScenarioError {
+    let (line, column, key) = match e.span() {
+        Some(span) => {
+            let before = &text[..span.start.min(text.len())];
+            let line = before.matches('\n').count() + 1;
+            let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+            let column = span.start - line_start + 1;
+            let line_text = text[line_start..].lines().next().unwrap_or("");
+            let key = line_text
+                .split_once('=')
+                .map(|(k, _)| k.trim().to_string())
+                .filter(|k| !k.is_empty() && !k.starts_with('['));
+            (line, column, key)
+        }
+        None => (1, 1, None),
+    };
+    let mut message = e.message().trim().replace('\n', " ");
+    if let Some(key) = key {
+        if !message.contains(&format!("`{key}`")) {
+            message = format!("key `{key}`: {message}");
+        }
+    }
+    ScenarioError::Syntax {
+        path: shown.to_string(),
+        line,
+        column,
+        message,
+    }
+}
+
+#[cfg(test)]
+mod tests;

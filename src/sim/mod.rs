@@ -1,0 +1,379 @@
+//! The deterministic simulator: the driver that runs a scenario in virtual time.
+//!
+//! A discrete-event loop pops events ordered by (virtual time, sequence number) and hands
+//! them to simulated nodes ([`node`]), the network ([`network`]) and the sans-IO clients.
+//! Every random choice comes from a stream split off the run seed, clocks are simulated
+//! ([`clock`]), and nothing reads the wall clock or iterates a hash map, so the same seed
+//! gives the same history, byte for byte.
+//!
+//! A run has three phases: the workload with its faults until `duration`; then every
+//! fault heals (a `heal` event), clients finish what they were doing and stop; then one
+//! client probes every lock, which the checker uses to judge liveness.
+
+pub mod clock;
+pub mod network;
+pub mod node;
+mod queue;
+
+use crate::algorithm::ReqId;
+use crate::client::{build_clients, Action, Client, Record, RecordKind};
+use crate::command::{Cmd, LockId, NodeId, Reply};
+use crate::fault::{Fault, PlannedFault};
+use crate::history::{Event, FaultAction, FaultEvent, Meta, Op};
+use crate::scenario::Scenario;
+use clock::Clock;
+use network::{Direction, Network};
+use node::Node;
+use queue::Queue;
+
+/// What a run produced.
+pub struct RunOutput {
+    pub history: Vec<Event>,
+    /// Every fault the run planned, scripted and random, in id order.
+    pub plan: Vec<PlannedFault>,
+    pub stats: SimStats,
+}
+
+/// Work the simulator did, for throughput figures.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SimStats {
+    pub events: u64,
+    /// Commands executed by nodes (each SET or unlock on one node).
+    pub node_cmds: u64,
+    /// Lock operations invoked by clients (acquires and releases).
+    pub lock_ops: u64,
+    /// Virtual time at which the run ended.
+    pub end_us: u64,
+}
+
+enum Ev {
+    ToNode {
+        client: usize,
+        node: NodeId,
+        req: ReqId,
+        cmd: Cmd,
+    },
+    ToClient {
+        client: usize,
+        node: NodeId,
+        req: ReqId,
+        reply: Reply,
+    },
+    /// `generation` tells the latest wake of a client from stale ones.
+    Wake {
+        client: usize,
+        generation: u64,
+    },
+    Timer {
+        client: usize,
+        id: u64,
+    },
+    FaultStart(usize),
+    FaultEnd(usize),
+    EndWorkload,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum RunPhase {
+    Workload,
+    Draining,
+    Probing,
+    Done,
+}
+
+struct World<'a> {
+    scenario: &'a Scenario,
+    queue: Queue<Ev>,
+    nodes: Vec<Node>,
+    clients: Vec<Client>,
+    client_clocks: Vec<Clock>,
+    wake_generation: Vec<u64>,
+    net: Network,
+    plan: Vec<PlannedFault>,
+    active: Vec<bool>,
+    history: Vec<Event>,
+    phase: RunPhase,
+    idle: usize,
+    out: Vec<Action>,
+    stats: SimStats,
+}
+
+/// Runs `scenario` with `seed`.
+pub fn run(scenario: &Scenario, seed: u64) -> RunOutput {
+    run_with_progress(scenario, seed, &mut |_, _| {})
+}
+
+/// Runs `scenario` with `seed`, calling `progress(now_us, duration_us)` now and then.
+pub fn run_with_progress(scenario: &Scenario, seed: u64, progress: &mut dyn FnMut(u64, u64)) -> RunOutput {
+    let mut plan = scenario.faults.clone();
+    let nemesis = scenario.nemesis.plan(
+        &mut crate::rng::split(seed, "nemesis", 0),
+        scenario.duration_us,
+        scenario.nodes,
+        scenario.clients.count,
+        plan.len(),
+    );
+    plan.extend(nemesis);
+
+    let clients = build_clients(scenario, seed);
+    let n_clients = clients.len();
+    let mut world = World {
+        scenario,
+        queue: Queue::new(),
+        nodes: vec![Node::default(); scenario.nodes],
+        clients,
+        client_clocks: vec![Clock::default(); n_clients],
+        wake_generation: vec![0; n_clients],
+        net: Network::new(
+            scenario.network.latency,
+            crate::rng::split(seed, "network", 0),
+            n_clients,
+            scenario.nodes,
+        ),
+        active: vec![false; plan.len()],
+        plan,
+        history: Vec::with_capacity(1024),
+        phase: RunPhase::Workload,
+        idle: 0,
+        out: Vec::with_capacity(64),
+        stats: SimStats::default(),
+    };
+    world.history.push(Event::Meta(Meta {
+        t_us: 0,
+        scenario: scenario.name.clone(),
+        seed,
+        algorithm: format!("{:?}", scenario.algorithm.kind).to_lowercase(),
+        nodes: scenario.nodes,
+        clients: n_clients,
+        ttl_ms: scenario.algorithm.ttl_ms,
+        liveness_bound_us: scenario.algorithm.liveness_bound_us(scenario.nodes),
+    }));
+    world.run(progress);
+    RunOutput {
+        history: world.history,
+        plan: world.plan,
+        stats: world.stats,
+    }
+}
+
+impl World<'_> {
+    fn run(&mut self, progress: &mut dyn FnMut(u64, u64)) {
+        let s = self.scenario;
+        for (i, f) in self.plan.iter().enumerate() {
+            self.queue.push(f.at_us, Ev::FaultStart(i));
+        }
+        self.queue.push(s.duration_us, Ev::EndWorkload);
+        for c in 0..self.clients.len() {
+            let now = self.now(c, 0);
+            self.clients[c].start(now, &mut self.out);
+            self.apply(0, c);
+        }
+        // A hard stop so a run that never converges still ends: drain every client's
+        // last operation, then give each lock's probe several liveness bounds.
+        let a = &s.algorithm;
+        let op_max_us = a.op_max_us(s.nodes);
+        let limit_us = s.duration_us
+            + 2 * op_max_us
+            + u64::from(s.clients.locks).min(1_000) * 2 * (a.liveness_bound_us(s.nodes) + op_max_us);
+
+        while let Some((t, ev)) = self.queue.pop() {
+            if t > limit_us || self.phase == RunPhase::Done {
+                break;
+            }
+            self.stats.events += 1;
+            self.stats.end_us = t;
+            if self.stats.events & 0xffff == 0 {
+                progress(t.min(s.duration_us), s.duration_us);
+            }
+            self.step(t, ev);
+        }
+        progress(s.duration_us, s.duration_us);
+    }
+
+    fn now(&self, client: usize, t: u64) -> crate::algorithm::Now {
+        let clock = &self.client_clocks[client];
+        crate::algorithm::Now {
+            mono_us: clock.mono(t),
+            wall_us: clock.wall(t),
+        }
+    }
+
+    fn step(&mut self, t: u64, ev: Ev) {
+        match ev {
+            Ev::ToNode {
+                client,
+                node,
+                req,
+                cmd,
+            } => {
+                if self.net.is_cut(client, node) {
+                    return;
+                }
+                self.stats.node_cmds += 1;
+                let reply = self.nodes[node].exec(t, cmd);
+                if let Some(at) = self.net.send(t, client, node, Direction::ToClient) {
+                    self.queue.push(
+                        at,
+                        Ev::ToClient {
+                            client,
+                            node,
+                            req,
+                            reply,
+                        },
+                    );
+                }
+            }
+            Ev::ToClient {
+                client,
+                node,
+                req,
+                reply,
+            } => {
+                if self.net.is_cut(client, node) {
+                    return;
+                }
+                let now = self.now(client, t);
+                self.clients[client].on_reply(now, req, reply, &mut self.out);
+                self.apply(t, client);
+            }
+            Ev::Wake { client, generation } => {
+                if generation == self.wake_generation[client] {
+                    let now = self.now(client, t);
+                    self.clients[client].on_wake(now, &mut self.out);
+                    self.apply(t, client);
+                }
+            }
+            Ev::Timer { client, id } => {
+                let now = self.now(client, t);
+                self.clients[client].on_timer(now, id, &mut self.out);
+                self.apply(t, client);
+            }
+            Ev::FaultStart(i) => self.start_fault(t, i),
+            Ev::FaultEnd(i) => self.end_fault(t, i),
+            Ev::EndWorkload => {
+                for i in 0..self.plan.len() {
+                    self.end_fault(t, i);
+                }
+                self.net.heal();
+                self.history.push(Event::Heal { t_us: t });
+                self.phase = RunPhase::Draining;
+                for c in 0..self.clients.len() {
+                    self.clients[c].stop(&mut self.out);
+                    self.apply(t, c);
+                }
+            }
+        }
+    }
+
+    fn fault_event(&mut self, t: u64, i: usize, action: FaultAction) {
+        let f = &self.plan[i];
+        self.history.push(Event::Fault(FaultEvent {
+            t_us: t,
+            id: f.id,
+            action,
+            origin: f.origin,
+            fault: f.fault.clone(),
+        }));
+    }
+
+    fn start_fault(&mut self, t: u64, i: usize) {
+        if self.phase != RunPhase::Workload {
+            return;
+        }
+        self.active[i] = true;
+        self.fault_event(t, i, FaultAction::Start);
+        match &self.plan[i].fault {
+            Fault::Partition { nodes, clients } => self.net.cut(clients, nodes),
+        }
+        if let Some(d) = self.plan[i].duration_us {
+            self.queue.push(t + d, Ev::FaultEnd(i));
+        }
+    }
+
+    fn end_fault(&mut self, t: u64, i: usize) {
+        if !std::mem::take(&mut self.active[i]) {
+            return;
+        }
+        self.fault_event(t, i, FaultAction::End);
+        match &self.plan[i].fault {
+            Fault::Partition { nodes, clients } => self.net.uncut(clients, nodes),
+        }
+    }
+
+    /// Carries out the actions client `c` just asked for, at true time `t`.
+    fn apply(&mut self, t: u64, c: usize) {
+        let mut out = std::mem::take(&mut self.out);
+        for action in out.drain(..) {
+            match action {
+                Action::Send { node, req, cmd } => {
+                    if let Some(at) = self.net.send(t, c, node, Direction::ToNode) {
+                        self.queue.push(
+                            at,
+                            Ev::ToNode {
+                                client: c,
+                                node,
+                                req,
+                                cmd,
+                            },
+                        );
+                    }
+                }
+                Action::Timer { id, at_mono_us } => {
+                    let at = self.client_clocks[c].true_at_mono(at_mono_us).max(t);
+                    self.queue.push(at, Ev::Timer { client: c, id });
+                }
+                Action::Wake { at_mono_us } => {
+                    let at = self.client_clocks[c].true_at_mono(at_mono_us).max(t);
+                    self.wake_generation[c] += 1;
+                    let generation = self.wake_generation[c];
+                    self.queue.push(
+                        at,
+                        Ev::Wake {
+                            client: c,
+                            generation,
+                        },
+                    );
+                }
+                Action::Record(r) => self.record(t, c, r),
+                Action::Idle => self.on_idle(t),
+            }
+        }
+        self.out = out;
+    }
+
+    fn on_idle(&mut self, t: u64) {
+        self.idle += 1;
+        match self.phase {
+            RunPhase::Draining if self.idle == self.clients.len() => {
+                self.phase = RunPhase::Probing;
+                let locks: Vec<LockId> = (0..self.scenario.clients.locks.min(1_000)).map(LockId).collect();
+                self.idle -= 1;
+                let now = self.now(0, t);
+                self.clients[0].probe(now, &locks, &mut self.out);
+                self.apply(t, 0);
+            }
+            RunPhase::Probing => self.phase = RunPhase::Done,
+            _ => {}
+        }
+    }
+
+    fn record(&mut self, t: u64, c: usize, r: Record) {
+        if r.kind == RecordKind::Invoke {
+            self.stats.lock_ops += 1;
+        }
+        let mut op = Op::new(t, c, r.op, r.lock.to_string(), r.mode);
+        op.phase = r.phase;
+        op.token = r.token.map(|tok| tok.to_string());
+        op.valid_until_us = r
+            .valid_until_mono_us
+            .map(|m| self.client_clocks[c].true_at_mono(m));
+        op.nodes = r.nodes.map(|set| set.iter().collect());
+        op.attempts = r.attempts;
+        self.history.push(match r.kind {
+            RecordKind::Invoke => Event::Invoke(op),
+            RecordKind::Ok => Event::Ok(op),
+            RecordKind::Fail => Event::Fail(op),
+            RecordKind::Info => Event::Info(op),
+        });
+    }
+}
