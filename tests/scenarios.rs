@@ -22,7 +22,7 @@ fn every_scenario_meets_its_expectation() {
     let mut failures = Vec::new();
     for file in &files {
         let scenario = Scenario::load(file).unwrap_or_else(|e| panic!("{e}"));
-        let outcome = run::run(&scenario, &[scenario.seed], &|_, _| {});
+        let outcome = run::run(&scenario, &[scenario.seed], &|_| {});
         if !outcome.as_expected {
             failures.push(format!(
                 "{}: expected {:?}, got safe={} live={} availability_ok={} (rerun: {})",
@@ -54,7 +54,7 @@ fn every_scenario_file_starts_with_a_comment_saying_what_it_shows() {
 fn a_minority_cut_off_keeps_acquisitions_succeeding() {
     let file = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scenarios/redlock-minority-down.toml");
     let scenario = Scenario::load(&file).unwrap();
-    let outcome = run::run(&scenario, &[scenario.seed], &|_, _| {});
+    let outcome = run::run(&scenario, &[scenario.seed], &|_| {});
     let stats = &outcome.findings.stats;
     assert!(outcome.safe && outcome.live);
     assert!(stats.acquired > 1_000, "{stats:?}");
