@@ -375,8 +375,6 @@ impl World<'_> {
             (RecordKind::Ok, OpKind::Acquire) => {
                 self.acquiring[c] = false;
                 self.holding[c] = true;
-                self.trigger_pause(t, c, PausePoint::AfterAcquire);
-                self.trigger_pause(t, c, PausePoint::WhileHolding);
             }
             (_, OpKind::Acquire) => self.acquiring[c] = false,
             _ => {}
@@ -395,5 +393,10 @@ impl World<'_> {
             RecordKind::Fail => Event::Fail(op),
             RecordKind::Info => Event::Info(op),
         });
+        // A pause at this point starts after the acquisition is on record.
+        if (r.kind, r.op) == (RecordKind::Ok, OpKind::Acquire) {
+            self.trigger_pause(t, c, PausePoint::AfterAcquire);
+            self.trigger_pause(t, c, PausePoint::WhileHolding);
+        }
     }
 }
