@@ -256,7 +256,9 @@ fn merge(mut v: Vec<(u64, u64)>) -> Vec<(u64, u64)> {
 }
 
 fn unavailable_us(attempts: &[Attempt], holds: &[Hold], workload_end_us: u64) -> u64 {
-    let mut by_lock: BTreeMap<&str, (Vec<(u64, u64)>, Vec<(u64, u64)>)> = BTreeMap::new();
+    /// Per lock: failed attempts, and times it was held or being acquired.
+    type FailedBusy = (Vec<(u64, u64)>, Vec<(u64, u64)>);
+    let mut by_lock: BTreeMap<&str, FailedBusy> = BTreeMap::new();
     for a in attempts {
         let entry = by_lock.entry(&a.lock).or_default();
         let span = (a.invoke_us.min(workload_end_us), a.end_us.min(workload_end_us));
