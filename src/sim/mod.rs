@@ -400,3 +400,6 @@ impl World<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;
