@@ -11,10 +11,10 @@ mod duration;
 mod raw;
 
 pub use dist::{Dist, RawDist};
-pub use duration::{fmt_us, Dur};
+pub use duration::{fmt_us, Dur, SignedDur};
 
 use crate::algorithm::AlgorithmConfig;
-use crate::fault::{Nemesis, PlannedFault};
+use crate::fault::{Nemesis, Persistence, PlannedFault, Replication};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
@@ -33,6 +33,10 @@ pub struct Scenario {
     /// Lowest acceptable share of successful acquisitions, if the scenario sets one.
     pub min_availability: Option<f64>,
     pub nodes: usize,
+    /// Per node, how it keeps its keys across a crash (`none` unless the file says).
+    pub persistence: Vec<Persistence>,
+    /// Whether every node is a master with an asynchronous replica, and its lag.
+    pub replication: Option<Replication>,
     pub algorithm: AlgorithmConfig,
     pub clients: Clients,
     pub network: Network,
