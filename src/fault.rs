@@ -24,6 +24,15 @@ pub enum Fault {
         nodes: Vec<NodeId>,
         clients: Vec<ClientId>,
     },
+    /// `client` stops the world (a GC pause, SIGSTOP): nothing it would do happens and
+    /// nothing it receives is seen until the pause ends; then everything runs, late.
+    /// With `after_acquire`, the pause begins right after the client's first successful
+    /// acquisition from the fault's start time on, rather than at that time.
+    ClientPause {
+        client: ClientId,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        after_acquire: bool,
+    },
 }
 
 /// Where a planned fault came from.
@@ -123,7 +132,9 @@ mod tests {
         assert!(a.len() >= 19, "{} faults", a.len());
         for f in &a {
             assert!(f.at_us < 100_000);
-            let Fault::Partition { nodes, clients } = &f.fault;
+            let Fault::Partition { nodes, clients } = &f.fault else {
+                panic!("the nemesis only plans partitions");
+            };
             assert!(!nodes.is_empty() && nodes.iter().all(|&n| n < 5));
             assert!(!clients.is_empty() && clients.iter().all(|&c| c < 3));
         }

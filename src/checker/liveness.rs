@@ -9,7 +9,7 @@ use crate::history::{Event, Meta, Op};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum LivenessFinding {
     /// A probe waited longer than the bound for a lock (or never got it).
@@ -23,6 +23,17 @@ pub enum LivenessFinding {
     /// The heal happened but the liveness probe never ran: some client never finished
     /// its last operation.
     NoProbe { heal_us: u64 },
+    /// A writer waited longer than the history's `writer_wait_bound_us` while read holds
+    /// covered `readers_busy_share` of its wait ([`super::waits`]).
+    WriterStarvation {
+        lock: String,
+        client: usize,
+        since_us: u64,
+        waited_us: u64,
+        bound_us: u64,
+        acquired: bool,
+        readers_busy_share: f64,
+    },
 }
 
 #[derive(Default)]

@@ -7,19 +7,28 @@
 //! of the lock's guarantees is a finding in [`Findings`]. The two are never mixed.
 //!
 //! - Safety ([`safety`]): a client holds a lock from its successful acquire until the
-//!   earlier of its release invocation and its believed validity deadline, in true time.
-//!   Two holds of the same lock that overlap are a violation.
+//!   earlier of its release invocation and its believed validity deadline, in true time;
+//!   a successful extension before that deadline moves it. Two conflicting holds of the
+//!   same lock that overlap are a violation (readers may overlap readers; a writer or an
+//!   exclusive holder overlaps no one).
+//! - The guarded resource ([`resource`]): a stale write accepted while another client
+//!   held the lock is a resource-level violation, reported apart from the lock's.
 //! - Liveness ([`liveness`]): after the heal, an uncontended probe acquires every lock
-//!   within the bound the history's `meta` line states.
-//! - Statistics ([`stats`]): availability and acquire latency of the workload phase.
+//!   within the bound the history's `meta` line states; and no writer waits longer than
+//!   the meta's `writer_wait_bound_us` while readers keep the lock busy ([`waits`]).
+//! - Statistics ([`stats`]): availability, acquire latency and per-mode waits of the
+//!   workload phase.
 
 pub mod liveness;
+pub mod resource;
 pub mod safety;
 pub mod stats;
+pub mod waits;
 
 use crate::algorithm::Mode;
-use crate::history::{Event, FaultAction, Meta, Op, OpKind, Phase};
+use crate::history::{Event, FaultAction, Meta, Op, OpKind, Phase, ResourceWrite as Write};
 pub use liveness::LivenessFinding;
+pub use resource::{ResourceStats, ResourceViolation};
 pub use safety::Violation;
 use serde::Serialize;
 pub use stats::Stats;
@@ -72,6 +81,8 @@ pub struct Findings {
     pub violations: Vec<Violation>,
     pub liveness: Vec<LivenessFinding>,
     pub stats: Stats,
+    pub resource_violations: Vec<ResourceViolation>,
+    pub resource: ResourceStats,
     #[serde(skip)]
     pub holds: Vec<Hold>,
     #[serde(skip)]
@@ -84,6 +95,9 @@ impl Findings {
     }
     pub fn is_live(&self) -> bool {
         self.liveness.is_empty()
+    }
+    pub fn is_resource_safe(&self) -> bool {
+        self.resource_violations.is_empty()
     }
 }
 
@@ -108,6 +122,8 @@ pub struct Checker {
     heal_us: Option<u64>,
     stats: stats::Collector,
     probes: liveness::Probes,
+    waits: waits::Waits,
+    writes: Vec<Write>,
 }
 
 impl Checker {
@@ -144,8 +160,15 @@ impl Checker {
                 if open.phase == Phase::Probe {
                     self.probes.complete(event, op);
                 }
-                if let (Event::Ok(op), OpKind::Acquire) = (event, op.op) {
-                    self.acquired(op);
+                match (event, op.op) {
+                    (Event::Ok(op), OpKind::Acquire) => {
+                        if open.phase == Phase::Workload {
+                            self.waits.acquired(op.client, op.t_us);
+                        }
+                        self.acquired(op);
+                    }
+                    (Event::Ok(op), OpKind::Extend) => self.extended(op),
+                    _ => {}
                 }
             }
             Event::Fault(f) => match f.action {
@@ -167,6 +190,7 @@ impl Checker {
                 }
             },
             Event::Heal { .. } => self.heal_us = Some(t),
+            Event::Write(w) => self.writes.push(w.clone()),
         }
         Ok(())
     }
@@ -183,6 +207,9 @@ impl Checker {
         }
         if op.phase == Phase::Probe && op.op == OpKind::Acquire {
             self.probes.invoke(op);
+        }
+        if op.phase == Phase::Workload && op.op == OpKind::Acquire {
+            self.waits.invoke(op.client, &op.lock, op.mode, op.t_us);
         }
         self.open.insert(
             op.client,
@@ -232,6 +259,26 @@ impl Checker {
         self.holding.insert(key, hold);
     }
 
+    /// A successful extension: before the deadline it moves the deadline; after it (the
+    /// client's clock ran slow) the old hold is over and a new one starts now.
+    fn extended(&mut self, op: &Op) {
+        let key = (op.client, op.lock.clone());
+        let new_end = op.valid_until_us.unwrap_or(u64::MAX).max(op.t_us);
+        let Some(hold) = self.holding.get_mut(&key) else {
+            return;
+        };
+        if op.t_us < hold.end_us {
+            hold.end_us = hold.end_us.max(new_end);
+            return;
+        }
+        let mut next = hold.clone();
+        next.start_us = op.t_us;
+        next.end_us = new_end;
+        next.ok_line = self.line;
+        let old = std::mem::replace(hold, next);
+        self.holds.push(old);
+    }
+
     /// Ends a hold at the earlier of `t` and its validity deadline.
     fn end_hold(&mut self, client: usize, lock: &str, t: u64, why: HoldEnd) {
         if let Some(mut hold) = self.holding.remove(&(client, lock.to_string())) {
@@ -256,11 +303,19 @@ impl Checker {
             self.holds.push(hold);
         }
         let violations = safety::sweep(&mut self.holds, &self.faults);
-        let liveness = liveness::judge(self.meta.as_ref(), self.heal_us, end_us, &self.probes);
+        let mut liveness = liveness::judge(self.meta.as_ref(), self.heal_us, end_us, &self.probes);
+        let bound_us = self.meta.as_ref().and_then(|m| m.writer_wait_bound_us);
+        let (waits, starvation) = self.waits.finish(end_us, bound_us, &self.holds);
+        liveness.extend(starvation);
+        let (resource_violations, resource) = resource::judge(&self.writes, &self.holds);
+        let mut stats = self.stats.finish();
+        stats.waits = waits;
         Findings {
             violations,
             liveness,
-            stats: self.stats.finish(),
+            stats,
+            resource_violations,
+            resource,
             holds: self.holds,
             faults: self.faults,
         }

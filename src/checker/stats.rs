@@ -17,6 +17,8 @@ pub struct Stats {
     pub latency_p50_us: u64,
     pub latency_p99_us: u64,
     pub latency_max_us: u64,
+    /// Waits from first attempt to acquisition, per mode ([`super::waits`]).
+    pub waits: std::collections::BTreeMap<crate::algorithm::Mode, super::waits::WaitStats>,
 }
 
 #[derive(Default)]
@@ -33,6 +35,7 @@ impl Collector {
         let s = &mut self.stats;
         match (op, event) {
             (OpKind::Release, _) => s.releases += 1,
+            (OpKind::Extend, _) => {}
             (OpKind::Acquire, Event::Ok(o)) => {
                 s.acquired += 1;
                 self.latencies_us.push(o.t_us - invoke_us);

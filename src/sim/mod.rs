@@ -9,6 +9,13 @@
 //! A run has three phases: the workload with its faults until `duration`; then every
 //! fault heals (a `heal` event), clients finish what they were doing and stop; then one
 //! client probes every lock, which the checker uses to judge liveness.
+//!
+//! Clients holding a lock write to a guarded resource per lock (the storage of
+//! Kleppmann's analysis), reached over its own link with the network's latency. With
+//! fencing, the resource rejects a write whose fencing token is older than the last it
+//! accepted; every write is recorded as a `write` event. A paused client
+//! ([`Fault::ClientPause`]) sees nothing until its pause ends: its replies, timers and
+//! wake-ups are deferred to that moment, then run in their original order.
 
 pub mod clock;
 pub mod network;
@@ -17,9 +24,10 @@ mod queue;
 
 use crate::algorithm::ReqId;
 use crate::client::{build_clients, Action, Client, Record, RecordKind};
-use crate::command::{Cmd, LockId, NodeId, Reply};
+use crate::command::{Cmd, LockId, NodeId, Reply, Token};
 use crate::fault::{Fault, PlannedFault};
-use crate::history::{Event, FaultAction, FaultEvent, Meta, Op};
+use crate::history::{Event, FaultAction, FaultEvent, Meta, Op, ResourceWrite};
+use std::collections::BTreeMap;
 use crate::scenario::Scenario;
 use clock::Clock;
 use network::{Direction, Network};
@@ -71,6 +79,23 @@ enum Ev {
     FaultStart(usize),
     FaultEnd(usize),
     EndWorkload,
+    /// A write reaching the guarded resource of `lock`.
+    ToResource {
+        client: usize,
+        lock: LockId,
+        token: Token,
+        fence: Option<u64>,
+    },
+}
+
+impl Ev {
+    /// The client an event is delivered to, if any (a paused client's are deferred).
+    fn to_client(&self) -> Option<usize> {
+        match *self {
+            Ev::ToClient { client, .. } | Ev::Wake { client, .. } | Ev::Timer { client, .. } => Some(client),
+            _ => None,
+        }
+    }
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -96,6 +121,13 @@ struct World<'a> {
     idle: usize,
     out: Vec<Action>,
     stats: SimStats,
+    /// Per client: true time until which it is paused (0: never paused).
+    paused_until_us: Vec<u64>,
+    /// Per client: an `after_acquire` pause waiting for the client's next acquisition.
+    pause_armed: Vec<Option<usize>>,
+    /// Per lock: the last fencing token the guarded resource accepted.
+    resource_fence: BTreeMap<LockId, u64>,
+    resource_rng: crate::rng::Rng,
 }
 
 /// Runs `scenario` with `seed`.
@@ -137,6 +169,10 @@ pub fn run_with_progress(scenario: &Scenario, seed: u64, progress: &mut dyn FnMu
         idle: 0,
         out: Vec::with_capacity(64),
         stats: SimStats::default(),
+        paused_until_us: vec![0; n_clients],
+        pause_armed: vec![None; n_clients],
+        resource_fence: BTreeMap::new(),
+        resource_rng: crate::rng::split(seed, "resource", 0),
     };
     world.history.push(Event::Meta(Meta {
         t_us: 0,
@@ -147,6 +183,7 @@ pub fn run_with_progress(scenario: &Scenario, seed: u64, progress: &mut dyn FnMu
         clients: n_clients,
         ttl_ms: scenario.algorithm.ttl_ms,
         liveness_bound_us: scenario.algorithm.liveness_bound_us(scenario.nodes),
+        writer_wait_bound_us: scenario.clients.writer_wait_bound_us,
     }));
     world.run(progress);
     RunOutput {
@@ -199,6 +236,12 @@ impl World<'_> {
     }
 
     fn step(&mut self, t: u64, ev: Ev) {
+        if let Some(c) = ev.to_client() {
+            if t < self.paused_until_us[c] {
+                self.queue.push(self.paused_until_us[c], ev);
+                return;
+            }
+        }
         match ev {
             Ev::ToNode {
                 client,
@@ -248,9 +291,16 @@ impl World<'_> {
                 self.clients[client].on_timer(now, id, &mut self.out);
                 self.apply(t, client);
             }
+            Ev::ToResource {
+                client,
+                lock,
+                token,
+                fence,
+            } => self.resource_write(t, client, lock, token, fence),
             Ev::FaultStart(i) => self.start_fault(t, i),
             Ev::FaultEnd(i) => self.end_fault(t, i),
             Ev::EndWorkload => {
+                self.pause_armed.fill(None);
                 for i in 0..self.plan.len() {
                     self.end_fault(t, i);
                 }
@@ -280,10 +330,23 @@ impl World<'_> {
         if self.phase != RunPhase::Workload {
             return;
         }
+        if let Fault::ClientPause {
+            client,
+            after_acquire: true,
+        } = self.plan[i].fault
+        {
+            // Starts for real at the client's next successful acquisition.
+            self.pause_armed[client] = Some(i);
+            return;
+        }
         self.active[i] = true;
         self.fault_event(t, i, FaultAction::Start);
         match &self.plan[i].fault {
             Fault::Partition { nodes, clients } => self.net.cut(clients, nodes),
+            &Fault::ClientPause { client, .. } => {
+                let end = t + self.plan[i].duration_us.unwrap_or(0);
+                self.paused_until_us[client] = self.paused_until_us[client].max(end);
+            }
         }
         if let Some(d) = self.plan[i].duration_us {
             self.queue.push(t + d, Ev::FaultEnd(i));
@@ -297,7 +360,28 @@ impl World<'_> {
         self.fault_event(t, i, FaultAction::End);
         match &self.plan[i].fault {
             Fault::Partition { nodes, clients } => self.net.uncut(clients, nodes),
+            // Deferred events stay where they are: a pause always lasts its duration.
+            Fault::ClientPause { .. } => {}
         }
+    }
+
+    /// The guarded resource applies or rejects a write.
+    fn resource_write(&mut self, t: u64, client: usize, lock: LockId, token: Token, fence: Option<u64>) {
+        let accepted = match (fence, self.resource_fence.get(&lock)) {
+            (Some(f), Some(&last)) => f >= last,
+            _ => true,
+        };
+        if let (true, Some(f)) = (accepted, fence) {
+            self.resource_fence.insert(lock, f);
+        }
+        self.history.push(Event::Write(ResourceWrite {
+            t_us: t,
+            client,
+            lock: lock.to_string(),
+            token: token.to_string(),
+            fence,
+            accepted,
+        }));
     }
 
     /// Carries out the actions client `c` just asked for, at true time `t`.
@@ -331,6 +415,18 @@ impl World<'_> {
                         Ev::Wake {
                             client: c,
                             generation,
+                        },
+                    );
+                }
+                Action::Write { lock, token, fence } => {
+                    let at = t + self.scenario.network.latency.sample(&mut self.resource_rng);
+                    self.queue.push(
+                        at,
+                        Ev::ToResource {
+                            client: c,
+                            lock,
+                            token,
+                            fence,
                         },
                     );
                 }
@@ -369,11 +465,21 @@ impl World<'_> {
             .map(|m| self.client_clocks[c].true_at_mono(m));
         op.nodes = r.nodes.map(|set| set.iter().collect());
         op.attempts = r.attempts;
+        op.fence = r.fence;
+        let acquired = r.kind == RecordKind::Ok && r.op == crate::history::OpKind::Acquire;
         self.history.push(match r.kind {
             RecordKind::Invoke => Event::Invoke(op),
             RecordKind::Ok => Event::Ok(op),
             RecordKind::Fail => Event::Fail(op),
             RecordKind::Info => Event::Info(op),
         });
+        if let (true, Some(i)) = (acquired, self.pause_armed[c]) {
+            self.pause_armed[c] = None;
+            self.active[i] = true;
+            self.fault_event(t, i, FaultAction::Start);
+            let end = t + self.plan[i].duration_us.unwrap_or(0);
+            self.paused_until_us[c] = self.paused_until_us[c].max(end);
+            self.queue.push(end, Ev::FaultEnd(i));
+        }
     }
 }

@@ -16,6 +16,10 @@ fn config(fanout: Fanout) -> AlgorithmConfig {
         request_timeout_us: 50_000,
         quorum: 3,
         check_elapsed: true,
+        max_extensions: 0,
+        extend_before_us: 300_000,
+        fencing: false,
+        fair_after_us: 100_000,
     }
 }
 
