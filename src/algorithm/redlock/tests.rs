@@ -2,7 +2,8 @@
 //! replies and timers by hand and reading the outputs.
 
 use super::*;
-use crate::command::KeyKind;
+use crate::algorithm::Fanout;
+use crate::command::{Key, KeyKind, NodeId};
 use crate::scenario::Dist;
 
 fn config(fanout: Fanout) -> AlgorithmConfig {
