@@ -1,18 +1,22 @@
 //! A lock client: a workload driving a lock algorithm, sans-IO like the algorithm itself.
 //!
-//! The client cycles think → acquire → hold → release. Holding is work: the client writes
+//! The client cycles think → acquire → hold → release. Holding is work: with
+//! `resource_writes` on (the default when fencing is), the client writes
 //! to the guarded resource once right after acquiring (which also shows the resource its
 //! fencing token early) and once when its work is done, just before releasing; readers do
-//! not write. Its work takes the hold time; if that would run past the validity, the
+//! not write. Writes are synchronous, as a real client's would be: the client waits for
+//! the resource's acknowledgement ([`Client::on_write_ack`]) before it starts its work
+//! or releases. Its work takes the hold time; if that would run past the validity, the
 //! client extends the lock when `extend_before` of validity is left (up to the bound), or
 //! stops at the validity without the final write. A correct client therefore never acts
 //! past its validity by its own clock, except when the world stops under it (a pause):
 //! then the final write goes out late, as in Kleppmann's analysis, because the client
 //! decided to write while it still held the lock.
 //!
-//! An acquisition that fails is retried after the next think time with the same lock and
-//! mode: a client that wants a lock keeps wanting it, which is what the wait metric
-//! (first attempt to acquisition) measures.
+//! With a read-write lock, an acquisition that fails is retried after the next think time
+//! with the same lock and mode: a client that wants a lock keeps wanting it, which is
+//! what the starvation metric (first attempt to acquisition) measures. Exclusive
+//! workloads pick a lock afresh after a failure.
 //!
 //! Drivers call [`Client::start`], then [`Client::on_wake`], [`Client::on_reply`] and
 //! [`Client::on_timer`] as the client asked, and carry out the [`Action`]s: send, arm a
@@ -107,6 +111,9 @@ enum State {
     Thinking { want: Option<(LockId, Mode)> },
     Acquiring { lock: LockId, mode: Mode },
     Holding(Hold),
+    /// Waiting for the resource to acknowledge a write; then work (`release` false) or
+    /// release.
+    Writing { hold: Hold, release: bool },
     Extending(Hold),
     Idle,
 }
@@ -120,6 +127,10 @@ pub struct Client {
     probes: Vec<LockId>,
     max_extensions: u32,
     extend_before_us: u64,
+    /// Retry a failed acquisition with the same lock and mode (read-write workloads).
+    keep_wanting: bool,
+    /// Whether holders write to the guarded resource.
+    resource_writes: bool,
     scratch: Vec<Output>,
 }
 
@@ -133,6 +144,8 @@ impl Client {
             probes: Vec::new(),
             max_extensions: 0,
             extend_before_us: 0,
+            keep_wanting: false,
+            resource_writes: false,
             scratch: Vec::new(),
         }
     }
@@ -141,6 +154,18 @@ impl Client {
     pub fn with_extensions(mut self, max: u32, before_us: u64) -> Self {
         self.max_extensions = max;
         self.extend_before_us = before_us;
+        self
+    }
+
+    /// Makes holders write to the guarded resource.
+    pub fn with_resource_writes(mut self, on: bool) -> Self {
+        self.resource_writes = on;
+        self
+    }
+
+    /// Retries a failed acquisition with the same lock and mode.
+    pub fn keep_wanting(mut self) -> Self {
+        self.keep_wanting = true;
         self
     }
 
@@ -268,7 +293,7 @@ impl Client {
 
     /// Whether this hold writes to the guarded resource: workload writers only.
     fn writes(&self, hold: &Hold) -> bool {
-        hold.mode != Mode::Read && self.probes.is_empty()
+        self.resource_writes && hold.mode != Mode::Read && self.probes.is_empty()
     }
 
     pub fn on_wake(&mut self, now: Now, out: &mut Vec<Action>) {
@@ -286,13 +311,10 @@ impl Client {
             State::Holding(hold) => match hold.step {
                 HoldStep::Finish => {
                     if self.writes(&hold) {
-                        out.push(Action::Write {
-                            lock: hold.lock,
-                            token: hold.token,
-                            fence: hold.fence,
-                        });
+                        self.write(hold, true, out);
+                    } else {
+                        self.release(now, hold, out);
                     }
-                    self.release(now, hold, out);
                 }
                 HoldStep::GiveUp => self.release(now, hold, out),
                 HoldStep::Extend => {
@@ -304,7 +326,27 @@ impl Client {
                     self.drain(now, out);
                 }
             },
-            State::Acquiring { .. } | State::Extending(_) | State::Idle => {}
+            State::Acquiring { .. } | State::Writing { .. } | State::Extending(_) | State::Idle => {}
+        }
+    }
+
+    fn write(&mut self, hold: Hold, release: bool, out: &mut Vec<Action>) {
+        self.state = State::Writing { hold, release };
+        out.push(Action::Write {
+            lock: hold.lock,
+            token: hold.token,
+            fence: hold.fence,
+        });
+    }
+
+    /// The guarded resource answered the client's write (accepted or not).
+    pub fn on_write_ack(&mut self, now: Now, out: &mut Vec<Action>) {
+        if let State::Writing { hold, release } = self.state {
+            if release {
+                self.release(now, hold, out);
+            } else {
+                self.schedule(now, hold, out);
+            }
         }
     }
 
@@ -359,9 +401,10 @@ impl Client {
                         step: HoldStep::Finish,
                     };
                     if self.writes(&hold) {
-                        out.push(Action::Write { lock, token, fence });
+                        self.write(hold, false, out);
+                    } else {
+                        self.schedule(now, hold, out);
                     }
-                    self.schedule(now, hold, out);
                 }
                 Output::NotAcquired {
                     token,
@@ -381,7 +424,8 @@ impl Client {
                     r.attempts = Some(attempts);
                     out.push(Action::Record(r));
                     if self.probes.is_empty() {
-                        self.after_op(now, Some((lock, mode)), out);
+                        let want = self.keep_wanting.then_some((lock, mode));
+                        self.after_op(now, want, out);
                     } else {
                         self.begin_acquire(now, lock, mode, out);
                     }
@@ -439,7 +483,14 @@ pub fn build_clients(scenario: &crate::scenario::Scenario, seed: u64) -> Vec<Cli
                 a.kind.is_read_write(),
                 crate::rng::split(seed, "workload", i as u64),
             );
-            Client::new(algorithm, workload).with_extensions(a.max_extensions, a.extend_before_us)
+            let client = Client::new(algorithm, workload)
+                .with_extensions(a.max_extensions, a.extend_before_us)
+                .with_resource_writes(scenario.clients.resource_writes);
+            if a.kind.is_read_write() {
+                client.keep_wanting()
+            } else {
+                client
+            }
         })
         .collect()
 }

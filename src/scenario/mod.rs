@@ -65,6 +65,9 @@ pub struct Clients {
     /// A writer waiting longer than this while readers keep the lock busy is a
     /// starvation finding.
     pub writer_wait_bound_us: Option<u64>,
+    /// Whether holders write to the guarded resource (default: when fencing is on).
+    /// Writes are synchronous, so they lengthen holds by two network delays each.
+    pub resource_writes: bool,
 }
 
 /// The simulated network between clients and nodes.

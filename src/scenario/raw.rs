@@ -123,6 +123,7 @@ struct RawClients {
     hold: RawDist,
     read_share: Option<f64>,
     writer_wait_bound: Option<Dur>,
+    resource_writes: Option<bool>,
 }
 
 fn default_clients() -> i64 {
@@ -362,6 +363,7 @@ impl RawScenario {
         let clients = Clients {
             read_share,
             writer_wait_bound_us: c.writer_wait_bound.map(Dur::us),
+            resource_writes: c.resource_writes.unwrap_or(a.fencing),
             count: c.count as usize,
             locks: c.locks.min(u32::MAX as i64) as u32,
             think: c.think.resolve("clients.think")?,

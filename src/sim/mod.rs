@@ -79,6 +79,8 @@ enum Ev {
     FaultStart(usize),
     FaultEnd(usize),
     EndWorkload,
+    /// The guarded resource's answer to a client's write.
+    WriteAck { client: usize },
     /// A write reaching the guarded resource of `lock`.
     ToResource {
         client: usize,
@@ -92,7 +94,10 @@ impl Ev {
     /// The client an event is delivered to, if any (a paused client's are deferred).
     fn to_client(&self) -> Option<usize> {
         match *self {
-            Ev::ToClient { client, .. } | Ev::Wake { client, .. } | Ev::Timer { client, .. } => Some(client),
+            Ev::ToClient { client, .. }
+            | Ev::Wake { client, .. }
+            | Ev::Timer { client, .. }
+            | Ev::WriteAck { client } => Some(client),
             _ => None,
         }
     }
@@ -297,6 +302,11 @@ impl World<'_> {
                 token,
                 fence,
             } => self.resource_write(t, client, lock, token, fence),
+            Ev::WriteAck { client } => {
+                let now = self.now(client, t);
+                self.clients[client].on_write_ack(now, &mut self.out);
+                self.apply(t, client);
+            }
             Ev::FaultStart(i) => self.start_fault(t, i),
             Ev::FaultEnd(i) => self.end_fault(t, i),
             Ev::EndWorkload => {
@@ -382,6 +392,8 @@ impl World<'_> {
             fence,
             accepted,
         }));
+        let at = t + self.scenario.network.latency.sample(&mut self.resource_rng);
+        self.queue.push(at, Ev::WriteAck { client });
     }
 
     /// Carries out the actions client `c` just asked for, at true time `t`.
