@@ -32,8 +32,11 @@
 //! within a ttl after its client stops refreshing it. Once a writer is at the head of a
 //! majority's queues, no new reader gets in on those nodes (new readers queue behind it),
 //! so the readers holding the lock drain within their validity and the writer acquires
-//! on its next attempt. A queued attempt ("not your turn" from some node) does not use up
-//! the acquisition's `retry_count`: waiting in line is progress, not failure.
+//! on its next attempt. An attempt refused by a quorum that answered (not its turn, or
+//! the lock still held) does not use up the acquisition's `retry_count`: waiting in line
+//! is progress, not failure, and giving up would lose the place. A fair acquisition thus
+//! waits like a fair mutex does; only attempts that cannot reach a quorum (timeouts) or
+//! that come too late for any validity count.
 //!
 //! **Limits.** Positions come from client wall clocks: a client whose clock runs behind
 //! jumps the queue (unfair, still safe). A ticket stays behind for up to a ttl after its

@@ -154,10 +154,15 @@ impl Redlock {
                     self.grant(acq, out);
                 }
             }
-            _ => {
+            valid => {
                 let unknown = !round.timed_out.is_empty();
-                let queued = !round.queued.is_empty();
-                self.fail_attempt(now, acq, unknown, queued, out);
+                // Fair: refused by a quorum that answered means "wait your turn".
+                let answered = self.net.nodes - round.timed_out.len();
+                let waiting = self.fair
+                    && valid.is_some()
+                    && round.acked.len() < self.config.quorum
+                    && answered >= self.config.quorum;
+                self.fail_attempt(now, acq, unknown, waiting, out);
             }
         }
     }
@@ -206,10 +211,10 @@ impl Redlock {
     }
 
     /// Step 5: unlock everywhere, then retry or give up. A fair attempt that was only
-    /// queued does not count against `retry_count`.
-    fn fail_attempt(&mut self, now: Now, mut acq: Acq, unknown: bool, queued: bool, out: &mut Vec<Output>) {
+    /// waiting its turn does not count against `retry_count`.
+    fn fail_attempt(&mut self, now: Now, mut acq: Acq, unknown: bool, waiting: bool, out: &mut Vec<Output>) {
         self.net.send_all(rw::unlock_cmd(acq.mode, acq.lock, acq.token), out);
-        if !queued {
+        if !waiting {
             acq.counted += 1;
         }
         if acq.counted <= self.config.retry_count {

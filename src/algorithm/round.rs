@@ -36,8 +36,6 @@ pub(super) struct Round {
     /// Nodes whose reply was a grant (as the caller's `granted` judged it).
     pub acked: NodeSet,
     pub timed_out: NodeSet,
-    /// Nodes that answered `Int(QUEUED)` (the fair scripts).
-    pub queued: NodeSet,
     /// The largest `Int` reply of a granting node (the fencing counter).
     pub max_int: i64,
     pending: NodeSet,
@@ -98,7 +96,6 @@ impl Net {
             t1_mono_us: now.mono_us,
             acked: NodeSet::default(),
             timed_out: NodeSet::default(),
-            queued: NodeSet::default(),
             max_int: 0,
             pending: NodeSet::default(),
             next_node: 0,
@@ -164,8 +161,6 @@ impl Net {
             if let Reply::Int(v) = reply {
                 round.max_int = round.max_int.max(v);
             }
-        } else if reply == Reply::Int(crate::command::rw_reply::QUEUED) {
-            round.queued.insert(node);
         }
         if round.pending.is_empty() {
             self.step_done(now, round, out)
