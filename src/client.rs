@@ -448,13 +448,15 @@ impl Client {
                     self.schedule(now, hold, out);
                 }
                 Output::NotExtended { token } => {
-                    let State::Extending(hold) = self.state else {
+                    let State::Extending(mut hold) = self.state else {
                         continue;
                     };
                     let mut r = self.record(RecordKind::Fail, OpKind::Extend, hold.lock, hold.mode);
                     r.token = Some(token);
                     out.push(Action::Record(r));
-                    self.after_op(now, None, out);
+                    // No more extensions: stop at the earlier deadline and release.
+                    hold.extensions = u32::MAX;
+                    self.schedule(now, hold, out);
                 }
                 Output::Released { token } => {
                     let State::Holding(hold) = self.state else {

@@ -19,8 +19,9 @@
 //! - Extensions: a holder invokes `extend` (same `lock`, `mode`, `token`); an `ok` extend
 //!   carries the new `valid_until_us` and `nodes`. An extension that succeeds before the
 //!   current deadline continues the hold; one that succeeds after it (the client's clock
-//!   ran slow) starts a new hold at the `ok`. A `fail` extend means the hold ended at the
-//!   earlier deadline: the client stops and does not release.
+//!   ran slow) starts a new hold at the `ok`. A `fail` extend means the hold ends at the
+//!   earlier deadline: the client stops working and releases (by then, or later: either
+//!   way the hold ends at the earlier of the release and the deadline).
 //! - `write`: the guarded resource received a write from a client that believed it held
 //!   `lock`: `client`, `lock`, `token` (of the lock hold), `fence` (if fenced), and
 //!   `accepted` (false when the resource rejected a stale fencing token). `t_us` is when

@@ -119,8 +119,8 @@ pub enum Output {
         valid_until_mono_us: u64,
         nodes: NodeSet,
     },
-    /// The extension failed: the hold ended at its earlier deadline (and the algorithm
-    /// has unlocked every node).
+    /// The extension failed: the lock is still held, but only until its earlier deadline;
+    /// the client releases it as usual.
     NotExtended { token: Token },
 }
 

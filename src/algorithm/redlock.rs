@@ -16,8 +16,9 @@
 //! Extension (seed 002, "Extending the lock"): the holder sends the extend-if-token-
 //! matches command of its mode to every node at `t1'`. The extension counts only if a
 //! quorum extended and the round ended before the current validity ran out; the hold
-//! then lasts until `t1' + ttl − drift`. Otherwise the hold is over (at its earlier
-//! deadline): the client unlocks everywhere and is told `NotExtended`. At most
+//! then lasts until `t1' + ttl − drift`. Otherwise the client is told `NotExtended`
+//! and still holds the lock until its earlier deadline, as before the attempt (the keys
+//! that were not extended expire then); it releases as usual. At most
 //! `max_extensions` extensions per hold, so a holder cannot keep a lock forever (seed
 //! 002: an unbounded number would violate liveness); the client enforces the bound.
 //!
@@ -253,9 +254,9 @@ impl Redlock {
                 self.state = State::Holding(held);
             }
             _ => {
-                self.net.send_all(rw::unlock_cmd(held.mode, held.lock, held.token), out);
+                // Nothing to undo: the keys still expire at the earlier deadline.
                 out.push(Output::NotExtended { token: held.token });
-                self.state = State::Idle;
+                self.state = State::Holding(held);
             }
         }
     }
