@@ -356,3 +356,6 @@ impl LockAlgorithm for Redlock {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod rw_tests;
