@@ -344,3 +344,6 @@ pub fn check(history: &[Event]) -> Result<Findings, Malformed> {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod rw_tests;
