@@ -108,12 +108,20 @@ struct Hold {
 
 enum State {
     /// `want` is an acquisition that failed and will be tried again.
-    Thinking { want: Option<(LockId, Mode)> },
-    Acquiring { lock: LockId, mode: Mode },
+    Thinking {
+        want: Option<(LockId, Mode)>,
+    },
+    Acquiring {
+        lock: LockId,
+        mode: Mode,
+    },
     Holding(Hold),
     /// Waiting for the resource to acknowledge a write; then work (`release` false) or
     /// release.
-    Writing { hold: Hold, release: bool },
+    Writing {
+        hold: Hold,
+        release: bool,
+    },
     Extending(Hold),
     Idle,
 }
@@ -479,7 +487,8 @@ pub fn build_clients(scenario: &crate::scenario::Scenario, seed: u64) -> Vec<Cli
     let a = &scenario.algorithm;
     (0..scenario.clients.count)
         .map(|i| {
-            let algorithm = algorithm::build(a, scenario.nodes, crate::rng::split(seed, "algorithm", i as u64));
+            let algorithm =
+                algorithm::build(a, scenario.nodes, crate::rng::split(seed, "algorithm", i as u64));
             let workload = Workload::new(
                 &scenario.clients,
                 a.kind.is_read_write(),

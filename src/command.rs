@@ -159,9 +159,19 @@ pub enum Cmd {
     /// now stored)`. The second round of fencing-token issue (`algorithm/fencing.rs`).
     RaiseTo { key: Key, value: u64 },
     /// The fair writer script (`src/scripts/fair_write_lock.lua`); see `algorithm/fair.rs`.
-    FairWriteLock { lock: LockId, token: Token, fair: FairArgs, ttl_ms: u64 },
+    FairWriteLock {
+        lock: LockId,
+        token: Token,
+        fair: FairArgs,
+        ttl_ms: u64,
+    },
     /// The fair reader script (`src/scripts/fair_read_lock.lua`); see `algorithm/fair.rs`.
-    FairReadLock { lock: LockId, token: Token, fair: FairArgs, exp_at_ms: u64 },
+    FairReadLock {
+        lock: LockId,
+        token: Token,
+        fair: FairArgs,
+        exp_at_ms: u64,
+    },
     /// Leave the fair queue (`src/scripts/fair_leave.lua`): remove the ticket from
     /// `fair_{L}` and `fairexp_{L}`. `Int(1)` if it was there.
     FairLeave { lock: LockId, ticket: Ticket },

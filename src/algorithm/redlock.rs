@@ -214,7 +214,8 @@ impl Redlock {
     /// Step 5: unlock everywhere, then retry or give up. A fair attempt that was only
     /// waiting its turn does not count against `retry_count`.
     fn fail_attempt(&mut self, now: Now, mut acq: Acq, unknown: bool, waiting: bool, out: &mut Vec<Output>) {
-        self.net.send_all(rw::unlock_cmd(acq.mode, acq.lock, acq.token), out);
+        self.net
+            .send_all(rw::unlock_cmd(acq.mode, acq.lock, acq.token), out);
         if !waiting {
             acq.counted += 1;
         }
@@ -283,7 +284,8 @@ impl LockAlgorithm for Redlock {
 
     fn release(&mut self, _now: Now, out: &mut Vec<Output>) {
         if let State::Holding(held) = std::mem::replace(&mut self.state, State::Idle) {
-            self.net.send_all(rw::unlock_cmd(held.mode, held.lock, held.token), out);
+            self.net
+                .send_all(rw::unlock_cmd(held.mode, held.lock, held.token), out);
             out.push(Output::Released { token: held.token });
         } else {
             debug_assert!(false, "release while not holding");
@@ -319,7 +321,10 @@ impl LockAlgorithm for Redlock {
                 }
             }
             State::Fencing(acq, mut round, step) => {
-                match self.net.on_reply(&mut round, now, req, reply, fencing::counted, out) {
+                match self
+                    .net
+                    .on_reply(&mut round, now, req, reply, fencing::counted, out)
+                {
                     Progress::Done => return self.fence_done(now, acq, round, step, out),
                     _ => State::Fencing(acq, round, step),
                 }

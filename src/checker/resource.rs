@@ -41,6 +41,9 @@ pub struct ResourceStats {
     pub rejected: u64,
 }
 
+/// (client, lock, token): the hold a write claims to belong to.
+type HoldKey<'a> = (usize, &'a str, &'a str);
+
 /// Judges `writes` against `holds` (which [`super::safety::sweep`] has sorted by lock
 /// and start).
 pub fn judge(writes: &[Write], holds: &[Hold]) -> (Vec<ResourceViolation>, ResourceStats) {
@@ -50,7 +53,7 @@ pub fn judge(writes: &[Write], holds: &[Hold]) -> (Vec<ResourceViolation>, Resou
         rejected: writes.iter().filter(|w| !w.accepted).count() as u64,
     };
     // A hold may be split in segments by late extensions; all share the token.
-    let mut own: BTreeMap<(usize, &str, &str), Vec<(u64, u64)>> = BTreeMap::new();
+    let mut own: BTreeMap<HoldKey, Vec<(u64, u64)>> = BTreeMap::new();
     for h in holds {
         if let Some(tok) = &h.token {
             own.entry((h.client, &h.lock, tok))
@@ -102,7 +105,12 @@ pub fn judge(writes: &[Write], holds: &[Hold]) -> (Vec<ResourceViolation>, Resou
 }
 
 /// Keeps the latest-ending hold and the latest-ending hold of a different client.
-fn push_top2(holds: &[Hold], best: Option<usize>, second: Option<usize>, i: usize) -> (Option<usize>, Option<usize>) {
+fn push_top2(
+    holds: &[Hold],
+    best: Option<usize>,
+    second: Option<usize>,
+    i: usize,
+) -> (Option<usize>, Option<usize>) {
     let end = |j: Option<usize>| j.map_or(0, |j| holds[j].end_us);
     let h = &holds[i];
     match best {

@@ -2,7 +2,7 @@
 //! hand-written histories.
 
 use super::*;
-use crate::history::{ResourceWrite, Op};
+use crate::history::{Op, ResourceWrite};
 
 fn op(t: u64, client: usize, kind: OpKind, mode: Mode) -> Op {
     Op::new(t, client, kind, "L0", mode)
@@ -61,18 +61,36 @@ use Mode::{Exclusive, Read, Write};
 
 #[test]
 fn readers_may_overlap_readers() {
-    let h = [acq(0, 1, Read), acq(0, 2, Read), ok(10, 1, Read, 100), ok(20, 2, Read, 100)];
+    let h = [
+        acq(0, 1, Read),
+        acq(0, 2, Read),
+        ok(10, 1, Read, 100),
+        ok(20, 2, Read, 100),
+    ];
     let f = check(&h).unwrap();
     assert!(f.is_safe(), "{:?}", f.violations);
 }
 
 #[test]
 fn a_writer_overlaps_no_one() {
-    for (first, second) in [(Read, Write), (Write, Read), (Write, Write), (Exclusive, Exclusive)] {
-        let h = [acq(0, 1, first), acq(0, 2, second), ok(10, 1, first, 100), ok(20, 2, second, 100)];
+    for (first, second) in [
+        (Read, Write),
+        (Write, Read),
+        (Write, Write),
+        (Exclusive, Exclusive),
+    ] {
+        let h = [
+            acq(0, 1, first),
+            acq(0, 2, second),
+            ok(10, 1, first, 100),
+            ok(20, 2, second, 100),
+        ];
         let f = check(&h).unwrap();
         assert_eq!(f.violations.len(), 1, "{first:?} then {second:?}");
-        assert_eq!((f.violations[0].overlap_start_us, f.violations[0].overlap_end_us), (20, 100));
+        assert_eq!(
+            (f.violations[0].overlap_start_us, f.violations[0].overlap_end_us),
+            (20, 100)
+        );
     }
 }
 
@@ -90,7 +108,10 @@ fn a_writer_is_caught_behind_a_long_reader_even_after_a_short_one() {
     ];
     let f = check(&h).unwrap();
     assert_eq!(f.violations.len(), 1);
-    assert_eq!((f.violations[0].first.client, f.violations[0].second.client), (1, 3));
+    assert_eq!(
+        (f.violations[0].first.client, f.violations[0].second.client),
+        (1, 3)
+    );
 }
 
 #[test]
@@ -156,7 +177,10 @@ fn a_stale_write_accepted_while_another_holds_is_a_resource_violation_only() {
     assert!(f.is_safe(), "the lock itself is safe");
     assert_eq!(f.resource_violations.len(), 1);
     let v = &f.resource_violations[0];
-    assert_eq!((v.client, v.write_us, v.hold_end_us, v.holder.client), (1, 200, Some(100), 2));
+    assert_eq!(
+        (v.client, v.write_us, v.hold_end_us, v.holder.client),
+        (1, 200, Some(100), 2)
+    );
     assert_eq!((f.resource.writes, f.resource.accepted), (2, 2));
 }
 

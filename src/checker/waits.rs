@@ -151,7 +151,10 @@ impl Waits {
 /// Per lock, the union of read holds as sorted disjoint intervals.
 fn read_busy(holds: &[Hold]) -> BTreeMap<&str, Vec<(u64, u64)>> {
     let mut out: BTreeMap<&str, Vec<(u64, u64)>> = BTreeMap::new();
-    for h in holds.iter().filter(|h| h.mode == Mode::Read && h.end_us > h.start_us) {
+    for h in holds
+        .iter()
+        .filter(|h| h.mode == Mode::Read && h.end_us > h.start_us)
+    {
         let iv = out.entry(&h.lock).or_default();
         match iv.last_mut() {
             Some(last) if h.start_us <= last.1 => last.1 = last.1.max(h.end_us),

@@ -27,12 +27,12 @@ use crate::client::{build_clients, Action, Client, Record, RecordKind};
 use crate::command::{Cmd, LockId, NodeId, Reply, Token};
 use crate::fault::{Fault, PlannedFault};
 use crate::history::{Event, FaultAction, FaultEvent, Meta, Op, ResourceWrite};
-use std::collections::BTreeMap;
 use crate::scenario::Scenario;
 use clock::Clock;
 use network::{Direction, Network};
 use node::Node;
 use queue::Queue;
+use std::collections::BTreeMap;
 
 /// What a run produced.
 pub struct RunOutput {
@@ -80,7 +80,9 @@ enum Ev {
     FaultEnd(usize),
     EndWorkload,
     /// The guarded resource's answer to a client's write.
-    WriteAck { client: usize },
+    WriteAck {
+        client: usize,
+    },
     /// A write reaching the guarded resource of `lock`.
     ToResource {
         client: usize,

@@ -109,7 +109,11 @@ impl Node {
                 if self.live(Key::writer(lock), wall).is_some() {
                     return Reply::Int(0);
                 }
-                match self.zsets.get_mut(&Key::readers(lock)).and_then(|z| z.get_mut(&token)) {
+                match self
+                    .zsets
+                    .get_mut(&Key::readers(lock))
+                    .and_then(|z| z.get_mut(&token))
+                {
                     Some(score) if *score > now_ms => {
                         *score = exp_at_ms;
                         Reply::Int(1)

@@ -73,9 +73,13 @@ fn a_reader_sends_seed_000s_reader_script_with_its_wall_clock_expiry_and_release
     let s = sends(&out);
     assert_eq!(s.len(), 5);
     // now = wall 1_000_005 ms; exp_at = now + ttl.
-    assert!(s
-        .iter()
-        .all(|(_, _, c)| matches!(c, Cmd::ReadLock { exp_at_ms: 1_001_005, .. })));
+    assert!(s.iter().all(|(_, _, c)| matches!(
+        c,
+        Cmd::ReadLock {
+            exp_at_ms: 1_001_005,
+            ..
+        }
+    )));
     let out = answer(&mut r, &out, 6_000, [ONE, ONE, Reply::Int(2), ONE, Reply::Int(2)]);
     let Some(Output::Acquired {
         token,
@@ -149,7 +153,14 @@ fn fencing_takes_the_max_of_a_quorum_then_raises_a_quorum_to_it() {
         .all(|(_, _, c)| matches!(c, Cmd::RaiseTo { value: 7, .. })));
     let out = answer(&mut r, &next, 52_000, [Reply::Int(7); 5]);
     assert!(
-        matches!(out.last(), Some(Output::Acquired { fence: Some(7), valid_until_mono_us: 988_000, .. })),
+        matches!(
+            out.last(),
+            Some(Output::Acquired {
+                fence: Some(7),
+                valid_until_mono_us: 988_000,
+                ..
+            })
+        ),
         "{out:?}"
     );
 }
@@ -169,7 +180,9 @@ fn fencing_rounds_that_end_after_the_validity_are_no_lock() {
         matches!(out.last(), Some(Output::NotAcquired { .. })),
         "988 ms of validity are over: {out:?}"
     );
-    assert!(sends(&out).iter().all(|(_, _, c)| matches!(c, Cmd::DelIfEq { .. })));
+    assert!(sends(&out)
+        .iter()
+        .all(|(_, _, c)| matches!(c, Cmd::DelIfEq { .. })));
 }
 
 fn holding(kind: AlgorithmKind, mode: Mode) -> (Redlock, Token) {
@@ -197,7 +210,13 @@ fn an_extension_on_a_quorum_in_time_moves_the_validity() {
     let zero = Reply::Int(0);
     let out = answer(&mut r, &out, 701_000, [ONE, ONE, zero, ONE, zero]);
     assert!(
-        matches!(out.last(), Some(Output::Extended { valid_until_mono_us: 1_688_000, .. })),
+        matches!(
+            out.last(),
+            Some(Output::Extended {
+                valid_until_mono_us: 1_688_000,
+                ..
+            })
+        ),
         "{out:?}"
     );
 }
@@ -223,15 +242,26 @@ fn a_failed_extension_leaves_the_hold_to_its_earlier_deadline() {
     r.extend(now(700_000), &mut out);
     let zero = Reply::Int(0);
     let out = answer(&mut r, &out, 701_000, [ONE, ONE, zero, zero, zero]);
-    assert_eq!(out, vec![Output::NotExtended { token }], "no unlock: keys expire on their own");
+    assert_eq!(
+        out,
+        vec![Output::NotExtended { token }],
+        "no unlock: keys expire on their own"
+    );
     // A quorum too late is no extension either.
     let mut out = Vec::new();
     r.extend(now(900_000), &mut out);
     let out = answer(&mut r, &out, 990_000, [ONE; 5]);
-    assert_eq!(out, vec![Output::NotExtended { token }], "validity ended at 988 ms");
+    assert_eq!(
+        out,
+        vec![Output::NotExtended { token }],
+        "validity ended at 988 ms"
+    );
     let mut out = Vec::new();
     r.release(now(990_000), &mut out);
-    assert!(matches!(out.last(), Some(Output::Released { .. })), "still releasable");
+    assert!(
+        matches!(out.last(), Some(Output::Released { .. })),
+        "still releasable"
+    );
 }
 
 #[test]
@@ -268,9 +298,11 @@ fn fair_waiting_keeps_the_ticket_and_does_not_use_up_retries() {
     let out = answer(&mut r, &out, 500_000, [ONE; 5]);
     assert!(matches!(out.last(), Some(Output::Acquired { .. })));
     assert!(
-        sends(&out)
-            .iter()
-            .all(|(_, _, c)| *c == Cmd::FairLeave { lock: LockId(0), ticket: first.ticket }),
+        sends(&out).iter().all(|(_, _, c)| *c
+            == Cmd::FairLeave {
+                lock: LockId(0),
+                ticket: first.ticket
+            }),
         "leaves the queue everywhere"
     );
 }

@@ -29,11 +29,23 @@ fn read(token: u64, exp_at_ms: u64) -> Cmd {
 fn writer_script_answers_as_seed_000() {
     let mut n = Node::default();
     assert_eq!(n.exec(0, write(1, T0_MS, 100)), Reply::Int(1), "acquired");
-    assert_eq!(n.exec(1_000, write(2, T0_MS + 1, 100)), Reply::Int(3), "write-locked");
-    assert_eq!(n.exec(2_000, read(3, T0_MS + 1_000)), Reply::Int(2), "reader sees the writer");
+    assert_eq!(
+        n.exec(1_000, write(2, T0_MS + 1, 100)),
+        Reply::Int(3),
+        "write-locked"
+    );
+    assert_eq!(
+        n.exec(2_000, read(3, T0_MS + 1_000)),
+        Reply::Int(2),
+        "reader sees the writer"
+    );
     // w_{L} expires by the node's clock after its PX ttl.
     assert_eq!(n.exec(100_000, read(3, T0_MS + 1_000)), Reply::Int(1));
-    assert_eq!(n.exec(100_000, write(4, T0_MS + 100, 100)), Reply::Int(2), "read-locked");
+    assert_eq!(
+        n.exec(100_000, write(4, T0_MS + 100, 100)),
+        Reply::Int(2),
+        "read-locked"
+    );
 }
 
 #[test]
@@ -92,13 +104,21 @@ fn extensions_need_the_token_and_a_live_lock() {
     };
     let mut n = Node::default();
     n.exec(0, read(1, 100));
-    assert_eq!(n.exec(0, ext_read(1, 100, 300)), Reply::Int(0), "expired at its score");
+    assert_eq!(
+        n.exec(0, ext_read(1, 100, 300)),
+        Reply::Int(0),
+        "expired at its score"
+    );
     assert_eq!(n.exec(0, ext_read(2, 50, 300)), Reply::Int(0), "not a reader");
     assert_eq!(n.exec(0, ext_read(1, 50, 300)), Reply::Int(1));
     assert_eq!(n.exec(0, write(9, 299, 10)), Reply::Int(2), "score moved to 300");
     assert_eq!(n.exec(0, write(9, 300, 10)), Reply::Int(1));
     n.exec(0, read(3, 1_000));
-    assert_eq!(n.exec(0, ext_read(3, 0, 2_000)), Reply::Int(0), "refused while a writer holds");
+    assert_eq!(
+        n.exec(0, ext_read(3, 0, 2_000)),
+        Reply::Int(0),
+        "refused while a writer holds"
+    );
 }
 
 #[test]
@@ -112,10 +132,7 @@ fn fence_counter_increments_and_only_rises() {
 }
 
 fn ticket(id: u64, write: bool) -> Ticket {
-    Ticket {
-        id: Token(id),
-        write,
-    }
+    Ticket { id: Token(id), write }
 }
 
 fn args(t: Ticket, now_ms: u64, queued_at_ms: u64, enqueue: bool) -> FairArgs {
@@ -149,8 +166,14 @@ fn fair_read(token: u64, fair: FairArgs) -> Cmd {
 #[test]
 fn an_empty_queue_is_the_plain_lock() {
     let mut n = Node::default();
-    assert_eq!(n.exec(0, fair_read(1, args(ticket(1, false), 0, 0, false))), Reply::Int(1));
-    assert_eq!(n.exec(0, fair_write(2, args(ticket(2, true), 0, 0, false))), Reply::Int(2));
+    assert_eq!(
+        n.exec(0, fair_read(1, args(ticket(1, false), 0, 0, false))),
+        Reply::Int(1)
+    );
+    assert_eq!(
+        n.exec(0, fair_write(2, args(ticket(2, true), 0, 0, false))),
+        Reply::Int(2)
+    );
     assert!(n.fair.is_empty(), "no queue was created");
 }
 
@@ -162,43 +185,86 @@ fn a_queued_writer_holds_back_later_readers_until_it_gets_in() {
     let r_new = ticket(30, false);
     // A reader holds; the writer has waited too long and joins the queue (position 5).
     assert_eq!(n.exec(0, fair_read(20, args(r_old, 0, 0, false))), Reply::Int(1));
-    assert_eq!(n.exec(0, fair_write(11, args(w, 10, 5, true))), Reply::Int(2), "queued, head, read-locked");
+    assert_eq!(
+        n.exec(0, fair_write(11, args(w, 10, 5, true))),
+        Reply::Int(2),
+        "queued, head, read-locked"
+    );
     // A new reader must queue behind the writer, even without asking to.
-    assert_eq!(n.exec(0, fair_read(31, args(r_new, 20, 20, false))), Reply::Int(4));
+    assert_eq!(
+        n.exec(0, fair_read(31, args(r_new, 20, 20, false))),
+        Reply::Int(4)
+    );
     // The old reader releases; the writer at the head gets in and leaves the queue.
-    n.exec(0, Cmd::ZRem {
-        key: Key::readers(L),
-        token: Token(20),
-    });
+    n.exec(
+        0,
+        Cmd::ZRem {
+            key: Key::readers(L),
+            token: Token(20),
+        },
+    );
     assert_eq!(n.exec(0, fair_write(12, args(w, 30, 5, false))), Reply::Int(1));
     // The reader is now at the head but the writer holds w_{L}.
-    assert_eq!(n.exec(0, fair_read(32, args(r_new, 40, 20, false))), Reply::Int(2));
-    n.exec(0, Cmd::DelIfEq {
-        key: Key::writer(L),
-        token: Token(12),
-    });
-    assert_eq!(n.exec(0, fair_read(33, args(r_new, 50, 20, false))), Reply::Int(1));
+    assert_eq!(
+        n.exec(0, fair_read(32, args(r_new, 40, 20, false))),
+        Reply::Int(2)
+    );
+    n.exec(
+        0,
+        Cmd::DelIfEq {
+            key: Key::writer(L),
+            token: Token(12),
+        },
+    );
+    assert_eq!(
+        n.exec(0, fair_read(33, args(r_new, 50, 20, false))),
+        Reply::Int(1)
+    );
     assert!(n.fair.is_empty(), "the queue drained: the lock is unfair again");
 }
 
 #[test]
 fn readers_at_the_head_share_and_writers_wait_their_turn() {
     let mut n = Node::default();
-    let (r1, r2, w, w2) = (ticket(1, false), ticket(2, false), ticket(3, true), ticket(4, true));
-    assert_eq!(n.exec(0, fair_write(100, args(w, 0, 30, true))), Reply::Int(1), "alone: straight in");
+    let (r1, r2, w, w2) = (
+        ticket(1, false),
+        ticket(2, false),
+        ticket(3, true),
+        ticket(4, true),
+    );
+    assert_eq!(
+        n.exec(0, fair_write(100, args(w, 0, 30, true))),
+        Reply::Int(1),
+        "alone: straight in"
+    );
     // While the writer holds, two readers and another writer queue up.
     assert_eq!(n.exec(0, fair_read(101, args(r1, 0, 10, true))), Reply::Int(2));
     assert_eq!(n.exec(0, fair_read(102, args(r2, 0, 20, true))), Reply::Int(2));
-    assert_eq!(n.exec(0, fair_write(103, args(w2, 0, 40, true))), Reply::Int(4), "behind the readers");
-    n.exec(0, Cmd::DelIfEq {
-        key: Key::writer(L),
-        token: Token(100),
-    });
+    assert_eq!(
+        n.exec(0, fair_write(103, args(w2, 0, 40, true))),
+        Reply::Int(4),
+        "behind the readers"
+    );
+    n.exec(
+        0,
+        Cmd::DelIfEq {
+            key: Key::writer(L),
+            token: Token(100),
+        },
+    );
     // r2 is behind r1, but only readers are ahead of it: it may go first.
     assert_eq!(n.exec(0, fair_read(104, args(r2, 1, 20, false))), Reply::Int(1));
-    assert_eq!(n.exec(0, fair_write(105, args(w2, 1, 40, false))), Reply::Int(4), "r1 is still ahead");
+    assert_eq!(
+        n.exec(0, fair_write(105, args(w2, 1, 40, false))),
+        Reply::Int(4),
+        "r1 is still ahead"
+    );
     assert_eq!(n.exec(0, fair_read(106, args(r1, 1, 10, false))), Reply::Int(1));
-    assert_eq!(n.exec(0, fair_write(107, args(w2, 1, 40, false))), Reply::Int(2), "head, but read-locked");
+    assert_eq!(
+        n.exec(0, fair_write(107, args(w2, 1, 40, false))),
+        Reply::Int(2),
+        "head, but read-locked"
+    );
 }
 
 #[test]
@@ -210,11 +276,31 @@ fn an_abandoned_ticket_expires_and_stops_blocking() {
     // The first writer queues (expiry 0 + 100 ms) and is never heard of again.
     assert_eq!(n.exec(0, fair_write(10, args(dead, 0, 1, true))), Reply::Int(2));
     assert_eq!(n.exec(0, fair_write(20, args(alive, 50, 2, true))), Reply::Int(4));
-    n.exec(0, Cmd::ZRem {
-        key: Key::readers(L),
-        token: Token(50),
-    });
-    assert_eq!(n.exec(0, fair_write(21, args(alive, 99, 2, false))), Reply::Int(4));
-    assert_eq!(n.exec(0, fair_write(22, args(alive, 100, 2, false))), Reply::Int(1), "the dead ticket expired at 100");
-    assert_eq!(n.exec(0, Cmd::FairLeave { lock: L, ticket: alive }), Reply::Int(0), "it left on success");
+    n.exec(
+        0,
+        Cmd::ZRem {
+            key: Key::readers(L),
+            token: Token(50),
+        },
+    );
+    assert_eq!(
+        n.exec(0, fair_write(21, args(alive, 99, 2, false))),
+        Reply::Int(4)
+    );
+    assert_eq!(
+        n.exec(0, fair_write(22, args(alive, 100, 2, false))),
+        Reply::Int(1),
+        "the dead ticket expired at 100"
+    );
+    assert_eq!(
+        n.exec(
+            0,
+            Cmd::FairLeave {
+                lock: L,
+                ticket: alive
+            }
+        ),
+        Reply::Int(0),
+        "it left on success"
+    );
 }
