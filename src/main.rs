@@ -198,8 +198,15 @@ fn print_verdict(scenario: &Scenario, outcome: &Outcome, dir: &Path) {
             w.unfinished
         );
     }
-    for l in &outcome.findings.liveness {
+    const SHOWN: usize = 5;
+    for l in outcome.findings.liveness.iter().take(SHOWN) {
         println!("  liveness: {}", serde_json::to_string(l).unwrap_or_default());
+    }
+    if outcome.findings.liveness.len() > SHOWN {
+        println!(
+            "  ... {} more liveness findings in summary.json",
+            outcome.findings.liveness.len() - SHOWN
+        );
     }
     if !outcome.availability_ok {
         println!(

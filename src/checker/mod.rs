@@ -168,6 +168,9 @@ impl Checker {
                         self.acquired(op);
                     }
                     (Event::Ok(op), OpKind::Extend) => self.extended(op),
+                    (_, OpKind::Acquire) if open.phase == Phase::Workload => {
+                        self.waits.failed(op.client, op.t_us)
+                    }
                     _ => {}
                 }
             }
@@ -305,7 +308,7 @@ impl Checker {
         let violations = safety::sweep(&mut self.holds, &self.faults);
         let mut liveness = liveness::judge(self.meta.as_ref(), self.heal_us, end_us, &self.probes);
         let bound_us = self.meta.as_ref().and_then(|m| m.writer_wait_bound_us);
-        let (waits, starvation) = self.waits.finish(end_us, bound_us, &self.holds);
+        let (waits, starvation) = self.waits.finish(bound_us, &self.holds);
         liveness.extend(starvation);
         let (resource_violations, resource) = resource::judge(&self.writes, &self.holds);
         let mut stats = self.stats.finish();

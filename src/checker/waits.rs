@@ -2,8 +2,9 @@
 //!
 //! A wait runs from a client's first acquire invocation for a (lock, mode) to the
 //! acquisition that ends it; failed acquisitions in between (the client retries the same
-//! lock and mode) do not end it. Waits still open when the history ends count with the
-//! time waited so far. Per mode: p50, p99 and max.
+//! lock and mode) do not end it. Waits still open when the history ends count up to the
+//! end of their last failed attempt (the client stops wanting at the heal). Per mode:
+//! p50, p99 and max.
 //!
 //! The starvation finding (a liveness finding): a writer waited longer than the
 //! history's `writer_wait_bound_us` while readers kept the lock busy, i.e. read holds of
@@ -40,7 +41,8 @@ struct Wait {
 
 #[derive(Default)]
 pub struct Waits {
-    open: BTreeMap<usize, (String, Mode, u64)>,
+    /// Per client: lock, mode, first invocation, end of the last failed attempt.
+    open: BTreeMap<usize, (String, Mode, u64, u64)>,
     done: Vec<Wait>,
 }
 
@@ -48,28 +50,35 @@ impl Waits {
     /// A workload acquire invocation.
     pub fn invoke(&mut self, client: usize, lock: &str, mode: Mode, t_us: u64) {
         match self.open.get(&client) {
-            Some((l, m, _)) if l == lock && *m == mode => {}
+            Some((l, m, _, _)) if l == lock && *m == mode => {}
             _ => {
-                if let Some((lock, mode, since_us)) = self.open.remove(&client) {
+                if let Some((lock, mode, since_us, last_us)) = self.open.remove(&client) {
                     // The client gave up on that lock and wants another: the wait ends
-                    // unanswered at the new invocation.
+                    // unanswered with its last attempt.
                     self.done.push(Wait {
                         client,
                         lock,
                         mode,
                         since_us,
-                        until_us: t_us,
+                        until_us: last_us,
                         acquired: false,
                     });
                 }
-                self.open.insert(client, (lock.to_string(), mode, t_us));
+                self.open.insert(client, (lock.to_string(), mode, t_us, t_us));
             }
+        }
+    }
+
+    /// A workload acquisition failed (or its outcome is unknown).
+    pub fn failed(&mut self, client: usize, t_us: u64) {
+        if let Some(open) = self.open.get_mut(&client) {
+            open.3 = t_us;
         }
     }
 
     /// A workload acquisition succeeded.
     pub fn acquired(&mut self, client: usize, t_us: u64) {
-        if let Some((lock, mode, since_us)) = self.open.remove(&client) {
+        if let Some((lock, mode, since_us, _)) = self.open.remove(&client) {
             self.done.push(Wait {
                 client,
                 lock,
@@ -84,27 +93,29 @@ impl Waits {
     /// Per-mode statistics and starvation findings; `holds` sorted by lock and start.
     pub fn finish(
         mut self,
-        end_us: u64,
         bound_us: Option<u64>,
         holds: &[Hold],
     ) -> (BTreeMap<Mode, WaitStats>, Vec<LivenessFinding>) {
-        for (client, (lock, mode, since_us)) in std::mem::take(&mut self.open) {
+        let mut unfinished = 0;
+        for (client, (lock, mode, since_us, last_us)) in std::mem::take(&mut self.open) {
+            unfinished += 1;
             self.done.push(Wait {
                 client,
                 lock,
                 mode,
                 since_us,
-                until_us: end_us.max(since_us),
+                until_us: last_us,
                 acquired: false,
             });
         }
+        let first_unfinished = self.done.len() - unfinished;
         let mut per_mode: BTreeMap<Mode, (WaitStats, Vec<u64>)> = BTreeMap::new();
-        for w in &self.done {
+        for (i, w) in self.done.iter().enumerate() {
             let (s, v) = per_mode.entry(w.mode).or_default();
             if w.acquired {
                 s.acquired += 1;
                 v.push(w.until_us - w.since_us);
-            } else if w.until_us == end_us {
+            } else if i >= first_unfinished {
                 s.unfinished += 1;
             }
             s.max_us = s.max_us.max(w.until_us - w.since_us);

@@ -185,7 +185,10 @@ pub fn run_with_progress(scenario: &Scenario, seed: u64, progress: &mut dyn FnMu
         t_us: 0,
         scenario: scenario.name.clone(),
         seed,
-        algorithm: format!("{:?}", scenario.algorithm.kind).to_lowercase(),
+        algorithm: serde_json::to_value(scenario.algorithm.kind)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default(),
         nodes: scenario.nodes,
         clients: n_clients,
         ttl_ms: scenario.algorithm.ttl_ms,
