@@ -26,13 +26,22 @@ pub enum Fault {
     },
     /// `client` stops the world (a GC pause, SIGSTOP): nothing it would do happens and
     /// nothing it receives is seen until the pause ends; then everything runs, late.
-    /// With `after_acquire`, the pause begins right after the client's first successful
-    /// acquisition from the fault's start time on, rather than at that time.
-    ClientPause {
+    /// With `point = after_acquire`, the pause begins right after the client's first
+    /// successful acquisition from the fault's start time on. (A minimal client pause with
+    /// the same names and serialisation as issue 3's richer `Pause`, which supersedes it.)
+    Pause {
         client: ClientId,
-        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-        after_acquire: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        point: Option<PausePoint>,
     },
+}
+
+/// Where in its lock cycle a paused client stops.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PausePoint {
+    /// Right after the acquisition succeeds, before the client does anything with it.
+    AfterAcquire,
 }
 
 /// Where a planned fault came from.

@@ -3,7 +3,7 @@
 
 use super::{Clients, Dur, Expect, Network, RawDist, Scenario};
 use crate::algorithm::{AlgorithmConfig, AlgorithmKind, Fanout};
-use crate::fault::{Fault, Nemesis, NemesisRate, Origin, PlannedFault};
+use crate::fault::{Fault, Nemesis, NemesisRate, Origin, PausePoint, PlannedFault};
 use serde::Deserialize;
 
 #[derive(Debug, Deserialize)]
@@ -186,13 +186,12 @@ enum RawFault {
         duration: Option<Dur>,
     },
     /// Freeze `client` (a stop-the-world pause) for `duration`, starting at `at`, or with
-    /// `after_acquire = true` right after its first successful acquisition from `at` on.
-    ClientPause {
+    /// `point = "after_acquire"` right after its first successful acquisition from `at` on.
+    Pause {
         at: Dur,
         client: i64,
         duration: Dur,
-        #[serde(default)]
-        after_acquire: bool,
+        point: Option<PausePoint>,
     },
 }
 
@@ -402,11 +401,11 @@ impl RawScenario {
                         },
                     }
                 }
-                RawFault::ClientPause {
+                RawFault::Pause {
                     at,
                     client,
                     duration,
-                    after_acquire,
+                    point,
                 } => {
                     if duration.us() == 0 {
                         return Err(format!("faults[{i}]: duration must be above 0"));
@@ -416,9 +415,9 @@ impl RawScenario {
                         at_us: at.us(),
                         duration_us: Some(duration.us()),
                         origin: Origin::Script,
-                        fault: Fault::ClientPause {
+                        fault: Fault::Pause {
                             client: indices(&[*client], clients.count, "client", i)?[0],
-                            after_acquire: *after_acquire,
+                            point: *point,
                         },
                     }
                 }

@@ -86,7 +86,7 @@ fn read_write_extension_fencing_and_pause_knobs_resolve() {
     let s = parse(
         "[algorithm]\nkind = \"fair_rw_redlock\"\nttl = \"300ms\"\nmax_extensions = 2\nfencing = true\nfair_after = \"20ms\"\n\
          [clients]\nread_share = 0.8\nwriter_wait_bound = \"2s\"\n\
-         [[faults]]\nat = \"1s\"\nkind = \"client_pause\"\nclient = 2\nduration = \"1s\"\nafter_acquire = true\n",
+         [[faults]]\nat = \"1s\"\nkind = \"pause\"\nclient = 2\nduration = \"1s\"\npoint = \"after_acquire\"\n",
     )
     .unwrap();
     let a = &s.algorithm;
@@ -104,9 +104,9 @@ fn read_write_extension_fencing_and_pause_knobs_resolve() {
     );
     assert_eq!(
         s.faults[0].fault,
-        crate::fault::Fault::ClientPause {
+        crate::fault::Fault::Pause {
             client: 2,
-            after_acquire: true
+            point: Some(crate::fault::PausePoint::AfterAcquire)
         }
     );
     let rw = parse("[algorithm]\nkind = \"rw_redlock\"\n").unwrap();
@@ -135,7 +135,7 @@ fn read_write_knobs_that_make_no_sense_are_refused() {
         ),
         ("[algorithm]\nmax_extensions = -1\n", "must not be negative"),
         (
-            "[[faults]]\nat = \"1s\"\nkind = \"client_pause\"\nclient = 9\nduration = \"1s\"\n",
+            "[[faults]]\nat = \"1s\"\nkind = \"pause\"\nclient = 9\nduration = \"1s\"\n",
             "client 9 does not exist",
         ),
     ];

@@ -14,7 +14,7 @@
 //! Kleppmann's analysis), reached over its own link with the network's latency. With
 //! fencing, the resource rejects a write whose fencing token is older than the last it
 //! accepted; every write is recorded as a `write` event. A paused client
-//! ([`Fault::ClientPause`]) sees nothing until its pause ends: its replies, timers and
+//! ([`Fault::Pause`]) sees nothing until its pause ends: its replies, timers and
 //! wake-ups are deferred to that moment, then run in their original order.
 
 pub mod clock;
@@ -345,9 +345,9 @@ impl World<'_> {
         if self.phase != RunPhase::Workload {
             return;
         }
-        if let Fault::ClientPause {
+        if let Fault::Pause {
             client,
-            after_acquire: true,
+            point: Some(crate::fault::PausePoint::AfterAcquire),
         } = self.plan[i].fault
         {
             // Starts for real at the client's next successful acquisition.
@@ -358,7 +358,7 @@ impl World<'_> {
         self.fault_event(t, i, FaultAction::Start);
         match &self.plan[i].fault {
             Fault::Partition { nodes, clients } => self.net.cut(clients, nodes),
-            &Fault::ClientPause { client, .. } => {
+            &Fault::Pause { client, .. } => {
                 let end = t + self.plan[i].duration_us.unwrap_or(0);
                 self.paused_until_us[client] = self.paused_until_us[client].max(end);
             }
@@ -376,7 +376,7 @@ impl World<'_> {
         match &self.plan[i].fault {
             Fault::Partition { nodes, clients } => self.net.uncut(clients, nodes),
             // Deferred events stay where they are: a pause always lasts its duration.
-            Fault::ClientPause { .. } => {}
+            Fault::Pause { .. } => {}
         }
     }
 
