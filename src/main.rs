@@ -177,6 +177,12 @@ fn print_verdict(scenario: &Scenario, outcome: &Outcome, dir: &Path) {
             r.rejected
         );
     }
+    if !outcome.findings.fence_regressions.is_empty() {
+        println!(
+            "  fencing: {} tokens did not grow after an earlier hold ended (see summary.json)",
+            outcome.findings.fence_regressions.len()
+        );
+    }
     for v in outcome.findings.resource_violations.iter().take(3) {
         println!(
             "  stale write: client {} wrote to {} at {} after its hold ended, while client {} held it (seed {})",

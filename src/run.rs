@@ -21,7 +21,8 @@ pub struct SeedResult {
     pub live: bool,
     pub violations: usize,
     pub liveness_findings: usize,
-    /// Stale writes the guarded resource accepted while another client held the lock.
+    /// Stale writes the guarded resource accepted while another client held the lock,
+    /// plus fencing tokens that did not grow.
     pub resource_violations: usize,
     pub stats: Stats,
     #[serde(skip)]
@@ -76,7 +77,7 @@ pub fn run_seed(scenario: &Scenario, seed: u64) -> (SeedResult, sim::RunOutput, 
         live: findings.is_live(),
         violations: findings.violations.len(),
         liveness_findings: findings.liveness.len(),
-        resource_violations: findings.resource_violations.len(),
+        resource_violations: findings.resource_violations.len() + findings.fence_regressions.len(),
         stats: findings.stats.clone(),
         sim: output.stats,
         sim_secs,

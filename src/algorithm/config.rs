@@ -65,6 +65,9 @@ pub struct AlgorithmConfig {
     pub extend_before_us: u64,
     /// Whether acquisitions issue fencing tokens (`algorithm/fencing.rs`).
     pub fencing: bool,
+    /// Rounds of token issue: 2 (INCR, then raise a quorum to the token) or 1 (the naive
+    /// "INCR on a quorum and take the max", which is not monotonic).
+    pub fence_rounds: u8,
     /// The fair variant: an acquisition that has waited this long joins the queue.
     pub fair_after_us: u64,
 }
@@ -81,9 +84,9 @@ impl AlgorithmConfig {
             Fanout::Parallel => self.request_timeout_us,
             Fanout::Sequential => self.request_timeout_us * nodes as u64,
         };
-        // Fencing adds two rounds to an attempt.
+        // Fencing adds its rounds to an attempt.
         if self.fencing {
-            3 * round
+            (1 + u64::from(self.fence_rounds)) * round
         } else {
             round
         }

@@ -179,6 +179,9 @@ impl Redlock {
             FenceStep::Incr => {
                 let token = round.max_int.max(0) as u64;
                 acq.fence = Some(token);
+                if self.config.fence_rounds < 2 {
+                    return self.grant(acq, out);
+                }
                 let round = self.start_round(now, fencing::raise_cmd(acq.lock, token), out);
                 self.state = State::Fencing(acq, round, FenceStep::Raise);
             }

@@ -49,6 +49,9 @@ pub struct Hold {
     pub lock: String,
     pub mode: Mode,
     pub token: Option<String>,
+    /// The fencing token of the acquisition, if the algorithm issues them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fence: Option<u64>,
     pub start_us: u64,
     pub end_us: u64,
     /// Why the hold ended: the client released, or its validity ran out (or the history ended).
@@ -83,6 +86,8 @@ pub struct Findings {
     pub stats: Stats,
     pub resource_violations: Vec<ResourceViolation>,
     pub resource: ResourceStats,
+    /// Fencing tokens that did not increase from one hold to a later one.
+    pub fence_regressions: Vec<resource::FenceRegression>,
     #[serde(skip)]
     pub holds: Vec<Hold>,
     #[serde(skip)]
@@ -96,8 +101,10 @@ impl Findings {
     pub fn is_live(&self) -> bool {
         self.liveness.is_empty()
     }
+    /// No stale write got through, and fencing tokens only grew (a token below an
+    /// earlier hold's lets that earlier holder's late writes in).
     pub fn is_resource_safe(&self) -> bool {
-        self.resource_violations.is_empty()
+        self.resource_violations.is_empty() && self.fence_regressions.is_empty()
     }
 }
 
@@ -253,6 +260,7 @@ impl Checker {
             lock: op.lock.clone(),
             mode: op.mode,
             token: op.token.clone(),
+            fence: op.fence,
             start_us: op.t_us,
             end_us: op.valid_until_us.unwrap_or(u64::MAX).max(op.t_us),
             ended_by: HoldEnd::Validity,
@@ -311,6 +319,7 @@ impl Checker {
         let (waits, starvation) = self.waits.finish(bound_us, &self.holds);
         liveness.extend(starvation);
         let (resource_violations, resource) = resource::judge(&self.writes, &self.holds);
+        let fence_regressions = resource::fence_regressions(&self.holds);
         let mut stats = self.stats.finish();
         stats.waits = waits;
         Findings {
@@ -319,6 +328,7 @@ impl Checker {
             stats,
             resource_violations,
             resource,
+            fence_regressions,
             holds: self.holds,
             faults: self.faults,
         }

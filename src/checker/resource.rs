@@ -11,11 +11,17 @@
 //!
 //! One sort and one sweep per lock: writes in time order against holds in start order,
 //! keeping the two latest-ending holds of distinct clients started so far.
+//!
+//! The fencing tokens themselves are checked too: a hold that starts after another hold
+//! of the same lock has ended must carry a larger token ([`FenceRegression`] otherwise).
+//! This tests the claim of `algorithm/fencing.rs` directly, independent of whether a
+//! stale write happened to arrive at the wrong moment.
 
 use super::Hold;
 use crate::history::ResourceWrite as Write;
 use serde::Serialize;
-use std::collections::BTreeMap;
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap};
 
 /// A stale write accepted while another client held the lock.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -122,4 +128,52 @@ fn push_top2(
             (best, if replace { Some(i) } else { second })
         }
     }
+}
+
+/// A hold whose fencing token is not above that of an earlier, finished hold.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct FenceRegression {
+    pub lock: String,
+    pub earlier: Hold,
+    pub later: Hold,
+}
+
+/// Finds holds with a fencing token at or below one of a hold of the same lock that had
+/// ended before they started; `holds` sorted by lock and start.
+pub fn fence_regressions(holds: &[Hold]) -> Vec<FenceRegression> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < holds.len() {
+        let lock = &holds[i].lock;
+        let end = i + holds[i..].partition_point(|h| &h.lock == lock);
+        // Holds started so far, by end time; and the ended one with the largest token.
+        let mut running: BinaryHeap<Reverse<(u64, usize)>> = BinaryHeap::new();
+        let mut top: Option<usize> = None;
+        for j in i..end {
+            let h = &holds[j];
+            while let Some(&Reverse((e, k))) = running.peek() {
+                if e > h.start_us {
+                    break;
+                }
+                running.pop();
+                if top.is_none_or(|t| holds[k].fence > holds[t].fence) {
+                    top = Some(k);
+                }
+            }
+            if let (Some(f), Some(t)) = (h.fence, top) {
+                if holds[t].fence.is_some_and(|g| f <= g) {
+                    out.push(FenceRegression {
+                        lock: lock.clone(),
+                        earlier: holds[t].clone(),
+                        later: h.clone(),
+                    });
+                }
+            }
+            if h.fence.is_some() {
+                running.push(Reverse((h.end_us, j)));
+            }
+        }
+        i = end;
+    }
+    out
 }

@@ -269,3 +269,35 @@ fn a_writer_waiting_past_the_bound_while_readers_hold_is_starvation() {
     ];
     assert!(check(&idle).unwrap().is_live());
 }
+
+fn ok_fenced(t: u64, c: usize, valid_until: u64, fence: u64) -> Event {
+    let Event::Ok(mut o) = ok(t, c, Write, valid_until) else {
+        unreachable!()
+    };
+    o.fence = Some(fence);
+    Event::Ok(o)
+}
+
+#[test]
+fn fencing_tokens_must_grow_from_a_finished_hold_to_a_later_one() {
+    let h = [
+        acq(0, 1, Write),
+        ok_fenced(10, 1, 100, 5),
+        acq(100, 2, Write),
+        ok_fenced(150, 2, 300, 7),
+        acq(300, 3, Write),
+        ok_fenced(310, 3, 400, 6),
+    ];
+    let f = check(&h).unwrap();
+    assert_eq!(f.fence_regressions.len(), 1);
+    let r = &f.fence_regressions[0];
+    assert_eq!((r.earlier.client, r.later.client), (2, 3));
+    // Overlapping holds (a lock-level violation) may get tokens in either order.
+    let h = [
+        acq(0, 1, Write),
+        acq(0, 2, Write),
+        ok_fenced(10, 1, 100, 5),
+        ok_fenced(20, 2, 300, 4),
+    ];
+    assert!(check(&h).unwrap().fence_regressions.is_empty());
+}

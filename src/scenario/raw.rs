@@ -75,6 +75,8 @@ struct RawAlgorithm {
     extend_before: Option<Dur>,
     #[serde(default)]
     fencing: bool,
+    #[serde(default = "default_fence_rounds")]
+    fence_rounds: i64,
     fair_after: Option<Dur>,
 }
 
@@ -96,6 +98,9 @@ fn default_retry_delay() -> RawDist {
         max: Some(Dur::from_ms(200)),
         mean: None,
     })
+}
+fn default_fence_rounds() -> i64 {
+    2
 }
 fn default_fanout() -> Fanout {
     Fanout::Parallel
@@ -308,6 +313,12 @@ impl RawScenario {
         if a.fair_after.is_some() && a.kind != AlgorithmKind::FairRwRedlock {
             return Err("algorithm.fair_after only applies to kind = \"fair_rw_redlock\"".into());
         }
+        if !(1..=2).contains(&a.fence_rounds) {
+            return Err(format!(
+                "algorithm.fence_rounds = {}: 2 (safe) or 1 (the naive one-round design)",
+                a.fence_rounds
+            ));
+        }
         let algorithm = AlgorithmConfig {
             kind: a.kind,
             ttl_ms: a.ttl.us() / 1_000,
@@ -321,6 +332,7 @@ impl RawScenario {
             max_extensions: a.max_extensions.min(u32::MAX as i64) as u32,
             extend_before_us,
             fencing: a.fencing,
+            fence_rounds: a.fence_rounds as u8,
             fair_after_us: a.fair_after.map_or(100_000, Dur::us),
         };
         if algorithm.drift_us() >= algorithm.ttl_ms * 1_000 {

@@ -20,6 +20,7 @@ fn config(kind: AlgorithmKind) -> AlgorithmConfig {
         max_extensions: 2,
         extend_before_us: 300_000,
         fencing: false,
+        fence_rounds: 2,
         fair_after_us: 100_000,
     }
 }

@@ -20,6 +20,7 @@ fn config(fanout: Fanout) -> AlgorithmConfig {
         max_extensions: 0,
         extend_before_us: 300_000,
         fencing: false,
+        fence_rounds: 2,
         fair_after_us: 100_000,
     }
 }
