@@ -500,3 +500,6 @@ impl World<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod rw_tests;
