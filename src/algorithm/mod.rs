@@ -16,6 +16,11 @@
 //! Timers are never cancelled; an algorithm ignores a timer or reply it no longer
 //! expects. Randomness (tokens, retry delays) comes from an RNG handed in at
 //! construction, so the same seed gives the same decisions under any driver.
+//!
+//! One state machine, [`Redlock`], runs every lock of the family; the files split it by
+//! concern: `round.rs` (the fan-out of one command to all nodes, shared by every phase),
+//! `rw.rs` (seed 000's per-mode commands), `fair.rs` (the fair queue's design),
+//! `fencing.rs` (token issue and its limits), `config.rs` (the knobs).
 
 mod config;
 mod fair;
