@@ -215,6 +215,12 @@ impl Checker {
         if op.op == OpKind::Release {
             self.end_hold(op.client, &op.lock, op.t_us, HoldEnd::Release);
         }
+        if op.op == OpKind::Extend && !self.holding.contains_key(&(op.client, op.lock.clone())) {
+            return Err(self.malformed(format!(
+                "client {} extends {} without holding it",
+                op.client, op.lock
+            )));
+        }
         if op.phase == Phase::Probe && op.op == OpKind::Acquire {
             self.probes.invoke(op);
         }

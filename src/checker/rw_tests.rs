@@ -301,3 +301,11 @@ fn fencing_tokens_must_grow_from_a_finished_hold_to_a_later_one() {
     ];
     assert!(check(&h).unwrap().fence_regressions.is_empty());
 }
+
+#[test]
+fn extending_a_lock_one_does_not_hold_is_malformed() {
+    let h = [acq(0, 1, Write), fail(10, 1, Write), ext(20, 1, Write)];
+    let e = check(&h).unwrap_err();
+    assert_eq!(e.line, 3);
+    assert!(e.message.contains("without holding"), "{e}");
+}
