@@ -106,7 +106,7 @@ pub enum Output {
         valid_until_mono_us: u64,
         nodes: NodeSet,
         attempts: u32,
-        /// The fencing token, when the algorithm issues them ([`fencing`]).
+        /// The fencing token, when the algorithm issues them (`algorithm/fencing.rs`).
         fence: Option<u64>,
     },
     /// Every attempt failed. `unknown` is set when some node never answered the last

@@ -6,7 +6,7 @@
 //! the clock got there by running or by jumping.
 //!
 //! The read-write lock's sorted sets, the fencing counters and the fair queues live in
-//! their own maps ([`Node::zsets`], [`Node::counters`], [`Node::fair`]): each key kind
+//! their own maps (`zsets`, `counters`, `fair`): each key kind
 //! has one Redis type, so one keyspace split by type behaves like Redis's. Sorted-set
 //! members are never expired by the node: as in seed 000, a reader's score is its expiry
 //! by the client's clock, and the writer script drops expired readers by the client's
