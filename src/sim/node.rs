@@ -6,12 +6,12 @@
 //! the clock got there by running or by jumping.
 //!
 //! The read-write lock's sorted sets, the fencing counters and the fair queues live in
-//! their own maps (`zsets`, `counters`, `fair`): each key kind
-//! has one Redis type, so one keyspace split by type behaves like Redis's. Sorted-set
+//! their own maps of the node's `Store`: each key kind has one Redis type, so one
+//! keyspace split by type behaves like Redis's. Sorted-set
 //! members are never expired by the node: as in seed 000, a reader's score is its expiry
 //! by the client's clock, and the writer script drops expired readers by the client's
-//! `now`. Anything that wipes or restores a node's data (crash, persistence) must cover
-//! these maps as well as `keys`.
+//! `now`. Anything that wipes or restores a node's data (crash, persistence) works on
+//! the whole `Store`.
 
 use super::clock::Clock;
 use crate::command::{rw_reply, Cmd, FairArgs, Key, LockId, Reply, Ticket, Token};
@@ -23,16 +23,24 @@ struct Entry {
     expire_at_wall_us: u64,
 }
 
+/// A node's whole keyspace, one map per Redis type. It is one value so that whatever
+/// keeps or loses a node's data (a crash, persistence, a replica) takes all of it.
 #[derive(Clone, Debug, Default)]
-pub struct Node {
-    pub clock: Clock,
-    keys: BTreeMap<Key, Entry>,
+struct Store {
+    /// Strings with PX expiry: exclusive locks and `w_{L}`.
+    strings: BTreeMap<Key, Entry>,
     /// Sorted sets (`r_{L}`): member → score in ms.
     zsets: BTreeMap<Key, BTreeMap<Token, u64>>,
     /// Integer keys (`fence_{L}`), without expiry.
     counters: BTreeMap<Key, i64>,
     /// The fair queue of each lock: `fair_{L}` and `fairexp_{L}` together.
     fair: BTreeMap<LockId, BTreeMap<Ticket, Queued>>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Node {
+    pub clock: Clock,
+    keys: Store,
 }
 
 /// A ticket in a fair queue: its position (score in `fair_{L}`) and expiry (score in
@@ -58,7 +66,7 @@ impl Node {
                 if self.live(key, wall).is_some() {
                     return Reply::Nil;
                 }
-                self.keys.insert(
+                self.keys.strings.insert(
                     key,
                     Entry {
                         value: token,
@@ -69,7 +77,7 @@ impl Node {
             }
             Cmd::DelIfEq { key, token } => {
                 if self.live(key, wall) == Some(token) {
-                    self.keys.remove(&key);
+                    self.keys.strings.remove(&key);
                     Reply::Int(1)
                 } else {
                     Reply::Int(0)
@@ -87,12 +95,12 @@ impl Node {
                 exp_at_ms,
             } => Reply::Int(self.read_lock(wall, lock, token, exp_at_ms)),
             Cmd::ZRem { key, token } => {
-                let removed = self.zsets.get_mut(&key).and_then(|z| z.remove(&token));
+                let removed = self.keys.zsets.get_mut(&key).and_then(|z| z.remove(&token));
                 Reply::Int(i64::from(removed.is_some()))
             }
             Cmd::PExpireIfEq { key, token, ttl_ms } => {
                 if self.live(key, wall) == Some(token) {
-                    if let Some(e) = self.keys.get_mut(&key) {
+                    if let Some(e) = self.keys.strings.get_mut(&key) {
                         e.expire_at_wall_us = wall + ttl_ms * 1_000;
                     }
                     Reply::Int(1)
@@ -110,6 +118,7 @@ impl Node {
                     return Reply::Int(0);
                 }
                 match self
+                    .keys
                     .zsets
                     .get_mut(&Key::readers(lock))
                     .and_then(|z| z.get_mut(&token))
@@ -122,12 +131,12 @@ impl Node {
                 }
             }
             Cmd::Incr { key } => {
-                let v = self.counters.entry(key).or_insert(0);
+                let v = self.keys.counters.entry(key).or_insert(0);
                 *v += 1;
                 Reply::Int(*v)
             }
             Cmd::RaiseTo { key, value } => {
-                let v = self.counters.entry(key).or_insert(0);
+                let v = self.keys.counters.entry(key).or_insert(0);
                 *v = (*v).max(value as i64);
                 Reply::Int(*v)
             }
@@ -168,19 +177,19 @@ impl Node {
     /// Seed 000's writer script.
     fn write_lock(&mut self, wall_us: u64, lock: LockId, token: Token, now_ms: u64, ttl_ms: u64) -> i64 {
         let r = Key::readers(lock);
-        if let Some(z) = self.zsets.get_mut(&r) {
+        if let Some(z) = self.keys.zsets.get_mut(&r) {
             // ZREMRANGEBYSCORE r 0 now: the bounds are inclusive.
             z.retain(|_, score| *score > now_ms);
             if !z.is_empty() {
                 return rw_reply::BLOCKED;
             }
-            self.zsets.remove(&r);
+            self.keys.zsets.remove(&r);
         }
         let w = Key::writer(lock);
         if self.live(w, wall_us).is_some() {
             return rw_reply::WRITE_LOCKED;
         }
-        self.keys.insert(
+        self.keys.strings.insert(
             w,
             Entry {
                 value: token,
@@ -195,7 +204,8 @@ impl Node {
         if self.live(Key::writer(lock), wall_us).is_some() {
             return rw_reply::BLOCKED;
         }
-        self.zsets
+        self.keys
+            .zsets
             .entry(Key::readers(lock))
             .or_default()
             .insert(token, exp_at_ms);
@@ -205,10 +215,10 @@ impl Node {
     /// The queue half of the fair scripts: `Some(QUEUED)` if the caller must wait its
     /// turn, `None` if it may try the lock itself.
     fn queue_turn(&mut self, lock: LockId, fair: FairArgs) -> Option<i64> {
-        let q = self.fair.entry(lock).or_default();
+        let q = self.keys.fair.entry(lock).or_default();
         q.retain(|_, e| e.exp_at_ms > fair.now_ms);
         if q.is_empty() && !fair.enqueue {
-            self.fair.remove(&lock);
+            self.keys.fair.remove(&lock);
             return None;
         }
         let me = q.entry(fair.ticket).or_insert(Queued {
@@ -227,21 +237,21 @@ impl Node {
     }
 
     fn leave(&mut self, lock: LockId, ticket: Ticket) -> bool {
-        let Some(q) = self.fair.get_mut(&lock) else {
+        let Some(q) = self.keys.fair.get_mut(&lock) else {
             return false;
         };
         let was = q.remove(&ticket).is_some();
         if q.is_empty() {
-            self.fair.remove(&lock);
+            self.keys.fair.remove(&lock);
         }
         was
     }
 
     /// The value of `key` if it exists and has not expired by `wall_us`; drops it if expired.
     fn live(&mut self, key: Key, wall_us: u64) -> Option<Token> {
-        let entry = self.keys.get(&key)?;
+        let entry = self.keys.strings.get(&key)?;
         if wall_us >= entry.expire_at_wall_us {
-            self.keys.remove(&key);
+            self.keys.strings.remove(&key);
             return None;
         }
         Some(entry.value)

@@ -174,7 +174,7 @@ fn an_empty_queue_is_the_plain_lock() {
         n.exec(0, fair_write(2, args(ticket(2, true), 0, 0, false))),
         Reply::Int(2)
     );
-    assert!(n.fair.is_empty(), "no queue was created");
+    assert!(n.keys.fair.is_empty(), "no queue was created");
 }
 
 #[test]
@@ -220,7 +220,10 @@ fn a_queued_writer_holds_back_later_readers_until_it_gets_in() {
         n.exec(0, fair_read(33, args(r_new, 50, 20, false))),
         Reply::Int(1)
     );
-    assert!(n.fair.is_empty(), "the queue drained: the lock is unfair again");
+    assert!(
+        n.keys.fair.is_empty(),
+        "the queue drained: the lock is unfair again"
+    );
 }
 
 #[test]
