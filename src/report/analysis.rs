@@ -1,0 +1,1 @@
+//! The analysis: every scenario in a folder run and reported into reports/analysis/.
