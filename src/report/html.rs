@@ -76,7 +76,7 @@ pub fn page(
     let expect = text(summary, "expect");
     let as_expected = summary["as_expected"].as_bool();
     let seeds = summary["seeds"].as_array().map_or(&[][..], Vec::as_slice);
-    let mut line = format!("{}", verdict.to_uppercase());
+    let mut line = verdict.to_uppercase();
     if !expect.is_empty() {
         let _ = write!(line, " (expected {expect})");
     }

@@ -325,3 +325,6 @@ fn narrative_markdown(
     }
     md
 }
+
+#[cfg(test)]
+mod tests;

@@ -112,7 +112,9 @@ impl Figure for Availability<'_> {
                 continue;
             }
             let x = us_to_s((start + width / 2).min(end));
-            segments.last_mut().map(|s| s.push((x, ok as f64 / total as f64)));
+            if let Some(s) = segments.last_mut() {
+                s.push((x, ok as f64 / total as f64));
+            }
         }
         let blue = RGBColor(31, 119, 180);
         let mut first = true;
