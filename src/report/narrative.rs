@@ -94,7 +94,9 @@ fn plural(word: &str, n: usize) -> String {
 /// `clients` is how many clients the run has, to say "every client".
 pub fn fault_sentence(fault: &Fault, clients: usize) -> String {
     match fault {
-        Fault::Partition { nodes, clients: cut } => {
+        Fault::Partition {
+            nodes, clients: cut, ..
+        } => {
             let who = if cut.len() >= clients && clients > 0 {
                 "every client".to_string()
             } else {

@@ -36,6 +36,7 @@ pub enum Outcome {
 #[derive(Clone, Debug)]
 pub struct Acquire {
     pub client: usize,
+    pub lock: String,
     pub mode: String,
     pub invoke_us: u64,
     pub done_us: u64,
@@ -99,6 +100,7 @@ impl<'a> RunView<'a> {
                     };
                     acquires.push(Acquire {
                         client: op.client,
+                        lock: op.lock.clone(),
                         mode: mode_name(op.mode),
                         invoke_us,
                         done_us: op.t_us,
@@ -189,17 +191,19 @@ impl<'a> RunView<'a> {
         v
     }
 
-    /// Wait times of one mode, sorted: from the first acquire a client invokes after its
-    /// last success until it acquires, across failed attempts in between. This is what
-    /// a starving reader or writer feels, where the latency of one attempt is not.
+    /// Wait times of one mode, sorted: from a client's first acquire of a lock in that
+    /// mode until it acquires, across failed attempts in between (as the checker's
+    /// starvation judge counts them). This is what a starving reader or writer feels,
+    /// where the latency of one attempt is not. Waits still open at the end are left out.
     pub fn waits_us(&self, mode: &str) -> Vec<u64> {
-        let mut waiting: BTreeMap<usize, u64> = BTreeMap::new();
+        let mut waiting: BTreeMap<(usize, &str), u64> = BTreeMap::new();
         let mut out = Vec::new();
         for a in self.acquires.iter().filter(|a| a.mode == mode) {
-            let since = *waiting.entry(a.client).or_insert(a.invoke_us);
+            let key = (a.client, a.lock.as_str());
+            let since = *waiting.entry(key).or_insert(a.invoke_us);
             if a.outcome == Outcome::Acquired {
                 out.push(a.done_us - since);
-                waiting.remove(&a.client);
+                waiting.remove(&key);
             }
         }
         out.sort_unstable();
@@ -211,6 +215,6 @@ impl<'a> RunView<'a> {
 /// crash, a node's clock) hits only nodes, and the other way round.
 pub fn targets(fault: &Fault) -> (Vec<usize>, Vec<usize>) {
     match fault {
-        Fault::Partition { nodes, clients } => (nodes.clone(), clients.clone()),
+        Fault::Partition { nodes, clients, .. } => (nodes.clone(), clients.clone()),
     }
 }
