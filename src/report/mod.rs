@@ -234,6 +234,19 @@ pub fn render(
             ),
         )?;
     }
+    if let (None, Some(w)) = (view.violations().first(), view.faults.first()) {
+        add(
+            &|d, s| save(&Timeline::around_fault(&view, w), d, s),
+            "timeline-fault",
+            "Holder timeline around the first fault",
+            format!(
+                "No violation. The first fault, #{} from t={}: {}. Rows: nodes, then clients; bars are holds (colour = mode), orange = the fault on the rows it hits.",
+                w.id,
+                narrative::secs(w.start_us),
+                narrative::fault_sentence(&w.fault, view.clients)
+            ),
+        )?;
+    }
     add(
         &|d, s| save(&Timeline::overview(&view), d, s),
         "timeline",

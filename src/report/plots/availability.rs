@@ -83,27 +83,33 @@ impl Figure for Availability<'_> {
             .map(|w| (w.start_us.min(end), w.end_us.unwrap_or(end).min(end)))
             .collect();
         spans.sort_unstable();
-        chart
-            .draw_series(coalesce(spans, res_us).into_iter().map(|(s, e)| {
-                Rectangle::new([(us_to_s(s), 0.0), (us_to_s(e), 1.05)], FAULT.mix(0.2).filled())
-            }))?
-            .label("some fault active")
-            .legend(|(x, y)| Rectangle::new([(x, y - 6), (x + 14, y + 6)], FAULT.mix(0.4).filled()));
+        let any_fault = !spans.is_empty();
+        let drawn = chart.draw_series(coalesce(spans, res_us).into_iter().map(|(s, e)| {
+            Rectangle::new([(us_to_s(s), 0.0), (us_to_s(e), 1.05)], FAULT.mix(0.2).filled())
+        }))?;
+        if any_fault {
+            drawn
+                .label("some fault active")
+                .legend(|(x, y)| Rectangle::new([(x, y - 6), (x + 14, y + 6)], FAULT.mix(0.4).filled()));
+        }
         let mut windows: Vec<(u64, u64)> = view
             .violations()
             .iter()
             .map(|v| (v.overlap_start_us, v.overlap_end_us))
             .collect();
         windows.sort_unstable();
-        chart
-            .draw_series(coalesce(windows, res_us).into_iter().map(|(s, e)| {
-                Rectangle::new(
-                    [(us_to_s(s), 0.0), (us_to_s(e), 1.05)],
-                    VIOLATION.mix(0.3).filled(),
-                )
-            }))?
-            .label("violation window")
-            .legend(|(x, y)| Rectangle::new([(x, y - 6), (x + 14, y + 6)], VIOLATION.mix(0.4).filled()));
+        let any_violation = !windows.is_empty();
+        let drawn = chart.draw_series(coalesce(windows, res_us).into_iter().map(|(s, e)| {
+            Rectangle::new(
+                [(us_to_s(s), 0.0), (us_to_s(e), 1.05)],
+                VIOLATION.mix(0.3).filled(),
+            )
+        }))?;
+        if any_violation {
+            drawn
+                .label("violation window")
+                .legend(|(x, y)| Rectangle::new([(x, y - 6), (x + 14, y + 6)], VIOLATION.mix(0.4).filled()));
+        }
         // Empty buckets break the line rather than read as 0%.
         let mut segments: Vec<Vec<(f64, f64)>> = vec![Vec::new()];
         for &(start, ok, total) in &buckets {

@@ -9,7 +9,7 @@
 
 use super::{coalesce, mode_color, seconds_label, us_to_s, DrawResult, Figure, FAULT, VIOLATION};
 use crate::checker::Violation;
-use crate::report::view::{mode_name, targets, RunView};
+use crate::report::view::{mode_name, targets, FaultWindow, RunView};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
@@ -57,6 +57,29 @@ impl<'a> Timeline<'a> {
                 v.first.client, v.second.client, v.lock
             ),
             focus: Some(v),
+        }
+    }
+
+    /// The window around a fault's start, for a run without violations: the fault's
+    /// span (at least two ttls, at most ten seconds) with a margin before it.
+    pub fn around_fault(view: &'a RunView<'a>, w: &FaultWindow) -> Timeline<'a> {
+        let ttl_us = view.meta.map_or(1_000_000, |m| m.ttl_ms * 1_000);
+        let len = w
+            .end_us
+            .unwrap_or(view.end_us)
+            .saturating_sub(w.start_us)
+            .clamp((2 * ttl_us).min(10_000_000), 10_000_000);
+        let margin = (len / 4).max(1_000);
+        Timeline {
+            view,
+            from_us: w.start_us.saturating_sub(margin),
+            to_us: (w.start_us + len + margin).min(view.end_us.max(w.start_us + 1)),
+            title: format!(
+                "Holder timeline around the first fault (#{}, from t={:.3} s)",
+                w.id,
+                us_to_s(w.start_us)
+            ),
+            focus: None,
         }
     }
 
@@ -138,10 +161,13 @@ impl Figure for Timeline<'_> {
                 ));
             }
         }
-        chart
-            .draw_series(shades)?
-            .label("fault (on the rows it hits)")
-            .legend(|(x, y)| Rectangle::new([(x, y - 6), (x + 14, y + 6)], FAULT.mix(0.4).filled()));
+        let any_fault = !shades.is_empty();
+        let drawn = chart.draw_series(shades)?;
+        if any_fault {
+            drawn
+                .label("fault (on the rows it hits)")
+                .legend(|(x, y)| Rectangle::new([(x, y - 6), (x + 14, y + 6)], FAULT.mix(0.4).filled()));
+        }
 
         // Violation windows, merged below a pixel.
         let mut windows: Vec<(u64, u64)> = view
@@ -150,16 +176,19 @@ impl Figure for Timeline<'_> {
             .filter_map(|v| self.clip(v.overlap_start_us, v.overlap_end_us))
             .collect();
         windows.sort_unstable();
+        let any_violation = !windows.is_empty();
         let bands = coalesce(windows, res_us).into_iter().map(|(s, e)| {
             Rectangle::new(
                 [(us_to_s(s), -0.6), (us_to_s(e), rows as f64 - 0.4)],
                 VIOLATION.mix(0.25).filled(),
             )
         });
-        chart
-            .draw_series(bands)?
-            .label("violation window (two holders)")
-            .legend(|(x, y)| Rectangle::new([(x, y - 6), (x + 14, y + 6)], VIOLATION.mix(0.4).filled()));
+        let drawn = chart.draw_series(bands)?;
+        if any_violation {
+            drawn
+                .label("violation window (two holders)")
+                .legend(|(x, y)| Rectangle::new([(x, y - 6), (x + 14, y + 6)], VIOLATION.mix(0.4).filled()));
+        }
 
         // Holds, per mode and client, merged below a pixel.
         for mode in view.modes() {
