@@ -183,3 +183,59 @@ fn waits_span_failed_attempts_and_latency_does_not() {
     assert_eq!(view.modes(), vec!["exclusive".to_string()]);
     assert!(!view.is_read_write());
 }
+
+#[test]
+fn a_long_run_draws_a_bounded_overview_timeline() {
+    // 20 clients × 5,000 holds over 600 s: 100k holds, far more than pixels.
+    let mut h = vec![meta(5, 20)];
+    let mut events = Vec::new();
+    for c in 0..20u64 {
+        for i in 0..5_000u64 {
+            let t = i * 120_000 + c * 5_000;
+            let c = c as usize;
+            events.push(acq(t, c));
+            events.push(ok(t + 500, c, t + 1_000_000, &[0, 1, 2], 1));
+            events.push(rel(t + 3_000, c));
+            events.push(rel_ok(t + 3_200, c));
+        }
+    }
+    events.sort_by_key(Event::t_us);
+    h.extend(events);
+    let f = check(&h).unwrap();
+    assert_eq!(f.holds.len(), 100_000);
+    assert!(f.is_safe());
+    let view = RunView::new(&h, &f);
+    let dir = tempfile::tempdir().unwrap();
+    let overview = super::plots::timeline::Timeline::overview(&view);
+    super::plots::save(&overview, dir.path(), "timeline").unwrap();
+    let svg = std::fs::read_to_string(dir.path().join("timeline.svg")).unwrap();
+    let rects = svg.matches("<rect").count();
+    // At most about one bar per pixel column per client row, plus the frame and legend.
+    assert!(rects <= 20 * 1_300 + 50, "{rects} rectangles");
+    assert!(rects >= 20, "every client row has bars: {rects}");
+    assert!(dir.path().join("timeline.png").metadata().unwrap().len() > 10_000);
+}
+
+#[test]
+fn the_cdf_draws_one_line_per_mode_with_its_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let cdf = super::plots::cdf::Cdf {
+        title: "Wait time CDF per mode".into(),
+        x_desc: "wait (ms)".into(),
+        series: vec![
+            ("read".into(), vec![100, 200, 300]),
+            ("write".into(), vec![1_000, 50_000]),
+            ("exclusive".into(), vec![]),
+        ],
+    };
+    super::plots::save(&cdf, dir.path(), "wait-cdf").unwrap();
+    let svg = std::fs::read_to_string(dir.path().join("wait-cdf.svg")).unwrap();
+    assert!(
+        svg.contains("read (n = 3)") && svg.contains("write (n = 2)"),
+        "legend per mode"
+    );
+    assert!(!svg.contains("exclusive (n"), "an empty mode draws no line");
+    // Each mode in its own colour: read green, write purple; no exclusive blue.
+    assert!(svg.contains("#2CA02C") && svg.contains("#9467BD"), "mode colours");
+    assert!(!svg.contains("#1F77B4"));
+}
