@@ -90,7 +90,8 @@ window.addEventListener('load', function () {
     assert!(html.contains("<head>"), "no <head> in {}", page.display());
     let probed = page.with_file_name("probe-check.html");
     std::fs::write(&probed, html.replacen("<head>", &format!("<head>{PROBE}"), 1)).unwrap();
-    let out = Command::new(chromium())
+    let browser = chromium();
+    let out = Command::new(&browser)
         .args([
             "--headless",
             "--no-sandbox",
@@ -104,7 +105,13 @@ window.addEventListener('load', function () {
         ])
         .arg(format!("file://{}", probed.canonicalize().unwrap().display()))
         .output()
-        .expect("chromium runs");
+        .unwrap_or_else(|e| {
+            panic!(
+                "cannot run the headless browser {}: {e}. Install Chromium with \
+                 `apt-get update && apt-get install -y chromium` (.ci/run does).",
+                browser.display()
+            )
+        });
     std::fs::remove_file(&probed).unwrap();
     assert!(
         out.status.success(),
