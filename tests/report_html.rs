@@ -249,3 +249,51 @@ fn lockstorm_report_redraws_a_folder_from_its_history_alone() {
     assert_eq!(missing.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&missing.stderr).contains("history.jsonl"));
 }
+
+#[test]
+fn the_analysis_index_links_every_scenario_report_and_opens_in_a_browser() {
+    let tmp = tempfile::tempdir().unwrap();
+    let scenarios = tmp.path().join("scenarios");
+    std::fs::create_dir(&scenarios).unwrap();
+    std::fs::write(
+        scenarios.join("quorum2.toml"),
+        format!("# A 2-of-5 quorum.\n{SCENARIO}"),
+    )
+    .unwrap();
+    let safe = SCENARIO
+        .replace("quorum = 2\n", "")
+        .replace("\"unsafe\"", "\"safe\"");
+    std::fs::write(
+        scenarios.join("majority.toml"),
+        format!("# The default majority quorum.\n{safe}"),
+    )
+    .unwrap();
+    let out = tmp.path().join("analysis");
+    let status = Command::new(env!("CARGO_BIN_EXE_lockstorm"))
+        .args(["analysis", "--seeds", "2", "--scenarios"])
+        .arg(&scenarios)
+        .arg("--out")
+        .arg(&out)
+        .status()
+        .unwrap();
+    assert!(status.success(), "both scenarios as expected");
+    let md = std::fs::read_to_string(out.join("README.md")).unwrap();
+    assert!(
+        md.contains("cargo run --release -- analysis"),
+        "says how to regenerate"
+    );
+    assert!(
+        md.contains("two clients held a lock at once in: `quorum2`"),
+        "{md}"
+    );
+    assert!(
+        md.contains("mutual exclusion held in every seed of: `majority`"),
+        "{md}"
+    );
+    assert!(md.contains("## quorum2\n\n`") && md.contains("A 2-of-5 quorum."));
+    for name in ["quorum2", "majority"] {
+        assert!(out.join(name).join("index.html").is_file());
+        assert_loads_cleanly(&out.join(name).join("index.html"), 4);
+    }
+    assert_loads_cleanly(&out.join("index.html"), 2);
+}

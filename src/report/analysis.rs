@@ -161,7 +161,8 @@ fn markdown(cases: &[Case], seeds: u64) -> String {
          Safe means no two clients ever held a lock at the same true time in any seed; \
          the figures are of the reported seed (the first with a finding, else the first).\n"
     );
-    md.push_str("| scenario | expected | verdict | unsafe seeds | as expected | violations (reported seed) | availability | p99 acquire | report |\n|---|---|---|---|---|---|---|---|---|\n");
+    md.push_str(&in_short(cases));
+    md.push_str("\n| scenario | expected | verdict | unsafe seeds | as expected | violations (reported seed) | availability | p99 acquire | report |\n|---|---|---|---|---|---|---|---|---|\n");
     for c in cases {
         let _ = writeln!(
             md,
@@ -206,6 +207,29 @@ fn markdown(cases: &[Case], seeds: u64) -> String {
         );
     }
     md
+}
+
+/// The answer in a few lines: which scenarios broke mutual exclusion, which held it,
+/// and which did not do what their files expect.
+fn in_short(cases: &[Case]) -> String {
+    let names = |f: &dyn Fn(&Case) -> bool| {
+        let v: Vec<String> = cases
+            .iter()
+            .filter(|c| f(c))
+            .map(|c| format!("`{}`", c.name))
+            .collect();
+        if v.is_empty() {
+            "none".to_string()
+        } else {
+            v.join(", ")
+        }
+    };
+    format!(
+        "In short:\n\n- two clients held a lock at once in: {}\n- mutual exclusion held in every seed of: {}\n- not as the scenario expects: {}\n",
+        names(&|c| c.verdict == "unsafe"),
+        names(&|c| c.verdict == "safe"),
+        names(&|c| !c.as_expected)
+    )
 }
 
 fn html(cases: &[Case], seeds: u64) -> String {
