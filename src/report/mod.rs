@@ -37,7 +37,9 @@ pub struct Summary<'a> {
     pub seeds: &'a [SeedResult],
     pub reported_seed: u64,
     pub rerun: String,
+    /// The reported seed's violations, the first [`SUMMARY_VIOLATIONS`] of them.
     pub violations: &'a [Violation],
+    pub violations_total: usize,
     pub liveness: &'a [LivenessFinding],
     pub stats: &'a Stats,
     pub fault_plan: &'a [PlannedFault],
@@ -61,13 +63,22 @@ pub fn summary<'a>(scenario: &'a Scenario, outcome: &'a Outcome) -> Summary<'a> 
         seeds: &outcome.seeds,
         reported_seed: outcome.reported_seed,
         rerun: scenario.rerun_command(outcome.reported_seed),
-        violations: &outcome.findings.violations,
+        violations: first_violations(&outcome.findings.violations),
+        violations_total: outcome.findings.violations.len(),
         liveness: &outcome.findings.liveness,
         stats: &outcome.findings.stats,
         fault_plan: &outcome.plan,
         sim_ops_per_sec: outcome.sim_ops_per_sec(),
         sim_lock_ops_per_sec: outcome.sim_lock_ops_per_sec(),
     }
+}
+
+/// summary.json lists at most this many violations (a long unsafe run has hundreds of
+/// thousands); narrative.md and history.jsonl have the rest.
+pub const SUMMARY_VIOLATIONS: usize = 1_000;
+
+fn first_violations(all: &[Violation]) -> &[Violation] {
+    &all[..all.len().min(SUMMARY_VIOLATIONS)]
 }
 
 /// Why a report could not be written or re-rendered.
@@ -185,7 +196,8 @@ fn history_summary(history: &[Event], findings: &Findings) -> serde_json::Value 
         "verdict": if findings.is_safe() { "safe" } else { "unsafe" },
         "live": findings.is_live(),
         "reported_seed": meta.map(|m| m.seed),
-        "violations": findings.violations,
+        "violations": first_violations(&findings.violations),
+        "violations_total": findings.violations.len(),
         "liveness": findings.liveness,
         "stats": findings.stats,
     })
