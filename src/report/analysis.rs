@@ -211,25 +211,36 @@ fn markdown(cases: &[Case], seeds: u64) -> String {
 
 /// The answer in a few lines: which scenarios broke mutual exclusion, which held it,
 /// and which did not do what their files expect.
+fn short_answer(cases: &[Case]) -> [(&'static str, Vec<&str>); 3] {
+    let names = |f: &dyn Fn(&Case) -> bool| cases.iter().filter(|c| f(c)).map(|c| c.name.as_str()).collect();
+    [
+        (
+            "two clients held a lock at once in",
+            names(&|c| c.verdict == "unsafe"),
+        ),
+        (
+            "mutual exclusion held in every seed of",
+            names(&|c| c.verdict == "safe"),
+        ),
+        ("not as the scenario expects", names(&|c| !c.as_expected)),
+    ]
+}
+
 fn in_short(cases: &[Case]) -> String {
-    let names = |f: &dyn Fn(&Case) -> bool| {
-        let v: Vec<String> = cases
-            .iter()
-            .filter(|c| f(c))
-            .map(|c| format!("`{}`", c.name))
-            .collect();
-        if v.is_empty() {
-            "none".to_string()
-        } else {
-            v.join(", ")
-        }
-    };
-    format!(
-        "In short:\n\n- two clients held a lock at once in: {}\n- mutual exclusion held in every seed of: {}\n- not as the scenario expects: {}\n",
-        names(&|c| c.verdict == "unsafe"),
-        names(&|c| c.verdict == "safe"),
-        names(&|c| !c.as_expected)
-    )
+    let mut md = String::from("In short:\n\n");
+    for (label, names) in short_answer(cases) {
+        let list: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
+        let _ = writeln!(
+            md,
+            "- {label}: {}",
+            if list.is_empty() {
+                "none".into()
+            } else {
+                list.join(", ")
+            }
+        );
+    }
+    md
 }
 
 fn html(cases: &[Case], seeds: u64) -> String {
@@ -253,7 +264,16 @@ fn html(cases: &[Case], seeds: u64) -> String {
             if c.as_expected { "yes" } else { "no" }
         );
     }
-    h.push_str("</table>\n");
+    h.push_str("</table>\n<ul>");
+    for (label, names) in short_answer(cases) {
+        let list = if names.is_empty() {
+            "none".to_string()
+        } else {
+            esc(&names.join(", "))
+        };
+        let _ = write!(h, "<li>{label}: <b>{list}</b></li>");
+    }
+    h.push_str("</ul>\n");
     for c in cases {
         let _ = write!(
             h,
