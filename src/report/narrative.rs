@@ -111,6 +111,14 @@ pub fn fault_sentence(fault: &Fault, clients: usize) -> String {
     }
 }
 
+/// What happens when a fault ends, as the rest of a sentence; `None` for a fault whose
+/// end changes nothing worth telling (an instantaneous clock jump).
+pub fn fault_end_sentence(fault: &Fault, id: usize) -> Option<String> {
+    match fault {
+        Fault::Partition { .. } => Some(format!("the cut of fault #{id} heals")),
+    }
+}
+
 fn acquire_sentence(h: &Hold, attempts: Option<u32>, valid_until_us: Option<u64>) -> String {
     let mode = super::view::mode_name(h.mode);
     let how = if mode == "exclusive" {
@@ -202,11 +210,11 @@ pub fn explain(view: &RunView, v: &Violation) -> Story {
             ),
         });
         first_line = first_line.min(w.line);
-        if let Some(end) = w.end_us.filter(|&e| e < v.overlap_end_us && e > a.start_us) {
-            steps.push(Step {
-                t_us: end,
-                text: format!("fault #{} heals", w.id),
-            });
+        let ended = w
+            .end_us
+            .filter(|&e| e < v.overlap_end_us && e > a.start_us && e > w.start_us);
+        if let (Some(end), Some(text)) = (ended, fault_end_sentence(&w.fault, w.id)) {
+            steps.push(Step { t_us: end, text });
         }
     }
     steps.push(Step {

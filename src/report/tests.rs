@@ -77,7 +77,7 @@ fn a_shared_node_that_granted_twice_is_told_with_the_fault_between() {
         "t=1.204 s client 3 acquires L0 on nodes 1,2,3 (validity 9.100 s, until t=10.304 s) \
          · t=1.300 s the network cuts nodes 1,2 off from client 5 [fault #0] \
          · t=1.310 s client 5 acquires L0 on nodes 3,4,5 (validity 9.690 s, until t=11.000 s, after 2 attempts) \
-         · t=2.000 s fault #0 heals \
+         · t=2.000 s the cut of fault #0 heals \
          · from t=1.310 s to t=3.000 s both client 3 and client 5 hold L0 (1.690 s), until client 5 releases"
     );
     assert_eq!(
