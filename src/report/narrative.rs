@@ -119,7 +119,12 @@ pub fn fault_end_sentence(fault: &Fault, id: usize) -> Option<String> {
     }
 }
 
-fn acquire_sentence(h: &Hold, attempts: Option<u32>, valid_until_us: Option<u64>) -> String {
+fn acquire_sentence(
+    h: &Hold,
+    attempts: Option<u32>,
+    valid_until_us: Option<u64>,
+    asked_us: Option<u64>,
+) -> String {
     let mode = super::view::mode_name(h.mode);
     let how = if mode == "exclusive" {
         String::new()
@@ -134,6 +139,9 @@ fn acquire_sentence(h: &Hold, attempts: Option<u32>, valid_until_us: Option<u64>
         list(&h.nodes)
     );
     let mut notes = Vec::new();
+    if let Some(t) = asked_us {
+        notes.push(format!("asked at t={}", secs(t)));
+    }
     if let Some(until) = valid_until_us {
         notes.push(format!(
             "validity {}, until t={}",
@@ -175,28 +183,26 @@ fn end_sentence(h: &Hold) -> String {
 pub fn explain(view: &RunView, v: &Violation) -> Story {
     let (a, b) = (&v.first, &v.second);
     let (a_ok, a_invoke) = acquire_lines(view.history, a);
-    let (b_ok, _) = acquire_lines(view.history, b);
-    let mut steps = vec![Step {
-        t_us: a.start_us,
-        text: acquire_sentence(
-            a,
-            a_ok.and_then(|o| o.attempts),
-            a_ok.and_then(|o| o.valid_until_us),
-        ),
-    }];
+    let (b_ok, b_invoke) = acquire_lines(view.history, b);
+    let invoke_us = |line: usize| view.history.get(line.wrapping_sub(1)).map(Event::t_us);
+    let (a_asked, b_asked) = (invoke_us(a_invoke), invoke_us(b_invoke));
     let mut first_line = a_invoke;
-    let mut last_line = b.ok_line;
-    let faults: Vec<&FaultWindow> = v
+    let mut last_line = b.ok_line.max(a.ok_line);
+
+    // The faults the checker relates to the violation, and any fault that started or
+    // ended from the moment the first holder asked (a crash while its SET was on its
+    // way explains as much as one during the hold).
+    let from_us = a_asked.unwrap_or(a.start_us).min(a.start_us);
+    let faults: Vec<&FaultWindow> = view
         .faults
         .iter()
-        .filter_map(|id| {
-            view.faults
-                .iter()
-                .find(|w| w.id == *id && w.start_us < v.overlap_end_us)
-        })
+        .filter(|w| w.start_us < v.overlap_end_us)
+        .filter(|w| v.faults.contains(&w.id) || w.end_us.is_none_or(|e| e >= from_us))
         .collect();
+    let mut steps = Vec::new();
+    let mut fault_times = Vec::new();
     for w in &faults {
-        let since = if w.start_us < a.start_us {
+        let since = if w.start_us < from_us {
             " (already under way)"
         } else {
             ""
@@ -209,25 +215,43 @@ pub fn explain(view: &RunView, v: &Violation) -> Story {
                 w.id
             ),
         });
+        fault_times.push(w.start_us);
         first_line = first_line.min(w.line);
-        let ended = w
-            .end_us
-            .filter(|&e| e < v.overlap_end_us && e > a.start_us && e > w.start_us);
+        let ended = w.end_us.filter(|&e| e < v.overlap_end_us && e >= from_us);
         if let (Some(end), Some(text)) = (ended, fault_end_sentence(&w.fault, w.id)) {
             steps.push(Step { t_us: end, text });
+            fault_times.push(end);
         }
     }
+    // Say when a holder asked if something happened meanwhile or the asking took long.
+    let asked = |h: &Hold, at: Option<u64>, valid_until: Option<u64>| {
+        at.filter(|&t| {
+            let validity = valid_until.unwrap_or(h.start_us).saturating_sub(h.start_us);
+            fault_times.iter().any(|&f| f >= t && f < h.start_us) || (h.start_us - t) * 10 > validity
+        })
+    };
+    let a_until = a_ok.and_then(|o| o.valid_until_us);
+    let b_until = b_ok.and_then(|o| o.valid_until_us);
+    steps.push(Step {
+        t_us: a.start_us,
+        text: acquire_sentence(
+            a,
+            a_ok.and_then(|o| o.attempts),
+            a_until,
+            asked(a, a_asked, a_until),
+        ),
+    });
     steps.push(Step {
         t_us: b.start_us,
         text: acquire_sentence(
             b,
             b_ok.and_then(|o| o.attempts),
-            b_ok.and_then(|o| o.valid_until_us),
+            b_until,
+            asked(b, b_asked, b_until),
         ),
     });
-    // Stable: a fault starting at the same time as an acquire is told first.
+    // Stable: at equal times a fault is told before an acquisition it may explain.
     steps.sort_by_key(|s| s.t_us);
-    last_line = last_line.max(a.ok_line);
 
     let ender = if a.end_us <= b.end_us { a } else { b };
     let overlap = format!(
@@ -298,7 +322,13 @@ fn why(view: &RunView, a: &Hold, b: &Hold, faults: &[&FaultWindow]) -> String {
         a.client
     );
     if !hit.is_empty() {
-        let _ = write!(s, "; node {} was hit by the faults above", list(&hit));
+        let _ = write!(
+            s,
+            "; {} {} {} hit by the faults above",
+            plural("node", hit.len()),
+            list(&hit),
+            if hit.len() == 1 { "was" } else { "were" }
+        );
     }
     s.push(')');
     s.push('.');

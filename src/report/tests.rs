@@ -239,3 +239,47 @@ fn the_cdf_draws_one_line_per_mode_with_its_count() {
     assert!(svg.contains("#2CA02C") && svg.contains("#9467BD"), "mode colours");
     assert!(!svg.contains("#1F77B4"));
 }
+
+#[test]
+fn a_fault_while_the_first_holder_was_asking_is_told_with_when_it_asked() {
+    // The checker relates only faults active once the hold began; the story also tells
+    // one that struck while the first holder's request was on its way.
+    let h = [
+        meta(3, 2),
+        acq(1_000_000, 0),
+        partition(1_002_000, 0, FaultAction::Start, &[2], &[1]),
+        partition(1_003_000, 0, FaultAction::End, &[2], &[1]),
+        ok(1_004_000, 0, 3_000_000, &[0, 1], 1),
+        acq(1_100_000, 1),
+        ok(1_101_000, 1, 3_000_000, &[1, 2], 1),
+    ];
+    let f = check(&h).unwrap();
+    assert_eq!(
+        f.violations[0].faults,
+        Vec::<usize>::new(),
+        "the checker's window starts at the hold"
+    );
+    let view = RunView::new(&h, &f);
+    let story = explain(&view, &f.violations[0]);
+    let texts: Vec<(u64, &str)> = story.steps.iter().map(|s| (s.t_us, s.text.as_str())).collect();
+    assert_eq!(
+        texts,
+        [
+            (1_002_000, "the network cuts node 2 off from client 1 [fault #0]"),
+            (1_003_000, "the cut of fault #0 heals"),
+            (
+                1_004_000,
+                "client 0 acquires L0 on nodes 0,1 (asked at t=1.000 s, validity 1.996 s, until t=3.000 s)"
+            ),
+            (
+                1_101_000,
+                "client 1 acquires L0 on nodes 1,2 (validity 1.899 s, until t=3.000 s)"
+            ),
+        ]
+    );
+    assert!(
+        story.why.starts_with("Node 1 granted L0 to both clients"),
+        "{}",
+        story.why
+    );
+}
