@@ -187,7 +187,7 @@ pub fn explain(view: &RunView, v: &Violation) -> Story {
     let invoke_us = |line: usize| view.history.get(line.wrapping_sub(1)).map(Event::t_us);
     let (a_asked, b_asked) = (invoke_us(a_invoke), invoke_us(b_invoke));
     let mut first_line = a_invoke;
-    let mut last_line = b.ok_line.max(a.ok_line);
+    let last_line = b.ok_line.max(a.ok_line);
 
     // The faults the checker relates to the violation, and any fault that started or
     // ended from the moment the first holder asked (a crash while its SET was on its
