@@ -7,17 +7,15 @@ use crate::checker::check;
 use crate::fault::{Fault, Origin};
 use crate::history::{Event, FaultAction, FaultEvent, Meta, Op, OpKind};
 
+/// Built from JSON, as a history has it, so fields added later keep their defaults.
 fn meta(nodes: usize, clients: usize) -> Event {
-    Event::Meta(Meta {
-        t_us: 0,
-        scenario: "hand".into(),
-        seed: 7,
-        algorithm: "redlock".into(),
-        nodes,
-        clients,
-        ttl_ms: 10_000,
-        liveness_bound_us: 1_000_000,
-    })
+    Event::Meta(
+        serde_json::from_value::<Meta>(serde_json::json!({
+            "t_us": 0, "scenario": "hand", "seed": 7, "algorithm": "redlock", "nodes": nodes,
+            "clients": clients, "ttl_ms": 10_000, "liveness_bound_us": 1_000_000,
+        }))
+        .unwrap(),
+    )
 }
 fn acq(t: u64, c: usize) -> Event {
     Event::Invoke(Op::new(t, c, OpKind::Acquire, "L0", Mode::Exclusive))
