@@ -91,6 +91,8 @@ window.addEventListener('load', function () {
     let probed = page.with_file_name("probe-check.html");
     std::fs::write(&probed, html.replacen("<head>", &format!("<head>{PROBE}"), 1)).unwrap();
     let browser = chromium();
+    // A profile of its own, so tests running side by side never share one.
+    let profile = tempfile::tempdir().unwrap();
     let out = Command::new(&browser)
         .args([
             "--headless",
@@ -103,6 +105,7 @@ window.addEventListener('load', function () {
             "--virtual-time-budget=10000",
             "--dump-dom",
         ])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
         .arg(format!("file://{}", probed.canonicalize().unwrap().display()))
         .output()
         .unwrap_or_else(|e| {
