@@ -50,6 +50,23 @@ enum Command {
         /// The history file, e.g. reports/partition/history.jsonl.
         history: PathBuf,
     },
+    /// Re-render a report folder (plots, narrative.md, index.html) from its history.jsonl.
+    Report {
+        /// The folder holding history.jsonl, e.g. reports/partition.
+        dir: PathBuf,
+    },
+    /// Run every scenario and write the analysis (verdicts and evidence) with an index.
+    Analysis {
+        /// The folder of scenario files.
+        #[arg(long, default_value = "scenarios")]
+        scenarios: PathBuf,
+        /// Where the analysis goes.
+        #[arg(long, default_value = "reports/analysis")]
+        out: PathBuf,
+        /// Seeds per scenario, from each file's own seed.
+        #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=10_000))]
+        seeds: u64,
+    },
 }
 
 fn main() -> ExitCode {
@@ -63,6 +80,12 @@ fn main() -> ExitCode {
             quiet,
         } => scenario(&file, seed, seeds, out, quiet),
         Command::Check { history } => check(&history),
+        Command::Report { dir } => report(&dir),
+        Command::Analysis {
+            scenarios,
+            out,
+            seeds,
+        } => analysis(&scenarios, &out, seeds),
     };
     match result {
         Ok(true) => ExitCode::SUCCESS,
@@ -247,4 +270,38 @@ fn check(path: &Path) -> Result<bool> {
     let findings = checker::check(&events).with_context(|| format!("{} is malformed", path.display()))?;
     println!("{}", serde_json::to_string_pretty(&findings)?);
     Ok(findings.is_safe() && findings.is_live() && findings.is_resource_safe())
+}
+
+fn report(dir: &Path) -> Result<bool> {
+    let findings = lockstorm::report::rerender(dir)?;
+    println!(
+        "{}: {} violation(s), {} liveness finding(s); report in {}",
+        dir.display(),
+        findings.violations.len(),
+        findings.liveness.len(),
+        dir.join("index.html").display()
+    );
+    Ok(true)
+}
+
+fn analysis(scenarios: &Path, out: &Path, seeds: u64) -> Result<bool> {
+    let cases =
+        lockstorm::report::analysis::run_all(scenarios, out, seeds, &|name| eprintln!("running {name}..."))?;
+    for c in &cases {
+        println!(
+            "{:<32} {:<7} ({}/{} seeds unsafe, expected {}) {}",
+            c.name,
+            c.verdict,
+            c.unsafe_seeds,
+            c.seeds,
+            c.expect,
+            if c.as_expected {
+                "as expected"
+            } else {
+                "NOT as expected"
+            }
+        );
+    }
+    println!("analysis in {}", out.join("README.md").display());
+    Ok(cases.iter().all(|c| c.as_expected))
 }
