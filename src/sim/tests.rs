@@ -415,3 +415,44 @@ fn step_by_step_restart_without_persistence() {
     }
     assert!(3_002_000 < valid_until, "two holders at once");
 }
+
+#[test]
+fn a_quorum_of_all_nodes_is_caught_by_the_fault_tolerance_rule() {
+    let text = |quorum: u32| {
+        format!(
+            r#"
+nodes = 5
+duration = "5s"
+[algorithm]
+ttl = "500ms"
+quorum = {quorum}
+request_timeout = "20ms"
+[clients]
+count = 1
+[[faults]]
+at = "1s"
+kind = "crash"
+node = 4
+restart_after = "2s"
+"#
+        )
+    };
+    let (_, majority) = run(&text(3), 1);
+    assert!(majority.is_live(), "{:?}", majority.liveness);
+    let (_, all) = run(&text(5), 1);
+    assert!(all.stats.tolerance_checked > 0);
+    assert!(all.liveness.iter().any(|l| matches!(l,
+        crate::checker::LivenessFinding::FaultTolerance { reachable_nodes, .. }
+            if reachable_nodes == &vec![0, 1, 2, 3])));
+}
+
+#[test]
+fn the_readme_fault_examples_parse() {
+    let readme = include_str!("../../README.md");
+    let start = readme
+        .find("persistence = \"none\"")
+        .expect("README shows the fault schema");
+    let block = &readme[start..];
+    let block = &block[..block.find("```").unwrap()];
+    scenario(block);
+}
