@@ -456,3 +456,30 @@ fn the_readme_fault_examples_parse() {
     let block = &block[..block.find("```").unwrap()];
     scenario(block);
 }
+
+#[test]
+fn a_client_clock_rate_change_moves_its_pending_wake() {
+    let (h, _) = run(
+        r#"
+nodes = 1
+duration = "3s"
+[algorithm]
+kind = "single"
+[clients]
+count = 1
+think = "1s"
+[[faults]]
+at = "500ms"
+kind = "clock_rate"
+client = 0
+rate = 0.5
+"#,
+        1,
+    );
+    let first = h
+        .iter()
+        .find(|e| matches!(e, Event::Invoke(_)))
+        .expect("the client acquires once");
+    // Half of its 1 s think time is left at 0.5 s, and its clock now runs at half speed.
+    assert_eq!(first.t_us(), 1_500_000);
+}
