@@ -44,6 +44,58 @@ pub struct Collector {
     attempts: Vec<Attempt>,
 }
 
+/// Intervals `(start, end, client)` of one lock, sorted by start, to find those that
+/// touch a window without scanning the whole history.
+#[derive(Default)]
+struct Intervals {
+    sorted: Vec<(u64, u64, usize)>,
+    max_len_us: u64,
+}
+
+impl Intervals {
+    fn push(&mut self, start_us: u64, end_us: u64, client: usize) {
+        self.sorted.push((start_us, end_us.max(start_us), client));
+    }
+
+    fn seal(&mut self) {
+        self.sorted.sort_unstable();
+        self.max_len_us = self.sorted.iter().map(|&(s, e, _)| e - s).max().unwrap_or(0);
+    }
+
+    /// Whether an interval of a client other than `except` touches `[from, to]`.
+    fn any_other(&self, from: u64, to: u64, except: Option<usize>) -> bool {
+        let first = self
+            .sorted
+            .partition_point(|&(s, _, _)| s < from.saturating_sub(self.max_len_us));
+        self.sorted[first..]
+            .iter()
+            .take_while(|&&(s, _, _)| s <= to)
+            .any(|&(_, e, c)| e >= from && Some(c) != except)
+    }
+}
+
+/// Per lock: every attempt and hold (contention), and the holds alone (success).
+fn index<'a>(attempts: &'a [Attempt], holds: &'a [Hold]) -> Locks<'a> {
+    let mut by_lock: BTreeMap<&str, (Intervals, Intervals)> = BTreeMap::new();
+    for a in attempts {
+        by_lock
+            .entry(&a.lock)
+            .or_default()
+            .0
+            .push(a.invoke_us, a.end_us, a.client);
+    }
+    for h in holds {
+        let entry = by_lock.entry(&h.lock).or_default();
+        entry.0.push(h.start_us, h.end_us, h.client);
+        entry.1.push(h.start_us, h.end_us, h.client);
+    }
+    for (all, held) in by_lock.values_mut() {
+        all.seal();
+        held.seal();
+    }
+    by_lock
+}
+
 /// What [`Collector::finish`] works out.
 pub struct Outcome {
     pub findings: Vec<LivenessFinding>,
@@ -104,8 +156,9 @@ impl Collector {
             unavailable_us: unavailable_us(&self.attempts, holds, workload_end_us),
         };
         let Some(meta) = meta else { return out };
-        self.fault_tolerance(meta, workload_end_us, holds, &mut out);
-        self.after_heals(meta, workload_end_us, holds, &mut out);
+        let by_lock = index(&self.attempts, holds);
+        self.fault_tolerance(meta, workload_end_us, &by_lock, &mut out);
+        self.after_heals(meta, workload_end_us, &by_lock, &mut out);
         out
     }
 
@@ -113,34 +166,35 @@ impl Collector {
         s.end_us.unwrap_or(workload_end_us).max(s.start_us)
     }
 
-    fn fault_tolerance(&self, meta: &Meta, workload_end_us: u64, holds: &[Hold], out: &mut Outcome) {
+    fn fault_tolerance(&self, meta: &Meta, workload_end_us: u64, by_lock: &Locks, out: &mut Outcome) {
         let ttl_us = meta.ttl_ms * 1_000;
         let majority = meta.nodes / 2 + 1;
-        for a in self.attempts.iter().filter(|a| !a.ok) {
-            let (from, to) = (a.invoke_us.saturating_sub(ttl_us), a.end_us);
-            let touches = |s: u64, e: u64| s <= to && e >= from;
-            let contended = self
-                .attempts
-                .iter()
-                .any(|b| b.client != a.client && b.lock == a.lock && touches(b.invoke_us, b.end_us))
-                || holds
-                    .iter()
-                    .any(|h| h.client != a.client && h.lock == a.lock && touches(h.start_us, h.end_us));
-            if contended {
-                continue;
-            }
-            let mut healthy = vec![true; meta.nodes];
-            let mut client_ok = true;
-            for s in &self.spans {
+        // Each fault's span and the processes and links it disturbs, worked out once.
+        let spans: Vec<(u64, u64, Vec<Touch>)> = self
+            .spans
+            .iter()
+            .map(|s| {
                 let end = match s.fault {
                     // A jump moves expiry times by its size: count it as lasting that long.
                     Fault::ClockJump { by_us, .. } => s.start_us + by_us.unsigned_abs(),
                     _ => self.span_end(s, workload_end_us),
                 };
-                if !touches(s.start_us, end) {
+                (s.start_us, end, touched(&s.fault, meta.nodes))
+            })
+            .collect();
+        for a in self.attempts.iter().filter(|a| !a.ok) {
+            let (from, to) = (a.invoke_us.saturating_sub(ttl_us), a.end_us);
+            let touches = |s: u64, e: u64| s <= to && e >= from;
+            if by_lock[a.lock.as_str()].0.any_other(from, to, Some(a.client)) {
+                continue;
+            }
+            let mut healthy = vec![true; meta.nodes];
+            let mut client_ok = true;
+            for (start, end, touch) in &spans {
+                if !touches(*start, *end) {
                     continue;
                 }
-                for (node, client) in touched(&s.fault, meta.nodes) {
+                for &(node, client) in touch {
                     match (node, client) {
                         (Some(n), None) if n < meta.nodes => healthy[n] = false,
                         (None, Some(c)) if c == a.client => client_ok = false,
@@ -166,7 +220,7 @@ impl Collector {
         }
     }
 
-    fn after_heals(&self, meta: &Meta, workload_end_us: u64, holds: &[Hold], out: &mut Outcome) {
+    fn after_heals(&self, meta: &Meta, workload_end_us: u64, by_lock: &Locks, out: &mut Outcome) {
         let bound_us = meta.liveness_bound_us;
         // Every moment at which the last active fault ended.
         let mut heals = Vec::new();
@@ -182,28 +236,30 @@ impl Collector {
         }
         heals.sort_unstable();
         heals.dedup();
+        let mut by_invoke: Vec<(u64, u64, &str)> = self
+            .attempts
+            .iter()
+            .map(|a| (a.invoke_us, a.end_us, a.lock.as_str()))
+            .collect();
+        by_invoke.sort_unstable();
         for h in heals {
             let until = h + bound_us;
             // Judge only a quiet period that lasts the whole bound, inside the workload.
             if until > workload_end_us || self.spans.iter().any(|s| s.start_us > h && s.start_us < until) {
                 continue;
             }
-            let mut locks: Vec<&str> = self
-                .attempts
+            let first = by_invoke.partition_point(|&(s, _, _)| s < h);
+            let mut locks: Vec<&str> = by_invoke[first..]
                 .iter()
-                .filter(|a| a.invoke_us >= h && a.end_us <= until)
-                .map(|a| a.lock.as_str())
+                .take_while(|&&(s, _, _)| s <= until)
+                .filter(|&&(_, e, _)| e <= until)
+                .map(|&(_, _, lock)| lock)
                 .collect();
             locks.sort_unstable();
             locks.dedup();
             for lock in locks {
-                let acquired = self
-                    .attempts
-                    .iter()
-                    .any(|a| a.ok && a.lock == lock && a.end_us >= h && a.end_us <= until)
-                    || holds
-                        .iter()
-                        .any(|x| x.lock == lock && x.start_us <= until && x.end_us >= h);
+                // Every successful acquisition starts a hold, so the holds tell.
+                let acquired = by_lock[lock].1.any_other(h, until, None);
                 if !acquired {
                     out.findings.push(LivenessFinding::StuckAfterHeal {
                         lock: lock.to_string(),
@@ -216,9 +272,13 @@ impl Collector {
     }
 }
 
-/// The (node, client) pairs a fault disturbs: `(Some(n), None)` for a whole node,
-/// `(None, Some(c))` for a whole client, `(Some(n), Some(c))` for one link.
-fn touched(fault: &Fault, nodes: usize) -> Vec<(Option<usize>, Option<usize>)> {
+type Locks<'a> = BTreeMap<&'a str, (Intervals, Intervals)>;
+
+/// What a fault disturbs: `(Some(n), None)` a whole node, `(None, Some(c))` a whole
+/// client, `(Some(n), Some(c))` one link.
+type Touch = (Option<usize>, Option<usize>);
+
+fn touched(fault: &Fault, nodes: usize) -> Vec<Touch> {
     let links = |ns: &[usize], cs: &[usize]| {
         ns.iter()
             .flat_map(|&n| cs.iter().map(move |&c| (Some(n), Some(c))))
