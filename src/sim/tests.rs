@@ -483,3 +483,45 @@ rate = 0.5
     // Half of its 1 s think time is left at 0.5 s, and its clock now runs at half speed.
     assert_eq!(first.t_us(), 1_500_000);
 }
+
+#[test]
+fn a_pause_while_holding_starts_at_once_if_the_client_holds() {
+    let (h, f) = run(
+        r#"
+nodes = 1
+duration = "5s"
+[algorithm]
+kind = "single"
+ttl = "10s"
+[clients]
+count = 1
+think = "10ms"
+hold = "3s"
+[[faults]]
+at = "1s"
+kind = "pause"
+client = 0
+point = "while_holding"
+duration = "3s"
+"#,
+        1,
+    );
+    assert!(f.is_safe());
+    let pause: Vec<(u64, FaultAction)> = h
+        .iter()
+        .filter_map(|e| match e {
+            Event::Fault(f) => Some((f.t_us, f.action)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        pause,
+        vec![(1_000_000, FaultAction::Start), (4_000_000, FaultAction::End)]
+    );
+    // The hold was due to end near 3 s; the client only gets to release it at 4 s.
+    let release = h
+        .iter()
+        .find(|e| matches!(e, Event::Invoke(o) if o.op == OpKind::Release))
+        .unwrap();
+    assert_eq!(release.t_us(), 4_000_000, "{release:?}");
+}
