@@ -8,6 +8,7 @@
 
 mod dist;
 mod duration;
+mod faults;
 mod raw;
 
 pub use dist::{Dist, RawDist};
