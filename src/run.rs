@@ -58,10 +58,14 @@ impl Outcome {
     }
 }
 
-/// Runs one seed: simulate, then check.
-pub fn run_seed(scenario: &Scenario, seed: u64) -> (SeedResult, sim::RunOutput, Findings) {
+/// Runs one seed: simulate, then check. `progress(now_us, duration_us)` follows virtual time.
+pub fn run_seed(
+    scenario: &Scenario,
+    seed: u64,
+    progress: &mut dyn FnMut(u64, u64),
+) -> (SeedResult, sim::RunOutput, Findings) {
     let started = Instant::now();
-    let output = sim::run(scenario, seed);
+    let output = sim::run_with_progress(scenario, seed, progress);
     let sim_secs = started.elapsed().as_secs_f64();
     let findings = checker::check(&output.history).unwrap_or_else(|e| {
         panic!("seed {seed}: the simulator wrote a malformed history: {e}");
@@ -79,8 +83,9 @@ pub fn run_seed(scenario: &Scenario, seed: u64) -> (SeedResult, sim::RunOutput, 
     (result, output, findings)
 }
 
-/// Runs `seeds` (in parallel), calling `progress(done, total)` as seeds finish.
-pub fn run(scenario: &Scenario, seeds: &[u64], progress: &(dyn Fn(usize, usize) + Sync)) -> Outcome {
+/// Runs `seeds` (in parallel), calling `progress(fraction)` with the share of work done:
+/// seeds finished, or for a single seed, virtual time simulated.
+pub fn run(scenario: &Scenario, seeds: &[u64], progress: &(dyn Fn(f64) + Sync)) -> Outcome {
     let results: Mutex<Vec<Option<SeedResult>>> = Mutex::new(vec![None; seeds.len()]);
     let next = AtomicUsize::new(0);
     let done = AtomicUsize::new(0);
@@ -92,9 +97,15 @@ pub fn run(scenario: &Scenario, seeds: &[u64], progress: &(dyn Fn(usize, usize) 
             scope.spawn(|| loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(&seed) = seeds.get(i) else { break };
-                let (result, _, _) = run_seed(scenario, seed);
+                let mut follow_time = |now_us: u64, total_us: u64| {
+                    if seeds.len() == 1 {
+                        progress(now_us as f64 / total_us.max(1) as f64);
+                    }
+                };
+                let (result, _, _) = run_seed(scenario, seed, &mut follow_time);
                 results.lock().expect("no worker panicked")[i] = Some(result);
-                progress(done.fetch_add(1, Ordering::Relaxed) + 1, seeds.len());
+                let finished = done.fetch_add(1, Ordering::Relaxed) + 1;
+                progress(finished as f64 / seeds.len() as f64);
             });
         }
     });
@@ -110,7 +121,8 @@ pub fn run(scenario: &Scenario, seeds: &[u64], progress: &(dyn Fn(usize, usize) 
         .find(|r| !r.safe || !r.live)
         .unwrap_or(&seeds_run[0])
         .seed;
-    let (_, output, findings) = run_seed(scenario, reported);
+    // Only findings were kept per seed; the determinism makes a re-run give the same history.
+    let (_, output, findings) = run_seed(scenario, reported, &mut |_, _| {});
 
     let safe = seeds_run.iter().all(|r| r.safe);
     let live = seeds_run.iter().all(|r| r.live);
