@@ -83,7 +83,10 @@ impl<E> Queue<E> {
     pub fn retime(&mut self, mut new_time: impl FnMut(&E) -> Option<u64>) {
         let mut entries = std::mem::take(&mut self.heap).into_vec();
         for e in &mut entries {
-            if let Some(at_us) = new_time(&e.event) {
+            let event = self.slab[e.slot as usize]
+                .as_ref()
+                .expect("a queued slot holds its event");
+            if let Some(at_us) = new_time(event) {
                 e.at_us = at_us;
             }
         }
