@@ -16,6 +16,7 @@
 //! - Statistics ([`stats`]): availability, acquire latency and the availability penalty
 //!   (time no client could take a free lock) of the workload phase.
 
+mod intervals;
 pub mod liveness;
 pub mod safety;
 pub mod stats;

@@ -14,6 +14,7 @@
 //!   every attempt at it failed: failed attempts, minus the time the lock was held or
 //!   being successfully acquired.
 
+use super::intervals::{merge, Intervals};
 use super::{Hold, LivenessFinding};
 use crate::fault::Fault;
 use crate::history::{Event, FaultAction, Meta, Op, OpKind, Phase};
@@ -42,36 +43,6 @@ pub struct Collector {
     /// Open workload acquisitions by client: (lock, invoke time).
     open: BTreeMap<usize, (String, u64)>,
     attempts: Vec<Attempt>,
-}
-
-/// Intervals `(start, end, client)` of one lock, sorted by start, to find those that
-/// touch a window without scanning the whole history.
-#[derive(Default)]
-struct Intervals {
-    sorted: Vec<(u64, u64, usize)>,
-    max_len_us: u64,
-}
-
-impl Intervals {
-    fn push(&mut self, start_us: u64, end_us: u64, client: usize) {
-        self.sorted.push((start_us, end_us.max(start_us), client));
-    }
-
-    fn seal(&mut self) {
-        self.sorted.sort_unstable();
-        self.max_len_us = self.sorted.iter().map(|&(s, e, _)| e - s).max().unwrap_or(0);
-    }
-
-    /// Whether an interval of a client other than `except` touches `[from, to]`.
-    fn any_other(&self, from: u64, to: u64, except: Option<usize>) -> bool {
-        let first = self
-            .sorted
-            .partition_point(|&(s, _, _)| s < from.saturating_sub(self.max_len_us));
-        self.sorted[first..]
-            .iter()
-            .take_while(|&&(s, _, _)| s <= to)
-            .any(|&(_, e, c)| e >= from && Some(c) != except)
-    }
 }
 
 /// Per lock: every attempt and hold (contention), and the holds alone (success).
@@ -301,20 +272,6 @@ fn touched(fault: &Fault, nodes: usize) -> Vec<Touch> {
     .collect()
 }
 
-/// Merges intervals into sorted, disjoint ones.
-fn merge(mut v: Vec<(u64, u64)>) -> Vec<(u64, u64)> {
-    v.retain(|&(s, e)| e > s);
-    v.sort_unstable();
-    let mut out: Vec<(u64, u64)> = Vec::with_capacity(v.len());
-    for (s, e) in v {
-        match out.last_mut() {
-            Some(last) if s <= last.1 => last.1 = last.1.max(e),
-            _ => out.push((s, e)),
-        }
-    }
-    out
-}
-
 fn unavailable_us(attempts: &[Attempt], holds: &[Hold], workload_end_us: u64) -> u64 {
     /// Per lock: failed attempts, and times it was held or being acquired.
     type FailedBusy = (Vec<(u64, u64)>, Vec<(u64, u64)>);
@@ -358,14 +315,6 @@ mod tests {
     use crate::checker::check;
     use crate::fault::{CutDirection, Origin};
     use crate::history::FaultEvent;
-
-    #[test]
-    fn intervals_merge() {
-        assert_eq!(
-            merge(vec![(5, 9), (1, 3), (2, 4), (9, 10), (7, 7)]),
-            vec![(1, 4), (5, 10)]
-        );
-    }
 
     fn meta(bound_us: u64) -> Event {
         Event::Meta(Meta {
