@@ -8,7 +8,6 @@
 
 mod dist;
 mod duration;
-mod faults;
 mod raw;
 
 pub use dist::{Dist, RawDist};
