@@ -172,7 +172,44 @@ fn print_verdict(scenario: &Scenario, outcome: &Outcome, dir: &Path) {
             outcome.reported_seed
         );
     }
-    for l in &outcome.findings.liveness {
+    if scenario.expect_resource.is_some() || !outcome.resource_safe {
+        let r = &outcome.findings.resource;
+        println!(
+            "  guarded resource: {} ({} writes, {} rejected by fencing)",
+            if outcome.resource_safe { "safe" } else { "UNSAFE" },
+            r.writes,
+            r.rejected
+        );
+    }
+    if !outcome.findings.fence_regressions.is_empty() {
+        println!(
+            "  fencing: {} tokens did not grow after an earlier hold ended (see summary.json)",
+            outcome.findings.fence_regressions.len()
+        );
+    }
+    for v in outcome.findings.resource_violations.iter().take(3) {
+        println!(
+            "  stale write: client {} wrote to {} at {} after its hold ended, while client {} held it (seed {})",
+            v.client,
+            v.lock,
+            secs(v.write_us),
+            v.holder.client,
+            outcome.reported_seed
+        );
+    }
+    for (mode, w) in &outcome.findings.stats.waits {
+        println!(
+            "  wait {:?}: p50 {} p99 {} max {} ({} acquired, {} unfinished)",
+            mode,
+            ms(w.p50_us),
+            ms(w.p99_us),
+            ms(w.max_us),
+            w.acquired,
+            w.unfinished
+        );
+    }
+    const SHOWN: usize = 5;
+    for l in outcome.findings.liveness.iter().take(SHOWN) {
         println!("  liveness: {}", serde_json::to_string(l).unwrap_or_default());
     }
     let stats = &outcome.findings.stats;
@@ -182,6 +219,12 @@ fn print_verdict(scenario: &Scenario, outcome: &Outcome, dir: &Path) {
             secs(stats.unavailable_us),
             stats.unavailable_share * 100.0,
             outcome.reported_seed
+        );
+    }
+    if outcome.findings.liveness.len() > SHOWN {
+        println!(
+            "  ... {} more liveness findings in summary.json",
+            outcome.findings.liveness.len() - SHOWN
         );
     }
     if !outcome.availability_ok {
@@ -203,5 +246,5 @@ fn check(path: &Path) -> Result<bool> {
     let events = history::read_jsonl(path)?;
     let findings = checker::check(&events).with_context(|| format!("{} is malformed", path.display()))?;
     println!("{}", serde_json::to_string_pretty(&findings)?);
-    Ok(findings.is_safe() && findings.is_live())
+    Ok(findings.is_safe() && findings.is_live() && findings.is_resource_safe())
 }

@@ -3,7 +3,7 @@
 //! The last step of the flow. summary.json holds the verdict per seed, the findings of
 //! the reported seed, its fault plan and the command that reruns it.
 
-use crate::checker::{LivenessFinding, Stats, Violation};
+use crate::checker::{LivenessFinding, ResourceStats, ResourceViolation, Stats, Violation};
 use crate::fault::PlannedFault;
 use crate::run::{Outcome, SeedResult};
 use crate::scenario::{Expect, Scenario};
@@ -25,6 +25,12 @@ pub struct Summary<'a> {
     pub reported_seed: u64,
     pub rerun: String,
     pub violations: &'a [Violation],
+    pub expect_resource: Option<Expect>,
+    /// The guarded resource: "safe" unless a stale write got through on some seed.
+    pub resource_verdict: &'static str,
+    pub resource_violations: &'a [ResourceViolation],
+    pub resource: &'a ResourceStats,
+    pub fence_regressions: &'a [crate::checker::resource::FenceRegression],
     pub liveness: &'a [LivenessFinding],
     pub stats: &'a Stats,
     pub fault_plan: &'a [PlannedFault],
@@ -49,6 +55,11 @@ pub fn summary<'a>(scenario: &'a Scenario, outcome: &'a Outcome) -> Summary<'a> 
         reported_seed: outcome.reported_seed,
         rerun: scenario.rerun_command(outcome.reported_seed),
         violations: &outcome.findings.violations,
+        expect_resource: scenario.expect_resource,
+        resource_verdict: if outcome.resource_safe { "safe" } else { "unsafe" },
+        resource_violations: &outcome.findings.resource_violations,
+        resource: &outcome.findings.resource,
+        fence_regressions: &outcome.findings.fence_regressions,
         liveness: &outcome.findings.liveness,
         stats: &outcome.findings.stats,
         fault_plan: &outcome.plan,

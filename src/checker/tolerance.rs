@@ -14,7 +14,6 @@
 //!   every attempt at it failed: failed attempts, minus the time the lock was held or
 //!   being successfully acquired.
 
-use super::intervals::{merge, Intervals};
 use super::{Hold, LivenessFinding};
 use crate::fault::Fault;
 use crate::history::{Event, FaultAction, Meta, Op, OpKind, Phase};
@@ -43,28 +42,6 @@ pub struct Collector {
     /// Open workload acquisitions by client: (lock, invoke time).
     open: BTreeMap<usize, (String, u64)>,
     attempts: Vec<Attempt>,
-}
-
-/// Per lock: every attempt and hold (contention), and the holds alone (success).
-fn index<'a>(attempts: &'a [Attempt], holds: &'a [Hold]) -> Locks<'a> {
-    let mut by_lock: BTreeMap<&str, (Intervals, Intervals)> = BTreeMap::new();
-    for a in attempts {
-        by_lock
-            .entry(&a.lock)
-            .or_default()
-            .0
-            .push(a.invoke_us, a.end_us, a.client);
-    }
-    for h in holds {
-        let entry = by_lock.entry(&h.lock).or_default();
-        entry.0.push(h.start_us, h.end_us, h.client);
-        entry.1.push(h.start_us, h.end_us, h.client);
-    }
-    for (all, held) in by_lock.values_mut() {
-        all.seal();
-        held.seal();
-    }
-    by_lock
 }
 
 /// What [`Collector::finish`] works out.
@@ -127,9 +104,8 @@ impl Collector {
             unavailable_us: unavailable_us(&self.attempts, holds, workload_end_us),
         };
         let Some(meta) = meta else { return out };
-        let by_lock = index(&self.attempts, holds);
-        self.fault_tolerance(meta, workload_end_us, &by_lock, &mut out);
-        self.after_heals(meta, workload_end_us, &by_lock, &mut out);
+        self.fault_tolerance(meta, workload_end_us, holds, &mut out);
+        self.after_heals(meta, workload_end_us, holds, &mut out);
         out
     }
 
@@ -137,35 +113,43 @@ impl Collector {
         s.end_us.unwrap_or(workload_end_us).max(s.start_us)
     }
 
-    fn fault_tolerance(&self, meta: &Meta, workload_end_us: u64, by_lock: &Locks, out: &mut Outcome) {
+    fn fault_tolerance(&self, meta: &Meta, workload_end_us: u64, holds: &[Hold], out: &mut Outcome) {
         let ttl_us = meta.ttl_ms * 1_000;
         let majority = meta.nodes / 2 + 1;
-        // Each fault's span and the processes and links it disturbs, worked out once.
-        let spans: Vec<(u64, u64, Vec<Touch>)> = self
-            .spans
-            .iter()
-            .map(|s| {
+        // Per lock, every attempt and hold, to ask in O(log n) whether another client
+        // touched the lock around a failed attempt.
+        let mut touching: BTreeMap<&str, Vec<(u64, u64, usize)>> = BTreeMap::new();
+        for b in &self.attempts {
+            touching
+                .entry(&b.lock)
+                .or_default()
+                .push((b.invoke_us, b.end_us, b.client));
+        }
+        for h in holds {
+            touching
+                .entry(&h.lock)
+                .or_default()
+                .push((h.start_us, h.end_us, h.client));
+        }
+        let touching: BTreeMap<&str, Busy> = touching.into_iter().map(|(k, v)| (k, Busy::new(v))).collect();
+        for a in self.attempts.iter().filter(|a| !a.ok) {
+            let (from, to) = (a.invoke_us.saturating_sub(ttl_us), a.end_us);
+            let touches = |s: u64, e: u64| s <= to && e >= from;
+            if touching[a.lock.as_str()].meets(from, to, Some(a.client)) {
+                continue;
+            }
+            let mut healthy = vec![true; meta.nodes];
+            let mut client_ok = true;
+            for s in &self.spans {
                 let end = match s.fault {
                     // A jump moves expiry times by its size: count it as lasting that long.
                     Fault::ClockJump { by_us, .. } => s.start_us + by_us.unsigned_abs(),
                     _ => self.span_end(s, workload_end_us),
                 };
-                (s.start_us, end, touched(&s.fault, meta.nodes))
-            })
-            .collect();
-        for a in self.attempts.iter().filter(|a| !a.ok) {
-            let (from, to) = (a.invoke_us.saturating_sub(ttl_us), a.end_us);
-            let touches = |s: u64, e: u64| s <= to && e >= from;
-            if by_lock[a.lock.as_str()].0.any_other(from, to, Some(a.client)) {
-                continue;
-            }
-            let mut healthy = vec![true; meta.nodes];
-            let mut client_ok = true;
-            for (start, end, touch) in &spans {
-                if !touches(*start, *end) {
+                if !touches(s.start_us, end) {
                     continue;
                 }
-                for &(node, client) in touch {
+                for (node, client) in touched(&s.fault, meta.nodes) {
                     match (node, client) {
                         (Some(n), None) if n < meta.nodes => healthy[n] = false,
                         (None, Some(c)) if c == a.client => client_ok = false,
@@ -191,7 +175,7 @@ impl Collector {
         }
     }
 
-    fn after_heals(&self, meta: &Meta, workload_end_us: u64, by_lock: &Locks, out: &mut Outcome) {
+    fn after_heals(&self, meta: &Meta, workload_end_us: u64, holds: &[Hold], out: &mut Outcome) {
         let bound_us = meta.liveness_bound_us;
         // Every moment at which the last active fault ended.
         let mut heals = Vec::new();
@@ -207,30 +191,34 @@ impl Collector {
         }
         heals.sort_unstable();
         heals.dedup();
-        let mut by_invoke: Vec<(u64, u64, &str)> = self
-            .attempts
-            .iter()
-            .map(|a| (a.invoke_us, a.end_us, a.lock.as_str()))
-            .collect();
-        by_invoke.sort_unstable();
+        let mut by_invoke: Vec<&Attempt> = self.attempts.iter().collect();
+        by_invoke.sort_by_key(|a| a.invoke_us);
+        let mut held: BTreeMap<&str, Vec<(u64, u64, usize)>> = BTreeMap::new();
+        for x in holds {
+            held.entry(&x.lock)
+                .or_default()
+                .push((x.start_us, x.end_us, x.client));
+        }
+        let held: BTreeMap<&str, Busy> = held.into_iter().map(|(k, v)| (k, Busy::new(v))).collect();
         for h in heals {
             let until = h + bound_us;
             // Judge only a quiet period that lasts the whole bound, inside the workload.
             if until > workload_end_us || self.spans.iter().any(|s| s.start_us > h && s.start_us < until) {
                 continue;
             }
-            let first = by_invoke.partition_point(|&(s, _, _)| s < h);
+            let first = by_invoke.partition_point(|a| a.invoke_us < h);
             let mut locks: Vec<&str> = by_invoke[first..]
                 .iter()
-                .take_while(|&&(s, _, _)| s <= until)
-                .filter(|&&(_, e, _)| e <= until)
-                .map(|&(_, _, lock)| lock)
+                .take_while(|a| a.invoke_us <= until)
+                .filter(|a| a.end_us <= until)
+                .map(|a| a.lock.as_str())
                 .collect();
             locks.sort_unstable();
             locks.dedup();
             for lock in locks {
-                // Every successful acquisition starts a hold, so the holds tell.
-                let acquired = by_lock[lock].1.any_other(h, until, None);
+                // A successful acquisition in the window starts a hold in it, so the
+                // holds answer both "acquired" and "held".
+                let acquired = held.get(lock).is_some_and(|b| b.meets(h, until, None));
                 if !acquired {
                     out.findings.push(LivenessFinding::StuckAfterHeal {
                         lock: lock.to_string(),
@@ -243,13 +231,53 @@ impl Collector {
     }
 }
 
-type Locks<'a> = BTreeMap<&'a str, (Intervals, Intervals)>;
+/// Intervals sorted by start with running maxima of their ends: whether any interval
+/// (of a client other than a given one) meets a window takes one binary search.
+struct Busy {
+    starts: Vec<u64>,
+    /// Per prefix, the largest end, and the largest end of a different client.
+    best: Vec<[Option<(u64, usize)>; 2]>,
+}
 
-/// What a fault disturbs: `(Some(n), None)` a whole node, `(None, Some(c))` a whole
-/// client, `(Some(n), Some(c))` one link.
-type Touch = (Option<usize>, Option<usize>);
+impl Busy {
+    fn new(mut v: Vec<(u64, u64, usize)>) -> Self {
+        v.sort_unstable();
+        let mut best = Vec::with_capacity(v.len());
+        let mut cur: [Option<(u64, usize)>; 2] = [None, None];
+        for &(_, end, client) in &v {
+            match cur[0] {
+                Some((e0, c0)) if c0 == client => cur[0] = Some((e0.max(end), c0)),
+                Some((e0, _)) if end > e0 => cur = [Some((end, client)), cur[0]],
+                Some(_) => {
+                    if cur[1].is_none_or(|(e1, _)| end > e1) {
+                        cur[1] = Some((end, client));
+                    }
+                }
+                None => cur[0] = Some((end, client)),
+            }
+            best.push(cur);
+        }
+        Busy {
+            starts: v.iter().map(|x| x.0).collect(),
+            best,
+        }
+    }
 
-fn touched(fault: &Fault, nodes: usize) -> Vec<Touch> {
+    /// Whether an interval with start ≤ `to` and end ≥ `from` exists, of a client other
+    /// than `except`.
+    fn meets(&self, from: u64, to: u64, except: Option<usize>) -> bool {
+        let n = self.starts.partition_point(|&s| s <= to);
+        n > 0
+            && self.best[n - 1]
+                .iter()
+                .flatten()
+                .any(|&(end, client)| end >= from && Some(client) != except)
+    }
+}
+
+/// The (node, client) pairs a fault disturbs: `(Some(n), None)` for a whole node,
+/// `(None, Some(c))` for a whole client, `(Some(n), Some(c))` for one link.
+fn touched(fault: &Fault, nodes: usize) -> Vec<(Option<usize>, Option<usize>)> {
     let links = |ns: &[usize], cs: &[usize]| {
         ns.iter()
             .flat_map(|&n| cs.iter().map(move |&c| (Some(n), Some(c))))
@@ -272,6 +300,20 @@ fn touched(fault: &Fault, nodes: usize) -> Vec<Touch> {
     .collect()
 }
 
+/// Merges intervals into sorted, disjoint ones.
+fn merge(mut v: Vec<(u64, u64)>) -> Vec<(u64, u64)> {
+    v.retain(|&(s, e)| e > s);
+    v.sort_unstable();
+    let mut out: Vec<(u64, u64)> = Vec::with_capacity(v.len());
+    for (s, e) in v {
+        match out.last_mut() {
+            Some(last) if s <= last.1 => last.1 = last.1.max(e),
+            _ => out.push((s, e)),
+        }
+    }
+    out
+}
+
 fn unavailable_us(attempts: &[Attempt], holds: &[Hold], workload_end_us: u64) -> u64 {
     /// Per lock: failed attempts, and times it was held or being acquired.
     type FailedBusy = (Vec<(u64, u64)>, Vec<(u64, u64)>);
@@ -292,9 +334,14 @@ fn unavailable_us(attempts: &[Attempt], holds: &[Hold], workload_end_us: u64) ->
     for (_, (failed, busy)) in by_lock {
         let failed = merge(failed);
         let busy = merge(busy);
+        // Both lists are sorted and disjoint: one pass subtracts busy from failed.
+        let mut first_busy = 0;
         for &(s, e) in &failed {
+            while first_busy < busy.len() && busy[first_busy].1 <= s {
+                first_busy += 1;
+            }
             let mut cur = s;
-            for &(bs, be) in busy.iter().filter(|&&(bs, be)| be > s && bs < e) {
+            for &(bs, be) in busy[first_busy..].iter().take_while(|&&(bs, _)| bs < e) {
                 if bs > cur {
                     free_failing.push((cur, bs));
                 }
@@ -316,6 +363,14 @@ mod tests {
     use crate::fault::{CutDirection, Origin};
     use crate::history::FaultEvent;
 
+    #[test]
+    fn intervals_merge() {
+        assert_eq!(
+            merge(vec![(5, 9), (1, 3), (2, 4), (9, 10), (7, 7)]),
+            vec![(1, 4), (5, 10)]
+        );
+    }
+
     fn meta(bound_us: u64) -> Event {
         Event::Meta(Meta {
             t_us: 0,
@@ -326,6 +381,7 @@ mod tests {
             clients: 2,
             ttl_ms: 1,
             liveness_bound_us: bound_us,
+            writer_wait_bound_us: None,
         })
     }
     fn op(t: u64, c: usize, kind: OpKind) -> Op {
@@ -506,5 +562,22 @@ mod tests {
         let f = check(&h).unwrap();
         assert_eq!(f.stats.unavailable_us, 120);
         assert!((f.stats.unavailable_share - 0.12).abs() < 1e-9);
+    }
+}
+
+#[cfg(test)]
+mod busy_tests {
+    use super::Busy;
+
+    #[test]
+    fn meets_finds_an_interval_of_another_client_in_the_window() {
+        let b = Busy::new(vec![(0, 10, 1), (20, 30, 2), (5, 50, 1)]);
+        assert!(b.meets(40, 45, None), "client 1's long interval");
+        assert!(!b.meets(40, 45, Some(1)), "only client 1 reaches that late");
+        assert!(b.meets(25, 26, Some(1)), "client 2 inside");
+        assert!(!b.meets(60, 70, None), "nothing after 50");
+        assert!(b.meets(0, 100, Some(9)));
+        assert!(b.meets(50, 50, None), "closed at both ends");
+        assert!(!Busy::new(vec![]).meets(0, 1, None));
     }
 }
