@@ -27,7 +27,12 @@
 //!   `accepted` (false when the resource rejected a stale fencing token). `t_us` is when
 //!   the resource applied or rejected it.
 //! - `fault`: a fault `start`s or `end`s (`action`), with its `id`, `origin` and the
-//!   fault's own fields (`kind`, `nodes`, `clients`, ...).
+//!   fault's own fields, flattened: `kind` (`partition`, `crash`, `pause`, `clock_jump`,
+//!   `clock_rate`, `delay`, `loss`, `failover`) and, by kind, `nodes`, `clients`,
+//!   `direction`, `node`, `client`, `power_loss`, `point`, `by_us`, `rate`, `extra_us`,
+//!   `probability` (see [`Fault`]). A crash ends when the node restarts, a failover when
+//!   the replica is promoted; a clock jump starts and ends at the same time. A client
+//!   pause waiting for a point of the lock cycle starts when the client reaches it.
 //! - `heal`: every fault is healed; the workload stops and the liveness phase begins.
 //!
 //! A client holds a lock from its `ok` acquire until the earlier of its `release` invoke

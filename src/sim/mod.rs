@@ -70,13 +70,17 @@ enum Ev {
         reply: Reply,
     },
     /// `generation` tells the latest wake of a client from stale ones.
+    /// `at_mono_us` is the client-clock reading it is due at, to reschedule it if the
+    /// client's clock rate changes.
     Wake {
         client: usize,
         generation: u64,
+        at_mono_us: u64,
     },
     Timer {
         client: usize,
         id: u64,
+        at_mono_us: u64,
     },
     FaultStart(usize),
     FaultEnd(usize),
@@ -306,14 +310,16 @@ impl World<'_> {
             {
                 self.client_deferred[client].push(ev);
             }
-            Ev::Wake { client, generation } => {
+            Ev::Wake {
+                client, generation, ..
+            } => {
                 if generation == self.wake_generation[client] {
                     let now = self.now(client, t);
                     self.clients[client].on_wake(now, &mut self.out);
                     self.apply(t, client);
                 }
             }
-            Ev::Timer { client, id } => {
+            Ev::Timer { client, id, .. } => {
                 let now = self.now(client, t);
                 self.clients[client].on_timer(now, id, &mut self.out);
                 self.apply(t, client);
@@ -388,7 +394,14 @@ impl World<'_> {
                 }
                 Action::Timer { id, at_mono_us } => {
                     let at = self.client_clocks[c].true_at_mono(at_mono_us).max(t);
-                    self.queue.push(at, Ev::Timer { client: c, id });
+                    self.queue.push(
+                        at,
+                        Ev::Timer {
+                            client: c,
+                            id,
+                            at_mono_us,
+                        },
+                    );
                 }
                 Action::Wake { at_mono_us } => {
                     let at = self.client_clocks[c].true_at_mono(at_mono_us).max(t);
@@ -399,6 +412,7 @@ impl World<'_> {
                         Ev::Wake {
                             client: c,
                             generation,
+                            at_mono_us,
                         },
                     );
                 }
