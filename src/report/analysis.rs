@@ -40,6 +40,14 @@ pub struct Case {
     pub expect: String,
     pub verdict: &'static str,
     pub live: bool,
+    /// The guarded resource's verdict over all seeds ("no writes" when clients wrote none).
+    pub resource: &'static str,
+    /// Stale writes accepted by the guarded resource in the reported seed.
+    pub stale_writes: usize,
+    /// Fencing tokens smaller than an earlier hold's, in the reported seed.
+    pub fence_regressions: usize,
+    /// Liveness findings of the reported seed, counted by kind (e.g. "writer_starvation ×3").
+    pub liveness: String,
     pub as_expected: bool,
     pub seeds: usize,
     pub unsafe_seeds: usize,
@@ -102,6 +110,16 @@ pub fn run_all(
             expect: format!("{:?}", scenario.expect).to_lowercase(),
             verdict: if outcome.safe { "safe" } else { "unsafe" },
             live: outcome.live,
+            resource: if outcome.findings.resource.writes == 0 {
+                "no writes"
+            } else if outcome.resource_safe {
+                "safe"
+            } else {
+                "unsafe"
+            },
+            stale_writes: outcome.findings.resource_violations.len(),
+            fence_regressions: outcome.findings.fence_regressions.len(),
+            liveness: liveness_kinds(&outcome.findings.liveness),
             as_expected: outcome.as_expected,
             seeds: outcome.seeds.len(),
             unsafe_seeds: outcome.seeds.iter().filter(|s| !s.safe).count(),
@@ -119,6 +137,26 @@ pub fn run_all(
     }
     write_index(out, &cases, seeds)?;
     Ok(cases)
+}
+
+/// "kind ×n" for each kind of liveness finding, or "none".
+fn liveness_kinds(findings: &[crate::checker::LivenessFinding]) -> String {
+    let mut counts: std::collections::BTreeMap<String, usize> = std::collections::BTreeMap::new();
+    for f in findings {
+        let kind = serde_json::to_value(f)
+            .ok()
+            .and_then(|v| v["kind"].as_str().map(str::to_string))
+            .unwrap_or_else(|| "finding".into());
+        *counts.entry(kind).or_default() += 1;
+    }
+    if counts.is_empty() {
+        return "none".into();
+    }
+    counts
+        .iter()
+        .map(|(k, n)| format!("{k} ×{n}"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 const COMMAND: &str = "cargo run --release -- analysis";
@@ -162,11 +200,11 @@ fn markdown(cases: &[Case], seeds: u64) -> String {
          the figures are of the reported seed (the first with a finding, else the first).\n"
     );
     md.push_str(&in_short(cases));
-    md.push_str("\n| scenario | expected | verdict | unsafe seeds | as expected | violations (reported seed) | availability | p99 acquire | report |\n|---|---|---|---|---|---|---|---|---|\n");
+    md.push_str("\n| scenario | expected | verdict | unsafe seeds | as expected | violations (reported seed) | guarded resource | liveness findings | availability | p99 acquire | report |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
     for c in cases {
         let _ = writeln!(
             md,
-            "| {} | {} | **{}** | {}/{} | {} | {} | {:.1}% | {} | [{}/index.html]({}/index.html) |",
+            "| {} | {} | **{}** | {}/{} | {} | {} | {} | {} | {:.1}% | {} | [{}/index.html]({}/index.html) |",
             c.name,
             c.expect,
             c.verdict,
@@ -174,6 +212,14 @@ fn markdown(cases: &[Case], seeds: u64) -> String {
             c.seeds,
             if c.as_expected { "yes" } else { "**no**" },
             c.violations,
+            match c.resource {
+                "unsafe" => format!(
+                    "**unsafe** ({} stale writes accepted, {} fencing tokens went backwards)",
+                    c.stale_writes, c.fence_regressions
+                ),
+                other => other.to_string(),
+            },
+            c.liveness,
             c.availability * 100.0,
             span(c.latency_p99_us),
             c.name,
@@ -211,7 +257,7 @@ fn markdown(cases: &[Case], seeds: u64) -> String {
 
 /// The answer in a few lines: which scenarios broke mutual exclusion, which held it,
 /// and which did not do what their files expect.
-fn short_answer(cases: &[Case]) -> [(&'static str, Vec<&str>); 3] {
+fn short_answer(cases: &[Case]) -> [(&'static str, Vec<&str>); 5] {
     let names = |f: &dyn Fn(&Case) -> bool| cases.iter().filter(|c| f(c)).map(|c| c.name.as_str()).collect();
     [
         (
@@ -222,6 +268,11 @@ fn short_answer(cases: &[Case]) -> [(&'static str, Vec<&str>); 3] {
             "mutual exclusion held in every seed of",
             names(&|c| c.verdict == "safe"),
         ),
+        (
+            "a stale write reached the guarded resource in",
+            names(&|c| c.resource == "unsafe"),
+        ),
+        ("a liveness finding in", names(&|c| c.liveness != "none")),
         ("not as the scenario expects", names(&|c| !c.as_expected)),
     ]
 }
