@@ -6,10 +6,12 @@
 //! against the others and produces the resolved configuration in microseconds. Errors
 //! name the file, and for syntax errors the line, column and key.
 
+mod backend;
 mod dist;
 mod duration;
 mod raw;
 
+pub use backend::{Backend, Persistence, RedisSettings, Targets};
 pub use dist::{Dist, RawDist};
 pub use duration::{fmt_us, Dur};
 
@@ -39,6 +41,10 @@ pub struct Scenario {
     /// Scripted faults, numbered from 0 in file order.
     pub faults: Vec<PlannedFault>,
     pub nemesis: Nemesis,
+    /// The simulator unless the file says `backend = "redis"` (or the CLI overrides it).
+    pub backend: Backend,
+    /// How real nodes are set up; ignored by the simulator.
+    pub redis: RedisSettings,
 }
 
 /// The verdict a scenario expects about mutual exclusion.

@@ -1,7 +1,7 @@
 //! The scenario file as serde reads it: every table rejects unknown keys, every field
 //! has a default, and [`RawScenario::resolve`] checks values against each other.
 
-use super::{Clients, Dur, Expect, Network, RawDist, Scenario};
+use super::{Backend, Clients, Dur, Expect, Network, Persistence, RawDist, RedisSettings, Scenario, Targets};
 use crate::algorithm::{AlgorithmConfig, AlgorithmKind, Fanout};
 use crate::fault::{Fault, Nemesis, NemesisRate, Origin, PlannedFault};
 use serde::Deserialize;
@@ -19,8 +19,9 @@ pub struct RawScenario {
     #[serde(default = "yes")]
     expect_live: bool,
     min_availability: Option<f64>,
+    /// A node count, or the addresses of real servers someone else runs.
     #[serde(default = "default_nodes")]
-    nodes: i64,
+    nodes: RawNodes,
     #[serde(default)]
     algorithm: RawAlgorithm,
     #[serde(default)]
@@ -31,6 +32,25 @@ pub struct RawScenario {
     faults: Vec<RawFault>,
     #[serde(default)]
     nemesis: RawNemesis,
+    #[serde(default)]
+    backend: Backend,
+    #[serde(default)]
+    redis: RawRedis,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum RawNodes {
+    Count(i64),
+    Addrs(Vec<String>),
+}
+
+/// The real backend's `[redis]` table.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRedis {
+    #[serde(default)]
+    persistence: Persistence,
 }
 
 fn default_seed() -> u64 {
@@ -45,8 +65,8 @@ fn default_expect() -> Expect {
 fn yes() -> bool {
     true
 }
-fn default_nodes() -> i64 {
-    5
+fn default_nodes() -> RawNodes {
+    RawNodes::Count(5)
 }
 
 #[derive(Debug, Deserialize)]
@@ -226,7 +246,19 @@ fn indices(ids: &[i64], count: usize, what: &str, fault: usize) -> Result<Vec<us
 
 impl RawScenario {
     pub fn resolve(self, default_name: &str) -> Result<Scenario, String> {
-        let nodes = self.nodes;
+        let (nodes, targets) = match &self.nodes {
+            RawNodes::Count(n) => (*n, Targets::Local),
+            RawNodes::Addrs(addrs) => {
+                let mut out = Vec::with_capacity(addrs.len());
+                for a in addrs {
+                    out.push(
+                        a.parse()
+                            .map_err(|_| format!("nodes: {a:?} is not an address like \"127.0.0.1:6379\""))?,
+                    );
+                }
+                (addrs.len() as i64, Targets::External(out))
+            }
+        };
         if !(1..=64).contains(&nodes) {
             return Err(format!("nodes = {nodes}: lockstorm runs 1 to 64 nodes"));
         }
@@ -376,6 +408,11 @@ impl RawScenario {
             network,
             faults,
             nemesis,
+            backend: self.backend,
+            redis: RedisSettings {
+                persistence: self.redis.persistence,
+                targets,
+            },
         })
     }
 }

@@ -1,0 +1,574 @@
+//! The real driver: runs a scenario's clients against real Redis nodes in real time.
+//!
+//! The counterpart of the simulator's event loop (`sim::World`): it carries out the same
+//! [`Action`]s of the same sans-IO clients, but a `Send` becomes an async request on a
+//! multiplexed redis-crate connection (one per client and node, through that node's
+//! proxy), and wakes, timers and faults wait on tokio's clock. Every history time is
+//! the lockstorm process's monotonic clock (microseconds since the run began), which is
+//! also every client's clock. A request that gets no answer is simply never delivered:
+//! the algorithm's own timeout then counts it as unknown, as in the simulator.
+//!
+//! Phases are the simulator's: workload with faults until `duration`, heal (every fault
+//! ends), drain, then one client probes every lock for the liveness check.
+
+use super::proxy::Proxy;
+use super::server::{self, Server};
+use super::{wire, RealError};
+use crate::algorithm::ReqId;
+use crate::client::{build_clients, Action, Client, Record, RecordKind};
+use crate::command::{Cmd, LockId, NodeId, Reply};
+use crate::fault::{Fault, PlannedFault};
+use crate::history::{Event, FaultAction, FaultEvent, Meta, Op};
+use crate::scenario::{Scenario, Targets};
+use crate::sim::{RunOutput, SimStats};
+use redis::aio::MultiplexedConnection;
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::sync::mpsc;
+
+/// Options of a real run that are not part of the scenario.
+#[derive(Clone, Debug, Default)]
+pub struct RealOptions {
+    /// Keep the nodes' temporary directories (configs, logs, AOFs) and print where.
+    pub keep: bool,
+}
+
+/// One connection slot per (client, node); emptied when the connection breaks.
+type Slot = Arc<Mutex<Option<MultiplexedConnection>>>;
+
+/// A node: a redis-server lockstorm runs, or an address someone else's server listens on.
+enum Host {
+    Local(Arc<Mutex<Server>>),
+    External(SocketAddr),
+}
+
+impl Host {
+    fn addr(&self) -> SocketAddr {
+        match self {
+            Host::Local(s) => s.lock().expect("server lock").addr(),
+            Host::External(a) => *a,
+        }
+    }
+}
+
+enum Ev {
+    Wake { client: usize, generation: u64 },
+    Timer { client: usize, id: u64 },
+    FaultStart(usize),
+    FaultEnd(usize),
+    EndWorkload,
+}
+
+/// A reply on its way from a request task to the driver.
+struct Answer {
+    client: usize,
+    req: ReqId,
+    reply: Reply,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum RunPhase {
+    Workload,
+    Draining,
+    Probing,
+    Done,
+}
+
+/// Checks that every planned fault can be carried out on these nodes.
+fn check_faults(plan: &[PlannedFault], _external: bool) -> Result<(), RealError> {
+    for f in plan {
+        match &f.fault {
+            Fault::Partition { .. } => {}
+        }
+    }
+    Ok(())
+}
+
+/// Runs `scenario` with `seed` against real Redis. Nodes are started (or reached), the
+/// workload runs in real time, and every node lockstorm started is killed before this
+/// returns, whatever happens.
+pub fn run(scenario: &Scenario, seed: u64, options: &RealOptions) -> Result<RunOutput, RealError> {
+    server::install_cleanup();
+    let mut plan = scenario.faults.clone();
+    let nemesis = scenario.nemesis.plan(
+        &mut crate::rng::split(seed, "nemesis", 0),
+        scenario.duration_us,
+        scenario.nodes,
+        scenario.clients.count,
+        plan.len(),
+    );
+    plan.extend(nemesis);
+    let external = matches!(scenario.redis.targets, Targets::External(_));
+    check_faults(&plan, external)?;
+
+    // Declared before the servers so it is removed after they are killed.
+    let tmp = tempfile::Builder::new()
+        .prefix("lockstorm-")
+        .tempdir()
+        .map_err(|e| RealError::Io("create a temporary directory".into(), e))?;
+    let hosts = match &scenario.redis.targets {
+        Targets::External(addrs) => addrs.iter().map(|&a| Host::External(a)).collect(),
+        Targets::Local => start_servers(scenario, tmp.path())?,
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| RealError::Io("start the tokio runtime".into(), e))?;
+    let result = runtime.block_on(drive(scenario, seed, plan, &hosts));
+    drop(runtime);
+    drop(hosts);
+    if options.keep {
+        let kept = tmp.keep();
+        eprintln!("lockstorm: kept the nodes' directories in {}", kept.display());
+    }
+    result
+}
+
+fn start_servers(scenario: &Scenario, dir: &std::path::Path) -> Result<Vec<Host>, RealError> {
+    let binary = server::binary()?;
+    let libs = if needs_faketime(scenario) {
+        Some(super::faketime::FaketimeLibs::build(dir)?)
+    } else {
+        None
+    };
+    let mut hosts = Vec::with_capacity(scenario.nodes);
+    for i in 0..scenario.nodes {
+        let node_dir = dir.join(format!("node{i}"));
+        std::fs::create_dir_all(&node_dir)
+            .map_err(|e| RealError::Io(format!("create {}", node_dir.display()), e))?;
+        let faketime = libs.as_ref().map(|l| l.node(&node_dir)).transpose()?;
+        let s = Server::start(i, &binary, node_dir, scenario.redis.persistence, faketime)?;
+        hosts.push(Host::Local(Arc::new(Mutex::new(s))));
+    }
+    Ok(hosts)
+}
+
+/// Whether any fault of the scenario moves a node's clock.
+fn needs_faketime(_scenario: &Scenario) -> bool {
+    false
+}
+
+async fn drive(
+    scenario: &Scenario,
+    seed: u64,
+    plan: Vec<PlannedFault>,
+    hosts: &[Host],
+) -> Result<RunOutput, RealError> {
+    let n_clients = scenario.clients.count;
+    let mut proxies = Vec::with_capacity(hosts.len());
+    for (i, h) in hosts.iter().enumerate() {
+        load_scripts(i, h.addr()).await?;
+        if let Host::External(addr) = h {
+            clear_locks(i, *addr, scenario.clients.locks).await?;
+        }
+        let proxy = Proxy::start(h.addr(), n_clients)
+            .await
+            .map_err(|e| RealError::Io(format!("start the proxy for node {i}"), e))?;
+        proxies.push(proxy);
+    }
+    let slots: Vec<Vec<Slot>> = (0..n_clients)
+        .map(|_| (0..hosts.len()).map(|_| Slot::default()).collect())
+        .collect();
+    // Connect every link before the clock starts, so first requests do not pay for it.
+    let connect_timeout = Duration::from_secs(5);
+    for (c, row) in slots.iter().enumerate() {
+        for (n, slot) in row.iter().enumerate() {
+            if connection(slot, proxies[n].addr(c), connect_timeout)
+                .await
+                .is_none()
+            {
+                return Err(RealError::Node {
+                    node: n,
+                    addr: hosts[n].addr().to_string(),
+                    message: "cannot connect through the proxy".into(),
+                });
+            }
+        }
+    }
+    let (tx, rx) = mpsc::unbounded_channel();
+    let mut d = Driver {
+        scenario,
+        hosts,
+        proxies,
+        slots,
+        cuts: vec![vec![0; hosts.len()]; n_clients],
+        clients: build_clients(scenario, seed),
+        wake_generation: vec![0; n_clients],
+        timers: BTreeMap::new(),
+        seq: 0,
+        active: vec![false; plan.len()],
+        plan,
+        history: Vec::with_capacity(1024),
+        phase: RunPhase::Workload,
+        idle: 0,
+        out: Vec::with_capacity(64),
+        stats: SimStats::default(),
+        start: Instant::now(),
+        tx,
+        request_lifetime: Duration::from_micros(scenario.algorithm.request_timeout_us * 20)
+            .max(Duration::from_secs(1)),
+    };
+    d.history.push(Event::Meta(Meta {
+        t_us: 0,
+        scenario: scenario.name.clone(),
+        seed,
+        algorithm: format!("{:?}", scenario.algorithm.kind).to_lowercase(),
+        nodes: scenario.nodes,
+        clients: n_clients,
+        ttl_ms: scenario.algorithm.ttl_ms,
+        liveness_bound_us: scenario.algorithm.liveness_bound_us(scenario.nodes),
+    }));
+    d.run(rx).await;
+    Ok(RunOutput {
+        history: d.history,
+        plan: d.plan,
+        stats: d.stats,
+    })
+}
+
+/// SCRIPT LOAD every script of the repo on a node, over a direct connection.
+async fn load_scripts(node: usize, addr: SocketAddr) -> Result<(), RealError> {
+    let err = |message: String| RealError::Node {
+        node,
+        addr: addr.to_string(),
+        message,
+    };
+    let client = redis::Client::open(format!("redis://{addr}/")).map_err(|e| err(e.to_string()))?;
+    let mut conn = client
+        .get_multiplexed_async_connection()
+        .await
+        .map_err(|e| err(format!("cannot connect: {e}")))?;
+    wire::load_scripts(&mut conn)
+        .await
+        .map_err(|e| err(format!("SCRIPT LOAD failed: {e}")))
+}
+
+/// Deletes the scenario's lock keys on a server someone else runs, left from earlier runs.
+async fn clear_locks(node: usize, addr: SocketAddr, locks: u32) -> Result<(), RealError> {
+    let err = |e: redis::RedisError| RealError::Node {
+        node,
+        addr: addr.to_string(),
+        message: e.to_string(),
+    };
+    let client = redis::Client::open(format!("redis://{addr}/")).map_err(err)?;
+    let mut conn = client.get_multiplexed_async_connection().await.map_err(err)?;
+    let keys: Vec<String> = (0..locks.min(1_000)).map(|l| LockId(l).to_string()).collect();
+    redis::cmd("DEL")
+        .arg(&keys)
+        .query_async::<i64>(&mut conn)
+        .await
+        .map_err(err)?;
+    Ok(())
+}
+
+/// The slot's connection, connecting first if there is none.
+async fn connection(slot: &Slot, addr: SocketAddr, timeout: Duration) -> Option<MultiplexedConnection> {
+    if let Some(c) = slot.lock().expect("slot lock").clone() {
+        return Some(c);
+    }
+    let client = redis::Client::open(format!("redis://{addr}/")).ok()?;
+    let config = redis::AsyncConnectionConfig::new()
+        .set_connection_timeout(Some(timeout))
+        // Requests are timed out by the algorithm, not by the connection.
+        .set_response_timeout(None);
+    let conn = client
+        .get_multiplexed_async_connection_with_config(&config)
+        .await
+        .ok()?;
+    *slot.lock().expect("slot lock") = Some(conn.clone());
+    Some(conn)
+}
+
+/// One request: its reply goes to the driver; a broken connection or no answer sends
+/// nothing (the algorithm's timeout makes it an unknown outcome).
+async fn request(
+    slot: Slot,
+    addr: SocketAddr,
+    cmd: redis::Cmd,
+    lifetime: Duration,
+    tx: mpsc::UnboundedSender<Answer>,
+    mut reply: Answer,
+) {
+    let attempt = async {
+        let mut conn = connection(&slot, addr, lifetime).await?;
+        match cmd.query_async::<redis::Value>(&mut conn).await {
+            Ok(v) => Some(wire::from_redis(&v)),
+            Err(e) if matches!(e.kind(), redis::ErrorKind::Server(_)) => Some(Reply::Error),
+            Err(_) => {
+                *slot.lock().expect("slot lock") = None;
+                None
+            }
+        }
+    };
+    if let Ok(Some(r)) = tokio::time::timeout(lifetime, attempt).await {
+        reply.reply = r;
+        let _ = tx.send(reply);
+    }
+}
+
+struct Driver<'a> {
+    scenario: &'a Scenario,
+    hosts: &'a [Host],
+    proxies: Vec<Proxy>,
+    slots: Vec<Vec<Slot>>,
+    /// Active partitions per [client][node]; a link is cut while above 0.
+    cuts: Vec<Vec<u32>>,
+    clients: Vec<Client>,
+    wake_generation: Vec<u64>,
+    timers: BTreeMap<(u64, u64), Ev>,
+    seq: u64,
+    plan: Vec<PlannedFault>,
+    active: Vec<bool>,
+    history: Vec<Event>,
+    phase: RunPhase,
+    idle: usize,
+    out: Vec<Action>,
+    stats: SimStats,
+    start: Instant,
+    tx: mpsc::UnboundedSender<Answer>,
+    /// How long an unanswered request is kept before it is dropped.
+    request_lifetime: Duration,
+}
+
+impl Driver<'_> {
+    fn now_us(&self) -> u64 {
+        self.start.elapsed().as_micros() as u64
+    }
+
+    fn now(&self, t: u64) -> crate::algorithm::Now {
+        crate::algorithm::Now {
+            mono_us: t,
+            wall_us: t,
+        }
+    }
+
+    fn schedule(&mut self, at_us: u64, ev: Ev) {
+        self.seq += 1;
+        self.timers.insert((at_us, self.seq), ev);
+    }
+
+    async fn run(&mut self, mut rx: mpsc::UnboundedReceiver<Answer>) {
+        let s = self.scenario;
+        for i in 0..self.plan.len() {
+            self.schedule(self.plan[i].at_us, Ev::FaultStart(i));
+        }
+        self.schedule(s.duration_us, Ev::EndWorkload);
+        self.start = Instant::now();
+        for c in 0..self.clients.len() {
+            let now = self.now(0);
+            self.clients[c].start(now, &mut self.out);
+            self.apply(0, c);
+        }
+        let a = &s.algorithm;
+        let op_max_us = a.op_max_us(s.nodes);
+        let limit_us = s.duration_us
+            + 2 * op_max_us
+            + u64::from(s.clients.locks).min(1_000) * 2 * (a.liveness_bound_us(s.nodes) + op_max_us);
+
+        while self.phase != RunPhase::Done {
+            let next_us = self.timers.keys().next().map_or(limit_us, |k| k.0).min(limit_us);
+            let deadline = tokio::time::Instant::from_std(self.start + Duration::from_micros(next_us));
+            tokio::select! {
+                biased;
+                Some(r) = rx.recv() => {
+                    let t = self.now_us();
+                    self.stats.events += 1;
+                    let now = self.now(t);
+                    self.clients[r.client].on_reply(now, r.req, r.reply, &mut self.out);
+                    self.apply(t, r.client);
+                }
+                _ = tokio::time::sleep_until(deadline) => {
+                    let t = self.now_us();
+                    while let Some(entry) = self.timers.first_entry() {
+                        if entry.key().0 > t {
+                            break;
+                        }
+                        let ev = entry.remove();
+                        self.stats.events += 1;
+                        self.step(t, ev);
+                    }
+                }
+            }
+            let t = self.now_us();
+            self.stats.end_us = t;
+            if t > limit_us {
+                break;
+            }
+        }
+        // Whatever was still faulty at a hard stop is healed before the nodes go away.
+        self.heal(self.now_us());
+    }
+
+    fn step(&mut self, t: u64, ev: Ev) {
+        match ev {
+            Ev::Wake { client, generation } => {
+                if generation == self.wake_generation[client] {
+                    let now = self.now(t);
+                    self.clients[client].on_wake(now, &mut self.out);
+                    self.apply(t, client);
+                }
+            }
+            Ev::Timer { client, id } => {
+                let now = self.now(t);
+                self.clients[client].on_timer(now, id, &mut self.out);
+                self.apply(t, client);
+            }
+            Ev::FaultStart(i) => self.start_fault(t, i),
+            Ev::FaultEnd(i) => self.end_fault(t, i),
+            Ev::EndWorkload => {
+                self.heal(t);
+                self.history.push(Event::Heal { t_us: t });
+                self.phase = RunPhase::Draining;
+                for c in 0..self.clients.len() {
+                    self.clients[c].stop(&mut self.out);
+                    self.apply(t, c);
+                }
+            }
+        }
+    }
+
+    fn heal(&mut self, t: u64) {
+        for i in 0..self.plan.len() {
+            self.end_fault(t, i);
+        }
+        for p in &self.proxies {
+            p.heal();
+        }
+        for row in &mut self.cuts {
+            row.fill(0);
+        }
+    }
+
+    fn fault_event(&mut self, t: u64, i: usize, action: FaultAction) {
+        let f = &self.plan[i];
+        self.history.push(Event::Fault(FaultEvent {
+            t_us: t,
+            id: f.id,
+            action,
+            origin: f.origin,
+            fault: f.fault.clone(),
+        }));
+    }
+
+    fn start_fault(&mut self, t: u64, i: usize) {
+        if self.phase != RunPhase::Workload {
+            return;
+        }
+        self.active[i] = true;
+        self.fault_event(t, i, FaultAction::Start);
+        match self.plan[i].fault.clone() {
+            Fault::Partition { nodes, clients } => self.cut(&clients, &nodes, 1),
+        }
+        if let Some(d) = self.plan[i].duration_us {
+            self.schedule(t + d, Ev::FaultEnd(i));
+        }
+    }
+
+    fn end_fault(&mut self, t: u64, i: usize) {
+        if !std::mem::take(&mut self.active[i]) {
+            return;
+        }
+        self.fault_event(t, i, FaultAction::End);
+        match self.plan[i].fault.clone() {
+            Fault::Partition { nodes, clients } => self.cut(&clients, &nodes, -1),
+        }
+    }
+
+    /// Adds `delta` partitions to every link between `clients` and `nodes`.
+    fn cut(&mut self, clients: &[usize], nodes: &[NodeId], delta: i32) {
+        for &c in clients {
+            for &n in nodes {
+                let count = &mut self.cuts[c][n];
+                *count = count.saturating_add_signed(delta);
+                let cut = *count > 0;
+                self.proxies[n].update(c, |s| {
+                    s.cut_to_node = cut;
+                    s.cut_to_client = cut;
+                });
+            }
+        }
+    }
+
+    fn send(&mut self, client: usize, node: NodeId, req: ReqId, cmd: Cmd) {
+        self.stats.node_cmds += 1;
+        let slot = self.slots[client][node].clone();
+        let addr = self.proxies[node].addr(client);
+        let reply = Answer {
+            client,
+            req,
+            reply: Reply::Error,
+        };
+        tokio::spawn(request(
+            slot,
+            addr,
+            wire::to_redis(&cmd),
+            self.request_lifetime,
+            self.tx.clone(),
+            reply,
+        ));
+    }
+
+    /// Carries out the actions client `c` just asked for, at time `t`.
+    fn apply(&mut self, t: u64, c: usize) {
+        let mut out = std::mem::take(&mut self.out);
+        for action in out.drain(..) {
+            match action {
+                Action::Send { node, req, cmd } => self.send(c, node, req, cmd),
+                Action::Timer { id, at_mono_us } => {
+                    self.schedule(at_mono_us.max(t), Ev::Timer { client: c, id })
+                }
+                Action::Wake { at_mono_us } => {
+                    self.wake_generation[c] += 1;
+                    let generation = self.wake_generation[c];
+                    self.schedule(
+                        at_mono_us.max(t),
+                        Ev::Wake {
+                            client: c,
+                            generation,
+                        },
+                    );
+                }
+                Action::Record(r) => self.record(t, c, r),
+                Action::Idle => self.on_idle(t),
+            }
+        }
+        self.out = out;
+    }
+
+    fn on_idle(&mut self, t: u64) {
+        self.idle += 1;
+        match self.phase {
+            RunPhase::Draining if self.idle == self.clients.len() => {
+                self.phase = RunPhase::Probing;
+                let locks: Vec<LockId> = (0..self.scenario.clients.locks.min(1_000)).map(LockId).collect();
+                self.idle -= 1;
+                let now = self.now(t);
+                self.clients[0].probe(now, &locks, &mut self.out);
+                self.apply(t, 0);
+            }
+            RunPhase::Probing => self.phase = RunPhase::Done,
+            _ => {}
+        }
+    }
+
+    fn record(&mut self, t: u64, c: usize, r: Record) {
+        if r.kind == RecordKind::Invoke {
+            self.stats.lock_ops += 1;
+        }
+        let mut op = Op::new(t, c, r.op, r.lock.to_string(), r.mode);
+        op.phase = r.phase;
+        op.token = r.token.map(|tok| tok.to_string());
+        // The client's clock is the history's clock: no conversion.
+        op.valid_until_us = r.valid_until_mono_us;
+        op.nodes = r.nodes.map(|set| set.iter().collect());
+        op.attempts = r.attempts;
+        self.history.push(match r.kind {
+            RecordKind::Invoke => Event::Invoke(op),
+            RecordKind::Ok => Event::Ok(op),
+            RecordKind::Fail => Event::Fail(op),
+            RecordKind::Info => Event::Info(op),
+        });
+    }
+}

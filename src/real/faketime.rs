@@ -1,0 +1,118 @@
+//! Clock faults on real nodes through libfaketime (Debian package `faketime`).
+//!
+//! Each node that may see a clock fault starts with libfaketime preloaded, behind a small
+//! allocator shim (`faketime_shim.c`, built here with the system C compiler) without
+//! which Debian's redis-server hangs at start. The offset and rate live in a per-node
+//! `FAKETIME_TIMESTAMP_FILE`, replaced atomically to change them while the node runs;
+//! `FAKETIME_NO_CACHE=1` makes the change visible at once, and `DONT_FAKE_MONOTONIC=1`
+//! keeps the monotonic clock real (serverCron stalls after a backward jump otherwise).
+//! Only the wall clock moves, which is what Redis uses for key expiry.
+
+use super::RealError;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const LIBFAKETIME: &[&str] = &[
+    "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1",
+    "/usr/lib/aarch64-linux-gnu/faketime/libfaketime.so.1",
+    "/usr/lib/faketime/libfaketime.so.1",
+    "/usr/local/lib/faketime/libfaketime.so.1",
+];
+
+/// The built shim and the library, shared by every node of a run.
+#[derive(Clone, Debug)]
+pub struct FaketimeLibs {
+    shim: PathBuf,
+    libfaketime: PathBuf,
+}
+
+impl FaketimeLibs {
+    /// Finds libfaketime and compiles the shim into `dir`.
+    pub fn build(dir: &Path) -> Result<FaketimeLibs, RealError> {
+        let libfaketime = LIBFAKETIME
+            .iter()
+            .map(PathBuf::from)
+            .find(|p| p.is_file())
+            .ok_or(RealError::NoFaketime)?;
+        let source = dir.join("faketime_shim.c");
+        std::fs::write(&source, include_str!("faketime_shim.c"))
+            .map_err(|e| RealError::Io(format!("write {}", source.display()), e))?;
+        let shim = dir.join("faketime_shim.so");
+        let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
+        let status = Command::new(&cc)
+            .args(["-shared", "-fPIC", "-O2", "-o"])
+            .arg(&shim)
+            .arg(&source)
+            .arg("-ldl")
+            .status()
+            .map_err(|e| RealError::Io(format!("run the C compiler `{cc}` to build the faketime shim"), e))?;
+        if !status.success() {
+            return Err(RealError::Shim(status.to_string()));
+        }
+        Ok(FaketimeLibs { shim, libfaketime })
+    }
+
+    /// A node's clock, with its timestamp file in `node_dir`, starting at no offset.
+    pub fn node(&self, node_dir: &Path) -> Result<Faketime, RealError> {
+        let ft = Faketime {
+            libs: self.clone(),
+            file: node_dir.join("faketime.rc"),
+            offset_us: 0,
+            rate: 1.0,
+        };
+        ft.write()?;
+        Ok(ft)
+    }
+}
+
+/// One node's fake clock: an offset from true wall time and a rate.
+#[derive(Clone, Debug)]
+pub struct Faketime {
+    libs: FaketimeLibs,
+    file: PathBuf,
+    offset_us: i64,
+    rate: f64,
+}
+
+impl Faketime {
+    /// Sets the environment of a redis-server command.
+    pub fn apply(&self, cmd: &mut Command) {
+        let preload = format!("{}:{}", self.libs.shim.display(), self.libs.libfaketime.display());
+        cmd.env("LD_PRELOAD", preload)
+            .env("FAKETIME_TIMESTAMP_FILE", &self.file)
+            .env("FAKETIME_NO_CACHE", "1")
+            .env("DONT_FAKE_MONOTONIC", "1");
+    }
+
+    /// Moves the node's wall clock by `delta_us` (negative: backwards) from where it is.
+    pub fn jump(&mut self, delta_us: i64) -> Result<(), RealError> {
+        self.offset_us += delta_us;
+        self.write()
+    }
+
+    /// Sets the rate the node's clock runs at (1.0 = real time). libfaketime applies a
+    /// rate from the moment the process started, so a change also moves the reading by
+    /// (new rate − old rate) × uptime: drift faults are best set before a node starts.
+    pub fn set_rate(&mut self, rate: f64) -> Result<(), RealError> {
+        self.rate = rate;
+        self.write()
+    }
+
+    pub fn offset_us(&self) -> i64 {
+        self.offset_us
+    }
+
+    /// Replaces the timestamp file atomically (write a sibling, rename over).
+    fn write(&self) -> Result<(), RealError> {
+        let sign = if self.offset_us < 0 { '-' } else { '+' };
+        let abs = self.offset_us.unsigned_abs();
+        let mut spec = format!("{sign}{}.{:06}", abs / 1_000_000, abs % 1_000_000);
+        if self.rate != 1.0 {
+            spec.push_str(&format!(" x{}", self.rate));
+        }
+        let tmp = self.file.with_extension("rc.tmp");
+        std::fs::write(&tmp, format!("{spec}\n"))
+            .and_then(|()| std::fs::rename(&tmp, &self.file))
+            .map_err(|e| RealError::Io(format!("write {}", self.file.display()), e))
+    }
+}
