@@ -216,6 +216,7 @@ mod tests {
             fault: Fault::Partition {
                 nodes: vec![1],
                 clients: vec![0, 2],
+                direction: Default::default(),
             },
         });
         let line = serde_json::to_string(&e).unwrap();

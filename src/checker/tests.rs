@@ -136,6 +136,7 @@ fn violations_name_the_faults_around_them() {
             fault: crate::fault::Fault::Partition {
                 nodes: vec![0],
                 clients: vec![1],
+                direction: Default::default(),
             },
         })
     };

@@ -17,7 +17,7 @@ use super::{wire, RealError};
 use crate::algorithm::ReqId;
 use crate::client::{build_clients, Action, Client, Record, RecordKind};
 use crate::command::{Cmd, LockId, NodeId, Reply};
-use crate::fault::{Fault, PlannedFault};
+use crate::fault::{CutDirection, Fault, Persistence, PlannedFault};
 use crate::history::{Event, FaultAction, FaultEvent, Meta, Op};
 use crate::scenario::{Scenario, Targets};
 use crate::sim::{RunOutput, SimStats};
@@ -76,11 +76,53 @@ enum RunPhase {
     Done,
 }
 
-/// Checks that every planned fault can be carried out on these nodes.
-fn check_faults(plan: &[PlannedFault], _external: bool) -> Result<(), RealError> {
+/// Checks that every planned fault can be carried out on these nodes, before any
+/// server starts: a fault the real backend cannot do is an error, never skipped.
+fn check_faults(scenario: &Scenario, plan: &[PlannedFault], external: bool) -> Result<(), RealError> {
     for f in plan {
+        let refuse = |why: &str| {
+            Err(RealError::Unsupported {
+                id: f.id,
+                kind: f.fault.kind().into(),
+                why: why.into(),
+            })
+        };
+        let process =
+            "it needs control of the redis-server process, and `nodes` lists servers lockstorm does not run";
         match &f.fault {
-            Fault::Partition { .. } => {}
+            Fault::Partition { .. } | Fault::Delay { .. } => {}
+            Fault::Crash { node, power_loss } => {
+                if external {
+                    return refuse(process);
+                }
+                if *power_loss && scenario.persistence[*node] == Persistence::AofEverysec {
+                    return refuse(
+                        "a power loss under aof_everysec (losing the unsynced second) is simulator-only; \
+                         a real kill loses nothing the kernel has",
+                    );
+                }
+            }
+            Fault::Pause { node, client, .. } => match (node, client) {
+                (Some(_), _) if external => return refuse(process),
+                (Some(_), None) => {}
+                _ => return refuse("client pauses are simulator-only (the real driver pauses nodes)"),
+            },
+            Fault::ClockJump { node, .. } | Fault::ClockRate { node, .. } if node.is_some() && external => {
+                return refuse(process)
+            }
+            Fault::ClockJump { .. } => {}
+            Fault::ClockRate { node: Some(_), .. } => {}
+            Fault::ClockRate { .. } => {
+                return refuse("a client clock rate is simulator-only (real clients share lockstorm's clock)")
+            }
+            Fault::Loss { .. } => {
+                return refuse(
+                    "TCP delivers or breaks, it does not lose single messages: use partition or delay",
+                )
+            }
+            Fault::Failover { .. } => {
+                return refuse("failover needs replicas, which the real backend does not start")
+            }
         }
     }
     Ok(())
@@ -93,24 +135,24 @@ pub fn run(scenario: &Scenario, seed: u64, options: &RealOptions) -> Result<RunO
     server::install_cleanup();
     let mut plan = scenario.faults.clone();
     let nemesis = scenario.nemesis.plan(
-        &mut crate::rng::split(seed, "nemesis", 0),
+        seed,
         scenario.duration_us,
         scenario.nodes,
         scenario.clients.count,
         plan.len(),
     );
     plan.extend(nemesis);
-    let external = matches!(scenario.redis.targets, Targets::External(_));
-    check_faults(&plan, external)?;
+    let external = matches!(scenario.targets, Targets::External(_));
+    check_faults(scenario, &plan, external)?;
 
     // Declared before the servers so it is removed after they are killed.
     let tmp = tempfile::Builder::new()
         .prefix("lockstorm-")
         .tempdir()
         .map_err(|e| RealError::Io("create a temporary directory".into(), e))?;
-    let hosts = match &scenario.redis.targets {
+    let hosts = match &scenario.targets {
         Targets::External(addrs) => addrs.iter().map(|&a| Host::External(a)).collect(),
-        Targets::Local => start_servers(scenario, tmp.path())?,
+        Targets::Local => start_servers(scenario, needs_faketime(&plan), tmp.path())?,
     };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -126,9 +168,9 @@ pub fn run(scenario: &Scenario, seed: u64, options: &RealOptions) -> Result<RunO
     result
 }
 
-fn start_servers(scenario: &Scenario, dir: &std::path::Path) -> Result<Vec<Host>, RealError> {
+fn start_servers(scenario: &Scenario, faketime: bool, dir: &std::path::Path) -> Result<Vec<Host>, RealError> {
     let binary = server::binary()?;
-    let libs = if needs_faketime(scenario) {
+    let libs = if faketime {
         Some(super::faketime::FaketimeLibs::build(dir)?)
     } else {
         None
@@ -139,15 +181,20 @@ fn start_servers(scenario: &Scenario, dir: &std::path::Path) -> Result<Vec<Host>
         std::fs::create_dir_all(&node_dir)
             .map_err(|e| RealError::Io(format!("create {}", node_dir.display()), e))?;
         let faketime = libs.as_ref().map(|l| l.node(&node_dir)).transpose()?;
-        let s = Server::start(i, &binary, node_dir, scenario.redis.persistence, faketime)?;
+        let s = Server::start(i, &binary, node_dir, scenario.persistence[i], faketime)?;
         hosts.push(Host::Local(Arc::new(Mutex::new(s))));
     }
     Ok(hosts)
 }
 
-/// Whether any fault of the scenario moves a node's clock.
-fn needs_faketime(_scenario: &Scenario) -> bool {
-    false
+/// Whether any fault of the run moves a node's clock.
+fn needs_faketime(plan: &[PlannedFault]) -> bool {
+    plan.iter().any(|f| {
+        matches!(
+            f.fault,
+            Fault::ClockJump { node: Some(_), .. } | Fault::ClockRate { node: Some(_), .. }
+        )
+    })
 }
 
 async fn drive(
@@ -193,7 +240,9 @@ async fn drive(
         hosts,
         proxies,
         slots,
-        cuts: vec![vec![0; hosts.len()]; n_clients],
+        cuts: vec![vec![[0; 2]; hosts.len()]; n_clients],
+        delays_us: vec![vec![0; hosts.len()]; n_clients],
+        wall_offset_us: vec![0; n_clients],
         clients: build_clients(scenario, seed),
         wake_generation: vec![0; n_clients],
         timers: BTreeMap::new(),
@@ -226,6 +275,28 @@ async fn drive(
         plan: d.plan,
         stats: d.stats,
     })
+}
+
+/// Restarts a crashed node from its directory, then loads the scripts again.
+async fn restart(node: usize, server: Arc<Mutex<Server>>) {
+    let restarted = tokio::task::spawn_blocking(move || {
+        let mut s = server.lock().expect("server lock");
+        s.restart().map(|()| s.addr())
+    })
+    .await;
+    let result = match restarted {
+        Ok(Ok(addr)) => load_scripts(node, addr).await,
+        Ok(Err(e)) => Err(e),
+        Err(e) => Err(RealError::Node {
+            node,
+            addr: String::new(),
+            message: format!("restart task failed: {e}"),
+        }),
+    };
+    if let Err(e) = result {
+        // The run goes on with the node down; the liveness check will show it.
+        eprintln!("lockstorm: warning: restart of node {node} failed: {e:#}");
+    }
 }
 
 /// SCRIPT LOAD every script of the repo on a node, over a direct connection.
@@ -313,8 +384,13 @@ struct Driver<'a> {
     hosts: &'a [Host],
     proxies: Vec<Proxy>,
     slots: Vec<Vec<Slot>>,
-    /// Active partitions per [client][node]; a link is cut while above 0.
-    cuts: Vec<Vec<u32>>,
+    /// Active cuts per [client][node], towards the node and towards the client; a
+    /// direction is cut while its count is above 0.
+    cuts: Vec<Vec<[u32; 2]>>,
+    /// Sum of active extra delays per [client][node].
+    delays_us: Vec<Vec<u64>>,
+    /// Per client: how far its wall clock is off (client clock jumps).
+    wall_offset_us: Vec<i64>,
     clients: Vec<Client>,
     wake_generation: Vec<u64>,
     timers: BTreeMap<(u64, u64), Ev>,
@@ -337,10 +413,12 @@ impl Driver<'_> {
         self.start.elapsed().as_micros() as u64
     }
 
-    fn now(&self, t: u64) -> crate::algorithm::Now {
+    /// Client `c`'s clock at driver time `t`: the driver's clock, with the client's
+    /// wall clock moved by its clock jumps.
+    fn now(&self, c: usize, t: u64) -> crate::algorithm::Now {
         crate::algorithm::Now {
             mono_us: t,
-            wall_us: t,
+            wall_us: t.saturating_add_signed(self.wall_offset_us[c]),
         }
     }
 
@@ -357,7 +435,7 @@ impl Driver<'_> {
         self.schedule(s.duration_us, Ev::EndWorkload);
         self.start = Instant::now();
         for c in 0..self.clients.len() {
-            let now = self.now(0);
+            let now = self.now(c, 0);
             self.clients[c].start(now, &mut self.out);
             self.apply(0, c);
         }
@@ -375,7 +453,7 @@ impl Driver<'_> {
                 Some(r) = rx.recv() => {
                     let t = self.now_us();
                     self.stats.events += 1;
-                    let now = self.now(t);
+                    let now = self.now(r.client, t);
                     self.clients[r.client].on_reply(now, r.req, r.reply, &mut self.out);
                     self.apply(t, r.client);
                 }
@@ -405,13 +483,13 @@ impl Driver<'_> {
         match ev {
             Ev::Wake { client, generation } => {
                 if generation == self.wake_generation[client] {
-                    let now = self.now(t);
+                    let now = self.now(client, t);
                     self.clients[client].on_wake(now, &mut self.out);
                     self.apply(t, client);
                 }
             }
             Ev::Timer { client, id } => {
-                let now = self.now(t);
+                let now = self.now(client, t);
                 self.clients[client].on_timer(now, id, &mut self.out);
                 self.apply(t, client);
             }
@@ -437,6 +515,9 @@ impl Driver<'_> {
             p.heal();
         }
         for row in &mut self.cuts {
+            row.fill([0; 2]);
+        }
+        for row in &mut self.delays_us {
             row.fill(0);
         }
     }
@@ -458,11 +539,12 @@ impl Driver<'_> {
         }
         self.active[i] = true;
         self.fault_event(t, i, FaultAction::Start);
-        match self.plan[i].fault.clone() {
-            Fault::Partition { nodes, clients } => self.cut(&clients, &nodes, 1),
-        }
-        if let Some(d) = self.plan[i].duration_us {
-            self.schedule(t + d, Ev::FaultEnd(i));
+        self.fault(i, true);
+        match self.plan[i].duration_us {
+            // An instantaneous fault (a clock jump) has nothing to undo.
+            Some(0) => self.active[i] = false,
+            Some(d) => self.schedule(t + d, Ev::FaultEnd(i)),
+            None => {}
         }
     }
 
@@ -471,21 +553,120 @@ impl Driver<'_> {
             return;
         }
         self.fault_event(t, i, FaultAction::End);
+        self.fault(i, false);
+    }
+
+    /// Starts (`on`) or ends fault `i`. The match has no wildcard: a new fault kind does
+    /// not compile until the real backend says what it does (or refuses it in
+    /// `check_faults`).
+    fn fault(&mut self, i: usize, on: bool) {
+        let delta = if on { 1 } else { -1 };
         match self.plan[i].fault.clone() {
-            Fault::Partition { nodes, clients } => self.cut(&clients, &nodes, -1),
+            Fault::Partition {
+                nodes,
+                clients,
+                direction,
+            } => {
+                let ways = match direction {
+                    CutDirection::Both => [true, true],
+                    CutDirection::ToNodes => [true, false],
+                    CutDirection::ToClients => [false, true],
+                };
+                self.cut(&clients, &nodes, ways, delta);
+            }
+            Fault::Delay {
+                nodes,
+                clients,
+                extra_us,
+            } => {
+                for &c in &clients {
+                    for &n in &nodes {
+                        let d = &mut self.delays_us[c][n];
+                        *d = if on {
+                            *d + extra_us
+                        } else {
+                            d.saturating_sub(extra_us)
+                        };
+                        let d = *d;
+                        self.proxies[n].update(c, |s| s.delay_us = d);
+                    }
+                }
+            }
+            Fault::Crash { node, .. } => {
+                let Host::Local(server) = &self.hosts[node] else {
+                    return;
+                };
+                if on {
+                    server.lock().expect("server lock").kill();
+                } else {
+                    let server = server.clone();
+                    tokio::spawn(restart(node, server));
+                }
+            }
+            Fault::Pause { node, .. } => {
+                let Some(node) = node else { return };
+                let Host::Local(server) = &self.hosts[node] else {
+                    return;
+                };
+                let mut server = server.lock().expect("server lock");
+                if on {
+                    server.pause();
+                } else {
+                    server.resume();
+                }
+            }
+            Fault::ClockJump { node, client, by_us } => {
+                if !on {
+                    return;
+                }
+                if let Some(c) = client {
+                    self.wall_offset_us[c] += by_us;
+                }
+                if let Some(n) = node {
+                    self.with_faketime(n, |ft| ft.jump(by_us));
+                }
+            }
+            Fault::ClockRate { node, rate, .. } => {
+                if let Some(n) = node {
+                    self.with_faketime(n, |ft| ft.set_rate(if on { rate } else { 1.0 }));
+                }
+            }
+            // Refused by check_faults before the run starts.
+            Fault::Loss { .. } | Fault::Failover { .. } => {}
         }
     }
 
-    /// Adds `delta` partitions to every link between `clients` and `nodes`.
-    fn cut(&mut self, clients: &[usize], nodes: &[NodeId], delta: i32) {
+    fn with_faketime(
+        &self,
+        node: NodeId,
+        f: impl FnOnce(&mut super::faketime::Faketime) -> Result<(), RealError>,
+    ) {
+        let Host::Local(server) = &self.hosts[node] else {
+            return;
+        };
+        let mut server = server.lock().expect("server lock");
+        if let Some(ft) = server.faketime_mut() {
+            if let Err(e) = f(ft) {
+                eprintln!("lockstorm: warning: node {node}: clock fault not applied: {e}");
+            }
+        }
+    }
+
+    /// Adds `delta` cuts in the directions `ways` ([to node, to client]) to every link
+    /// between `clients` and `nodes`.
+    fn cut(&mut self, clients: &[usize], nodes: &[NodeId], ways: [bool; 2], delta: i32) {
         for &c in clients {
             for &n in nodes {
-                let count = &mut self.cuts[c][n];
-                *count = count.saturating_add_signed(delta);
-                let cut = *count > 0;
+                let counts = &mut self.cuts[c][n];
+                for w in 0..2 {
+                    if ways[w] {
+                        counts[w] = counts[w].saturating_add_signed(delta);
+                    }
+                }
+                let [to_node, to_client] = counts.map(|k| k > 0);
                 self.proxies[n].update(c, |s| {
-                    s.cut_to_node = cut;
-                    s.cut_to_client = cut;
+                    s.cut_to_node = to_node;
+                    s.cut_to_client = to_client;
                 });
             }
         }
@@ -544,7 +725,7 @@ impl Driver<'_> {
                 self.phase = RunPhase::Probing;
                 let locks: Vec<LockId> = (0..self.scenario.clients.locks.min(1_000)).map(LockId).collect();
                 self.idle -= 1;
-                let now = self.now(t);
+                let now = self.now(0, t);
                 self.clients[0].probe(now, &locks, &mut self.out);
                 self.apply(t, 0);
             }

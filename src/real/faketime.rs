@@ -59,6 +59,7 @@ impl FaketimeLibs {
             file: node_dir.join("faketime.rc"),
             offset_us: 0,
             rate: 1.0,
+            started: std::time::Instant::now(),
         };
         ft.write()?;
         Ok(ft)
@@ -72,11 +73,15 @@ pub struct Faketime {
     file: PathBuf,
     offset_us: i64,
     rate: f64,
+    /// When the node's process last started: libfaketime scales time since then.
+    started: std::time::Instant,
 }
 
 impl Faketime {
-    /// Sets the environment of a redis-server command.
-    pub fn apply(&self, cmd: &mut Command) {
+    /// Sets the environment of a redis-server command about to start. A restarted
+    /// process starts its rate from scratch, which the next rate change accounts for.
+    pub fn apply(&mut self, cmd: &mut Command) {
+        self.started = std::time::Instant::now();
         let preload = format!("{}:{}", self.libs.shim.display(), self.libs.libfaketime.display());
         cmd.env("LD_PRELOAD", preload)
             .env("FAKETIME_TIMESTAMP_FILE", &self.file)
@@ -90,10 +95,13 @@ impl Faketime {
         self.write()
     }
 
-    /// Sets the rate the node's clock runs at (1.0 = real time). libfaketime applies a
-    /// rate from the moment the process started, so a change also moves the reading by
-    /// (new rate − old rate) × uptime: drift faults are best set before a node starts.
+    /// Sets the rate the node's clock runs at from now on (1.0 = real time).
+    /// libfaketime scales all time since the process started, so a change would also
+    /// move the reading by (new − old rate) × uptime; the offset takes that back, and
+    /// the clock keeps the drift it accumulated.
     pub fn set_rate(&mut self, rate: f64) -> Result<(), RealError> {
+        let uptime_us = self.started.elapsed().as_micros() as f64;
+        self.offset_us -= ((rate - self.rate) * uptime_us) as i64;
         self.rate = rate;
         self.write()
     }

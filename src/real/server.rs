@@ -9,7 +9,7 @@
 
 use super::faketime::Faketime;
 use super::RealError;
-use crate::scenario::Persistence;
+use crate::fault::Persistence;
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -103,8 +103,8 @@ impl Server {
         let port = free_port()?;
         let aof = match persistence {
             Persistence::None => "appendonly no\n",
-            Persistence::Everysec => "appendonly yes\nappendfsync everysec\n",
-            Persistence::Always => "appendonly yes\nappendfsync always\n",
+            Persistence::AofEverysec => "appendonly yes\nappendfsync everysec\n",
+            Persistence::AofAlways => "appendonly yes\nappendfsync always\n",
         };
         let config = format!(
             "port {port}\nbind 127.0.0.1\nprotected-mode no\ndir {}\nsave \"\"\n{aof}\
@@ -134,8 +134,8 @@ impl Server {
         &self.dir
     }
 
-    pub fn faketime(&self) -> Option<&Faketime> {
-        self.faketime.as_ref()
+    pub fn faketime_mut(&mut self) -> Option<&mut Faketime> {
+        self.faketime.as_mut()
     }
 
     pub fn is_running(&self) -> bool {
@@ -149,7 +149,7 @@ impl Server {
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null());
-        if let Some(ft) = &self.faketime {
+        if let Some(ft) = &mut self.faketime {
             ft.apply(&mut cmd);
         }
         let child = cmd

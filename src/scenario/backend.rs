@@ -1,8 +1,9 @@
 //! Where a scenario runs: the simulator, or real Redis (and how those nodes are set up).
 //!
 //! `backend = "redis"` in the file (or `--backend redis` on the command line) sends the
-//! same scenario to real redis-server processes; `[redis] persistence` sets their AOF,
-//! and `nodes = ["127.0.0.1:6379", ...]` points at servers someone else runs.
+//! same scenario to real redis-server processes (configured with the scenario's
+//! `persistence`), and `nodes = ["127.0.0.1:6379", ...]` points at servers someone else
+//! runs.
 
 use serde::{Deserialize, Serialize};
 use std::net::SocketAddr;
@@ -18,19 +19,6 @@ pub enum Backend {
     Redis,
 }
 
-/// How a real node persists its data.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Persistence {
-    /// No RDB, no AOF: a crash loses every key.
-    #[default]
-    None,
-    /// `appendonly yes`, `appendfsync everysec`.
-    Everysec,
-    /// `appendonly yes`, `appendfsync always`.
-    Always,
-}
-
 /// Which real servers the nodes are.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub enum Targets {
@@ -39,11 +27,4 @@ pub enum Targets {
     Local,
     /// Servers someone else runs, in node order; faults needing the process are refused.
     External(Vec<SocketAddr>),
-}
-
-/// The real backend's settings.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
-pub struct RedisSettings {
-    pub persistence: Persistence,
-    pub targets: Targets,
 }

@@ -18,6 +18,13 @@ pub enum Dist {
     Exponential { mean_us: u64, max_us: u64 },
 }
 
+/// Zero: the value of a distribution a scenario leaves unused.
+impl Default for Dist {
+    fn default() -> Self {
+        Dist::fixed(0)
+    }
+}
+
 impl Dist {
     pub fn fixed(us: u64) -> Self {
         Dist::Fixed { us }

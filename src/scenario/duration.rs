@@ -99,6 +99,29 @@ impl Serialize for Dur {
     }
 }
 
+/// A signed duration for clock jumps: `"+12s"`, `"-3s"`, or `"12s"` (forward).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct SignedDur(pub i64);
+
+impl SignedDur {
+    pub fn parse(text: &str) -> Result<SignedDur, String> {
+        let t = text.trim();
+        let (sign, rest) = match t.strip_prefix('-') {
+            Some(rest) => (-1, rest),
+            None => (1, t.strip_prefix('+').unwrap_or(t)),
+        };
+        let d = Dur::parse(rest).map_err(|e| e.replace(&format!("{rest:?}"), &format!("{text:?}")))?;
+        Ok(SignedDur(sign * d.us().min(i64::MAX as u64) as i64))
+    }
+}
+
+impl<'de> Deserialize<'de> for SignedDur {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        SignedDur::parse(&text).map_err(de::Error::custom)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -119,6 +142,15 @@ mod tests {
         assert!(Dur::parse("10").unwrap_err().contains("no unit"));
         assert!(Dur::parse("10 parsecs").unwrap_err().contains("unknown unit"));
         assert!(Dur::parse("ms").is_err());
+    }
+
+    #[test]
+    fn signed_durations_take_a_sign() {
+        assert_eq!(SignedDur::parse("+12s"), Ok(SignedDur(12_000_000)));
+        assert_eq!(SignedDur::parse("-3s"), Ok(SignedDur(-3_000_000)));
+        assert_eq!(SignedDur::parse("250ms"), Ok(SignedDur(250_000)));
+        assert!(SignedDur::parse("--3s").is_err());
+        assert!(SignedDur::parse("-3").unwrap_err().contains("no unit"));
     }
 
     #[test]

@@ -11,12 +11,12 @@ mod dist;
 mod duration;
 mod raw;
 
-pub use backend::{Backend, Persistence, RedisSettings, Targets};
+pub use backend::{Backend, Targets};
 pub use dist::{Dist, RawDist};
-pub use duration::{fmt_us, Dur};
+pub use duration::{fmt_us, Dur, SignedDur};
 
 use crate::algorithm::AlgorithmConfig;
-use crate::fault::{Nemesis, PlannedFault};
+use crate::fault::{Nemesis, Persistence, PlannedFault, Replication};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
@@ -35,6 +35,10 @@ pub struct Scenario {
     /// Lowest acceptable share of successful acquisitions, if the scenario sets one.
     pub min_availability: Option<f64>,
     pub nodes: usize,
+    /// Per node, how it keeps its keys across a crash (`none` unless the file says).
+    pub persistence: Vec<Persistence>,
+    /// Whether every node is a master with an asynchronous replica, and its lag.
+    pub replication: Option<Replication>,
     pub algorithm: AlgorithmConfig,
     pub clients: Clients,
     pub network: Network,
@@ -43,8 +47,8 @@ pub struct Scenario {
     pub nemesis: Nemesis,
     /// The simulator unless the file says `backend = "redis"` (or the CLI overrides it).
     pub backend: Backend,
-    /// How real nodes are set up; ignored by the simulator.
-    pub redis: RedisSettings,
+    /// Which real servers the nodes are (real backend only).
+    pub targets: Targets,
 }
 
 /// The verdict a scenario expects about mutual exclusion.

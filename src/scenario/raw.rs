@@ -1,9 +1,11 @@
 //! The scenario file as serde reads it: every table rejects unknown keys, every field
 //! has a default, and [`RawScenario::resolve`] checks values against each other.
 
-use super::{Backend, Clients, Dur, Expect, Network, Persistence, RawDist, RedisSettings, Scenario, Targets};
+use super::{Backend, Clients, Dur, Expect, Network, RawDist, Scenario, SignedDur, Targets};
 use crate::algorithm::{AlgorithmConfig, AlgorithmKind, Fanout};
-use crate::fault::{Fault, Nemesis, NemesisRate, Origin, PlannedFault};
+use crate::fault::{
+    CutDirection, Fault, Nemesis, NemesisRate, Origin, PausePoint, Persistence, PlannedFault, Replication,
+};
 use serde::Deserialize;
 
 #[derive(Debug, Deserialize)]
@@ -22,6 +24,10 @@ pub struct RawScenario {
     /// A node count, or the addresses of real servers someone else runs.
     #[serde(default = "default_nodes")]
     nodes: RawNodes,
+    /// One persistence for every node, or one per node.
+    #[serde(default)]
+    persistence: RawPersistence,
+    replication: Option<RawReplication>,
     #[serde(default)]
     algorithm: RawAlgorithm,
     #[serde(default)]
@@ -34,8 +40,6 @@ pub struct RawScenario {
     nemesis: RawNemesis,
     #[serde(default)]
     backend: Backend,
-    #[serde(default)]
-    redis: RawRedis,
 }
 
 #[derive(Debug, Deserialize)]
@@ -43,14 +47,6 @@ pub struct RawScenario {
 enum RawNodes {
     Count(i64),
     Addrs(Vec<String>),
-}
-
-/// The real backend's `[redis]` table.
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawRedis {
-    #[serde(default)]
-    persistence: Persistence,
 }
 
 fn default_seed() -> u64 {
@@ -183,17 +179,96 @@ impl Default for RawNetwork {
     }
 }
 
-/// A scripted fault: `kind` picks the variant, `at` is when it starts.
+/// `persistence = "aof_everysec"` for every node, or `["none", "aof_always", ...]`.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum RawPersistence {
+    All(Persistence),
+    PerNode(Vec<Persistence>),
+}
+
+impl Default for RawPersistence {
+    fn default() -> Self {
+        RawPersistence::All(Persistence::None)
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawReplication {
+    /// How far behind the master its replica applies writes.
+    lag: Dur,
+}
+
+/// A scripted fault: `kind` picks the variant, `at` is when it starts. Faults on sets
+/// of nodes or clients default to all of them where the kind says so.
 #[derive(Debug, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 enum RawFault {
     /// Cut `nodes` off from `clients` (all clients if omitted) for `duration` (until the
-    /// heal if omitted).
+    /// heal if omitted), both ways or in one `direction`.
     Partition {
         at: Dur,
         nodes: Vec<i64>,
         clients: Option<Vec<i64>>,
         duration: Option<Dur>,
+        #[serde(default)]
+        direction: CutDirection,
+    },
+    /// Kill `node`; it restarts `restart_after` later (at the heal if omitted).
+    Crash {
+        at: Dur,
+        node: i64,
+        restart_after: Option<Dur>,
+        #[serde(default)]
+        power_loss: bool,
+    },
+    /// Stop a `node` or a `client` for `duration`; a client may wait for a `point`.
+    Pause {
+        at: Dur,
+        node: Option<i64>,
+        client: Option<i64>,
+        duration: Dur,
+        point: Option<PausePoint>,
+    },
+    /// Step the wall clock of a `node` or `client` `by` a signed amount.
+    ClockJump {
+        at: Dur,
+        node: Option<i64>,
+        client: Option<i64>,
+        by: SignedDur,
+    },
+    /// Run the clock of a `node` or `client` at `rate` for `duration`.
+    ClockRate {
+        at: Dur,
+        node: Option<i64>,
+        client: Option<i64>,
+        rate: f64,
+        duration: Option<Dur>,
+    },
+    /// Add `extra` latency between `nodes` and `clients` (all if omitted).
+    Delay {
+        at: Dur,
+        nodes: Option<Vec<i64>>,
+        clients: Option<Vec<i64>>,
+        extra: Dur,
+        duration: Option<Dur>,
+    },
+    /// Lose messages between `nodes` and `clients` (all if omitted) with `probability`.
+    Loss {
+        at: Dur,
+        nodes: Option<Vec<i64>>,
+        clients: Option<Vec<i64>>,
+        probability: f64,
+        duration: Option<Dur>,
+    },
+    /// Kill the master of `node` (0 if omitted); its replica is promoted `promote_after`
+    /// later (at once if omitted).
+    Failover {
+        at: Dur,
+        #[serde(default)]
+        node: i64,
+        promote_after: Option<Dur>,
     },
 }
 
@@ -201,6 +276,13 @@ enum RawFault {
 #[serde(deny_unknown_fields)]
 struct RawNemesis {
     partition: Option<RawRate>,
+    crash: Option<RawCrashRate>,
+    pause: Option<RawRate>,
+    clock_jump: Option<RawJumpRate>,
+    clock_rate: Option<RawClockRate>,
+    delay: Option<RawDelayRate>,
+    loss: Option<RawLossRate>,
+    failover: Option<RawRate>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -211,16 +293,96 @@ struct RawRate {
     duration: RawDist,
 }
 
-impl RawRate {
-    fn resolve(&self, what: &str) -> Result<NemesisRate, String> {
-        let interval = self.interval.resolve(&format!("{what}.interval"))?;
-        if interval.max_us() == 0 {
-            return Err(format!("{what}.interval must be above 0"));
-        }
-        Ok(NemesisRate {
-            interval,
-            duration: self.duration.resolve(&format!("{what}.duration"))?,
-        })
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawCrashRate {
+    interval: RawDist,
+    /// The restart delay.
+    duration: RawDist,
+    #[serde(default)]
+    power_loss: bool,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawJumpRate {
+    interval: RawDist,
+    /// The largest jump, either way.
+    max: Dur,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawClockRate {
+    interval: RawDist,
+    duration: RawDist,
+    /// Rates are drawn from `1 ± max_deviation`.
+    max_deviation: f64,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawDelayRate {
+    interval: RawDist,
+    duration: RawDist,
+    extra: RawDist,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawLossRate {
+    interval: RawDist,
+    duration: RawDist,
+    probability: f64,
+}
+
+/// Resolves a nemesis kind's interval and duration, naming the kind in errors.
+fn rate(interval: &RawDist, duration: Option<&RawDist>, what: &str) -> Result<NemesisRate, String> {
+    let interval = interval.resolve(&format!("{what}.interval"))?;
+    if interval.max_us() == 0 {
+        return Err(format!("{what}.interval must be above 0"));
+    }
+    Ok(NemesisRate {
+        interval,
+        duration: match duration {
+            Some(d) => d.resolve(&format!("{what}.duration"))?,
+            None => super::Dist::fixed(0),
+        },
+    })
+}
+
+fn probability(p: f64, what: &str) -> Result<f64, String> {
+    if (0.0..=1.0).contains(&p) {
+        Ok(p)
+    } else {
+        Err(format!("{what} = {p}: a probability is between 0 and 1"))
+    }
+}
+
+fn clock_rate(r: f64, what: &str) -> Result<f64, String> {
+    if r > 0.0 && r <= 10.0 {
+        Ok(r)
+    } else {
+        Err(format!(
+            "{what} = {r}: a clock rate is above 0 and at most 10 (1.02 is 2% fast)"
+        ))
+    }
+}
+
+/// Exactly one of `node` and `client`, each in range.
+fn process(
+    node: Option<i64>,
+    client: Option<i64>,
+    nodes: usize,
+    clients: usize,
+    fault: usize,
+) -> Result<(Option<usize>, Option<usize>), String> {
+    match (node, client) {
+        (Some(n), None) => Ok((Some(indices(&[n], nodes, "node", fault)?[0]), None)),
+        (None, Some(c)) => Ok((None, Some(indices(&[c], clients, "client", fault)?[0]))),
+        _ => Err(format!(
+            "faults[{fault}]: give either `node` or `client`, not both or neither"
+        )),
     }
 }
 
@@ -354,27 +516,166 @@ impl RawScenario {
             }
         }
 
+        let persistence = match self.persistence {
+            RawPersistence::All(p) => vec![p; nodes],
+            RawPersistence::PerNode(ps) if ps.len() == nodes => ps,
+            RawPersistence::PerNode(ps) => {
+                return Err(format!(
+                    "persistence lists {} nodes, but nodes = {nodes}",
+                    ps.len()
+                ))
+            }
+        };
+        let replication = self
+            .replication
+            .as_ref()
+            .map(|r| Replication { lag_us: r.lag.us() });
+
+        let all_nodes: Vec<i64> = (0..nodes as i64).collect();
+        let all_clients: Vec<i64> = (0..clients.count as i64).collect();
         let mut faults = Vec::with_capacity(self.faults.len());
         for (i, f) in self.faults.iter().enumerate() {
-            let planned = match f {
+            let ns =
+                |list: &Option<Vec<i64>>| indices(list.as_deref().unwrap_or(&all_nodes), nodes, "node", i);
+            let cs = |list: &Option<Vec<i64>>| {
+                indices(
+                    list.as_deref().unwrap_or(&all_clients),
+                    clients.count,
+                    "client",
+                    i,
+                )
+            };
+            let what = |field: &str| format!("faults[{i}].{field}");
+            let (at, duration, fault) = match f {
                 RawFault::Partition {
                     at,
-                    nodes: ns,
-                    clients: cs,
+                    nodes: n,
+                    clients: c,
+                    duration,
+                    direction,
+                } => (
+                    at,
+                    *duration,
+                    Fault::Partition {
+                        nodes: ns(&Some(n.clone()))?,
+                        clients: cs(c)?,
+                        direction: *direction,
+                    },
+                ),
+                RawFault::Crash {
+                    at,
+                    node,
+                    restart_after,
+                    power_loss,
+                } => (
+                    at,
+                    *restart_after,
+                    Fault::Crash {
+                        node: indices(&[*node], nodes, "node", i)?[0],
+                        power_loss: *power_loss,
+                    },
+                ),
+                RawFault::Pause {
+                    at,
+                    node,
+                    client,
+                    duration,
+                    point,
+                } => {
+                    let (node, client) = process(*node, *client, nodes, clients.count, i)?;
+                    if node.is_some() && point.is_some() {
+                        return Err(format!(
+                            "faults[{i}]: `point` is for client pauses; a node pauses at `at`"
+                        ));
+                    }
+                    (
+                        at,
+                        Some(*duration),
+                        Fault::Pause {
+                            node,
+                            client,
+                            point: *point,
+                        },
+                    )
+                }
+                RawFault::ClockJump { at, node, client, by } => {
+                    let (node, client) = process(*node, *client, nodes, clients.count, i)?;
+                    (
+                        at,
+                        Some(Dur(0)),
+                        Fault::ClockJump {
+                            node,
+                            client,
+                            by_us: by.0,
+                        },
+                    )
+                }
+                RawFault::ClockRate {
+                    at,
+                    node,
+                    client,
+                    rate,
                     duration,
                 } => {
-                    let all: Vec<i64> = (0..clients.count as i64).collect();
-                    PlannedFault {
-                        id: i,
-                        at_us: at.us(),
-                        duration_us: duration.map(Dur::us),
-                        origin: Origin::Script,
-                        fault: Fault::Partition {
-                            nodes: indices(ns, nodes, "node", i)?,
-                            clients: indices(cs.as_deref().unwrap_or(&all), clients.count, "client", i)?,
-                        },
-                    }
+                    let (node, client) = process(*node, *client, nodes, clients.count, i)?;
+                    let rate = clock_rate(*rate, &what("rate"))?;
+                    (at, *duration, Fault::ClockRate { node, client, rate })
                 }
+                RawFault::Delay {
+                    at,
+                    nodes: n,
+                    clients: c,
+                    extra,
+                    duration,
+                } => (
+                    at,
+                    *duration,
+                    Fault::Delay {
+                        nodes: ns(n)?,
+                        clients: cs(c)?,
+                        extra_us: extra.us(),
+                    },
+                ),
+                RawFault::Loss {
+                    at,
+                    nodes: n,
+                    clients: c,
+                    probability: p,
+                    duration,
+                } => (
+                    at,
+                    *duration,
+                    Fault::Loss {
+                        nodes: ns(n)?,
+                        clients: cs(c)?,
+                        probability: probability(*p, &what("probability"))?,
+                    },
+                ),
+                RawFault::Failover {
+                    at,
+                    node,
+                    promote_after,
+                } => {
+                    if replication.is_none() {
+                        return Err(format!(
+                            "faults[{i}]: a failover needs a replica: add `[replication]` with a `lag`"
+                        ));
+                    }
+                    (
+                        at,
+                        Some(promote_after.unwrap_or(Dur(0))),
+                        Fault::Failover {
+                            node: indices(&[*node], nodes, "node", i)?[0],
+                        },
+                    )
+                }
+            };
+            let planned = PlannedFault {
+                id: i,
+                at_us: at.us(),
+                duration_us: duration.map(Dur::us),
+                origin: Origin::Script,
+                fault,
             };
             if planned.at_us >= self.duration.us() {
                 return Err(format!(
@@ -385,12 +686,70 @@ impl RawScenario {
             }
             faults.push(planned);
         }
+        let n = &self.nemesis;
+        if n.failover.is_some() && replication.is_none() {
+            return Err("nemesis.failover needs a replica: add `[replication]` with a `lag`".into());
+        }
         let nemesis = Nemesis {
-            partition: self
-                .nemesis
+            partition: n
                 .partition
                 .as_ref()
-                .map(|r| r.resolve("nemesis.partition"))
+                .map(|r| rate(&r.interval, Some(&r.duration), "nemesis.partition"))
+                .transpose()?,
+            crash: n
+                .crash
+                .as_ref()
+                .map(|r| rate(&r.interval, Some(&r.duration), "nemesis.crash"))
+                .transpose()?,
+            crash_power_loss: n.crash.as_ref().is_some_and(|r| r.power_loss),
+            pause: n
+                .pause
+                .as_ref()
+                .map(|r| rate(&r.interval, Some(&r.duration), "nemesis.pause"))
+                .transpose()?,
+            clock_jump: n
+                .clock_jump
+                .as_ref()
+                .map(|r| rate(&r.interval, None, "nemesis.clock_jump"))
+                .transpose()?,
+            clock_jump_max_us: n.clock_jump.as_ref().map_or(0, |r| r.max.us()),
+            clock_rate: n
+                .clock_rate
+                .as_ref()
+                .map(|r| rate(&r.interval, Some(&r.duration), "nemesis.clock_rate"))
+                .transpose()?,
+            clock_rate_max_deviation: match &n.clock_rate {
+                Some(r) if !(0.0..1.0).contains(&r.max_deviation) => {
+                    return Err(format!(
+                        "nemesis.clock_rate.max_deviation = {}: must be in [0, 1)",
+                        r.max_deviation
+                    ))
+                }
+                Some(r) => r.max_deviation,
+                None => 0.0,
+            },
+            delay: n
+                .delay
+                .as_ref()
+                .map(|r| rate(&r.interval, Some(&r.duration), "nemesis.delay"))
+                .transpose()?,
+            delay_extra: match &n.delay {
+                Some(r) => r.extra.resolve("nemesis.delay.extra")?,
+                None => super::Dist::fixed(0),
+            },
+            loss: n
+                .loss
+                .as_ref()
+                .map(|r| rate(&r.interval, Some(&r.duration), "nemesis.loss"))
+                .transpose()?,
+            loss_probability: match &n.loss {
+                Some(r) => probability(r.probability, "nemesis.loss.probability")?,
+                None => 0.0,
+            },
+            failover: n
+                .failover
+                .as_ref()
+                .map(|r| rate(&r.interval, Some(&r.duration), "nemesis.failover"))
                 .transpose()?,
         };
 
@@ -403,16 +762,15 @@ impl RawScenario {
             expect_live: self.expect_live,
             min_availability: self.min_availability,
             nodes,
+            persistence,
+            replication,
             algorithm,
             clients,
             network,
             faults,
             nemesis,
             backend: self.backend,
-            redis: RedisSettings {
-                persistence: self.redis.persistence,
-                targets,
-            },
+            targets,
         })
     }
 }

@@ -76,7 +76,174 @@ fn scripted_faults_default_to_all_clients_and_the_heal() {
         f.fault,
         crate::fault::Fault::Partition {
             nodes: vec![1, 4],
-            clients: vec![0, 1, 2]
+            clients: vec![0, 1, 2],
+            direction: Default::default(),
         }
     );
+}
+
+#[test]
+fn every_fault_kind_parses_into_the_typed_enum() {
+    use crate::fault::{CutDirection, Fault, PausePoint, Persistence};
+    let s = parse(
+        r#"
+nodes = 3
+persistence = ["none", "aof_everysec", "aof_always"]
+[replication]
+lag = "100ms"
+[clients]
+count = 2
+[[faults]]
+at = "1s"
+kind = "partition"
+nodes = [0]
+direction = "to_clients"
+[[faults]]
+at = "2s"
+kind = "crash"
+node = 2
+restart_after = "0s"
+power_loss = true
+[[faults]]
+at = "3s"
+kind = "pause"
+client = 1
+duration = "5s"
+point = "after_acquire"
+[[faults]]
+at = "4s"
+kind = "clock_jump"
+node = 1
+by = "-3s"
+[[faults]]
+at = "5s"
+kind = "clock_rate"
+client = 0
+rate = 1.02
+[[faults]]
+at = "6s"
+kind = "delay"
+extra = "500ms"
+duration = "1s"
+[[faults]]
+at = "7s"
+kind = "loss"
+clients = [1]
+probability = 0.5
+[[faults]]
+at = "8s"
+kind = "failover"
+promote_after = "1s"
+"#,
+    )
+    .unwrap();
+    assert_eq!(
+        s.persistence,
+        vec![
+            Persistence::None,
+            Persistence::AofEverysec,
+            Persistence::AofAlways
+        ]
+    );
+    assert_eq!(s.replication.unwrap().lag_us, 100_000);
+    let kinds: Vec<&Fault> = s.faults.iter().map(|f| &f.fault).collect();
+    assert_eq!(
+        kinds[0],
+        &Fault::Partition {
+            nodes: vec![0],
+            clients: vec![0, 1],
+            direction: CutDirection::ToClients
+        }
+    );
+    assert_eq!(
+        kinds[1],
+        &Fault::Crash {
+            node: 2,
+            power_loss: true
+        }
+    );
+    assert_eq!(
+        s.faults[1].duration_us,
+        Some(0),
+        "restart_after is the crash's duration"
+    );
+    assert_eq!(
+        kinds[2],
+        &Fault::Pause {
+            node: None,
+            client: Some(1),
+            point: Some(PausePoint::AfterAcquire)
+        }
+    );
+    assert_eq!(
+        kinds[3],
+        &Fault::ClockJump {
+            node: Some(1),
+            client: None,
+            by_us: -3_000_000
+        }
+    );
+    assert_eq!(
+        kinds[4],
+        &Fault::ClockRate {
+            node: None,
+            client: Some(0),
+            rate: 1.02
+        }
+    );
+    assert_eq!(
+        kinds[5],
+        &Fault::Delay {
+            nodes: vec![0, 1, 2],
+            clients: vec![0, 1],
+            extra_us: 500_000
+        }
+    );
+    assert_eq!(
+        kinds[6],
+        &Fault::Loss {
+            nodes: vec![0, 1, 2],
+            clients: vec![1],
+            probability: 0.5
+        }
+    );
+    assert_eq!(kinds[7], &Fault::Failover { node: 0 });
+    assert_eq!(s.faults[7].duration_us, Some(1_000_000));
+}
+
+#[test]
+fn bad_faults_are_one_line_errors() {
+    let cases = [
+        ("[[faults]]\nat = \"1s\"\nkind = \"meteor\"\n", "meteor"),
+        ("[[faults]]\nat = \"1s\"\nkind = \"crash\"\nnode = 7\n", "node 7 does not exist"),
+        ("[[faults]]\nat = \"-1s\"\nkind = \"crash\"\nnode = 0\n", "negative"),
+        (
+            "[[faults]]\nat = \"1s\"\nkind = \"crash\"\nnode = 0\nrestart_after = \"-2s\"\n",
+            "negative",
+        ),
+        (
+            "[clients]\ncount = 2\n[[faults]]\nat = \"1s\"\nkind = \"pause\"\nclient = 2\nduration = \"1s\"\n",
+            "client 2 does not exist",
+        ),
+        (
+            "[[faults]]\nat = \"1s\"\nkind = \"pause\"\nnode = 1\nclient = 1\nduration = \"1s\"\n",
+            "either `node` or `client`",
+        ),
+        ("[[faults]]\nat = \"1s\"\nkind = \"failover\"\n", "needs a replica"),
+        (
+            "[[faults]]\nat = \"1s\"\nkind = \"loss\"\nprobability = 1.5\n",
+            "probability",
+        ),
+        (
+            "[[faults]]\nat = \"1s\"\nkind = \"clock_rate\"\nnode = 0\nrate = -1.0\n",
+            "clock rate",
+        ),
+        ("persistence = [\"none\"]\n", "persistence lists 1 nodes"),
+        ("[nemesis]\nfailover = { interval = \"1s\", duration = \"0s\" }\n", "needs a replica"),
+    ];
+    for (text, want) in cases {
+        let msg = parse(text).unwrap_err().to_string();
+        assert!(msg.contains(want), "{text:?} gave {msg:?}, wanted {want:?}");
+        assert!(!msg.contains('\n'), "one line: {msg}");
+    }
 }

@@ -107,7 +107,7 @@ pub fn run(scenario: &Scenario, seed: u64) -> RunOutput {
 pub fn run_with_progress(scenario: &Scenario, seed: u64, progress: &mut dyn FnMut(u64, u64)) -> RunOutput {
     let mut plan = scenario.faults.clone();
     let nemesis = scenario.nemesis.plan(
-        &mut crate::rng::split(seed, "nemesis", 0),
+        seed,
         scenario.duration_us,
         scenario.nodes,
         scenario.clients.count,
@@ -283,7 +283,8 @@ impl World<'_> {
         self.active[i] = true;
         self.fault_event(t, i, FaultAction::Start);
         match &self.plan[i].fault {
-            Fault::Partition { nodes, clients } => self.net.cut(clients, nodes),
+            Fault::Partition { nodes, clients, .. } => self.net.cut(clients, nodes),
+            _ => {}
         }
         if let Some(d) = self.plan[i].duration_us {
             self.queue.push(t + d, Ev::FaultEnd(i));
@@ -296,7 +297,8 @@ impl World<'_> {
         }
         self.fault_event(t, i, FaultAction::End);
         match &self.plan[i].fault {
-            Fault::Partition { nodes, clients } => self.net.uncut(clients, nodes),
+            Fault::Partition { nodes, clients, .. } => self.net.uncut(clients, nodes),
+            _ => {}
         }
     }
 
