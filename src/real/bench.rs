@@ -85,7 +85,30 @@ async fn measure(conns: &[MultiplexedConnection], iterations: usize) -> Vec<Seri
         set_nx(&conns[0], i as u64 + 1).await;
         single.push(t.elapsed().as_micros() as u64);
     }
-    let mut out = vec![series("single SET NX PX round trip", single)];
+    // The floor for any parallel fan-out on this machine: the same SET NX PX sent to
+    // every node at once, awaited together, without the lock algorithm.
+    let mut fanout = Vec::with_capacity(iterations);
+    for i in 0..iterations {
+        let t = Instant::now();
+        let tasks: Vec<_> = conns
+            .iter()
+            .map(|c| {
+                let c = c.clone();
+                tokio::spawn(async move { set_nx(&c, (iterations + i) as u64 + 1).await })
+            })
+            .collect();
+        for task in tasks {
+            let _ = task.await;
+        }
+        fanout.push(t.elapsed().as_micros() as u64);
+    }
+    let mut out = vec![
+        series("single SET NX PX round trip", single),
+        series(
+            &format!("{} x SET NX PX at once (no algorithm)", conns.len()),
+            fanout,
+        ),
+    ];
     for fanout in [Fanout::Parallel, Fanout::Sequential] {
         let config = AlgorithmConfig {
             kind: AlgorithmKind::Redlock,
