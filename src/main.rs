@@ -110,17 +110,21 @@ fn scenario(
     let first = seed.unwrap_or(scenario.seed);
     let seeds: Vec<u64> = (0..count).map(|i| first.wrapping_add(i)).collect();
 
-    let bar = if quiet || count < 4 {
+    // Drawn only on a terminal (indicatif hides it otherwise).
+    let bar = if quiet {
         ProgressBar::hidden()
     } else {
-        ProgressBar::new(count)
+        ProgressBar::new(1_000)
     };
     bar.set_style(
-        ProgressStyle::with_template("{bar:40} {pos}/{len} seeds  {elapsed}  eta {eta}")
+        ProgressStyle::with_template("{bar:40} {percent:>3}%  {elapsed}  eta {eta}  {msg}")
             .expect("valid template"),
     );
+    bar.set_message(format!("{count} seed(s) of {}", scenario.name));
     let real = RealOptions { keep };
-    let outcome = run::run(&scenario, &seeds, &real, &|done, _| bar.set_position(done as u64))?;
+    let outcome = run::run(&scenario, &seeds, &real, &|fraction| {
+        bar.set_position((fraction * 1_000.0) as u64)
+    })?;
     bar.finish_and_clear();
 
     let dir = out.unwrap_or_else(|| Path::new("reports").join(&scenario.name));

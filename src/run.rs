@@ -62,10 +62,14 @@ impl Outcome {
     }
 }
 
-/// Runs one seed: simulate, then check.
-pub fn run_seed(scenario: &Scenario, seed: u64) -> (SeedResult, sim::RunOutput, Findings) {
+/// Runs one seed: simulate, then check. `progress(now_us, duration_us)` follows virtual time.
+pub fn run_seed(
+    scenario: &Scenario,
+    seed: u64,
+    progress: &mut dyn FnMut(u64, u64),
+) -> (SeedResult, sim::RunOutput, Findings) {
     let started = Instant::now();
-    let output = sim::run(scenario, seed);
+    let output = sim::run_with_progress(scenario, seed, progress);
     judge(seed, output, started)
 }
 
@@ -98,13 +102,13 @@ fn judge(seed: u64, output: sim::RunOutput, started: Instant) -> (SeedResult, si
     (result, output, findings)
 }
 
-/// Runs `seeds` on the scenario's backend, calling `progress(done, total)` as seeds
-/// finish. Only the real backend can fail (its environment); the simulator cannot.
+/// Runs `seeds` on the scenario's backend, calling `progress(fraction)` with the share
+/// of work done: seeds finished, or for a single simulated seed, virtual time. Only the real backend can fail (its environment); the simulator cannot.
 pub fn run(
     scenario: &Scenario,
     seeds: &[u64],
     real: &RealOptions,
-    progress: &(dyn Fn(usize, usize) + Sync),
+    progress: &(dyn Fn(f64) + Sync),
 ) -> Result<Outcome, RealError> {
     match scenario.backend {
         Backend::Sim => Ok(run_sim(scenario, seeds, progress)),
@@ -116,7 +120,7 @@ fn run_real(
     scenario: &Scenario,
     seeds: &[u64],
     options: &RealOptions,
-    progress: &(dyn Fn(usize, usize) + Sync),
+    progress: &(dyn Fn(f64) + Sync),
 ) -> Result<Outcome, RealError> {
     let mut results = Vec::with_capacity(seeds.len());
     // The first seed with a finding, else the first seed (as on the simulator).
@@ -130,14 +134,14 @@ fn run_real(
             reported_has_finding = finding;
         }
         results.push(result);
-        progress(i + 1, seeds.len());
+        progress((i + 1) as f64 / seeds.len() as f64);
     }
     let (seed, output, findings) = reported.expect("at least one seed");
     Ok(decide(scenario, results, seed, output, findings))
 }
 
 /// Runs `seeds` on the simulator (in parallel).
-fn run_sim(scenario: &Scenario, seeds: &[u64], progress: &(dyn Fn(usize, usize) + Sync)) -> Outcome {
+fn run_sim(scenario: &Scenario, seeds: &[u64], progress: &(dyn Fn(f64) + Sync)) -> Outcome {
     let results: Mutex<Vec<Option<SeedResult>>> = Mutex::new(vec![None; seeds.len()]);
     let next = AtomicUsize::new(0);
     let done = AtomicUsize::new(0);
@@ -149,9 +153,15 @@ fn run_sim(scenario: &Scenario, seeds: &[u64], progress: &(dyn Fn(usize, usize) 
             scope.spawn(|| loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(&seed) = seeds.get(i) else { break };
-                let (result, _, _) = run_seed(scenario, seed);
+                let mut follow_time = |now_us: u64, total_us: u64| {
+                    if seeds.len() == 1 {
+                        progress(now_us as f64 / total_us.max(1) as f64);
+                    }
+                };
+                let (result, _, _) = run_seed(scenario, seed, &mut follow_time);
                 results.lock().expect("no worker panicked")[i] = Some(result);
-                progress(done.fetch_add(1, Ordering::Relaxed) + 1, seeds.len());
+                let finished = done.fetch_add(1, Ordering::Relaxed) + 1;
+                progress(finished as f64 / seeds.len() as f64);
             });
         }
     });
@@ -167,7 +177,8 @@ fn run_sim(scenario: &Scenario, seeds: &[u64], progress: &(dyn Fn(usize, usize) 
         .find(|r| !r.safe || !r.live)
         .unwrap_or(&seeds_run[0])
         .seed;
-    let (_, output, findings) = run_seed(scenario, reported);
+    // Only findings were kept per seed; the determinism makes a re-run give the same history.
+    let (_, output, findings) = run_seed(scenario, reported, &mut |_, _| {});
     decide(scenario, seeds_run, reported, output, findings)
 }
 

@@ -31,6 +31,10 @@ impl Default for Clock {
 
 impl Clock {
     pub fn mono(&self, true_us: u64) -> u64 {
+        if self.rate_ppm == 0 {
+            // The common case, without 128-bit division.
+            return self.anchor_mono_us + true_us.saturating_sub(self.anchor_true_us);
+        }
         let dt = true_us.saturating_sub(self.anchor_true_us) as i128;
         let scaled = dt * (1_000_000 + self.rate_ppm as i128) / 1_000_000;
         (self.anchor_mono_us as i128 + scaled) as u64
@@ -42,6 +46,9 @@ impl Clock {
 
     /// The earliest true time at which the monotonic reading is at least `mono_us`.
     pub fn true_at_mono(&self, mono_us: u64) -> u64 {
+        if self.rate_ppm == 0 {
+            return self.anchor_true_us + mono_us.saturating_sub(self.anchor_mono_us);
+        }
         let dm = mono_us.saturating_sub(self.anchor_mono_us) as i128;
         let rate = 1_000_000 + self.rate_ppm as i128;
         let dt = (dm * 1_000_000 + rate - 1) / rate;

@@ -6,24 +6,26 @@
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
-struct Entry<E> {
+/// A heap entry: the ordering key and the slot holding the event. Kept small (24 bytes)
+/// because the heap moves entries on every push and pop; events stay put in the slab.
+struct Entry {
     at_us: u64,
     seq: u64,
-    event: E,
+    slot: u32,
 }
 
-impl<E> PartialEq for Entry<E> {
+impl PartialEq for Entry {
     fn eq(&self, other: &Self) -> bool {
         (self.at_us, self.seq) == (other.at_us, other.seq)
     }
 }
-impl<E> Eq for Entry<E> {}
-impl<E> PartialOrd for Entry<E> {
+impl Eq for Entry {}
+impl PartialOrd for Entry {
     fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
         Some(self.cmp(other))
     }
 }
-impl<E> Ord for Entry<E> {
+impl Ord for Entry {
     /// Reversed, so the max-heap pops the earliest event.
     fn cmp(&self, other: &Self) -> Ordering {
         (other.at_us, other.seq).cmp(&(self.at_us, self.seq))
@@ -31,7 +33,9 @@ impl<E> Ord for Entry<E> {
 }
 
 pub struct Queue<E> {
-    heap: BinaryHeap<Entry<E>>,
+    heap: BinaryHeap<Entry>,
+    slab: Vec<Option<E>>,
+    free: Vec<u32>,
     seq: u64,
 }
 
@@ -39,21 +43,38 @@ impl<E> Queue<E> {
     pub fn new() -> Self {
         Queue {
             heap: BinaryHeap::with_capacity(1024),
+            slab: Vec::with_capacity(1024),
+            free: Vec::new(),
             seq: 0,
         }
     }
 
     pub fn push(&mut self, at_us: u64, event: E) {
         self.seq += 1;
+        let slot = match self.free.pop() {
+            Some(slot) => {
+                self.slab[slot as usize] = Some(event);
+                slot
+            }
+            None => {
+                self.slab.push(Some(event));
+                (self.slab.len() - 1) as u32
+            }
+        };
         self.heap.push(Entry {
             at_us,
             seq: self.seq,
-            event,
+            slot,
         });
     }
 
     pub fn pop(&mut self) -> Option<(u64, E)> {
-        self.heap.pop().map(|e| (e.at_us, e.event))
+        let entry = self.heap.pop()?;
+        self.free.push(entry.slot);
+        let event = self.slab[entry.slot as usize]
+            .take()
+            .expect("a queued slot holds its event");
+        Some((entry.at_us, event))
     }
 }
 

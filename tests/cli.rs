@@ -1,0 +1,138 @@
+//! The command line, run as a user would: in a fresh temporary directory.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn lockstorm(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_lockstorm"))
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("lockstorm runs")
+}
+
+fn write(dir: &Path, name: &str, text: &str) {
+    std::fs::write(dir.join(name), text).unwrap();
+}
+
+const SMALL: &str = "duration = \"5s\"\nnodes = 3\n[clients]\ncount = 3\n";
+
+#[test]
+fn a_safe_run_exits_0_and_writes_the_report_under_reports() {
+    let tmp = tempfile::tempdir().unwrap();
+    write(tmp.path(), "small.toml", SMALL);
+    let out = lockstorm(tmp.path(), &["scenario", "small.toml"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(
+        stdout.contains("availability") || stdout.contains("avail"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("small: safe, live"), "{stdout}");
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(tmp.path().join("reports/small/summary.json")).unwrap())
+            .unwrap();
+    assert_eq!(summary["verdict"], "safe");
+    assert_eq!(summary["scenario"], "small");
+    assert!(summary["sim_ops_per_sec"].as_f64().unwrap() > 0.0);
+    assert!(summary["stats"]["acquired"].as_u64().unwrap() > 0);
+    assert!(tmp.path().join("reports/small/history.jsonl").exists());
+}
+
+#[test]
+fn a_verdict_other_than_expected_exits_1_and_prints_the_rerun_command() {
+    let tmp = tempfile::tempdir().unwrap();
+    // A quorum of 1 out of 3 under contention: two clients take different nodes.
+    write(
+        tmp.path(),
+        "broken.toml",
+        "duration = \"5s\"\nnodes = 3\nexpect = \"safe\"\n[algorithm]\nquorum = 1\n[clients]\ncount = 4\n",
+    );
+    let out = lockstorm(tmp.path(), &["scenario", "broken.toml", "--out", "here"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains("NOT as expected"), "{stdout}");
+    assert!(
+        stdout.contains("rerun: cargo run --release -- scenario broken.toml --seed 1"),
+        "{stdout}"
+    );
+    let summary = std::fs::read_to_string(tmp.path().join("here/summary.json")).unwrap();
+    assert!(summary.contains("\"verdict\": \"unsafe\""));
+}
+
+#[test]
+fn no_violation_where_unsafe_is_expected_exits_1() {
+    let tmp = tempfile::tempdir().unwrap();
+    write(tmp.path(), "calm.toml", &format!("expect = \"unsafe\"\n{SMALL}"));
+    assert_eq!(
+        lockstorm(tmp.path(), &["scenario", "calm.toml"]).status.code(),
+        Some(1)
+    );
+}
+
+#[test]
+fn bad_input_exits_2_with_one_line_naming_the_problem() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cases = [
+        ("syntax.toml", "nodes = 3\n[algorithm\n", "syntax.toml:2:"),
+        (
+            "unknown.toml",
+            "nodes = 3\ncolour = \"red\"\n",
+            "unknown field `colour`",
+        ),
+        ("algo.toml", "[algorithm]\nkind = \"zookeeper\"\n", "zookeeper"),
+        (
+            "quorum.toml",
+            "nodes = 3\n[algorithm]\nquorum = 4\n",
+            "quorum = 4",
+        ),
+        ("ttl.toml", "[algorithm]\nttl = \"0ms\"\n", "ttl must be above 0"),
+        ("clients.toml", "[clients]\ncount = 0\n", "at least one client"),
+        (
+            "fault.toml",
+            "[[faults]]\nat = \"1s\"\nkind = \"meteor\"\nnodes = [0]\n",
+            "meteor",
+        ),
+    ];
+    for (name, text, needle) in cases {
+        write(tmp.path(), name, text);
+        let out = lockstorm(tmp.path(), &["scenario", name]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{name}: {stderr}");
+        assert_eq!(
+            stderr.trim().lines().count(),
+            1,
+            "{name}: one line, got {stderr:?}"
+        );
+        assert!(
+            stderr.contains(name) && stderr.contains(needle),
+            "{name}: {stderr}"
+        );
+    }
+    let out = lockstorm(tmp.path(), &["scenario", "missing.toml"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("missing.toml: cannot read"));
+}
+
+#[test]
+fn check_judges_a_history_from_disk() {
+    let tmp = tempfile::tempdir().unwrap();
+    let overlapping = concat!(
+        r#"{"type":"invoke","t_us":0,"client":1,"op":"acquire","lock":"a","mode":"exclusive"}"#,
+        "\n",
+        r#"{"type":"ok","t_us":5,"client":1,"op":"acquire","lock":"a","mode":"exclusive","valid_until_us":100}"#,
+        "\n",
+        r#"{"type":"invoke","t_us":6,"client":2,"op":"acquire","lock":"a","mode":"exclusive"}"#,
+        "\n",
+        r#"{"type":"ok","t_us":9,"client":2,"op":"acquire","lock":"a","mode":"exclusive","valid_until_us":50}"#,
+        "\n"
+    );
+    write(tmp.path(), "h.jsonl", overlapping);
+    let out = lockstorm(tmp.path(), &["check", "h.jsonl"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("\"overlap_start_us\": 9"));
+    write(tmp.path(), "bad.jsonl", "{\"type\":\"ok\",\"t_us\":1}\n");
+    let out = lockstorm(tmp.path(), &["check", "bad.jsonl"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("bad.jsonl:1"));
+}
