@@ -110,3 +110,88 @@ async fn pump(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    /// An upstream that echoes every byte back.
+    async fn echo_server() -> SocketAddr {
+        let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = l.local_addr().unwrap();
+        tokio::spawn(async move {
+            while let Ok((mut s, _)) = l.accept().await {
+                tokio::spawn(async move {
+                    let (mut r, mut w) = s.split();
+                    let _ = tokio::io::copy(&mut r, &mut w).await;
+                });
+            }
+        });
+        addr
+    }
+
+    async fn roundtrip(s: &mut TcpStream, wait: Duration) -> Option<u8> {
+        s.write_all(b"x").await.unwrap();
+        let mut b = [0u8; 1];
+        match tokio::time::timeout(wait, s.read_exact(&mut b)).await {
+            Ok(Ok(_)) => Some(b[0]),
+            _ => None,
+        }
+    }
+
+    #[tokio::test]
+    async fn a_cut_holds_one_clients_bytes_until_it_heals() {
+        let proxy = Proxy::start(echo_server().await, 2).await.unwrap();
+        let mut c0 = TcpStream::connect(proxy.addr(0)).await.unwrap();
+        let mut c1 = TcpStream::connect(proxy.addr(1)).await.unwrap();
+        assert_eq!(roundtrip(&mut c0, Duration::from_secs(5)).await, Some(b'x'));
+
+        proxy.update(0, |s| {
+            s.cut_to_node = true;
+            s.cut_to_client = true;
+        });
+        assert_eq!(
+            roundtrip(&mut c0, Duration::from_millis(100)).await,
+            None,
+            "cut link answered"
+        );
+        assert_eq!(
+            roundtrip(&mut c1, Duration::from_secs(5)).await,
+            Some(b'x'),
+            "the other client's link must stay up"
+        );
+
+        proxy.heal();
+        let mut b = [0u8; 1];
+        tokio::time::timeout(Duration::from_secs(5), c0.read_exact(&mut b))
+            .await
+            .expect("held byte delivered after the heal")
+            .unwrap();
+        assert_eq!(&b, b"x");
+    }
+
+    #[tokio::test]
+    async fn a_one_way_cut_to_clients_still_delivers_requests() {
+        let upstream = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let proxy = Proxy::start(upstream.local_addr().unwrap(), 1).await.unwrap();
+        proxy.update(0, |s| s.cut_to_client = true);
+        let mut c = TcpStream::connect(proxy.addr(0)).await.unwrap();
+        c.write_all(b"req").await.unwrap();
+        let (mut server_side, _) = upstream.accept().await.unwrap();
+        let mut b = [0u8; 3];
+        tokio::time::timeout(Duration::from_secs(5), server_side.read_exact(&mut b))
+            .await
+            .expect("request reaches the node")
+            .unwrap();
+        assert_eq!(&b, b"req");
+        server_side.write_all(b"rep").await.unwrap();
+        let mut r = [0u8; 3];
+        assert!(
+            tokio::time::timeout(Duration::from_millis(100), c.read_exact(&mut r))
+                .await
+                .is_err(),
+            "reply must be held"
+        );
+    }
+}

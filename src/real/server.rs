@@ -248,3 +248,61 @@ pub fn ping(addr: SocketAddr) -> bool {
     let mut buf = [0u8; 7];
     s.read_exact(&mut buf).is_ok() && &buf == b"+PONG\r\n"
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn alive(pid: u32) -> bool {
+        // A reaped child's pid no longer exists: kill(pid, 0) fails.
+        // SAFETY: signal 0 only checks that the process exists.
+        unsafe { libc::kill(pid as libc::pid_t, 0) == 0 }
+    }
+
+    #[test]
+    fn dropping_a_server_kills_and_reaps_it() {
+        let binary = binary().unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().unwrap();
+        let server = Server::start(0, &binary, dir.path().to_path_buf(), Persistence::None, None).unwrap();
+        let pid = server.child.as_ref().unwrap().id();
+        assert!(ping(server.addr()));
+        assert!(LIVE.lock().unwrap().contains(&pid));
+        let addr = server.addr();
+        drop(server);
+        assert!(!alive(pid), "redis-server {pid} still running");
+        assert!(!LIVE.lock().unwrap().contains(&pid));
+        assert!(!ping(addr));
+    }
+
+    #[test]
+    fn a_paused_server_answers_after_it_resumes() {
+        let binary = binary().unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().unwrap();
+        let mut server =
+            Server::start(0, &binary, dir.path().to_path_buf(), Persistence::None, None).unwrap();
+        server.pause();
+        assert!(!ping(server.addr()), "a stopped server must not answer");
+        server.resume();
+        assert!(ping(server.addr()));
+    }
+
+    #[test]
+    fn aof_always_keeps_keys_across_a_kill() {
+        use std::io::{Read, Write};
+        let binary = binary().unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().unwrap();
+        let mut server =
+            Server::start(0, &binary, dir.path().to_path_buf(), Persistence::AofAlways, None).unwrap();
+        let mut s = TcpStream::connect(server.addr()).unwrap();
+        s.write_all(b"SET k v PX 60000\r\n").unwrap();
+        let mut ok = [0u8; 5];
+        s.read_exact(&mut ok).unwrap();
+        assert_eq!(&ok, b"+OK\r\n");
+        server.restart().unwrap();
+        let mut s = TcpStream::connect(server.addr()).unwrap();
+        s.write_all(b"GET k\r\n").unwrap();
+        let mut v = [0u8; 7];
+        s.read_exact(&mut v).unwrap();
+        assert_eq!(&v, b"$1\r\nv\r\n");
+    }
+}
