@@ -45,6 +45,7 @@ pub fn run(nodes: usize, iterations: usize) -> Result<Vec<Series>, RealError> {
         .prefix("lockstorm-bench-")
         .tempdir()
         .map_err(|e| RealError::Io("create a temporary directory".into(), e))?;
+    server::register_dir(tmp.path());
     let mut servers = Vec::with_capacity(nodes);
     for i in 0..nodes {
         let dir = tmp.path().join(format!("node{i}"));
@@ -73,6 +74,7 @@ pub fn run(nodes: usize, iterations: usize) -> Result<Vec<Series>, RealError> {
     });
     drop(runtime);
     drop(servers);
+    server::unregister_dir(tmp.path());
     out
 }
 

@@ -150,6 +150,7 @@ pub fn run(scenario: &Scenario, seed: u64, options: &RealOptions) -> Result<RunO
         .prefix("lockstorm-")
         .tempdir()
         .map_err(|e| RealError::Io("create a temporary directory".into(), e))?;
+    server::register_dir(tmp.path());
     let hosts = match &scenario.targets {
         Targets::External(addrs) => addrs.iter().map(|&a| Host::External(a)).collect(),
         Targets::Local => start_servers(scenario, needs_faketime(&plan), tmp.path())?,
@@ -161,6 +162,7 @@ pub fn run(scenario: &Scenario, seed: u64, options: &RealOptions) -> Result<RunO
     let result = runtime.block_on(drive(scenario, seed, plan, &hosts));
     drop(runtime);
     drop(hosts);
+    server::unregister_dir(tmp.path());
     if options.keep {
         let kept = tmp.keep();
         eprintln!("lockstorm: kept the nodes' directories in {}", kept.display());

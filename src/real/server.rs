@@ -19,11 +19,36 @@ use std::time::{Duration, Instant};
 /// Pids of every redis-server this process started and has not reaped yet.
 static LIVE: Mutex<Vec<u32>> = Mutex::new(Vec::new());
 
-/// Kills every redis-server still listed; for Ctrl-C and panics.
+/// Temporary directories of runs in progress, removed on Ctrl-C (a normal exit or an
+/// unwinding panic removes them through their `TempDir` guards).
+static DIRS: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+/// Lists a run's temporary directory for removal on Ctrl-C.
+pub fn register_dir(dir: &Path) {
+    if let Ok(mut v) = DIRS.lock() {
+        v.push(dir.to_path_buf());
+    }
+}
+
+/// Takes a directory off the Ctrl-C list (the run ended, or `--keep` keeps it).
+pub fn unregister_dir(dir: &Path) {
+    if let Ok(mut v) = DIRS.lock() {
+        v.retain(|d| d != dir);
+    }
+}
+
+/// Kills and reaps every redis-server still listed; for Ctrl-C and panics.
 pub fn kill_all() {
     let pids = LIVE.lock().map(|v| v.clone()).unwrap_or_default();
-    for pid in pids {
+    for &pid in &pids {
         signal(pid, libc::SIGKILL);
+    }
+    for pid in pids {
+        // SAFETY: waitpid on our own child; reaping here means no process is left
+        // when lockstorm exits. A child already reaped by its guard gives ECHILD.
+        unsafe {
+            libc::waitpid(pid as libc::pid_t, std::ptr::null_mut(), 0);
+        }
     }
 }
 
@@ -35,6 +60,9 @@ pub fn install_cleanup() {
         // program); the guards' Drop still cleans up on every normal path.
         let _ = ctrlc::set_handler(|| {
             kill_all();
+            for dir in DIRS.lock().map(|v| v.clone()).unwrap_or_default() {
+                let _ = std::fs::remove_dir_all(dir);
+            }
             std::process::exit(130);
         });
         let previous = std::panic::take_hook();
