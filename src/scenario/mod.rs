@@ -126,7 +126,11 @@ impl Scenario {
             || format!("scenarios/{}.toml", self.name),
             |p| p.display().to_string(),
         );
-        format!("cargo run --release -- scenario {file} --seed {seed}")
+        let backend = match self.backend {
+            Backend::Sim => "",
+            Backend::Redis => " --backend redis",
+        };
+        format!("cargo run --release -- scenario {file} --seed {seed}{backend}")
     }
 }
 
