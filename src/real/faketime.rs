@@ -124,3 +124,84 @@ impl Faketime {
             .map_err(|e| RealError::Io(format!("write {}", self.file.display()), e))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fault::Persistence;
+    use crate::real::server::{binary, Server};
+    use std::io::{Read, Write};
+
+    /// The node's wall clock in seconds, by `TIME`.
+    fn node_time_s(server: &Server) -> f64 {
+        let mut s = std::net::TcpStream::connect(server.addr()).unwrap();
+        s.write_all(b"TIME\r\n").unwrap();
+        let mut buf = [0u8; 128];
+        let mut text = String::new();
+        while text.matches("\r\n").count() < 5 {
+            let n = s.read(&mut buf).unwrap();
+            assert!(n > 0, "connection closed");
+            text.push_str(std::str::from_utf8(&buf[..n]).unwrap());
+        }
+        let lines: Vec<&str> = text.split("\r\n").collect();
+        lines[2].parse::<f64>().unwrap() + lines[4].parse::<f64>().unwrap() / 1e6
+    }
+
+    fn true_time_s() -> f64 {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs_f64()
+    }
+
+    #[test]
+    fn redis_server_starts_under_libfaketime_and_its_clock_jumps_both_ways() {
+        let dir = tempfile::tempdir().unwrap();
+        let libs = FaketimeLibs::build(dir.path()).unwrap_or_else(|e| panic!("{e}"));
+        let node_dir = dir.path().join("node0");
+        std::fs::create_dir_all(&node_dir).unwrap();
+        let ft = libs.node(&node_dir).unwrap();
+        let bin = binary().unwrap_or_else(|e| panic!("{e}"));
+        let mut server = Server::start(0, &bin, node_dir, Persistence::None, Some(ft)).unwrap();
+        assert!((node_time_s(&server) - true_time_s()).abs() < 1.0);
+
+        server.faketime_mut().unwrap().jump(3_600_000_000).unwrap();
+        let ahead = node_time_s(&server) - true_time_s();
+        assert!(
+            (ahead - 3_600.0).abs() < 1.0,
+            "after +1h the node is {ahead}s ahead"
+        );
+
+        server.faketime_mut().unwrap().jump(-7_200_000_000).unwrap();
+        let behind = node_time_s(&server) - true_time_s();
+        assert!(
+            (behind + 3_600.0).abs() < 1.0,
+            "after -2h the node is {behind}s off"
+        );
+    }
+
+    #[test]
+    fn a_rate_change_runs_the_clock_faster_without_a_jump() {
+        let dir = tempfile::tempdir().unwrap();
+        let libs = FaketimeLibs::build(dir.path()).unwrap_or_else(|e| panic!("{e}"));
+        let node_dir = dir.path().join("node0");
+        std::fs::create_dir_all(&node_dir).unwrap();
+        let ft = libs.node(&node_dir).unwrap();
+        let bin = binary().unwrap_or_else(|e| panic!("{e}"));
+        let mut server = Server::start(0, &bin, node_dir, Persistence::None, Some(ft)).unwrap();
+        // Let the process age, so an uncompensated rate change would jump by uptime.
+        std::thread::sleep(std::time::Duration::from_millis(500));
+        server.faketime_mut().unwrap().set_rate(3.0).unwrap();
+        let (node0, true0) = (node_time_s(&server), true_time_s());
+        assert!(
+            (node0 - true0).abs() < 0.3,
+            "rate change jumped the clock by {}s",
+            node0 - true0
+        );
+        // Measuring a rate needs real time to pass.
+        std::thread::sleep(std::time::Duration::from_millis(500));
+        let (node1, true1) = (node_time_s(&server), true_time_s());
+        let rate = (node1 - node0) / (true1 - true0);
+        assert!((2.0..4.0).contains(&rate), "node clock ran at {rate}x, set 3x");
+    }
+}
