@@ -211,6 +211,15 @@ fn print_verdict(scenario: &Scenario, outcome: &Outcome, dir: &Path) {
     for l in &outcome.findings.liveness {
         println!("  liveness: {}", serde_json::to_string(l).unwrap_or_default());
     }
+    let stats = &outcome.findings.stats;
+    if stats.unavailable_us > 0 {
+        println!(
+            "  availability penalty: {} ({:.1}% of the workload) with a lock free but out of reach (seed {})",
+            secs(stats.unavailable_us),
+            stats.unavailable_share * 100.0,
+            outcome.reported_seed
+        );
+    }
     if !outcome.availability_ok {
         println!(
             "  availability below the scenario's min_availability of {:.1}%",

@@ -23,6 +23,22 @@ pub enum LivenessFinding {
     /// The heal happened but the liveness probe never ran: some client never finished
     /// its last operation.
     NoProbe { heal_us: u64 },
+    /// An uncontended acquisition failed while a majority of nodes was up and reachable
+    /// from its client (see [`super::tolerance`]).
+    FaultTolerance {
+        client: usize,
+        lock: String,
+        invoke_us: u64,
+        end_us: u64,
+        reachable_nodes: Vec<usize>,
+    },
+    /// After every fault had ended at `heal_us`, clients asked for `lock` but nobody
+    /// got it within the bound.
+    StuckAfterHeal {
+        lock: String,
+        heal_us: u64,
+        bound_us: u64,
+    },
 }
 
 #[derive(Default)]

@@ -11,11 +11,15 @@
 //!   Two holds of the same lock that overlap are a violation.
 //! - Liveness ([`liveness`]): after the heal, an uncontended probe acquires every lock
 //!   within the bound the history's `meta` line states.
-//! - Statistics ([`stats`]): availability and acquire latency of the workload phase.
+//!   During the workload ([`tolerance`]): uncontended acquisitions succeed while a
+//!   majority is reachable, and locks are acquirable again after every heal.
+//! - Statistics ([`stats`]): availability, acquire latency and the availability penalty
+//!   (time no client could take a free lock) of the workload phase.
 
 pub mod liveness;
 pub mod safety;
 pub mod stats;
+pub mod tolerance;
 
 use crate::algorithm::Mode;
 use crate::history::{Event, FaultAction, Meta, Op, OpKind, Phase};
@@ -108,6 +112,7 @@ pub struct Checker {
     heal_us: Option<u64>,
     stats: stats::Collector,
     probes: liveness::Probes,
+    tolerance: tolerance::Collector,
 }
 
 impl Checker {
@@ -168,6 +173,7 @@ impl Checker {
             },
             Event::Heal { .. } => self.heal_us = Some(t),
         }
+        self.tolerance.observe(event);
         Ok(())
     }
 
@@ -256,11 +262,24 @@ impl Checker {
             self.holds.push(hold);
         }
         let violations = safety::sweep(&mut self.holds, &self.faults);
-        let liveness = liveness::judge(self.meta.as_ref(), self.heal_us, end_us, &self.probes);
+        let mut liveness = liveness::judge(self.meta.as_ref(), self.heal_us, end_us, &self.probes);
+        let under_faults = self
+            .tolerance
+            .finish(self.meta.as_ref(), self.heal_us, end_us, &self.holds);
+        liveness.extend(under_faults.findings);
+        let mut stats = self.stats.finish();
+        stats.tolerance_checked = under_faults.tolerance_checked;
+        stats.unavailable_us = under_faults.unavailable_us;
+        let workload_us = self.heal_us.unwrap_or(end_us);
+        stats.unavailable_share = if workload_us == 0 {
+            0.0
+        } else {
+            under_faults.unavailable_us as f64 / workload_us as f64
+        };
         Findings {
             violations,
             liveness,
-            stats: self.stats.finish(),
+            stats,
             holds: self.holds,
             faults: self.faults,
         }

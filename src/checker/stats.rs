@@ -1,4 +1,5 @@
-//! Availability and latency of the workload phase's acquisitions.
+//! Availability and latency of the workload phase's acquisitions; the availability
+//! penalty is filled in from [`super::tolerance`].
 
 use crate::history::{Event, OpKind, Phase};
 use serde::Serialize;
@@ -17,6 +18,13 @@ pub struct Stats {
     pub latency_p50_us: u64,
     pub latency_p99_us: u64,
     pub latency_max_us: u64,
+    /// The availability penalty: time in the workload phase during which some lock was
+    /// free and wanted but every attempt at it failed (see `tolerance`).
+    pub unavailable_us: u64,
+    /// `unavailable_us` as a share of the workload phase.
+    pub unavailable_share: f64,
+    /// Failed acquisitions the fault-tolerance rule judged (uncontended, client healthy).
+    pub tolerance_checked: u64,
 }
 
 #[derive(Default)]

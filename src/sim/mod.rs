@@ -8,9 +8,12 @@
 //!
 //! A run has three phases: the workload with its faults until `duration`; then every
 //! fault heals (a `heal` event), clients finish what they were doing and stop; then one
-//! client probes every lock, which the checker uses to judge liveness.
+//! client probes every lock, which the checker uses to judge liveness. How each fault
+//! kind acts on nodes, clients, clocks and the network is in [`faults`].
 
 pub mod clock;
+pub mod durability;
+mod faults;
 pub mod network;
 pub mod node;
 mod queue;
@@ -18,8 +21,8 @@ mod queue;
 use crate::algorithm::ReqId;
 use crate::client::{build_clients, Action, Client, Record, RecordKind};
 use crate::command::{Cmd, LockId, NodeId, Reply};
-use crate::fault::{Fault, PlannedFault};
-use crate::history::{Event, FaultAction, FaultEvent, Meta, Op};
+use crate::fault::{PausePoint, PlannedFault};
+use crate::history::{Event, Meta, Op, OpKind};
 use crate::scenario::Scenario;
 use clock::Clock;
 use network::{Direction, Network};
@@ -46,6 +49,7 @@ pub struct SimStats {
     pub end_us: u64,
 }
 
+#[derive(Clone, Copy)]
 enum Ev {
     ToNode {
         client: usize,
@@ -91,6 +95,16 @@ struct World<'a> {
     net: Network,
     plan: Vec<PlannedFault>,
     active: Vec<bool>,
+    /// A paused process's events, held back in arrival order until it resumes.
+    client_paused: Vec<bool>,
+    client_deferred: Vec<Vec<Ev>>,
+    node_paused: Vec<bool>,
+    node_deferred: Vec<Vec<Ev>>,
+    /// Client pauses waiting for their point of the lock cycle: (fault index, point).
+    armed: Vec<Vec<(usize, PausePoint)>>,
+    /// What each client is doing, as its records tell: acquiring, holding.
+    acquiring: Vec<bool>,
+    holding: Vec<bool>,
     history: Vec<Event>,
     phase: RunPhase,
     idle: usize,
@@ -120,17 +134,29 @@ pub fn run_with_progress(scenario: &Scenario, seed: u64, progress: &mut dyn FnMu
     let mut world = World {
         scenario,
         queue: Queue::new(),
-        nodes: vec![Node::default(); scenario.nodes],
+        nodes: scenario
+            .persistence
+            .iter()
+            .map(|&p| Node::new(p, scenario.replication))
+            .collect(),
         clients,
         client_clocks: vec![Clock::default(); n_clients],
         wake_generation: vec![0; n_clients],
         net: Network::new(
             scenario.network.latency,
             crate::rng::split(seed, "network", 0),
+            crate::rng::split(seed, "loss", 0),
             n_clients,
             scenario.nodes,
         ),
         active: vec![false; plan.len()],
+        client_paused: vec![false; n_clients],
+        client_deferred: vec![Vec::new(); n_clients],
+        node_paused: vec![false; scenario.nodes],
+        node_deferred: vec![Vec::new(); scenario.nodes],
+        armed: vec![Vec::new(); n_clients],
+        acquiring: vec![false; n_clients],
+        holding: vec![false; n_clients],
         plan,
         history: Vec::with_capacity(1024),
         phase: RunPhase::Workload,
@@ -206,11 +232,17 @@ impl World<'_> {
                 req,
                 cmd,
             } => {
-                if self.net.is_cut(client, node) {
+                if self.net.is_cut(client, node, Direction::ToNode) {
+                    return;
+                }
+                if self.node_paused[node] {
+                    self.node_deferred[node].push(ev);
                     return;
                 }
                 self.stats.node_cmds += 1;
-                let reply = self.nodes[node].exec(t, cmd);
+                let Some(reply) = self.nodes[node].handle(t, cmd) else {
+                    return;
+                };
                 if let Some(at) = self.net.send(t, client, node, Direction::ToClient) {
                     self.queue.push(
                         at,
@@ -229,12 +261,22 @@ impl World<'_> {
                 req,
                 reply,
             } => {
-                if self.net.is_cut(client, node) {
+                if self.net.is_cut(client, node, Direction::ToClient) {
+                    return;
+                }
+                if self.acquiring[client] {
+                    self.trigger_pause(t, client, PausePoint::BeforeValidityCheck);
+                }
+                if self.client_paused[client] {
+                    self.client_deferred[client].push(ev);
                     return;
                 }
                 let now = self.now(client, t);
                 self.clients[client].on_reply(now, req, reply, &mut self.out);
                 self.apply(t, client);
+            }
+            Ev::Wake { client, .. } | Ev::Timer { client, .. } if self.client_paused[client] => {
+                self.client_deferred[client].push(ev);
             }
             Ev::Wake { client, generation } => {
                 if generation == self.wake_generation[client] {
@@ -254,6 +296,7 @@ impl World<'_> {
                 for i in 0..self.plan.len() {
                     self.end_fault(t, i);
                 }
+                self.armed.iter_mut().for_each(Vec::clear);
                 self.net.heal();
                 self.history.push(Event::Heal { t_us: t });
                 self.phase = RunPhase::Draining;
@@ -262,43 +305,6 @@ impl World<'_> {
                     self.apply(t, c);
                 }
             }
-        }
-    }
-
-    fn fault_event(&mut self, t: u64, i: usize, action: FaultAction) {
-        let f = &self.plan[i];
-        self.history.push(Event::Fault(FaultEvent {
-            t_us: t,
-            id: f.id,
-            action,
-            origin: f.origin,
-            fault: f.fault.clone(),
-        }));
-    }
-
-    fn start_fault(&mut self, t: u64, i: usize) {
-        if self.phase != RunPhase::Workload {
-            return;
-        }
-        self.active[i] = true;
-        self.fault_event(t, i, FaultAction::Start);
-        match &self.plan[i].fault {
-            Fault::Partition { nodes, clients, .. } => self.net.cut(clients, nodes),
-            _ => {}
-        }
-        if let Some(d) = self.plan[i].duration_us {
-            self.queue.push(t + d, Ev::FaultEnd(i));
-        }
-    }
-
-    fn end_fault(&mut self, t: u64, i: usize) {
-        if !std::mem::take(&mut self.active[i]) {
-            return;
-        }
-        self.fault_event(t, i, FaultAction::End);
-        match &self.plan[i].fault {
-            Fault::Partition { nodes, clients, .. } => self.net.uncut(clients, nodes),
-            _ => {}
         }
     }
 
@@ -363,6 +369,16 @@ impl World<'_> {
         if r.kind == RecordKind::Invoke {
             self.stats.lock_ops += 1;
         }
+        match (r.kind, r.op) {
+            (RecordKind::Invoke, OpKind::Acquire) => self.acquiring[c] = true,
+            (RecordKind::Invoke, OpKind::Release) => self.holding[c] = false,
+            (RecordKind::Ok, OpKind::Acquire) => {
+                self.acquiring[c] = false;
+                self.holding[c] = true;
+            }
+            (_, OpKind::Acquire) => self.acquiring[c] = false,
+            _ => {}
+        }
         let mut op = Op::new(t, c, r.op, r.lock.to_string(), r.mode);
         op.phase = r.phase;
         op.token = r.token.map(|tok| tok.to_string());
@@ -377,5 +393,13 @@ impl World<'_> {
             RecordKind::Fail => Event::Fail(op),
             RecordKind::Info => Event::Info(op),
         });
+        // A pause at this point starts after the acquisition is on record.
+        if (r.kind, r.op) == (RecordKind::Ok, OpKind::Acquire) {
+            self.trigger_pause(t, c, PausePoint::AfterAcquire);
+            self.trigger_pause(t, c, PausePoint::WhileHolding);
+        }
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -4,9 +4,19 @@
 //! Keys carry absolute expiry times on the node's own wall clock, as in Redis, and expire
 //! lazily when touched: a key is gone once the node's clock reaches its expiry, whether
 //! the clock got there by running or by jumping.
+//!
+//! A node can crash and restart with what its persistence kept ([`durability`]); keys
+//! keep their absolute expiry times, so time passes while a node is down. A replicated
+//! node is a master with one asynchronous replica that a failover promotes. The driver
+//! calls [`Node::handle`], which answers nothing while the node is down; pauses are the
+//! driver's business (it holds the requests back).
+//!
+//! [`durability`]: super::durability
 
 use super::clock::Clock;
+use super::durability::{Aof, Replica};
 use crate::command::{Cmd, Key, Reply, Token};
+use crate::fault::{Persistence, Replication};
 use std::collections::BTreeMap;
 
 #[derive(Clone, Debug)]
@@ -15,14 +25,103 @@ struct Entry {
     expire_at_wall_us: u64,
 }
 
-#[derive(Clone, Debug, Default)]
+type Store = BTreeMap<Key, Entry>;
+
+/// Whether a node's process is running.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Status {
+    #[default]
+    Up,
+    /// Crashed. A killed process refuses connections at once; a machine without power
+    /// answers nothing.
+    Down { power_loss: bool },
+}
+
+#[derive(Clone, Debug)]
 pub struct Node {
     pub clock: Clock,
-    keys: BTreeMap<Key, Entry>,
+    keys: Store,
+    status: Status,
+    aof: Aof<Store>,
+    replica: Option<Replica<Store>>,
+}
+
+impl Default for Node {
+    fn default() -> Self {
+        Node::new(Persistence::None, None)
+    }
 }
 
 impl Node {
-    /// Executes one command at true time `now_us`.
+    pub fn new(persistence: Persistence, replication: Option<Replication>) -> Self {
+        Node {
+            clock: Clock::default(),
+            keys: Store::new(),
+            status: Status::Up,
+            aof: Aof::new(persistence),
+            replica: replication.map(|r| Replica::new(r.lag_us)),
+        }
+    }
+
+    pub fn status(&self) -> Status {
+        self.status
+    }
+
+    /// A request arrives at true time `now_us`: the reply, or `None` if the node is down
+    /// and silent.
+    pub fn handle(&mut self, now_us: u64, cmd: Cmd) -> Option<Reply> {
+        match self.status {
+            Status::Down { power_loss: true } => None,
+            Status::Down { power_loss: false } => Some(Reply::Error),
+            Status::Up => {
+                self.aof.before_command(now_us, &self.keys);
+                let reply = self.exec(now_us, cmd);
+                if let Some(replica) = &mut self.replica {
+                    replica.after_command(now_us, &self.keys);
+                }
+                Some(reply)
+            }
+        }
+    }
+
+    /// The process dies at `now_us`; what survives is decided now.
+    pub fn crash(&mut self, now_us: u64, power_loss: bool) {
+        if self.status != Status::Up {
+            return;
+        }
+        self.keys = self.aof.recover(now_us, &self.keys, power_loss);
+        self.status = Status::Down { power_loss };
+    }
+
+    /// The process starts again with what it kept; a replica resyncs from it.
+    pub fn restart(&mut self, now_us: u64) {
+        if self.status == Status::Up {
+            return;
+        }
+        self.status = Status::Up;
+        if let Some(replica) = &mut self.replica {
+            replica.resync(now_us, &self.keys);
+        }
+    }
+
+    /// The master dies at `now_us`: its replica stops receiving writes, trailing by the lag.
+    pub fn fail_master(&mut self, now_us: u64) {
+        if self.replica.is_none() || self.status != Status::Up {
+            return self.crash(now_us, true);
+        }
+        let replica = self.replica.as_ref().expect("checked above");
+        // The promoted replica will hold what it had received when the master died.
+        self.keys = replica.state_at(now_us);
+        self.status = Status::Down { power_loss: true };
+    }
+
+    /// The replica is promoted and serves under the node's address; the old master
+    /// rejoins as its replica with a full resync.
+    pub fn promote_replica(&mut self, now_us: u64) {
+        self.restart(now_us);
+    }
+
+    /// Executes one command at true time `now_us`, whatever the node's status.
     pub fn exec(&mut self, now_us: u64, cmd: Cmd) -> Reply {
         let wall = self.clock.wall(now_us);
         match cmd {
@@ -149,6 +248,129 @@ mod tests {
                 }
             ),
             Reply::Ok
+        );
+    }
+}
+
+#[cfg(test)]
+mod fault_tests {
+    //! Crash, restart, persistence and failover semantics of one node.
+    use super::*;
+    use crate::command::LockId;
+
+    const K: Key = Key {
+        kind: crate::command::KeyKind::Plain,
+        lock: LockId(0),
+    };
+
+    fn set(token: u64, ttl_ms: u64) -> Cmd {
+        Cmd::SetNxPx {
+            key: K,
+            token: Token(token),
+            ttl_ms,
+        }
+    }
+
+    #[test]
+    fn without_persistence_a_restart_forgets_the_lock() {
+        let mut n = Node::new(Persistence::None, None);
+        assert_eq!(n.handle(0, set(1, 10_000)), Some(Reply::Ok));
+        n.crash(1_000, false);
+        assert_eq!(
+            n.handle(2_000, set(2, 10_000)),
+            Some(Reply::Error),
+            "a killed process refuses"
+        );
+        n.restart(3_000);
+        assert_eq!(
+            n.handle(4_000, set(2, 10_000)),
+            Some(Reply::Ok),
+            "the key is gone"
+        );
+    }
+
+    #[test]
+    fn a_power_loss_is_silent_while_down() {
+        let mut n = Node::new(Persistence::AofAlways, None);
+        n.crash(0, true);
+        assert_eq!(n.status(), Status::Down { power_loss: true });
+        assert_eq!(n.handle(1, set(1, 10)), None);
+    }
+
+    #[test]
+    fn aof_always_keeps_the_lock_and_its_absolute_expiry_while_down() {
+        let mut n = Node::new(Persistence::AofAlways, None);
+        n.handle(0, set(1, 1_000));
+        n.crash(100_000, true);
+        n.restart(500_000);
+        assert_eq!(n.handle(600_000, set(2, 1_000)), Some(Reply::Nil), "still held");
+        n.crash(700_000, true);
+        n.restart(1_200_000);
+        assert_eq!(
+            n.handle(1_200_000, set(2, 1_000)),
+            Some(Reply::Ok),
+            "the ttl ran out while the node was down"
+        );
+    }
+
+    #[test]
+    fn aof_everysec_loses_the_last_second_on_power_loss_only() {
+        let mut kill = Node::new(Persistence::AofEverysec, None);
+        let mut power = Node::new(Persistence::AofEverysec, None);
+        for n in [&mut kill, &mut power] {
+            n.handle(1_500_000, set(1, 10_000));
+        }
+        kill.crash(1_900_000, false);
+        power.crash(1_900_000, true);
+        kill.restart(2_000_000);
+        power.restart(2_000_000);
+        assert_eq!(
+            kill.handle(2_000_000, set(2, 10_000)),
+            Some(Reply::Nil),
+            "a kill keeps it"
+        );
+        assert_eq!(
+            power.handle(2_000_000, set(2, 10_000)),
+            Some(Reply::Ok),
+            "the write after the fsync at 1s is lost"
+        );
+    }
+
+    #[test]
+    fn a_failover_promotes_a_replica_that_missed_the_lag() {
+        let repl = Some(Replication { lag_us: 1_000_000 });
+        let mut n = Node::new(Persistence::None, repl);
+        n.handle(0, set(1, 60_000));
+        n.handle(
+            5_000_000,
+            Cmd::DelIfEq {
+                key: K,
+                token: Token(1),
+            },
+        );
+        n.handle(5_000_000, set(2, 60_000));
+        n.fail_master(5_500_000);
+        assert_eq!(
+            n.handle(5_600_000, set(3, 60_000)),
+            None,
+            "no master until promotion"
+        );
+        n.promote_replica(6_000_000);
+        // The replica had token 1's key but neither the delete nor token 2's SET.
+        assert_eq!(
+            n.handle(
+                6_000_000,
+                Cmd::DelIfEq {
+                    key: K,
+                    token: Token(1)
+                }
+            ),
+            Some(Reply::Int(1))
+        );
+        assert_eq!(
+            n.handle(6_000_000, set(3, 60_000)),
+            Some(Reply::Ok),
+            "token 2 lost its lock"
         );
     }
 }

@@ -1,0 +1,501 @@
+//! Liveness under faults, judged from the workload phase: fault tolerance, deadlock
+//! freedom after every heal, and the availability penalty (seed 002).
+//!
+//! - Fault tolerance: an acquisition that failed although, for a ttl before it and
+//!   throughout it, a majority of nodes was up, healthy and reachable from its client,
+//!   the client itself ran undisturbed, and no other client touched the lock, is a
+//!   finding. The ttl before the attempt covers keys that earlier holders may have left.
+//!   A node counts as unhealthy while a fault names it (crash, failover, pause, clock
+//!   fault) or cuts, delays or drops its link to the client.
+//! - Deadlock freedom after every heal: once every fault has ended, a lock that clients
+//!   ask for must be acquired (or be held) within the liveness bound of the `meta`
+//!   line, unless a new fault starts first. The final heal is judged by the probes.
+//! - Availability penalty: the time during which some lock was free and wanted, yet
+//!   every attempt at it failed: failed attempts, minus the time the lock was held or
+//!   being successfully acquired.
+
+use super::{Hold, LivenessFinding};
+use crate::fault::Fault;
+use crate::history::{Event, FaultAction, Meta, Op, OpKind, Phase};
+use std::collections::BTreeMap;
+
+/// A fault's span and what it touched.
+struct Span {
+    id: usize,
+    start_us: u64,
+    end_us: Option<u64>,
+    fault: Fault,
+}
+
+/// A completed workload acquisition.
+struct Attempt {
+    client: usize,
+    lock: String,
+    invoke_us: u64,
+    end_us: u64,
+    ok: bool,
+}
+
+#[derive(Default)]
+pub struct Collector {
+    spans: Vec<Span>,
+    /// Open workload acquisitions by client: (lock, invoke time).
+    open: BTreeMap<usize, (String, u64)>,
+    attempts: Vec<Attempt>,
+}
+
+/// What [`Collector::finish`] works out.
+pub struct Outcome {
+    pub findings: Vec<LivenessFinding>,
+    /// Failed acquisitions the fault-tolerance rule applied to (all healthy, uncontended).
+    pub tolerance_checked: u64,
+    pub unavailable_us: u64,
+}
+
+impl Collector {
+    pub fn observe(&mut self, event: &Event) {
+        match event {
+            Event::Invoke(op) if op.op == OpKind::Acquire && op.phase == Phase::Workload => {
+                self.open.insert(op.client, (op.lock.clone(), op.t_us));
+            }
+            Event::Ok(op) | Event::Fail(op) | Event::Info(op) if op.op == OpKind::Acquire => {
+                self.complete(op, matches!(event, Event::Ok(_)));
+            }
+            Event::Fault(f) => match f.action {
+                FaultAction::Start => self.spans.push(Span {
+                    id: f.id,
+                    start_us: f.t_us,
+                    end_us: None,
+                    fault: f.fault.clone(),
+                }),
+                FaultAction::End => {
+                    if let Some(s) = self
+                        .spans
+                        .iter_mut()
+                        .rev()
+                        .find(|s| s.id == f.id && s.end_us.is_none())
+                    {
+                        s.end_us = Some(f.t_us);
+                    }
+                }
+            },
+            _ => {}
+        }
+    }
+
+    fn complete(&mut self, op: &Op, ok: bool) {
+        if let Some((lock, invoke_us)) = self.open.remove(&op.client) {
+            self.attempts.push(Attempt {
+                client: op.client,
+                lock,
+                invoke_us,
+                end_us: op.t_us,
+                ok,
+            });
+        }
+    }
+
+    /// Judges the workload phase, which ends at `heal_us` (or the history's end).
+    pub fn finish(&self, meta: Option<&Meta>, heal_us: Option<u64>, end_us: u64, holds: &[Hold]) -> Outcome {
+        let workload_end_us = heal_us.unwrap_or(end_us);
+        let mut out = Outcome {
+            findings: Vec::new(),
+            tolerance_checked: 0,
+            unavailable_us: unavailable_us(&self.attempts, holds, workload_end_us),
+        };
+        let Some(meta) = meta else { return out };
+        self.fault_tolerance(meta, workload_end_us, holds, &mut out);
+        self.after_heals(meta, workload_end_us, holds, &mut out);
+        out
+    }
+
+    fn span_end(&self, s: &Span, workload_end_us: u64) -> u64 {
+        s.end_us.unwrap_or(workload_end_us).max(s.start_us)
+    }
+
+    fn fault_tolerance(&self, meta: &Meta, workload_end_us: u64, holds: &[Hold], out: &mut Outcome) {
+        let ttl_us = meta.ttl_ms * 1_000;
+        let majority = meta.nodes / 2 + 1;
+        for a in self.attempts.iter().filter(|a| !a.ok) {
+            let (from, to) = (a.invoke_us.saturating_sub(ttl_us), a.end_us);
+            let touches = |s: u64, e: u64| s <= to && e >= from;
+            let contended = self
+                .attempts
+                .iter()
+                .any(|b| b.client != a.client && b.lock == a.lock && touches(b.invoke_us, b.end_us))
+                || holds
+                    .iter()
+                    .any(|h| h.client != a.client && h.lock == a.lock && touches(h.start_us, h.end_us));
+            if contended {
+                continue;
+            }
+            let mut healthy = vec![true; meta.nodes];
+            let mut client_ok = true;
+            for s in &self.spans {
+                let end = match s.fault {
+                    // A jump moves expiry times by its size: count it as lasting that long.
+                    Fault::ClockJump { by_us, .. } => s.start_us + by_us.unsigned_abs(),
+                    _ => self.span_end(s, workload_end_us),
+                };
+                if !touches(s.start_us, end) {
+                    continue;
+                }
+                for (node, client) in touched(&s.fault, meta.nodes) {
+                    match (node, client) {
+                        (Some(n), None) if n < meta.nodes => healthy[n] = false,
+                        (None, Some(c)) if c == a.client => client_ok = false,
+                        (Some(n), Some(c)) if c == a.client && n < meta.nodes => healthy[n] = false,
+                        _ => {}
+                    }
+                }
+            }
+            if !client_ok {
+                continue;
+            }
+            out.tolerance_checked += 1;
+            let reachable: Vec<usize> = (0..meta.nodes).filter(|&n| healthy[n]).collect();
+            if reachable.len() >= majority {
+                out.findings.push(LivenessFinding::FaultTolerance {
+                    client: a.client,
+                    lock: a.lock.clone(),
+                    invoke_us: a.invoke_us,
+                    end_us: a.end_us,
+                    reachable_nodes: reachable,
+                });
+            }
+        }
+    }
+
+    fn after_heals(&self, meta: &Meta, workload_end_us: u64, holds: &[Hold], out: &mut Outcome) {
+        let bound_us = meta.liveness_bound_us;
+        // Every moment at which the last active fault ended.
+        let mut heals = Vec::new();
+        for s in &self.spans {
+            let h = self.span_end(s, workload_end_us);
+            let quiet = self
+                .spans
+                .iter()
+                .all(|o| o.start_us > h || self.span_end(o, workload_end_us) <= h);
+            if quiet && h < workload_end_us {
+                heals.push(h);
+            }
+        }
+        heals.sort_unstable();
+        heals.dedup();
+        for h in heals {
+            let until = h + bound_us;
+            // Judge only a quiet period that lasts the whole bound, inside the workload.
+            if until > workload_end_us || self.spans.iter().any(|s| s.start_us > h && s.start_us < until) {
+                continue;
+            }
+            let mut locks: Vec<&str> = self
+                .attempts
+                .iter()
+                .filter(|a| a.invoke_us >= h && a.end_us <= until)
+                .map(|a| a.lock.as_str())
+                .collect();
+            locks.sort_unstable();
+            locks.dedup();
+            for lock in locks {
+                let acquired = self
+                    .attempts
+                    .iter()
+                    .any(|a| a.ok && a.lock == lock && a.end_us >= h && a.end_us <= until)
+                    || holds
+                        .iter()
+                        .any(|x| x.lock == lock && x.start_us <= until && x.end_us >= h);
+                if !acquired {
+                    out.findings.push(LivenessFinding::StuckAfterHeal {
+                        lock: lock.to_string(),
+                        heal_us: h,
+                        bound_us,
+                    });
+                }
+            }
+        }
+    }
+}
+
+/// The (node, client) pairs a fault disturbs: `(Some(n), None)` for a whole node,
+/// `(None, Some(c))` for a whole client, `(Some(n), Some(c))` for one link.
+fn touched(fault: &Fault, nodes: usize) -> Vec<(Option<usize>, Option<usize>)> {
+    let links = |ns: &[usize], cs: &[usize]| {
+        ns.iter()
+            .flat_map(|&n| cs.iter().map(move |&c| (Some(n), Some(c))))
+            .collect()
+    };
+    match fault {
+        Fault::Partition { nodes, clients, .. } => links(nodes, clients),
+        Fault::Delay { nodes, clients, .. } => links(nodes, clients),
+        Fault::Loss { nodes, clients, .. } => links(nodes, clients),
+        Fault::Crash { node, .. } | Fault::Failover { node } => vec![(Some(*node), None)],
+        Fault::Pause { node, client, .. } | Fault::ClockRate { node, client, .. } => vec![(*node, *client)]
+            .into_iter()
+            .filter(|p| p.0.is_some() != p.1.is_some())
+            .collect(),
+        // A client's wall clock is not used for acquiring; a node's expires keys.
+        Fault::ClockJump { node, .. } => node.map(|n| (Some(n), None)).into_iter().collect(),
+    }
+    .into_iter()
+    .filter(|(n, _)| n.is_none_or(|n| n < nodes))
+    .collect()
+}
+
+/// Merges intervals into sorted, disjoint ones.
+fn merge(mut v: Vec<(u64, u64)>) -> Vec<(u64, u64)> {
+    v.retain(|&(s, e)| e > s);
+    v.sort_unstable();
+    let mut out: Vec<(u64, u64)> = Vec::with_capacity(v.len());
+    for (s, e) in v {
+        match out.last_mut() {
+            Some(last) if s <= last.1 => last.1 = last.1.max(e),
+            _ => out.push((s, e)),
+        }
+    }
+    out
+}
+
+fn unavailable_us(attempts: &[Attempt], holds: &[Hold], workload_end_us: u64) -> u64 {
+    /// Per lock: failed attempts, and times it was held or being acquired.
+    type FailedBusy = (Vec<(u64, u64)>, Vec<(u64, u64)>);
+    let mut by_lock: BTreeMap<&str, FailedBusy> = BTreeMap::new();
+    for a in attempts {
+        let entry = by_lock.entry(&a.lock).or_default();
+        let span = (a.invoke_us.min(workload_end_us), a.end_us.min(workload_end_us));
+        if a.ok { &mut entry.1 } else { &mut entry.0 }.push(span);
+    }
+    for h in holds {
+        if let Some(entry) = by_lock.get_mut(h.lock.as_str()) {
+            entry.1.push((h.start_us, h.end_us.min(workload_end_us)));
+        }
+    }
+    // Per lock, free-but-failing time; then the union over locks, so two locks
+    // unavailable at once count once.
+    let mut free_failing = Vec::new();
+    for (_, (failed, busy)) in by_lock {
+        let failed = merge(failed);
+        let busy = merge(busy);
+        for &(s, e) in &failed {
+            let mut cur = s;
+            for &(bs, be) in busy.iter().filter(|&&(bs, be)| be > s && bs < e) {
+                if bs > cur {
+                    free_failing.push((cur, bs));
+                }
+                cur = cur.max(be);
+            }
+            if cur < e {
+                free_failing.push((cur, e));
+            }
+        }
+    }
+    merge(free_failing).iter().map(|&(s, e)| e - s).sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::algorithm::Mode;
+    use crate::checker::check;
+    use crate::fault::{CutDirection, Origin};
+    use crate::history::FaultEvent;
+
+    #[test]
+    fn intervals_merge() {
+        assert_eq!(
+            merge(vec![(5, 9), (1, 3), (2, 4), (9, 10), (7, 7)]),
+            vec![(1, 4), (5, 10)]
+        );
+    }
+
+    fn meta(bound_us: u64) -> Event {
+        Event::Meta(Meta {
+            t_us: 0,
+            scenario: "t".into(),
+            seed: 1,
+            algorithm: "redlock".into(),
+            nodes: 5,
+            clients: 2,
+            ttl_ms: 1,
+            liveness_bound_us: bound_us,
+        })
+    }
+    fn op(t: u64, c: usize, kind: OpKind) -> Op {
+        Op::new(t, c, kind, "L0", Mode::Exclusive)
+    }
+    fn acq(t: u64, c: usize) -> Event {
+        Event::Invoke(op(t, c, OpKind::Acquire))
+    }
+    fn fail(t: u64, c: usize) -> Event {
+        Event::Fail(op(t, c, OpKind::Acquire))
+    }
+    fn ok(t: u64, c: usize, valid_until_us: u64) -> Event {
+        let mut o = op(t, c, OpKind::Acquire);
+        o.valid_until_us = Some(valid_until_us);
+        Event::Ok(o)
+    }
+    fn fault(t: u64, id: usize, action: FaultAction, fault: Fault) -> Event {
+        Event::Fault(FaultEvent {
+            t_us: t,
+            id,
+            action,
+            origin: Origin::Script,
+            fault,
+        })
+    }
+    fn crash(t: u64, id: usize, node: usize) -> Event {
+        fault(
+            t,
+            id,
+            FaultAction::Start,
+            Fault::Crash {
+                node,
+                power_loss: false,
+            },
+        )
+    }
+    fn tolerance_findings(h: &[Event]) -> (usize, u64) {
+        let f = check(h).unwrap();
+        let n = f
+            .liveness
+            .iter()
+            .filter(|l| matches!(l, LivenessFinding::FaultTolerance { .. }))
+            .count();
+        (n, f.stats.tolerance_checked)
+    }
+
+    #[test]
+    fn an_uncontended_failure_with_a_majority_up_is_a_finding() {
+        let (n, checked) = tolerance_findings(&[meta(1_000_000), acq(5_000, 0), fail(5_100, 0)]);
+        assert_eq!((n, checked), (1, 1));
+        // Two nodes down still leave a majority of three.
+        let h = [
+            meta(1_000_000),
+            crash(0, 0, 3),
+            crash(0, 1, 4),
+            acq(5_000, 0),
+            fail(5_100, 0),
+        ];
+        assert_eq!(tolerance_findings(&h), (1, 1));
+        let cut = fault(
+            0,
+            0,
+            FaultAction::Start,
+            Fault::Partition {
+                nodes: vec![3, 4],
+                clients: vec![0],
+                direction: CutDirection::ToNodes,
+            },
+        );
+        assert_eq!(
+            tolerance_findings(&[meta(1_000_000), cut, acq(5_000, 0), fail(5_100, 0)]),
+            (1, 1)
+        );
+    }
+
+    #[test]
+    fn without_a_majority_or_with_contention_a_failure_is_excused() {
+        let down = [
+            meta(1_000_000),
+            crash(0, 0, 2),
+            crash(0, 1, 3),
+            crash(0, 2, 4),
+            acq(5_000, 0),
+            fail(5_100, 0),
+        ];
+        assert_eq!(tolerance_findings(&down), (0, 1));
+        // The crash ended 2 ms before the attempt, more than the 1 ms ttl: a majority again.
+        let mut healed = down.to_vec();
+        healed.insert(
+            4,
+            fault(
+                3_000,
+                0,
+                FaultAction::End,
+                Fault::Crash {
+                    node: 2,
+                    power_loss: false,
+                },
+            ),
+        );
+        assert_eq!(tolerance_findings(&healed), (1, 1));
+        // Client 1 held the lock until 4.5 ms, within a ttl before client 0's attempt.
+        let contended = [
+            meta(1_000_000),
+            acq(3_000, 1),
+            ok(3_100, 1, 4_500),
+            acq(5_000, 0),
+            fail(5_100, 0),
+        ];
+        assert_eq!(tolerance_findings(&contended), (0, 0));
+        // A paused client is not judged.
+        let paused = [
+            meta(1_000_000),
+            fault(
+                4_000,
+                0,
+                FaultAction::Start,
+                Fault::Pause {
+                    node: None,
+                    client: Some(0),
+                    point: None,
+                },
+            ),
+            acq(5_000, 0),
+            fail(5_100, 0),
+        ];
+        assert_eq!(tolerance_findings(&paused), (0, 0));
+    }
+
+    #[test]
+    fn a_lock_nobody_gets_after_a_heal_is_stuck() {
+        let end = |t| {
+            fault(
+                t,
+                0,
+                FaultAction::End,
+                Fault::Crash {
+                    node: 0,
+                    power_loss: false,
+                },
+            )
+        };
+        let base = vec![
+            meta(2_000),
+            crash(0, 0, 0),
+            end(1_000),
+            acq(1_500, 0),
+            fail(2_500, 0),
+        ];
+        let mut stuck = base.clone();
+        stuck.push(Event::Heal { t_us: 10_000 });
+        let f = check(&stuck).unwrap();
+        assert!(f.liveness.contains(&LivenessFinding::StuckAfterHeal {
+            lock: "L0".into(),
+            heal_us: 1_000,
+            bound_us: 2_000
+        }));
+        let mut fine = base;
+        fine.extend([acq(2_600, 1), ok(2_900, 1, 9_000), Event::Heal { t_us: 10_000 }]);
+        let f = check(&fine).unwrap();
+        assert!(!f
+            .liveness
+            .iter()
+            .any(|l| matches!(l, LivenessFinding::StuckAfterHeal { .. })));
+    }
+
+    #[test]
+    fn the_penalty_is_failing_time_while_the_lock_was_free() {
+        // Client 0 fails from 100 to 400 us; client 1 holds from 150 to 300 (its
+        // acquisition ran from 120): free and failing 100..120 and 300..400.
+        let h = [
+            acq(100, 0),
+            acq(120, 1),
+            ok(150, 1, 300),
+            fail(400, 0),
+            Event::Heal { t_us: 1_000 },
+        ];
+        let f = check(&h).unwrap();
+        assert_eq!(f.stats.unavailable_us, 120);
+        assert!((f.stats.unavailable_share - 0.12).abs() < 1e-9);
+    }
+}
