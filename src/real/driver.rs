@@ -369,11 +369,9 @@ async fn request(
         let mut result = cmd.query_async::<redis::Value>(&mut conn).await;
         // A node restarted a moment ago may not have its scripts back yet: load them
         // on this connection and retry once, as script-caching clients do.
-        if matches!(&result, Err(e) if e.kind() == redis::ErrorKind::Server(redis::ServerErrorKind::NoScript))
-        {
-            if wire::load_scripts(&mut conn).await.is_ok() {
-                result = cmd.query_async::<redis::Value>(&mut conn).await;
-            }
+        let no_script = matches!(&result, Err(e) if e.kind() == redis::ErrorKind::Server(redis::ServerErrorKind::NoScript));
+        if no_script && wire::load_scripts(&mut conn).await.is_ok() {
+            result = cmd.query_async::<redis::Value>(&mut conn).await;
         }
         match result {
             Ok(v) => Some(wire::from_redis(&v)),
