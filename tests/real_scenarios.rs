@@ -166,3 +166,37 @@ fn loss_is_refused_on_the_real_backend() {
     );
     assert!(String::from_utf8_lossy(&out.stderr).contains("loss"));
 }
+
+/// The simulator must agree with real Redis on every real scenario: the same verdict on
+/// mutual exclusion. A disagreement means the simulator models a fault wrongly.
+#[test]
+fn the_simulator_agrees_with_real_redis_on_every_real_scenario() {
+    use lockstorm::real::RealOptions;
+    use lockstorm::run;
+    use lockstorm::scenario::{Backend, Scenario};
+    require_redis();
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/real");
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .expect("scenarios/real")
+        .map(|e| e.expect("entry").path())
+        .collect();
+    files.sort();
+    for file in files {
+        let mut scenario = Scenario::load(&file).unwrap_or_else(|e| panic!("{e}"));
+        let mut verdicts = Vec::new();
+        for backend in [Backend::Sim, Backend::Redis] {
+            scenario.backend = backend;
+            let outcome = run::run(&scenario, &[scenario.seed], &RealOptions::default(), &|_| {})
+                .unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+            verdicts.push(outcome.safe);
+        }
+        assert_eq!(
+            verdicts[0],
+            verdicts[1],
+            "{}: simulator safe={}, real Redis safe={}",
+            file.display(),
+            verdicts[0],
+            verdicts[1]
+        );
+    }
+}

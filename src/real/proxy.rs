@@ -194,4 +194,18 @@ mod tests {
             "reply must be held"
         );
     }
+
+    #[tokio::test]
+    async fn a_delay_slows_one_link_both_ways() {
+        let proxy = Proxy::start(echo_server().await, 2).await.unwrap();
+        proxy.update(0, |s| s.delay_us = 100_000);
+        let mut slow = TcpStream::connect(proxy.addr(0)).await.unwrap();
+        let started = std::time::Instant::now();
+        assert_eq!(roundtrip(&mut slow, Duration::from_secs(5)).await, Some(b'x'));
+        let took = started.elapsed();
+        assert!(
+            took >= Duration::from_millis(200),
+            "delayed round trip took {took:?}"
+        );
+    }
 }
