@@ -11,17 +11,21 @@
 //! Phases are the simulator's: workload with faults until `duration`, heal (every fault
 //! ends), drain, then one client probes every lock for the liveness check.
 
+mod conn;
+mod faults;
+
 use super::proxy::Proxy;
 use super::server::{self, Server};
 use super::{wire, RealError};
 use crate::algorithm::ReqId;
 use crate::client::{build_clients, Action, Client, Record, RecordKind};
 use crate::command::{Cmd, LockId, NodeId, Reply};
-use crate::fault::{CutDirection, Fault, Persistence, PlannedFault};
-use crate::history::{Event, FaultAction, FaultEvent, Meta, Op};
+use crate::fault::PlannedFault;
+use crate::history::{Event, Meta, Op};
 use crate::scenario::{Scenario, Targets};
 use crate::sim::{RunOutput, SimStats};
-use redis::aio::MultiplexedConnection;
+use conn::{clear_locks, connection, load_scripts, request, Answer, Slot};
+use faults::{check_faults, needs_faketime};
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
@@ -34,9 +38,6 @@ pub struct RealOptions {
     /// Keep the nodes' temporary directories (configs, logs, AOFs) and print where.
     pub keep: bool,
 }
-
-/// One connection slot per (client, node); emptied when the connection breaks.
-type Slot = Arc<Mutex<Option<MultiplexedConnection>>>;
 
 /// A node: a redis-server lockstorm runs, or an address someone else's server listens on.
 enum Host {
@@ -61,71 +62,12 @@ enum Ev {
     EndWorkload,
 }
 
-/// A reply on its way from a request task to the driver.
-struct Answer {
-    client: usize,
-    req: ReqId,
-    reply: Reply,
-}
-
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum RunPhase {
     Workload,
     Draining,
     Probing,
     Done,
-}
-
-/// Checks that every planned fault can be carried out on these nodes, before any
-/// server starts: a fault the real backend cannot do is an error, never skipped.
-fn check_faults(scenario: &Scenario, plan: &[PlannedFault], external: bool) -> Result<(), RealError> {
-    for f in plan {
-        let refuse = |why: &str| {
-            Err(RealError::Unsupported {
-                id: f.id,
-                kind: f.fault.kind().into(),
-                why: why.into(),
-            })
-        };
-        let process =
-            "it needs control of the redis-server process, and `nodes` lists servers lockstorm does not run";
-        match &f.fault {
-            Fault::Partition { .. } | Fault::Delay { .. } => {}
-            Fault::Crash { node, power_loss } => {
-                if external {
-                    return refuse(process);
-                }
-                if *power_loss && scenario.persistence[*node] == Persistence::AofEverysec {
-                    return refuse(
-                        "a power loss under aof_everysec (losing the unsynced second) is simulator-only; \
-                         a real kill loses nothing the kernel has",
-                    );
-                }
-            }
-            Fault::Pause { node, client, .. } => match (node, client) {
-                (Some(_), _) if external => return refuse(process),
-                (Some(_), None) => {}
-                _ => return refuse("client pauses are simulator-only (the real driver pauses nodes)"),
-            },
-            Fault::ClockJump { node, .. } | Fault::ClockRate { node, .. } if node.is_some() && external => {
-                return refuse(process)
-            }
-            Fault::ClockJump { .. } => {}
-            Fault::ClockRate { node: Some(_), .. } => {}
-            Fault::ClockRate { .. } => {
-                return refuse("a client clock rate is simulator-only (real clients share lockstorm's clock)")
-            }
-            Fault::Loss { .. } => {
-                return refuse(
-                    "TCP delivers or breaks, it does not lose single messages: use partition or delay",
-                )
-            }
-            Fault::Failover { .. } => {
-                return refuse("failover needs replicas, which the real backend does not start")
-            }
-        }
-    }
-    Ok(())
 }
 
 /// Runs `scenario` with `seed` against real Redis. Nodes are started (or reached), the
@@ -187,16 +129,6 @@ fn start_servers(scenario: &Scenario, faketime: bool, dir: &std::path::Path) -> 
         hosts.push(Host::Local(Arc::new(Mutex::new(s))));
     }
     Ok(hosts)
-}
-
-/// Whether any fault of the run moves a node's clock.
-fn needs_faketime(plan: &[PlannedFault]) -> bool {
-    plan.iter().any(|f| {
-        matches!(
-            f.fault,
-            Fault::ClockJump { node: Some(_), .. } | Fault::ClockRate { node: Some(_), .. }
-        )
-    })
 }
 
 async fn drive(
@@ -277,115 +209,6 @@ async fn drive(
         plan: d.plan,
         stats: d.stats,
     })
-}
-
-/// Restarts a crashed node from its directory, then loads the scripts again.
-async fn restart(node: usize, server: Arc<Mutex<Server>>) {
-    let restarted = tokio::task::spawn_blocking(move || {
-        let mut s = server.lock().expect("server lock");
-        s.restart().map(|()| s.addr())
-    })
-    .await;
-    let result = match restarted {
-        Ok(Ok(addr)) => load_scripts(node, addr).await,
-        Ok(Err(e)) => Err(e),
-        Err(e) => Err(RealError::Node {
-            node,
-            addr: String::new(),
-            message: format!("restart task failed: {e}"),
-        }),
-    };
-    if let Err(e) = result {
-        // The run goes on with the node down; the liveness check will show it.
-        eprintln!("lockstorm: warning: restart of node {node} failed: {e:#}");
-    }
-}
-
-/// SCRIPT LOAD every script of the repo on a node, over a direct connection.
-async fn load_scripts(node: usize, addr: SocketAddr) -> Result<(), RealError> {
-    let err = |message: String| RealError::Node {
-        node,
-        addr: addr.to_string(),
-        message,
-    };
-    let client = redis::Client::open(format!("redis://{addr}/")).map_err(|e| err(e.to_string()))?;
-    let mut conn = client
-        .get_multiplexed_async_connection()
-        .await
-        .map_err(|e| err(format!("cannot connect: {e}")))?;
-    wire::load_scripts(&mut conn)
-        .await
-        .map_err(|e| err(format!("SCRIPT LOAD failed: {e}")))
-}
-
-/// Deletes the scenario's lock keys on a server someone else runs, left from earlier runs.
-async fn clear_locks(node: usize, addr: SocketAddr, locks: u32) -> Result<(), RealError> {
-    let err = |e: redis::RedisError| RealError::Node {
-        node,
-        addr: addr.to_string(),
-        message: e.to_string(),
-    };
-    let client = redis::Client::open(format!("redis://{addr}/")).map_err(err)?;
-    let mut conn = client.get_multiplexed_async_connection().await.map_err(err)?;
-    let keys: Vec<String> = (0..locks.min(1_000)).map(|l| LockId(l).to_string()).collect();
-    redis::cmd("DEL")
-        .arg(&keys)
-        .query_async::<i64>(&mut conn)
-        .await
-        .map_err(err)?;
-    Ok(())
-}
-
-/// The slot's connection, connecting first if there is none.
-async fn connection(slot: &Slot, addr: SocketAddr, timeout: Duration) -> Option<MultiplexedConnection> {
-    if let Some(c) = slot.lock().expect("slot lock").clone() {
-        return Some(c);
-    }
-    let client = redis::Client::open(format!("redis://{addr}/")).ok()?;
-    let config = redis::AsyncConnectionConfig::new()
-        .set_connection_timeout(Some(timeout))
-        // Requests are timed out by the algorithm, not by the connection.
-        .set_response_timeout(None);
-    let conn = client
-        .get_multiplexed_async_connection_with_config(&config)
-        .await
-        .ok()?;
-    *slot.lock().expect("slot lock") = Some(conn.clone());
-    Some(conn)
-}
-
-/// One request: its reply goes to the driver; a broken connection or no answer sends
-/// nothing (the algorithm's timeout makes it an unknown outcome).
-async fn request(
-    slot: Slot,
-    addr: SocketAddr,
-    cmd: redis::Cmd,
-    lifetime: Duration,
-    tx: mpsc::UnboundedSender<Answer>,
-    mut reply: Answer,
-) {
-    let attempt = async {
-        let mut conn = connection(&slot, addr, lifetime).await?;
-        let mut result = cmd.query_async::<redis::Value>(&mut conn).await;
-        // A node restarted a moment ago may not have its scripts back yet: load them
-        // on this connection and retry once, as script-caching clients do.
-        let no_script = matches!(&result, Err(e) if e.kind() == redis::ErrorKind::Server(redis::ServerErrorKind::NoScript));
-        if no_script && wire::load_scripts(&mut conn).await.is_ok() {
-            result = cmd.query_async::<redis::Value>(&mut conn).await;
-        }
-        match result {
-            Ok(v) => Some(wire::from_redis(&v)),
-            Err(e) if matches!(e.kind(), redis::ErrorKind::Server(_)) => Some(Reply::Error),
-            Err(_) => {
-                *slot.lock().expect("slot lock") = None;
-                None
-            }
-        }
-    };
-    if let Ok(Some(r)) = tokio::time::timeout(lifetime, attempt).await {
-        reply.reply = r;
-        let _ = tx.send(reply);
-    }
 }
 
 struct Driver<'a> {
@@ -512,171 +335,6 @@ impl Driver<'_> {
                     self.clients[c].stop(&mut self.out);
                     self.apply(t, c);
                 }
-            }
-        }
-    }
-
-    fn heal(&mut self, t: u64) {
-        for i in 0..self.plan.len() {
-            self.end_fault(t, i);
-        }
-        for p in &self.proxies {
-            p.heal();
-        }
-        for row in &mut self.cuts {
-            row.fill([0; 2]);
-        }
-        for row in &mut self.delays_us {
-            row.fill(0);
-        }
-    }
-
-    fn fault_event(&mut self, t: u64, i: usize, action: FaultAction) {
-        let f = &self.plan[i];
-        self.history.push(Event::Fault(FaultEvent {
-            t_us: t,
-            id: f.id,
-            action,
-            origin: f.origin,
-            fault: f.fault.clone(),
-        }));
-    }
-
-    fn start_fault(&mut self, t: u64, i: usize) {
-        if self.phase != RunPhase::Workload {
-            return;
-        }
-        self.active[i] = true;
-        self.fault_event(t, i, FaultAction::Start);
-        self.fault(i, true);
-        match self.plan[i].duration_us {
-            // An instantaneous fault (a clock jump) has nothing to undo.
-            Some(0) => self.active[i] = false,
-            Some(d) => self.schedule(t + d, Ev::FaultEnd(i)),
-            None => {}
-        }
-    }
-
-    fn end_fault(&mut self, t: u64, i: usize) {
-        if !std::mem::take(&mut self.active[i]) {
-            return;
-        }
-        self.fault_event(t, i, FaultAction::End);
-        self.fault(i, false);
-    }
-
-    /// Starts (`on`) or ends fault `i`. The match has no wildcard: a new fault kind does
-    /// not compile until the real backend says what it does (or refuses it in
-    /// `check_faults`).
-    fn fault(&mut self, i: usize, on: bool) {
-        let delta = if on { 1 } else { -1 };
-        match self.plan[i].fault.clone() {
-            Fault::Partition {
-                nodes,
-                clients,
-                direction,
-            } => {
-                let ways = match direction {
-                    CutDirection::Both => [true, true],
-                    CutDirection::ToNodes => [true, false],
-                    CutDirection::ToClients => [false, true],
-                };
-                self.cut(&clients, &nodes, ways, delta);
-            }
-            Fault::Delay {
-                nodes,
-                clients,
-                extra_us,
-            } => {
-                for &c in &clients {
-                    for &n in &nodes {
-                        let d = &mut self.delays_us[c][n];
-                        *d = if on {
-                            *d + extra_us
-                        } else {
-                            d.saturating_sub(extra_us)
-                        };
-                        let d = *d;
-                        self.proxies[n].update(c, |s| s.delay_us = d);
-                    }
-                }
-            }
-            Fault::Crash { node, .. } => {
-                let Host::Local(server) = &self.hosts[node] else {
-                    return;
-                };
-                if on {
-                    server.lock().expect("server lock").kill();
-                } else {
-                    let server = server.clone();
-                    tokio::spawn(restart(node, server));
-                }
-            }
-            Fault::Pause { node, .. } => {
-                let Some(node) = node else { return };
-                let Host::Local(server) = &self.hosts[node] else {
-                    return;
-                };
-                let mut server = server.lock().expect("server lock");
-                if on {
-                    server.pause();
-                } else {
-                    server.resume();
-                }
-            }
-            Fault::ClockJump { node, client, by_us } => {
-                if !on {
-                    return;
-                }
-                if let Some(c) = client {
-                    self.wall_offset_us[c] += by_us;
-                }
-                if let Some(n) = node {
-                    self.with_faketime(n, |ft| ft.jump(by_us));
-                }
-            }
-            Fault::ClockRate { node, rate, .. } => {
-                if let Some(n) = node {
-                    self.with_faketime(n, |ft| ft.set_rate(if on { rate } else { 1.0 }));
-                }
-            }
-            // Refused by check_faults before the run starts.
-            Fault::Loss { .. } | Fault::Failover { .. } => {}
-        }
-    }
-
-    fn with_faketime(
-        &self,
-        node: NodeId,
-        f: impl FnOnce(&mut super::faketime::Faketime) -> Result<(), RealError>,
-    ) {
-        let Host::Local(server) = &self.hosts[node] else {
-            return;
-        };
-        let mut server = server.lock().expect("server lock");
-        if let Some(ft) = server.faketime_mut() {
-            if let Err(e) = f(ft) {
-                eprintln!("lockstorm: warning: node {node}: clock fault not applied: {e}");
-            }
-        }
-    }
-
-    /// Adds `delta` cuts in the directions `ways` ([to node, to client]) to every link
-    /// between `clients` and `nodes`.
-    fn cut(&mut self, clients: &[usize], nodes: &[NodeId], ways: [bool; 2], delta: i32) {
-        for &c in clients {
-            for &n in nodes {
-                let counts = &mut self.cuts[c][n];
-                for w in 0..2 {
-                    if ways[w] {
-                        counts[w] = counts[w].saturating_add_signed(delta);
-                    }
-                }
-                let [to_node, to_client] = counts.map(|k| k > 0);
-                self.proxies[n].update(c, |s| {
-                    s.cut_to_node = to_node;
-                    s.cut_to_client = to_client;
-                });
             }
         }
     }
