@@ -116,17 +116,26 @@ impl Collector {
     fn fault_tolerance(&self, meta: &Meta, workload_end_us: u64, holds: &[Hold], out: &mut Outcome) {
         let ttl_us = meta.ttl_ms * 1_000;
         let majority = meta.nodes / 2 + 1;
+        // Per lock, every attempt and hold, to ask in O(log n) whether another client
+        // touched the lock around a failed attempt.
+        let mut touching: BTreeMap<&str, Vec<(u64, u64, usize)>> = BTreeMap::new();
+        for b in &self.attempts {
+            touching
+                .entry(&b.lock)
+                .or_default()
+                .push((b.invoke_us, b.end_us, b.client));
+        }
+        for h in holds {
+            touching
+                .entry(&h.lock)
+                .or_default()
+                .push((h.start_us, h.end_us, h.client));
+        }
+        let touching: BTreeMap<&str, Busy> = touching.into_iter().map(|(k, v)| (k, Busy::new(v))).collect();
         for a in self.attempts.iter().filter(|a| !a.ok) {
             let (from, to) = (a.invoke_us.saturating_sub(ttl_us), a.end_us);
             let touches = |s: u64, e: u64| s <= to && e >= from;
-            let contended = self
-                .attempts
-                .iter()
-                .any(|b| b.client != a.client && b.lock == a.lock && touches(b.invoke_us, b.end_us))
-                || holds
-                    .iter()
-                    .any(|h| h.client != a.client && h.lock == a.lock && touches(h.start_us, h.end_us));
-            if contended {
+            if touching[a.lock.as_str()].meets(from, to, Some(a.client)) {
                 continue;
             }
             let mut healthy = vec![true; meta.nodes];
@@ -182,28 +191,34 @@ impl Collector {
         }
         heals.sort_unstable();
         heals.dedup();
+        let mut by_invoke: Vec<&Attempt> = self.attempts.iter().collect();
+        by_invoke.sort_by_key(|a| a.invoke_us);
+        let mut held: BTreeMap<&str, Vec<(u64, u64, usize)>> = BTreeMap::new();
+        for x in holds {
+            held.entry(&x.lock)
+                .or_default()
+                .push((x.start_us, x.end_us, x.client));
+        }
+        let held: BTreeMap<&str, Busy> = held.into_iter().map(|(k, v)| (k, Busy::new(v))).collect();
         for h in heals {
             let until = h + bound_us;
             // Judge only a quiet period that lasts the whole bound, inside the workload.
             if until > workload_end_us || self.spans.iter().any(|s| s.start_us > h && s.start_us < until) {
                 continue;
             }
-            let mut locks: Vec<&str> = self
-                .attempts
+            let first = by_invoke.partition_point(|a| a.invoke_us < h);
+            let mut locks: Vec<&str> = by_invoke[first..]
                 .iter()
-                .filter(|a| a.invoke_us >= h && a.end_us <= until)
+                .take_while(|a| a.invoke_us <= until)
+                .filter(|a| a.end_us <= until)
                 .map(|a| a.lock.as_str())
                 .collect();
             locks.sort_unstable();
             locks.dedup();
             for lock in locks {
-                let acquired = self
-                    .attempts
-                    .iter()
-                    .any(|a| a.ok && a.lock == lock && a.end_us >= h && a.end_us <= until)
-                    || holds
-                        .iter()
-                        .any(|x| x.lock == lock && x.start_us <= until && x.end_us >= h);
+                // A successful acquisition in the window starts a hold in it, so the
+                // holds answer both "acquired" and "held".
+                let acquired = held.get(lock).is_some_and(|b| b.meets(h, until, None));
                 if !acquired {
                     out.findings.push(LivenessFinding::StuckAfterHeal {
                         lock: lock.to_string(),
@@ -213,6 +228,50 @@ impl Collector {
                 }
             }
         }
+    }
+}
+
+/// Intervals sorted by start with running maxima of their ends: whether any interval
+/// (of a client other than a given one) meets a window takes one binary search.
+struct Busy {
+    starts: Vec<u64>,
+    /// Per prefix, the largest end, and the largest end of a different client.
+    best: Vec<[Option<(u64, usize)>; 2]>,
+}
+
+impl Busy {
+    fn new(mut v: Vec<(u64, u64, usize)>) -> Self {
+        v.sort_unstable();
+        let mut best = Vec::with_capacity(v.len());
+        let mut cur: [Option<(u64, usize)>; 2] = [None, None];
+        for &(_, end, client) in &v {
+            match cur[0] {
+                Some((e0, c0)) if c0 == client => cur[0] = Some((e0.max(end), c0)),
+                Some((e0, _)) if end > e0 => cur = [Some((end, client)), cur[0]],
+                Some(_) => {
+                    if cur[1].is_none_or(|(e1, _)| end > e1) {
+                        cur[1] = Some((end, client));
+                    }
+                }
+                None => cur[0] = Some((end, client)),
+            }
+            best.push(cur);
+        }
+        Busy {
+            starts: v.iter().map(|x| x.0).collect(),
+            best,
+        }
+    }
+
+    /// Whether an interval with start ≤ `to` and end ≥ `from` exists, of a client other
+    /// than `except`.
+    fn meets(&self, from: u64, to: u64, except: Option<usize>) -> bool {
+        let n = self.starts.partition_point(|&s| s <= to);
+        n > 0
+            && self.best[n - 1]
+                .iter()
+                .flatten()
+                .any(|&(end, client)| end >= from && Some(client) != except)
     }
 }
 
@@ -275,9 +334,14 @@ fn unavailable_us(attempts: &[Attempt], holds: &[Hold], workload_end_us: u64) ->
     for (_, (failed, busy)) in by_lock {
         let failed = merge(failed);
         let busy = merge(busy);
+        // Both lists are sorted and disjoint: one pass subtracts busy from failed.
+        let mut first_busy = 0;
         for &(s, e) in &failed {
+            while first_busy < busy.len() && busy[first_busy].1 <= s {
+                first_busy += 1;
+            }
             let mut cur = s;
-            for &(bs, be) in busy.iter().filter(|&&(bs, be)| be > s && bs < e) {
+            for &(bs, be) in busy[first_busy..].iter().take_while(|&&(bs, _)| bs < e) {
                 if bs > cur {
                     free_failing.push((cur, bs));
                 }
@@ -497,5 +561,22 @@ mod tests {
         let f = check(&h).unwrap();
         assert_eq!(f.stats.unavailable_us, 120);
         assert!((f.stats.unavailable_share - 0.12).abs() < 1e-9);
+    }
+}
+
+#[cfg(test)]
+mod busy_tests {
+    use super::Busy;
+
+    #[test]
+    fn meets_finds_an_interval_of_another_client_in_the_window() {
+        let b = Busy::new(vec![(0, 10, 1), (20, 30, 2), (5, 50, 1)]);
+        assert!(b.meets(40, 45, None), "client 1's long interval");
+        assert!(!b.meets(40, 45, Some(1)), "only client 1 reaches that late");
+        assert!(b.meets(25, 26, Some(1)), "client 2 inside");
+        assert!(!b.meets(60, 70, None), "nothing after 50");
+        assert!(b.meets(0, 100, Some(9)));
+        assert!(b.meets(50, 50, None), "closed at both ends");
+        assert!(!Busy::new(vec![]).meets(0, 1, None));
     }
 }
