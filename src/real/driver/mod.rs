@@ -177,6 +177,7 @@ async fn drive(
         cuts: vec![vec![[0; 2]; hosts.len()]; n_clients],
         delays_us: vec![vec![0; hosts.len()]; n_clients],
         wall_offset_us: vec![0; n_clients],
+        wall_base_us: 0,
         clients: build_clients(scenario, seed),
         wake_generation: vec![0; n_clients],
         timers: BTreeMap::new(),
@@ -223,6 +224,10 @@ struct Driver<'a> {
     delays_us: Vec<Vec<u64>>,
     /// Per client: how far its wall clock is off (client clock jumps).
     wall_offset_us: Vec<i64>,
+    /// Unix time at the start of the run: clients send wall-clock timestamps (the
+    /// read-write scripts take `now` from the client), and a real client's are epoch
+    /// times. Read once; it never reaches the history, whose times are monotonic.
+    wall_base_us: u64,
     clients: Vec<Client>,
     wake_generation: Vec<u64>,
     timers: BTreeMap<(u64, u64), Ev>,
@@ -245,12 +250,12 @@ impl Driver<'_> {
         self.start.elapsed().as_micros() as u64
     }
 
-    /// Client `c`'s clock at driver time `t`: the driver's clock, with the client's
-    /// wall clock moved by its clock jumps.
+    /// Client `c`'s clock at driver time `t`: monotonic is the driver's clock; wall is
+    /// Unix time, moved by the client's clock jumps.
     fn now(&self, c: usize, t: u64) -> crate::algorithm::Now {
         crate::algorithm::Now {
             mono_us: t,
-            wall_us: t.saturating_add_signed(self.wall_offset_us[c]),
+            wall_us: (self.wall_base_us + t).saturating_add_signed(self.wall_offset_us[c]),
         }
     }
 
@@ -266,6 +271,9 @@ impl Driver<'_> {
         }
         self.schedule(s.duration_us, Ev::EndWorkload);
         self.start = Instant::now();
+        self.wall_base_us = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_micros() as u64);
         for c in 0..self.clients.len() {
             let now = self.now(c, 0);
             self.clients[c].start(now, &mut self.out);
