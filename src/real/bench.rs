@@ -78,63 +78,60 @@ pub fn run(nodes: usize, iterations: usize) -> Result<Vec<Series>, RealError> {
     out
 }
 
+/// Takes every series once per iteration, interleaved, so that load from the rest of
+/// the machine falls on all series alike and the ratios stay meaningful.
 async fn measure(conns: &[MultiplexedConnection], iterations: usize) -> Vec<Series> {
+    let config = |fanout| AlgorithmConfig {
+        kind: AlgorithmKind::Redlock,
+        ttl_ms: 10_000,
+        drift_factor: 0.01,
+        retry_count: 0,
+        retry_delay: Dist::fixed(0),
+        fanout,
+        request_timeout_us: 1_000_000,
+        quorum: conns.len() / 2 + 1,
+        check_elapsed: true,
+    };
+    let mut locks = [Fanout::Parallel, Fanout::Sequential]
+        .map(|f| algorithm::build(&config(f), conns.len(), crate::rng::split(1, "bench", f as u64)));
     // Warm up connections and the servers' code paths.
-    let _ = set_nx(&conns[0], 0).await;
-    let mut single = Vec::with_capacity(iterations);
+    set_nx(&conns[0], 0).await;
+    let mut us: Vec<Vec<u64>> = (0..6).map(|_| Vec::with_capacity(iterations)).collect();
     for i in 0..iterations {
         let t = Instant::now();
-        set_nx(&conns[0], i as u64 + 1).await;
-        single.push(t.elapsed().as_micros() as u64);
-    }
-    // The floor for any parallel fan-out on this machine: the same SET NX PX sent to
-    // every node at once, awaited together, without the lock algorithm.
-    let mut fanout = Vec::with_capacity(iterations);
-    for i in 0..iterations {
+        set_nx(&conns[0], 2 * i as u64 + 1).await;
+        us[0].push(t.elapsed().as_micros() as u64);
+
+        // The floor for any parallel fan-out on this machine: the same SET NX PX sent
+        // to every node at once, awaited together, without the lock algorithm.
         let t = Instant::now();
         let tasks: Vec<_> = conns
             .iter()
             .map(|c| {
                 let c = c.clone();
-                tokio::spawn(async move { set_nx(&c, (iterations + i) as u64 + 1).await })
+                tokio::spawn(async move { set_nx(&c, 2 * i as u64 + 2).await })
             })
             .collect();
         for task in tasks {
             let _ = task.await;
         }
-        fanout.push(t.elapsed().as_micros() as u64);
-    }
-    let mut out = vec![
-        series("single SET NX PX round trip", single),
-        series(
-            &format!("{} x SET NX PX at once (no algorithm)", conns.len()),
-            fanout,
-        ),
-    ];
-    for fanout in [Fanout::Parallel, Fanout::Sequential] {
-        let config = AlgorithmConfig {
-            kind: AlgorithmKind::Redlock,
-            ttl_ms: 10_000,
-            drift_factor: 0.01,
-            retry_count: 0,
-            retry_delay: Dist::fixed(0),
-            fanout,
-            request_timeout_us: 1_000_000,
-            quorum: conns.len() / 2 + 1,
-            check_elapsed: true,
-        };
-        let mut lock = algorithm::build(&config, conns.len(), crate::rng::split(1, "bench", 0));
-        let (mut acquire, mut both) = (Vec::new(), Vec::new());
-        let name = format!("{fanout:?}").to_lowercase();
-        for _ in 0..iterations {
-            let (a, total) = acquire_release(lock.as_mut(), conns).await;
-            acquire.push(a);
-            both.push(total);
+        us[1].push(t.elapsed().as_micros() as u64);
+
+        for (k, lock) in locks.iter_mut().enumerate() {
+            let (acquire, total) = acquire_release(lock.as_mut(), conns).await;
+            us[2 + 2 * k].push(acquire);
+            us[3 + 2 * k].push(total);
         }
-        out.push(series(&format!("redlock {name} acquire"), acquire));
-        out.push(series(&format!("redlock {name} acquire+release"), both));
     }
-    out
+    let names = [
+        "single SET NX PX round trip".to_string(),
+        format!("{} x SET NX PX at once (no algorithm)", conns.len()),
+        "redlock parallel acquire".into(),
+        "redlock parallel acquire+release".into(),
+        "redlock sequential acquire".into(),
+        "redlock sequential acquire+release".into(),
+    ];
+    names.iter().zip(us).map(|(n, u)| series(n, u)).collect()
 }
 
 async fn set_nx(conn: &MultiplexedConnection, i: u64) {
