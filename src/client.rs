@@ -1,11 +1,27 @@
 //! A lock client: a workload driving a lock algorithm, sans-IO like the algorithm itself.
 //!
-//! The client cycles think → acquire → hold → release. It holds until its hold time is
-//! over or its validity runs out, whichever comes first: a correct client never works
-//! past its validity by its own clock. Drivers call [`Client::start`], then
-//! [`Client::on_wake`], [`Client::on_reply`] and [`Client::on_timer`] as the client asked,
-//! and carry out the [`Action`]s: send, arm a timer, wake later, or record an event in the
-//! history (the driver stamps it with true time).
+//! The client cycles think → acquire → hold → release. Holding is work: with
+//! `resource_writes` on (the default when fencing is), the client writes
+//! to the guarded resource once right after acquiring (which also shows the resource its
+//! fencing token early) and once when its work is done, just before releasing; readers do
+//! not write. Writes are synchronous, as a real client's would be: the client waits for
+//! the resource's acknowledgement ([`Client::on_write_ack`]) before it starts its work
+//! or releases. Its work takes the hold time; if that would run past the validity, the
+//! client extends the lock when `extend_before` of validity is left (up to the bound), or
+//! stops at the validity without the final write. A correct client therefore never acts
+//! past its validity by its own clock, except when the world stops under it (a pause):
+//! then the final write goes out late, as in Kleppmann's analysis, because the client
+//! decided to write while it still held the lock.
+//!
+//! With a read-write lock, an acquisition that fails is retried after the next think time
+//! with the same lock and mode: a client that wants a lock keeps wanting it, which is
+//! what the starvation metric (first attempt to acquisition) measures. Exclusive
+//! workloads pick a lock afresh after a failure.
+//!
+//! Drivers call [`Client::start`], then [`Client::on_wake`], [`Client::on_reply`] and
+//! [`Client::on_timer`] as the client asked, and carry out the [`Action`]s: send, arm a
+//! timer, wake later, write to the resource, or record an event in the history (the
+//! driver stamps it with true time).
 //!
 //! After [`Client::stop`] the client finishes its current operation and goes idle.
 //! [`Client::probe`] then makes it acquire and release each listed lock once, retrying
@@ -32,6 +48,12 @@ pub enum Action {
     Wake {
         at_mono_us: u64,
     },
+    /// Write to the guarded resource of `lock`, with the hold's token and fencing token.
+    Write {
+        lock: LockId,
+        token: Token,
+        fence: Option<u64>,
+    },
     Record(Record),
     /// The client has stopped and has nothing left to do.
     Idle,
@@ -50,6 +72,7 @@ pub struct Record {
     pub valid_until_mono_us: Option<u64>,
     pub nodes: Option<NodeSet>,
     pub attempts: Option<u32>,
+    pub fence: Option<u64>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -60,10 +83,46 @@ pub enum RecordKind {
     Info,
 }
 
+/// What the next wake-up of a holder is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum HoldStep {
+    /// The work is done: write, then release.
+    Finish,
+    /// Little validity is left: extend.
+    Extend,
+    /// The validity is over and no extension is left: release without the final write.
+    GiveUp,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Hold {
+    lock: LockId,
+    mode: Mode,
+    token: Token,
+    fence: Option<u64>,
+    work_end_mono_us: u64,
+    valid_until_mono_us: u64,
+    extensions: u32,
+    step: HoldStep,
+}
+
 enum State {
-    Thinking,
-    Acquiring { lock: LockId },
-    Holding { lock: LockId },
+    /// `want` is an acquisition that failed and will be tried again.
+    Thinking {
+        want: Option<(LockId, Mode)>,
+    },
+    Acquiring {
+        lock: LockId,
+        mode: Mode,
+    },
+    Holding(Hold),
+    /// Waiting for the resource to acknowledge a write; then work (`release` false) or
+    /// release.
+    Writing {
+        hold: Hold,
+        release: bool,
+    },
+    Extending(Hold),
     Idle,
 }
 
@@ -74,6 +133,12 @@ pub struct Client {
     stopping: bool,
     /// Locks still to probe, in order; non-empty only in the liveness phase.
     probes: Vec<LockId>,
+    max_extensions: u32,
+    extend_before_us: u64,
+    /// Retry a failed acquisition with the same lock and mode (read-write workloads).
+    keep_wanting: bool,
+    /// Whether holders write to the guarded resource.
+    resource_writes: bool,
     scratch: Vec<Output>,
 }
 
@@ -85,8 +150,31 @@ impl Client {
             state: State::Idle,
             stopping: false,
             probes: Vec::new(),
+            max_extensions: 0,
+            extend_before_us: 0,
+            keep_wanting: false,
+            resource_writes: false,
             scratch: Vec::new(),
         }
+    }
+
+    /// Lets the client extend a hold up to `max` times, when `before_us` of validity is left.
+    pub fn with_extensions(mut self, max: u32, before_us: u64) -> Self {
+        self.max_extensions = max;
+        self.extend_before_us = before_us;
+        self
+    }
+
+    /// Makes holders write to the guarded resource.
+    pub fn with_resource_writes(mut self, on: bool) -> Self {
+        self.resource_writes = on;
+        self
+    }
+
+    /// Retries a failed acquisition with the same lock and mode.
+    pub fn keep_wanting(mut self) -> Self {
+        self.keep_wanting = true;
+        self
     }
 
     pub fn is_idle(&self) -> bool {
@@ -95,7 +183,7 @@ impl Client {
 
     /// Begins the workload: think first, so clients do not all start at once.
     pub fn start(&mut self, now: Now, out: &mut Vec<Action>) {
-        self.state = State::Thinking;
+        self.state = State::Thinking { want: None };
         out.push(Action::Wake {
             at_mono_us: now.mono_us + self.workload.think_us(),
         });
@@ -104,7 +192,7 @@ impl Client {
     /// Finish the current operation, then go idle.
     pub fn stop(&mut self, out: &mut Vec<Action>) {
         self.stopping = true;
-        if matches!(self.state, State::Thinking) {
+        if matches!(self.state, State::Thinking { .. }) {
             self.state = State::Idle;
             out.push(Action::Idle);
         }
@@ -125,23 +213,27 @@ impl Client {
         }
     }
 
-    fn record(&self, kind: RecordKind, op: OpKind, lock: LockId) -> Record {
+    fn record(&self, kind: RecordKind, op: OpKind, lock: LockId, mode: Mode) -> Record {
         Record {
             kind,
             op,
             lock,
-            mode: Mode::Exclusive,
+            mode,
             phase: self.phase(),
             token: None,
             valid_until_mono_us: None,
             nodes: None,
             attempts: None,
+            fence: None,
         }
     }
 
     fn next_probe(&mut self, now: Now, out: &mut Vec<Action>) {
         match self.probes.last() {
-            Some(&lock) => self.begin_acquire(now, lock, out),
+            Some(&lock) => {
+                let mode = self.workload.probe_mode();
+                self.begin_acquire(now, lock, mode, out)
+            }
             None => {
                 self.state = State::Idle;
                 out.push(Action::Idle);
@@ -149,49 +241,120 @@ impl Client {
         }
     }
 
-    fn begin_acquire(&mut self, now: Now, lock: LockId, out: &mut Vec<Action>) {
-        self.state = State::Acquiring { lock };
+    fn begin_acquire(&mut self, now: Now, lock: LockId, mode: Mode, out: &mut Vec<Action>) {
+        self.state = State::Acquiring { lock, mode };
         out.push(Action::Record(self.record(
             RecordKind::Invoke,
             OpKind::Acquire,
             lock,
+            mode,
         )));
-        self.algorithm
-            .acquire(now, lock, Mode::Exclusive, &mut self.scratch);
+        self.algorithm.acquire(now, lock, mode, &mut self.scratch);
         self.drain(now, out);
     }
 
-    /// What to do once an operation is over: think, probe the next lock, or stop.
-    fn after_op(&mut self, now: Now, out: &mut Vec<Action>) {
+    /// What to do once an operation is over: think (and retry `want`), probe the next
+    /// lock, or stop.
+    fn after_op(&mut self, now: Now, want: Option<(LockId, Mode)>, out: &mut Vec<Action>) {
         if !self.probes.is_empty() {
             self.next_probe(now, out);
         } else if self.stopping {
             self.state = State::Idle;
             out.push(Action::Idle);
         } else {
-            self.state = State::Thinking;
+            self.state = State::Thinking { want };
             out.push(Action::Wake {
                 at_mono_us: now.mono_us + self.workload.think_us(),
             });
         }
     }
 
+    /// Decides the holder's next step and asks to be woken for it.
+    fn schedule(&mut self, now: Now, mut hold: Hold, out: &mut Vec<Action>) {
+        let at_mono_us = if hold.work_end_mono_us <= hold.valid_until_mono_us {
+            hold.step = HoldStep::Finish;
+            hold.work_end_mono_us
+        } else if hold.extensions < self.max_extensions {
+            hold.step = HoldStep::Extend;
+            hold.valid_until_mono_us.saturating_sub(self.extend_before_us)
+        } else {
+            hold.step = HoldStep::GiveUp;
+            hold.valid_until_mono_us
+        };
+        self.state = State::Holding(hold);
+        out.push(Action::Wake {
+            at_mono_us: at_mono_us.max(now.mono_us),
+        });
+    }
+
+    fn release(&mut self, now: Now, hold: Hold, out: &mut Vec<Action>) {
+        self.state = State::Holding(hold);
+        out.push(Action::Record(self.record(
+            RecordKind::Invoke,
+            OpKind::Release,
+            hold.lock,
+            hold.mode,
+        )));
+        self.algorithm.release(now, &mut self.scratch);
+        self.drain(now, out);
+    }
+
+    /// Whether this hold writes to the guarded resource: workload writers only.
+    fn writes(&self, hold: &Hold) -> bool {
+        self.resource_writes && hold.mode != Mode::Read && self.probes.is_empty()
+    }
+
     pub fn on_wake(&mut self, now: Now, out: &mut Vec<Action>) {
         match self.state {
-            State::Thinking => {
-                let lock = self.workload.pick_lock();
-                self.begin_acquire(now, lock, out);
+            State::Thinking { want } => {
+                let (lock, mode) = match want {
+                    Some(w) => w,
+                    None => {
+                        let lock = self.workload.pick_lock();
+                        (lock, self.workload.pick_mode())
+                    }
+                };
+                self.begin_acquire(now, lock, mode, out);
             }
-            State::Holding { lock } => {
-                out.push(Action::Record(self.record(
-                    RecordKind::Invoke,
-                    OpKind::Release,
-                    lock,
-                )));
-                self.algorithm.release(now, &mut self.scratch);
-                self.drain(now, out);
+            State::Holding(hold) => match hold.step {
+                HoldStep::Finish => {
+                    if self.writes(&hold) {
+                        self.write(hold, true, out);
+                    } else {
+                        self.release(now, hold, out);
+                    }
+                }
+                HoldStep::GiveUp => self.release(now, hold, out),
+                HoldStep::Extend => {
+                    self.state = State::Extending(hold);
+                    let mut r = self.record(RecordKind::Invoke, OpKind::Extend, hold.lock, hold.mode);
+                    r.token = Some(hold.token);
+                    out.push(Action::Record(r));
+                    self.algorithm.extend(now, &mut self.scratch);
+                    self.drain(now, out);
+                }
+            },
+            State::Acquiring { .. } | State::Writing { .. } | State::Extending(_) | State::Idle => {}
+        }
+    }
+
+    fn write(&mut self, hold: Hold, release: bool, out: &mut Vec<Action>) {
+        self.state = State::Writing { hold, release };
+        out.push(Action::Write {
+            lock: hold.lock,
+            token: hold.token,
+            fence: hold.fence,
+        });
+    }
+
+    /// The guarded resource answered the client's write (accepted or not).
+    pub fn on_write_ack(&mut self, now: Now, out: &mut Vec<Action>) {
+        if let State::Writing { hold, release } = self.state {
+            if release {
+                self.release(now, hold, out);
+            } else {
+                self.schedule(now, hold, out);
             }
-            State::Acquiring { .. } | State::Idle => {}
         }
     }
 
@@ -217,33 +380,46 @@ impl Client {
                     valid_until_mono_us,
                     nodes,
                     attempts,
+                    fence,
                 } => {
-                    let State::Acquiring { lock } = self.state else {
+                    let State::Acquiring { lock, mode } = self.state else {
                         continue;
                     };
-                    let mut r = self.record(RecordKind::Ok, OpKind::Acquire, lock);
+                    let mut r = self.record(RecordKind::Ok, OpKind::Acquire, lock, mode);
                     r.token = Some(token);
                     r.valid_until_mono_us = Some(valid_until_mono_us);
                     r.nodes = Some(nodes);
                     r.attempts = Some(attempts);
+                    r.fence = fence;
                     out.push(Action::Record(r));
-                    self.state = State::Holding { lock };
-                    // Probes release at once; workload clients hold, but never past validity.
+                    // Probes release at once; workload clients work for their hold time.
                     let hold_us = if self.probes.is_empty() {
                         self.workload.hold_us()
                     } else {
                         0
                     };
-                    out.push(Action::Wake {
-                        at_mono_us: (now.mono_us + hold_us).min(valid_until_mono_us),
-                    });
+                    let hold = Hold {
+                        lock,
+                        mode,
+                        token,
+                        fence,
+                        work_end_mono_us: now.mono_us + hold_us,
+                        valid_until_mono_us,
+                        extensions: 0,
+                        step: HoldStep::Finish,
+                    };
+                    if self.writes(&hold) {
+                        self.write(hold, false, out);
+                    } else {
+                        self.schedule(now, hold, out);
+                    }
                 }
                 Output::NotAcquired {
                     token,
                     unknown,
                     attempts,
                 } => {
-                    let State::Acquiring { lock } = self.state else {
+                    let State::Acquiring { lock, mode } = self.state else {
                         continue;
                     };
                     let kind = if unknown {
@@ -251,25 +427,54 @@ impl Client {
                     } else {
                         RecordKind::Fail
                     };
-                    let mut r = self.record(kind, OpKind::Acquire, lock);
+                    let mut r = self.record(kind, OpKind::Acquire, lock, mode);
                     r.token = Some(token);
                     r.attempts = Some(attempts);
                     out.push(Action::Record(r));
                     if self.probes.is_empty() {
-                        self.after_op(now, out);
+                        let want = self.keep_wanting.then_some((lock, mode));
+                        self.after_op(now, want, out);
                     } else {
-                        self.begin_acquire(now, lock, out);
+                        self.begin_acquire(now, lock, mode, out);
                     }
                 }
-                Output::Released { token } => {
-                    let State::Holding { lock } = self.state else {
+                Output::Extended {
+                    token,
+                    valid_until_mono_us,
+                    nodes,
+                } => {
+                    let State::Extending(mut hold) = self.state else {
                         continue;
                     };
-                    let mut r = self.record(RecordKind::Ok, OpKind::Release, lock);
+                    let mut r = self.record(RecordKind::Ok, OpKind::Extend, hold.lock, hold.mode);
+                    r.token = Some(token);
+                    r.valid_until_mono_us = Some(valid_until_mono_us);
+                    r.nodes = Some(nodes);
+                    out.push(Action::Record(r));
+                    hold.valid_until_mono_us = valid_until_mono_us;
+                    hold.extensions += 1;
+                    self.schedule(now, hold, out);
+                }
+                Output::NotExtended { token } => {
+                    let State::Extending(mut hold) = self.state else {
+                        continue;
+                    };
+                    let mut r = self.record(RecordKind::Fail, OpKind::Extend, hold.lock, hold.mode);
+                    r.token = Some(token);
+                    out.push(Action::Record(r));
+                    // No more extensions: stop at the earlier deadline and release.
+                    hold.extensions = u32::MAX;
+                    self.schedule(now, hold, out);
+                }
+                Output::Released { token } => {
+                    let State::Holding(hold) = self.state else {
+                        continue;
+                    };
+                    let mut r = self.record(RecordKind::Ok, OpKind::Release, hold.lock, hold.mode);
                     r.token = Some(token);
                     out.push(Action::Record(r));
                     self.probes.pop();
-                    self.after_op(now, out);
+                    self.after_op(now, None, out);
                 }
             }
         }
@@ -279,15 +484,24 @@ impl Client {
 
 /// Builds the clients of a scenario, each with its own algorithm and workload streams.
 pub fn build_clients(scenario: &crate::scenario::Scenario, seed: u64) -> Vec<Client> {
+    let a = &scenario.algorithm;
     (0..scenario.clients.count)
         .map(|i| {
-            let algorithm = algorithm::build(
-                &scenario.algorithm,
-                scenario.nodes,
-                crate::rng::split(seed, "algorithm", i as u64),
+            let algorithm =
+                algorithm::build(a, scenario.nodes, crate::rng::split(seed, "algorithm", i as u64));
+            let workload = Workload::new(
+                &scenario.clients,
+                a.kind.is_read_write(),
+                crate::rng::split(seed, "workload", i as u64),
             );
-            let workload = Workload::new(&scenario.clients, crate::rng::split(seed, "workload", i as u64));
-            Client::new(algorithm, workload)
+            let client = Client::new(algorithm, workload)
+                .with_extensions(a.max_extensions, a.extend_before_us)
+                .with_resource_writes(scenario.clients.resource_writes);
+            if a.kind.is_read_write() {
+                client.keep_wanting()
+            } else {
+                client
+            }
         })
         .collect()
 }

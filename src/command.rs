@@ -4,6 +4,11 @@
 //! backend turns them into `SET`/`EVALSHA` calls on the Lua scripts in `src/scripts/`.
 //! Both sides answer with the same small [`Reply`] type, so an algorithm cannot tell
 //! which driver it runs under.
+//!
+//! The read-write lock of seed 000 uses two keys per lock, `w_{L}` (a string holding the
+//! writer's token) and `r_{L}` (a sorted set of reader tokens scored by their expiry in
+//! milliseconds since the Unix epoch, by the *client's* wall clock). Its scripts take
+//! `now` and `exp_at` from the client, as the seed specifies.
 
 use std::fmt;
 
@@ -35,6 +40,17 @@ impl fmt::Display for Token {
 pub enum KeyKind {
     /// The key of an exclusive lock: the lock name itself.
     Plain,
+    /// `w_{L}`: the writer side of a read-write lock (a string with PX expiry).
+    Writer,
+    /// `r_{L}`: the reader side of a read-write lock (a sorted set scored by expiry).
+    Readers,
+    /// `fair_{L}`: the FIFO queue of the fair read-write lock (a sorted set scored by
+    /// the time a waiter joined; see `algorithm/fair.rs`).
+    Fair,
+    /// `fairexp_{L}`: when each ticket in `fair_{L}` expires (a sorted set scored by expiry).
+    FairExpiry,
+    /// `fence_{L}`: the fencing-token counter (an integer, no expiry).
+    Fence,
 }
 
 /// A Redis key, structured so the simulator never formats strings on its hot path.
@@ -51,14 +67,52 @@ impl Key {
             lock,
         }
     }
+
+    pub fn writer(lock: LockId) -> Self {
+        Key {
+            kind: KeyKind::Writer,
+            lock,
+        }
+    }
+
+    pub fn readers(lock: LockId) -> Self {
+        Key {
+            kind: KeyKind::Readers,
+            lock,
+        }
+    }
+
+    pub fn fence(lock: LockId) -> Self {
+        Key {
+            kind: KeyKind::Fence,
+            lock,
+        }
+    }
 }
 
 impl fmt::Display for Key {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.kind {
             KeyKind::Plain => write!(f, "{}", self.lock),
+            KeyKind::Writer => write!(f, "w_{{{}}}", self.lock),
+            KeyKind::Readers => write!(f, "r_{{{}}}", self.lock),
+            KeyKind::Fair => write!(f, "fair_{{{}}}", self.lock),
+            KeyKind::FairExpiry => write!(f, "fairexp_{{{}}}", self.lock),
+            KeyKind::Fence => write!(f, "fence_{{{}}}", self.lock),
         }
     }
+}
+
+/// What the read-write scripts answer (seed 000's return codes, plus the fair queue's).
+pub mod rw_reply {
+    /// The lock was taken (or extended).
+    pub const ACQUIRED: i64 = 1;
+    /// The writer script: readers hold the lock. The reader script: a writer holds it.
+    pub const BLOCKED: i64 = 2;
+    /// The writer script: another writer holds the lock.
+    pub const WRITE_LOCKED: i64 = 3;
+    /// The fair scripts: the caller is queued behind other waiters; not its turn yet.
+    pub const QUEUED: i64 = 4;
 }
 
 /// A command an algorithm sends to one node.
@@ -69,6 +123,88 @@ pub enum Cmd {
     /// The compare-and-delete script (`src/scripts/unlock.lua`): `Int(1)` if the key held
     /// `token` and was deleted, `Int(0)` otherwise.
     DelIfEq { key: Key, token: Token },
+    /// Seed 000's writer script (`src/scripts/rw_write_lock.lua`, KEYS = r, w; ARGV = tok,
+    /// now, ttl): drop readers whose expiry is at or before `now_ms`; refuse with `Int(2)`
+    /// if readers remain, `Int(3)` if `w` exists; else `SET w tok PX ttl`, `Int(1)`.
+    WriteLock {
+        lock: LockId,
+        token: Token,
+        now_ms: u64,
+        ttl_ms: u64,
+    },
+    /// Seed 000's reader script (`src/scripts/rw_read_lock.lua`, KEYS = r, w; ARGV = tok,
+    /// exp_at): `Int(2)` if `w` exists, else `ZADD r exp_at tok`, `Int(1)`.
+    ReadLock {
+        lock: LockId,
+        token: Token,
+        exp_at_ms: u64,
+    },
+    /// `ZREM key token`: a reader's release. `Int(1)` if removed, `Int(0)` otherwise.
+    ZRem { key: Key, token: Token },
+    /// Extension of a string lock (`src/scripts/extend.lua`): if `key` holds `token`,
+    /// `PEXPIRE key ttl`, `Int(1)`; else `Int(0)`.
+    PExpireIfEq { key: Key, token: Token, ttl_ms: u64 },
+    /// Extension of a read lock (`src/scripts/extend_read.lua`, KEYS = r, w; ARGV = tok,
+    /// now, exp_at): `Int(1)` and the reader's score set to `exp_at_ms` if `w` does not
+    /// exist and the reader is in `r` with a score after `now_ms`; else `Int(0)`.
+    ExtendRead {
+        lock: LockId,
+        token: Token,
+        now_ms: u64,
+        exp_at_ms: u64,
+    },
+    /// `INCR key`: `Int(new value)`.
+    Incr { key: Key },
+    /// Raise a counter to at least `value` (`src/scripts/fence_raise.lua`): `Int(value
+    /// now stored)`. The second round of fencing-token issue (`algorithm/fencing.rs`).
+    RaiseTo { key: Key, value: u64 },
+    /// The fair writer script (`src/scripts/fair_write_lock.lua`); see `algorithm/fair.rs`.
+    FairWriteLock {
+        lock: LockId,
+        token: Token,
+        fair: FairArgs,
+        ttl_ms: u64,
+    },
+    /// The fair reader script (`src/scripts/fair_read_lock.lua`); see `algorithm/fair.rs`.
+    FairReadLock {
+        lock: LockId,
+        token: Token,
+        fair: FairArgs,
+        exp_at_ms: u64,
+    },
+    /// Leave the fair queue (`src/scripts/fair_leave.lua`): remove the ticket from
+    /// `fair_{L}` and `fairexp_{L}`. `Int(1)` if it was there.
+    FairLeave { lock: LockId, ticket: Ticket },
+}
+
+/// A waiter's place in the fair queue: the member `w:<ticket>` or `r:<ticket>` of
+/// `fair_{L}`. The ticket is the first token of the acquisition and stays the same
+/// across its retries, so a waiter keeps its place.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Ticket {
+    pub id: Token,
+    pub write: bool,
+}
+
+impl fmt::Display for Ticket {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", if self.write { "w" } else { "r" }, self.id)
+    }
+}
+
+/// The queue arguments of the fair scripts, all times in ms since the Unix epoch by the
+/// client's wall clock.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FairArgs {
+    pub ticket: Ticket,
+    /// The client's `now`: tickets expiring at or before it are dropped first.
+    pub now_ms: u64,
+    /// Join the queue even if it is empty (the acquisition has waited too long).
+    pub enqueue: bool,
+    /// The queue position (score in `fair_{L}`): when the acquisition first started.
+    pub queued_at_ms: u64,
+    /// The ticket's new expiry (score in `fairexp_{L}`), refreshed at every attempt.
+    pub ticket_exp_at_ms: u64,
 }
 
 /// A node's answer. Errors carry no text so replies stay `Copy` on the hot path.

@@ -6,15 +6,33 @@
 //!
 //! - `meta` (first line): `scenario`, `seed`, `algorithm`, `nodes`, `clients`, `ttl_ms`,
 //!   and `liveness_bound_us`, the longest an uncontended probe may wait after the heal.
-//! - `invoke`: a client starts an operation: `client`, `op` (`acquire` | `release`),
-//!   `lock`, `mode` (`exclusive`), and `phase` (`workload`, the default, or `probe` for
-//!   the liveness probes after the heal).
-//! - `ok` / `fail` / `info`: the operation ended: acquired (or released), definitely not
-//!   acquired, or unknown (a node never answered). An `ok` acquire carries `token`,
+//!   Optional: `writer_wait_bound_us`, the longest a writer may wait for a read-write
+//!   lock before the checker reports starvation.
+//! - `invoke`: a client starts an operation: `client`, `op` (`acquire` | `release` |
+//!   `extend`), `lock`, `mode` (`exclusive` | `read` | `write`), and `phase` (`workload`,
+//!   the default, or `probe` for the liveness probes after the heal).
+//! - `ok` / `fail` / `info`: the operation ended: acquired (or released, or extended),
+//!   definitely not, or unknown (a node never answered). An `ok` acquire carries `token`,
 //!   `valid_until_us` (the true time at which the client's own clock says its validity
-//!   ends), `nodes` (which nodes acknowledged) and `attempts`.
+//!   ends), `nodes` (which nodes acknowledged), `attempts`, and `fence` (the fencing
+//!   token, when the algorithm issues them).
+//! - Extensions: a holder invokes `extend` (same `lock`, `mode`, `token`); an `ok` extend
+//!   carries the new `valid_until_us` and `nodes`. An extension that succeeds before the
+//!   current deadline continues the hold; one that succeeds after it (the client's clock
+//!   ran slow) starts a new hold at the `ok`. A `fail` extend means the hold ends at the
+//!   earlier deadline: the client stops working and releases (by then, or later: either
+//!   way the hold ends at the earlier of the release and the deadline).
+//! - `write`: the guarded resource received a write from a client that believed it held
+//!   `lock`: `client`, `lock`, `token` (of the lock hold), `fence` (if fenced), and
+//!   `accepted` (false when the resource rejected a stale fencing token). `t_us` is when
+//!   the resource applied or rejected it.
 //! - `fault`: a fault `start`s or `end`s (`action`), with its `id`, `origin` and the
-//!   fault's own fields (`kind`, `nodes`, `clients`, ...).
+//!   fault's own fields, flattened: `kind` (`partition`, `crash`, `pause`, `clock_jump`,
+//!   `clock_rate`, `delay`, `loss`, `failover`) and, by kind, `nodes`, `clients`,
+//!   `direction`, `node`, `client`, `power_loss`, `point`, `by_us`, `rate`, `extra_us`,
+//!   `probability` (see [`Fault`]). A crash ends when the node restarts, a failover when
+//!   the replica is promoted; a clock jump starts and ends at the same time. A client
+//!   pause waiting for a point of the lock cycle starts when the client reaches it.
 //! - `heal`: every fault is healed; the workload stops and the liveness phase begins.
 //!
 //! A client holds a lock from its `ok` acquire until the earlier of its `release` invoke
@@ -38,6 +56,7 @@ pub enum Event {
     Info(Op),
     Fault(FaultEvent),
     Heal { t_us: u64 },
+    Write(ResourceWrite),
 }
 
 impl Event {
@@ -47,6 +66,7 @@ impl Event {
             Event::Invoke(o) | Event::Ok(o) | Event::Fail(o) | Event::Info(o) => o.t_us,
             Event::Fault(f) => f.t_us,
             Event::Heal { t_us } => *t_us,
+            Event::Write(w) => w.t_us,
         }
     }
 }
@@ -62,6 +82,20 @@ pub struct Meta {
     pub clients: usize,
     pub ttl_ms: u64,
     pub liveness_bound_us: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub writer_wait_bound_us: Option<u64>,
+}
+
+/// A write reaching the guarded resource.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ResourceWrite {
+    pub t_us: u64,
+    pub client: usize,
+    pub lock: String,
+    pub token: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fence: Option<u64>,
+    pub accepted: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -69,6 +103,7 @@ pub struct Meta {
 pub enum OpKind {
     Acquire,
     Release,
+    Extend,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -101,6 +136,8 @@ pub struct Op {
     pub nodes: Option<Vec<usize>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub attempts: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fence: Option<u64>,
     #[serde(default, skip_serializing_if = "Phase::is_workload")]
     pub phase: Phase,
 }
@@ -118,6 +155,7 @@ impl Op {
             valid_until_us: None,
             nodes: None,
             attempts: None,
+            fence: None,
             phase: Phase::Workload,
         }
     }

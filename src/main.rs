@@ -67,6 +67,23 @@ enum Command {
         /// The history file, e.g. reports/partition/history.jsonl.
         history: PathBuf,
     },
+    /// Re-render a report folder (plots, narrative.md, index.html) from its history.jsonl.
+    Report {
+        /// The folder holding history.jsonl, e.g. reports/partition.
+        dir: PathBuf,
+    },
+    /// Run every scenario and write the analysis (verdicts and evidence) with an index.
+    Analysis {
+        /// The folder of scenario files.
+        #[arg(long, default_value = "scenarios")]
+        scenarios: PathBuf,
+        /// Where the analysis goes.
+        #[arg(long, default_value = "reports/analysis")]
+        out: PathBuf,
+        /// Seeds per scenario, from each file's own seed.
+        #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=10_000))]
+        seeds: u64,
+    },
 }
 
 fn main() -> ExitCode {
@@ -83,6 +100,12 @@ fn main() -> ExitCode {
         } => scenario(&file, seed, seeds, out, quiet, backend, keep),
         Command::Check { history } => check(&history),
         Command::Bench { nodes, iterations } => bench(nodes as usize, iterations as usize),
+        Command::Report { dir } => report(&dir),
+        Command::Analysis {
+            scenarios,
+            out,
+            seeds,
+        } => analysis(&scenarios, &out, seeds),
     };
     match result {
         Ok(true) => ExitCode::SUCCESS,
@@ -208,7 +231,44 @@ fn print_verdict(scenario: &Scenario, outcome: &Outcome, dir: &Path) {
             outcome.reported_seed
         );
     }
-    for l in &outcome.findings.liveness {
+    if scenario.expect_resource.is_some() || !outcome.resource_safe {
+        let r = &outcome.findings.resource;
+        println!(
+            "  guarded resource: {} ({} writes, {} rejected by fencing)",
+            if outcome.resource_safe { "safe" } else { "UNSAFE" },
+            r.writes,
+            r.rejected
+        );
+    }
+    if !outcome.findings.fence_regressions.is_empty() {
+        println!(
+            "  fencing: {} tokens did not grow after an earlier hold ended (see summary.json)",
+            outcome.findings.fence_regressions.len()
+        );
+    }
+    for v in outcome.findings.resource_violations.iter().take(3) {
+        println!(
+            "  stale write: client {} wrote to {} at {} after its hold ended, while client {} held it (seed {})",
+            v.client,
+            v.lock,
+            secs(v.write_us),
+            v.holder.client,
+            outcome.reported_seed
+        );
+    }
+    for (mode, w) in &outcome.findings.stats.waits {
+        println!(
+            "  wait {:?}: p50 {} p99 {} max {} ({} acquired, {} unfinished)",
+            mode,
+            ms(w.p50_us),
+            ms(w.p99_us),
+            ms(w.max_us),
+            w.acquired,
+            w.unfinished
+        );
+    }
+    const SHOWN: usize = 5;
+    for l in outcome.findings.liveness.iter().take(SHOWN) {
         println!("  liveness: {}", serde_json::to_string(l).unwrap_or_default());
     }
     let stats = &outcome.findings.stats;
@@ -218,6 +278,12 @@ fn print_verdict(scenario: &Scenario, outcome: &Outcome, dir: &Path) {
             secs(stats.unavailable_us),
             stats.unavailable_share * 100.0,
             outcome.reported_seed
+        );
+    }
+    if outcome.findings.liveness.len() > SHOWN {
+        println!(
+            "  ... {} more liveness findings in summary.json",
+            outcome.findings.liveness.len() - SHOWN
         );
     }
     if !outcome.availability_ok {
@@ -260,5 +326,39 @@ fn check(path: &Path) -> Result<bool> {
     let events = history::read_jsonl(path)?;
     let findings = checker::check(&events).with_context(|| format!("{} is malformed", path.display()))?;
     println!("{}", serde_json::to_string_pretty(&findings)?);
-    Ok(findings.is_safe() && findings.is_live())
+    Ok(findings.is_safe() && findings.is_live() && findings.is_resource_safe())
+}
+
+fn report(dir: &Path) -> Result<bool> {
+    let findings = lockstorm::report::rerender(dir)?;
+    println!(
+        "{}: {} violation(s), {} liveness finding(s); report in {}",
+        dir.display(),
+        findings.violations.len(),
+        findings.liveness.len(),
+        dir.join("index.html").display()
+    );
+    Ok(true)
+}
+
+fn analysis(scenarios: &Path, out: &Path, seeds: u64) -> Result<bool> {
+    let cases =
+        lockstorm::report::analysis::run_all(scenarios, out, seeds, &|name| eprintln!("running {name}..."))?;
+    for c in &cases {
+        println!(
+            "{:<32} {:<7} ({}/{} seeds unsafe, expected {}) {}",
+            c.name,
+            c.verdict,
+            c.unsafe_seeds,
+            c.seeds,
+            c.expect,
+            if c.as_expected {
+                "as expected"
+            } else {
+                "NOT as expected"
+            }
+        );
+    }
+    println!("analysis in {}", out.join("README.md").display());
+    Ok(cases.iter().all(|c| c.as_expected))
 }

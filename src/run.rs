@@ -25,6 +25,9 @@ pub struct SeedResult {
     pub live: bool,
     pub violations: usize,
     pub liveness_findings: usize,
+    /// Stale writes the guarded resource accepted while another client held the lock,
+    /// plus fencing tokens that did not grow.
+    pub resource_violations: usize,
     pub stats: Stats,
     #[serde(skip)]
     pub sim: SimStats,
@@ -42,6 +45,8 @@ pub struct Outcome {
     pub plan: Vec<crate::fault::PlannedFault>,
     pub safe: bool,
     pub live: bool,
+    /// No seed had a resource-level violation.
+    pub resource_safe: bool,
     pub as_expected: bool,
     pub availability_ok: bool,
 }
@@ -95,6 +100,7 @@ fn judge(seed: u64, output: sim::RunOutput, started: Instant) -> (SeedResult, si
         live: findings.is_live(),
         violations: findings.violations.len(),
         liveness_findings: findings.liveness.len(),
+        resource_violations: findings.resource_violations.len() + findings.fence_regressions.len(),
         stats: findings.stats.clone(),
         sim: output.stats,
         sim_secs,
@@ -174,7 +180,7 @@ fn run_sim(scenario: &Scenario, seeds: &[u64], progress: &(dyn Fn(f64) + Sync)) 
 
     let reported = seeds_run
         .iter()
-        .find(|r| !r.safe || !r.live)
+        .find(|r| !r.safe || !r.live || r.resource_violations > 0)
         .unwrap_or(&seeds_run[0])
         .seed;
     // Only findings were kept per seed; the determinism makes a re-run give the same history.
@@ -199,7 +205,13 @@ fn decide(
         Expect::Safe => safe,
         Expect::Unsafe => !safe,
     };
-    let as_expected = verdict_ok && (live || !scenario.expect_live) && availability_ok;
+    let resource_safe = seeds_run.iter().all(|r| r.resource_violations == 0);
+    let resource_ok = match scenario.expect_resource {
+        None => true,
+        Some(Expect::Safe) => resource_safe,
+        Some(Expect::Unsafe) => !resource_safe,
+    };
+    let as_expected = verdict_ok && (live || !scenario.expect_live) && availability_ok && resource_ok;
     Outcome {
         seeds: seeds_run,
         reported_seed: reported,
@@ -208,6 +220,7 @@ fn decide(
         plan: output.plan,
         safe,
         live,
+        resource_safe,
         as_expected,
         availability_ok,
     }

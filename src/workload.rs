@@ -1,8 +1,9 @@
-//! What a client wants to do: which lock, and how long to think and to hold.
+//! What a client wants to do: which lock, in which mode, and how long to think and to hold.
 //!
 //! Each client has its own workload stream, so the choices of one client never depend
 //! on how many random draws another made.
 
+use crate::algorithm::Mode;
 use crate::command::LockId;
 use crate::rng::Rng;
 use crate::scenario::Clients;
@@ -13,15 +14,38 @@ pub struct Workload {
     locks: u32,
     think: crate::scenario::Dist,
     hold: crate::scenario::Dist,
+    /// Read-write lock: the share of read acquisitions; `None` for exclusive locks.
+    read_share: Option<f64>,
 }
 
 impl Workload {
-    pub fn new(config: &Clients, rng: Rng) -> Self {
+    /// A workload stream; `read_write` says whether the lock has read and write modes.
+    pub fn new(config: &Clients, read_write: bool, rng: Rng) -> Self {
         Workload {
             rng,
             locks: config.locks,
             think: config.think,
             hold: config.hold,
+            read_share: read_write.then_some(config.read_share),
+        }
+    }
+
+    /// The mode of the next acquisition. Exclusive locks draw nothing, so their streams
+    /// are the same as before read-write locks existed.
+    pub fn pick_mode(&mut self) -> Mode {
+        match self.read_share {
+            None => Mode::Exclusive,
+            Some(share) if self.rng.gen_bool(share) => Mode::Read,
+            Some(_) => Mode::Write,
+        }
+    }
+
+    /// The mode a liveness probe takes: the one that conflicts with everything.
+    pub fn probe_mode(&self) -> Mode {
+        if self.read_share.is_some() {
+            Mode::Write
+        } else {
+            Mode::Exclusive
         }
     }
 

@@ -57,3 +57,18 @@ fn a_multi_seed_run_reports_the_same_seed_as_a_single_run() {
     let single = run("redlock-minority-quorum.toml", seed, &tmp.path().join("single"));
     assert!(std::fs::read(out.join("history.jsonl")).unwrap() == single);
 }
+
+#[test]
+fn random_faults_of_every_kind_replay_byte_for_byte() {
+    let tmp = tempfile::tempdir().unwrap();
+    let a = run("redlock-chaos.toml", 11, &tmp.path().join("a"));
+    let b = run("redlock-chaos.toml", 11, &tmp.path().join("b"));
+    let text = String::from_utf8_lossy(&a);
+    for kind in ["partition", "crash", "pause", "clock_rate", "delay", "loss"] {
+        assert!(
+            text.contains(&format!("\"kind\":\"{kind}\"")),
+            "no {kind} fault in the history"
+        );
+    }
+    assert!(a == b, "seed 11 gave two different histories");
+}

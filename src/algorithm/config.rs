@@ -15,6 +15,17 @@ pub enum AlgorithmKind {
     Single,
     /// N independent masters, quorum N/2+1 (seed 002).
     Redlock,
+    /// Seed 000's read-write Redlock: `w_{L}`, `r_{L}` and the two scripts.
+    RwRedlock,
+    /// The read-write Redlock with seed 000's fairness queue `fair_{L}` (`algorithm/fair.rs`).
+    FairRwRedlock,
+}
+
+impl AlgorithmKind {
+    /// Whether clients take the lock in read and write modes (else exclusive).
+    pub fn is_read_write(self) -> bool {
+        matches!(self, AlgorithmKind::RwRedlock | AlgorithmKind::FairRwRedlock)
+    }
 }
 
 /// How an acquisition contacts the nodes.
@@ -48,6 +59,17 @@ pub struct AlgorithmConfig {
     /// acquisition with no validity left rejected). `false` reproduces clients that
     /// start the validity clock when the last reply arrives.
     pub check_elapsed: bool,
+    /// Extensions allowed per hold (0: clients never extend; seed 002 bounds them).
+    pub max_extensions: u32,
+    /// A client extends once its remaining validity falls to this.
+    pub extend_before_us: u64,
+    /// Whether acquisitions issue fencing tokens (`algorithm/fencing.rs`).
+    pub fencing: bool,
+    /// Rounds of token issue: 2 (INCR, then raise a quorum to the token) or 1 (the naive
+    /// "INCR on a quorum and take the max", which is not monotonic).
+    pub fence_rounds: u8,
+    /// The fair variant: an acquisition that has waited this long joins the queue.
+    pub fair_after_us: u64,
 }
 
 impl AlgorithmConfig {
@@ -58,9 +80,15 @@ impl AlgorithmConfig {
 
     /// The longest one attempt can take before the client decides.
     pub fn attempt_max_us(&self, nodes: usize) -> u64 {
-        match self.fanout {
+        let round = match self.fanout {
             Fanout::Parallel => self.request_timeout_us,
             Fanout::Sequential => self.request_timeout_us * nodes as u64,
+        };
+        // Fencing adds its rounds to an attempt.
+        if self.fencing {
+            (1 + u64::from(self.fence_rounds)) * round
+        } else {
+            round
         }
     }
 }
@@ -78,6 +106,7 @@ impl AlgorithmConfig {
     /// The longest one acquire-hold-release operation can take.
     pub fn op_max_us(&self, nodes: usize) -> u64 {
         let attempts = u64::from(self.retry_count) + 1;
-        attempts * (self.attempt_max_us(nodes) + self.retry_delay.max_us()) + self.ttl_ms * 1_000
+        let extensions = u64::from(self.max_extensions) + 1;
+        attempts * (self.attempt_max_us(nodes) + self.retry_delay.max_us()) + extensions * self.ttl_ms * 1_000
     }
 }

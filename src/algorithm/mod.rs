@@ -10,12 +10,24 @@
 //! 3. after each call, the driver carries out the [`Output`]s pushed to `out`: send a
 //!    command, arm a timer (on the client's monotonic clock), or note an outcome.
 //!
+//! While holding, [`LockAlgorithm::extend`] may be called (up to the configured number
+//! of times), answered by `Extended` or `NotExtended` after its own replies and timers.
+//!
 //! Timers are never cancelled; an algorithm ignores a timer or reply it no longer
 //! expects. Randomness (tokens, retry delays) comes from an RNG handed in at
 //! construction, so the same seed gives the same decisions under any driver.
+//!
+//! One state machine, [`Redlock`], runs every lock of the family; the files split it by
+//! concern: `round.rs` (the fan-out of one command to all nodes, shared by every phase),
+//! `rw.rs` (seed 000's per-mode commands), `fair.rs` (the fair queue's design),
+//! `fencing.rs` (token issue and its limits), `config.rs` (the knobs).
 
 mod config;
+mod fair;
+mod fencing;
 mod redlock;
+mod round;
+mod rw;
 
 pub use config::{AlgorithmConfig, AlgorithmKind, Fanout};
 pub use redlock::Redlock;
@@ -38,6 +50,17 @@ pub struct Now {
 #[serde(rename_all = "snake_case")]
 pub enum Mode {
     Exclusive,
+    /// A reader of a read-write lock: shares the lock with other readers.
+    Read,
+    /// A writer of a read-write lock: excludes readers and writers.
+    Write,
+}
+
+impl Mode {
+    /// Whether two holds in these modes may not overlap.
+    pub fn conflicts(self, other: Mode) -> bool {
+        !(self == Mode::Read && other == Mode::Read)
+    }
 }
 
 /// Identifies one request so its reply can be matched (and stale replies ignored).
@@ -83,6 +106,8 @@ pub enum Output {
         valid_until_mono_us: u64,
         nodes: NodeSet,
         attempts: u32,
+        /// The fencing token, when the algorithm issues them (`algorithm/fencing.rs`).
+        fence: Option<u64>,
     },
     /// Every attempt failed. `unknown` is set when some node never answered the last
     /// attempt, so the client cannot know what that node holds.
@@ -93,6 +118,15 @@ pub enum Output {
     },
     /// The release was sent; the client no longer holds the lock.
     Released { token: Token },
+    /// The extension counted: the lock is held until `valid_until_mono_us`.
+    Extended {
+        token: Token,
+        valid_until_mono_us: u64,
+        nodes: NodeSet,
+    },
+    /// The extension failed: the lock is still held, but only until its earlier deadline;
+    /// the client releases it as usual.
+    NotExtended { token: Token },
 }
 
 /// A lock client's algorithm, driven by events. See the module doc for the call order.
@@ -101,6 +135,8 @@ pub trait LockAlgorithm: Send {
     fn acquire(&mut self, now: Now, lock: LockId, mode: Mode, out: &mut Vec<Output>);
     /// Releases the held lock. Only called after `Acquired`.
     fn release(&mut self, now: Now, out: &mut Vec<Output>);
+    /// Extends the held lock. Only called while holding, before the validity ends.
+    fn extend(&mut self, now: Now, out: &mut Vec<Output>);
     /// A node answered request `req`.
     fn on_reply(&mut self, now: Now, req: ReqId, reply: Reply, out: &mut Vec<Output>);
     /// Timer `id` came due.
@@ -113,6 +149,8 @@ pub fn build(config: &AlgorithmConfig, nodes: usize, rng: Rng) -> Box<dyn LockAl
         // The single-instance lock is Redlock over one node with a quorum of one:
         // SET NX PX, then compare-and-delete, with the same validity bookkeeping.
         AlgorithmKind::Single => Box::new(Redlock::new(config.clone(), 1, rng)),
-        AlgorithmKind::Redlock => Box::new(Redlock::new(config.clone(), nodes, rng)),
+        AlgorithmKind::Redlock | AlgorithmKind::RwRedlock | AlgorithmKind::FairRwRedlock => {
+            Box::new(Redlock::new(config.clone(), nodes, rng))
+        }
     }
 }

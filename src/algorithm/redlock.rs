@@ -1,200 +1,267 @@
-//! Redlock as seed 002 describes it, as a sans-IO state machine.
+//! Redlock as seed 002 describes it, as a sans-IO state machine, for exclusive locks and
+//! for seed 000's read-write lock (plain or fair), with optional extension and fencing.
 //!
-//! An acquisition: (1) read the monotonic clock as `t1`; (2) send `SET key token NX PX
-//! ttl` to every node, all at once or one after another, each with the request timeout;
-//! (3) when every node has answered or timed out, compute `elapsed = now − t1` and
+//! An acquisition: (1) read the monotonic clock as `t1`; (2) send the lock command of
+//! the mode ([`super::rw`], or [`super::fair`] for the fair variant) to every node, all
+//! at once or one after another, each with the request timeout ([`super::round`]); (3)
+//! when every node has answered or timed out, compute `elapsed = now − t1` and
 //! `validity = ttl − elapsed − drift` with `drift = ttl·drift_factor + 2 ms`; (4) if at
-//! least `quorum` nodes said OK and the validity is positive, the lock is held until
-//! `t1 + ttl − drift`; (5) otherwise unlock ALL nodes (also those that did not answer)
-//! and retry after a random delay, up to `retry_count` times. Release unlocks all nodes.
-//! With one node and a quorum of one this is the single-instance lock.
+//! least `quorum` nodes granted and the validity is positive, the lock is held until
+//! `t1 + ttl − drift` (with fencing, after the two token rounds of [`super::fencing`],
+//! which must also end within the validity); (5) otherwise unlock ALL nodes (also those
+//! that did not answer) and retry after a random delay, up to `retry_count` times.
+//! Release unlocks all nodes. With one node and a quorum of one this is the
+//! single-instance lock.
+//!
+//! Extension (seed 002, "Extending the lock"): the holder sends the extend-if-token-
+//! matches command of its mode to every node at `t1'`. The extension counts only if a
+//! quorum extended and the round ended before the current validity ran out; the hold
+//! then lasts until `t1' + ttl − drift`. Otherwise the client is told `NotExtended`
+//! and still holds the lock until its earlier deadline, as before the attempt (the keys
+//! that were not extended expire then); it releases as usual. At most
+//! `max_extensions` extensions per hold, so a holder cannot keep a lock forever (seed
+//! 002: an unbounded number would violate liveness); the client enforces the bound.
+//!
+//! Call order: `acquire` → (`on_reply` | `on_timer`)* → `Acquired` | `NotAcquired`;
+//! then, while holding, `extend` → (`on_reply` | `on_timer`)* → `Extended` |
+//! `NotExtended`, any number of times up to the bound; then `release` → `Released`.
 
-use super::{AlgorithmConfig, Fanout, LockAlgorithm, Mode, NodeSet, Now, Output, ReqId, TimerId};
-use crate::command::{Cmd, Key, LockId, NodeId, Reply, Token};
+use super::fair;
+use super::fencing;
+use super::round::{Net, Progress, Round};
+use super::rw;
+use super::{AlgorithmConfig, LockAlgorithm, Mode, NodeSet, Now, Output, ReqId, TimerId};
+use crate::command::{Cmd, FairArgs, LockId, Reply, Ticket, Token};
 use crate::rng::Rng;
 use rand::RngCore;
 
 pub struct Redlock {
     config: AlgorithmConfig,
-    nodes: usize,
+    net: Net,
     rng: Rng,
-    /// Attempt counter; request ids carry it in their upper bits so that replies to an
-    /// earlier attempt are recognised and ignored.
-    seq: u64,
-    next_timer: TimerId,
+    /// Whether lock commands go through the fair queue ([`super::fair`]).
+    fair: bool,
     state: State,
+}
+
+/// One acquisition, across its attempts.
+struct Acq {
+    lock: LockId,
+    mode: Mode,
+    /// The current attempt's token.
+    token: Token,
+    /// Attempts made so far (1 for the first).
+    number: u32,
+    /// Attempts that count against `retry_count` (fair: not those that were only queued).
+    counted: u32,
+    start_mono_us: u64,
+    /// The fair variant's queue ticket and position (ms since the epoch).
+    ticket: Option<Ticket>,
+    queued_at_ms: u64,
+    /// Set once the lock round reached a quorum in time.
+    valid_until_mono_us: u64,
+    nodes: NodeSet,
+    fence: Option<u64>,
+}
+
+/// A lock held.
+struct Held {
+    lock: LockId,
+    mode: Mode,
+    token: Token,
+    valid_until_mono_us: u64,
+}
+
+/// Which fencing round is running.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum FenceStep {
+    Incr,
+    Raise,
 }
 
 enum State {
     Idle,
-    Acquiring(Attempt),
-    /// Waiting for the random retry delay before attempt number `attempts + 1`.
-    Backoff {
-        lock: LockId,
-        timer: TimerId,
-        attempts: u32,
-    },
-    Holding {
-        lock: LockId,
-        token: Token,
-    },
-}
-
-struct Attempt {
-    lock: LockId,
-    token: Token,
-    t1_mono_us: u64,
-    /// 1 for the first attempt of an acquisition.
-    number: u32,
-    acked: NodeSet,
-    pending: NodeSet,
-    timed_out: NodeSet,
-    /// Sequential fan-out: the next node to ask.
-    next_node: NodeId,
-    timer: TimerId,
+    Locking(Acq, Round),
+    Fencing(Acq, Round, FenceStep),
+    /// Waiting for the random retry delay before the next attempt.
+    Backoff(Acq, TimerId),
+    Holding(Held),
+    Extending(Held, Round),
 }
 
 impl Redlock {
     pub fn new(config: AlgorithmConfig, nodes: usize, rng: Rng) -> Self {
         assert!((1..=64).contains(&nodes), "Redlock supports 1 to 64 nodes");
+        let fair = config.kind == super::AlgorithmKind::FairRwRedlock;
         Redlock {
             config,
-            nodes,
+            net: Net::new(nodes),
             rng,
-            seq: 0,
-            next_timer: 0,
+            fair,
             state: State::Idle,
         }
     }
 
-    fn req(&self, node: NodeId) -> ReqId {
-        (self.seq << 8) | node as u64
+    fn start_round(&mut self, now: Now, cmd: Cmd, out: &mut Vec<Output>) -> Round {
+        self.net
+            .start(now, cmd, self.config.fanout, self.config.request_timeout_us, out)
     }
 
-    fn timer(&mut self, at_mono_us: u64, out: &mut Vec<Output>) -> TimerId {
-        self.next_timer += 1;
-        out.push(Output::Timer {
-            id: self.next_timer,
-            at_mono_us,
-        });
-        self.next_timer
-    }
-
-    fn start_attempt(&mut self, now: Now, lock: LockId, number: u32, out: &mut Vec<Output>) {
-        self.seq += 1;
-        let token = Token(self.rng.next_u64());
-        let mut attempt = Attempt {
-            lock,
-            token,
-            t1_mono_us: now.mono_us,
-            number,
-            acked: NodeSet::default(),
-            pending: NodeSet::default(),
-            timed_out: NodeSet::default(),
-            next_node: 0,
-            timer: 0,
-        };
-        match self.config.fanout {
-            Fanout::Parallel => {
-                for node in 0..self.nodes {
-                    self.send_set(&mut attempt, node, out);
-                }
-                attempt.next_node = self.nodes;
-                attempt.timer = self.timer(now.mono_us + self.config.request_timeout_us, out);
-            }
-            Fanout::Sequential => self.send_next(now, &mut attempt, out),
-        }
-        self.state = State::Acquiring(attempt);
-    }
-
-    fn send_set(&self, attempt: &mut Attempt, node: NodeId, out: &mut Vec<Output>) {
-        attempt.pending.insert(node);
-        out.push(Output::Send {
-            node,
-            req: self.req(node),
-            cmd: Cmd::SetNxPx {
-                key: Key::plain(attempt.lock),
-                token: attempt.token,
-                ttl_ms: self.config.ttl_ms,
-            },
-        });
-    }
-
-    /// Sequential fan-out: ask the next node; the caller finishes when none is left.
-    fn send_next(&mut self, now: Now, attempt: &mut Attempt, out: &mut Vec<Output>) {
-        let node = attempt.next_node;
-        attempt.next_node += 1;
-        self.send_set(attempt, node, out);
-        attempt.timer = self.timer(now.mono_us + self.config.request_timeout_us, out);
-    }
-
-    /// Called when no request of the current step is pending any more.
-    fn step_done(&mut self, now: Now, mut attempt: Attempt, out: &mut Vec<Output>) {
-        if attempt.next_node < self.nodes {
-            self.send_next(now, &mut attempt, out);
-            self.state = State::Acquiring(attempt);
+    fn start_attempt(&mut self, now: Now, mut acq: Acq, out: &mut Vec<Output>) {
+        acq.number += 1;
+        acq.token = Token(self.rng.next_u64());
+        let now_ms = now.wall_us / 1_000;
+        let ttl_ms = self.config.ttl_ms;
+        let cmd = if self.fair {
+            let ticket = *acq.ticket.get_or_insert(fair::ticket(acq.mode, acq.token));
+            let args = FairArgs {
+                ticket,
+                now_ms,
+                enqueue: now.mono_us - acq.start_mono_us >= self.config.fair_after_us,
+                queued_at_ms: acq.queued_at_ms,
+                ticket_exp_at_ms: now_ms + ttl_ms,
+            };
+            fair::lock_cmd(acq.mode, acq.lock, acq.token, args, ttl_ms)
         } else {
-            self.finish(now, attempt, out);
-        }
+            rw::lock_cmd(acq.mode, acq.lock, acq.token, now_ms, ttl_ms)
+        };
+        let round = self.start_round(now, cmd, out);
+        self.state = State::Locking(acq, round);
     }
 
-    /// Steps 3 to 5: decide, then hold, retry or give up.
-    fn finish(&mut self, now: Now, attempt: Attempt, out: &mut Vec<Output>) {
+    /// The validity end of a round that started at `t1` and ended at `now`, if any is left.
+    fn validity(&self, now: Now, t1_mono_us: u64) -> Option<u64> {
         let ttl_us = self.config.ttl_ms * 1_000;
         let drift_us = self.config.drift_us();
-        let elapsed_us = now.mono_us - attempt.t1_mono_us;
-        let quorum = attempt.acked.len() >= self.config.quorum;
-        let (valid, valid_until_mono_us) = if self.config.check_elapsed {
-            let valid = ttl_us > elapsed_us + drift_us;
-            (valid, attempt.t1_mono_us + ttl_us.saturating_sub(drift_us))
+        if self.config.check_elapsed {
+            let elapsed_us = now.mono_us - t1_mono_us;
+            (ttl_us > elapsed_us + drift_us).then(|| t1_mono_us + ttl_us - drift_us)
         } else {
-            (true, now.mono_us + ttl_us.saturating_sub(drift_us))
-        };
-        if quorum && valid {
-            self.state = State::Holding {
-                lock: attempt.lock,
-                token: attempt.token,
-            };
-            out.push(Output::Acquired {
-                token: attempt.token,
-                valid_until_mono_us,
-                nodes: attempt.acked,
-                attempts: attempt.number,
-            });
-            return;
-        }
-        self.unlock_all(attempt.lock, attempt.token, out);
-        if attempt.number <= self.config.retry_count {
-            let delay_us = self.config.retry_delay.sample(&mut self.rng);
-            let timer = self.timer(now.mono_us + delay_us, out);
-            self.state = State::Backoff {
-                lock: attempt.lock,
-                timer,
-                attempts: attempt.number,
-            };
-        } else {
-            self.state = State::Idle;
-            out.push(Output::NotAcquired {
-                token: attempt.token,
-                unknown: !attempt.timed_out.is_empty(),
-                attempts: attempt.number,
-            });
+            Some(now.mono_us + ttl_us.saturating_sub(drift_us))
         }
     }
 
-    /// Compare-and-delete on every node, whether or not it acknowledged the lock.
-    /// Replies are not awaited: a new attempt id makes them stale.
-    fn unlock_all(&mut self, lock: LockId, token: Token, out: &mut Vec<Output>) {
-        self.seq += 1;
-        for node in 0..self.nodes {
-            out.push(Output::Send {
-                node,
-                req: self.req(node),
-                cmd: Cmd::DelIfEq {
-                    key: Key::plain(lock),
-                    token,
+    /// Steps 3 and 4: decide on the lock round.
+    fn lock_done(&mut self, now: Now, mut acq: Acq, round: Round, out: &mut Vec<Output>) {
+        let valid_until = self.validity(now, round.t1_mono_us);
+        match valid_until {
+            Some(v) if round.acked.len() >= self.config.quorum => {
+                acq.valid_until_mono_us = v;
+                acq.nodes = round.acked;
+                if self.config.fencing && acq.mode != Mode::Read {
+                    let round = self.start_round(now, fencing::incr_cmd(acq.lock), out);
+                    self.state = State::Fencing(acq, round, FenceStep::Incr);
+                } else {
+                    self.grant(acq, out);
+                }
+            }
+            valid => {
+                let unknown = !round.timed_out.is_empty();
+                // Fair: refused by a quorum that answered means "wait your turn".
+                let answered = self.net.nodes - round.timed_out.len();
+                let waiting = self.fair
+                    && valid.is_some()
+                    && round.acked.len() < self.config.quorum
+                    && answered >= self.config.quorum;
+                self.fail_attempt(now, acq, unknown, waiting, out);
+            }
+        }
+    }
+
+    fn fence_done(&mut self, now: Now, mut acq: Acq, round: Round, step: FenceStep, out: &mut Vec<Output>) {
+        let in_time = !self.config.check_elapsed || now.mono_us < acq.valid_until_mono_us;
+        if round.acked.len() < self.config.quorum || !in_time {
+            let unknown = !round.timed_out.is_empty();
+            self.fail_attempt(now, acq, unknown, false, out);
+            return;
+        }
+        match step {
+            FenceStep::Incr => {
+                let token = round.max_int.max(0) as u64;
+                acq.fence = Some(token);
+                if self.config.fence_rounds < 2 {
+                    return self.grant(acq, out);
+                }
+                let round = self.start_round(now, fencing::raise_cmd(acq.lock, token), out);
+                self.state = State::Fencing(acq, round, FenceStep::Raise);
+            }
+            FenceStep::Raise => self.grant(acq, out),
+        }
+    }
+
+    fn grant(&mut self, acq: Acq, out: &mut Vec<Output>) {
+        if let Some(ticket) = acq.ticket {
+            self.net.send_all(
+                Cmd::FairLeave {
+                    lock: acq.lock,
+                    ticket,
                 },
-            });
+                out,
+            );
+        }
+        out.push(Output::Acquired {
+            token: acq.token,
+            valid_until_mono_us: acq.valid_until_mono_us,
+            nodes: acq.nodes,
+            attempts: acq.number,
+            fence: acq.fence,
+        });
+        self.state = State::Holding(Held {
+            lock: acq.lock,
+            mode: acq.mode,
+            token: acq.token,
+            valid_until_mono_us: acq.valid_until_mono_us,
+        });
+    }
+
+    /// Step 5: unlock everywhere, then retry or give up. A fair attempt that was only
+    /// waiting its turn does not count against `retry_count`.
+    fn fail_attempt(&mut self, now: Now, mut acq: Acq, unknown: bool, waiting: bool, out: &mut Vec<Output>) {
+        self.net
+            .send_all(rw::unlock_cmd(acq.mode, acq.lock, acq.token), out);
+        if !waiting {
+            acq.counted += 1;
+        }
+        if acq.counted <= self.config.retry_count {
+            let delay_us = self.config.retry_delay.sample(&mut self.rng);
+            let timer = self.net.timer(now.mono_us + delay_us, out);
+            self.state = State::Backoff(acq, timer);
+            return;
+        }
+        if let Some(ticket) = acq.ticket {
+            self.net.send_all(
+                Cmd::FairLeave {
+                    lock: acq.lock,
+                    ticket,
+                },
+                out,
+            );
+        }
+        self.state = State::Idle;
+        out.push(Output::NotAcquired {
+            token: acq.token,
+            unknown,
+            attempts: acq.number,
+        });
+    }
+
+    fn extend_done(&mut self, now: Now, mut held: Held, round: Round, out: &mut Vec<Output>) {
+        let in_time = now.mono_us < held.valid_until_mono_us;
+        match self.validity(now, round.t1_mono_us) {
+            Some(v) if in_time && round.acked.len() >= self.config.quorum => {
+                held.valid_until_mono_us = v;
+                out.push(Output::Extended {
+                    token: held.token,
+                    valid_until_mono_us: v,
+                    nodes: round.acked,
+                });
+                self.state = State::Holding(held);
+            }
+            _ => {
+                // Nothing to undo: the keys still expire at the earlier deadline.
+                out.push(Output::NotExtended { token: held.token });
+                self.state = State::Holding(held);
+            }
         }
     }
 }
@@ -202,55 +269,101 @@ impl Redlock {
 impl LockAlgorithm for Redlock {
     fn acquire(&mut self, now: Now, lock: LockId, mode: Mode, out: &mut Vec<Output>) {
         debug_assert!(matches!(self.state, State::Idle), "acquire while busy");
-        debug_assert_eq!(mode, Mode::Exclusive);
-        self.start_attempt(now, lock, 1, out);
+        let acq = Acq {
+            lock,
+            mode,
+            token: Token(0),
+            number: 0,
+            counted: 0,
+            start_mono_us: now.mono_us,
+            ticket: None,
+            queued_at_ms: now.wall_us / 1_000,
+            valid_until_mono_us: 0,
+            nodes: NodeSet::default(),
+            fence: None,
+        };
+        self.start_attempt(now, acq, out);
     }
 
     fn release(&mut self, _now: Now, out: &mut Vec<Output>) {
-        if let State::Holding { lock, token } = std::mem::replace(&mut self.state, State::Idle) {
-            self.unlock_all(lock, token, out);
-            out.push(Output::Released { token });
+        if let State::Holding(held) = std::mem::replace(&mut self.state, State::Idle) {
+            self.net
+                .send_all(rw::unlock_cmd(held.mode, held.lock, held.token), out);
+            out.push(Output::Released { token: held.token });
         } else {
             debug_assert!(false, "release while not holding");
         }
     }
 
-    fn on_reply(&mut self, now: Now, req: ReqId, reply: Reply, out: &mut Vec<Output>) {
-        let node = (req & 0xff) as NodeId;
-        let State::Acquiring(attempt) = &mut self.state else {
-            return;
-        };
-        if req >> 8 != self.seq || !attempt.pending.contains(node) {
-            return;
-        }
-        attempt.pending.remove(node);
-        if reply == Reply::Ok {
-            attempt.acked.insert(node);
-        }
-        if attempt.pending.is_empty() {
-            let State::Acquiring(attempt) = std::mem::replace(&mut self.state, State::Idle) else {
-                unreachable!()
-            };
-            self.step_done(now, attempt, out);
+    fn extend(&mut self, now: Now, out: &mut Vec<Output>) {
+        match std::mem::replace(&mut self.state, State::Idle) {
+            State::Holding(held) => {
+                let cmd = rw::extend_cmd(
+                    held.mode,
+                    held.lock,
+                    held.token,
+                    now.wall_us / 1_000,
+                    self.config.ttl_ms,
+                );
+                let round = self.start_round(now, cmd, out);
+                self.state = State::Extending(held, round);
+            }
+            other => {
+                debug_assert!(false, "extend while not holding");
+                self.state = other;
+            }
         }
     }
 
-    fn on_timer(&mut self, now: Now, id: TimerId, out: &mut Vec<Output>) {
-        match std::mem::replace(&mut self.state, State::Idle) {
-            State::Acquiring(mut attempt) if attempt.timer == id => {
-                attempt.timed_out.0 |= attempt.pending.0;
-                attempt.pending = NodeSet::default();
-                self.step_done(now, attempt, out);
+    fn on_reply(&mut self, now: Now, req: ReqId, reply: Reply, out: &mut Vec<Output>) {
+        self.state = match std::mem::replace(&mut self.state, State::Idle) {
+            State::Locking(acq, mut round) => {
+                match self.net.on_reply(&mut round, now, req, reply, rw::granted, out) {
+                    Progress::Done => return self.lock_done(now, acq, round, out),
+                    _ => State::Locking(acq, round),
+                }
             }
-            State::Backoff {
-                lock,
-                timer,
-                attempts,
-            } if timer == id => self.start_attempt(now, lock, attempts + 1, out),
-            other => self.state = other,
-        }
+            State::Fencing(acq, mut round, step) => {
+                match self
+                    .net
+                    .on_reply(&mut round, now, req, reply, fencing::counted, out)
+                {
+                    Progress::Done => return self.fence_done(now, acq, round, step, out),
+                    _ => State::Fencing(acq, round, step),
+                }
+            }
+            State::Extending(held, mut round) => {
+                match self.net.on_reply(&mut round, now, req, reply, rw::granted, out) {
+                    Progress::Done => return self.extend_done(now, held, round, out),
+                    _ => State::Extending(held, round),
+                }
+            }
+            other => other,
+        };
+    }
+
+    fn on_timer(&mut self, now: Now, id: TimerId, out: &mut Vec<Output>) {
+        self.state = match std::mem::replace(&mut self.state, State::Idle) {
+            State::Locking(acq, mut round) => match self.net.on_timer(&mut round, now, id, out) {
+                Progress::Done => return self.lock_done(now, acq, round, out),
+                _ => State::Locking(acq, round),
+            },
+            State::Fencing(acq, mut round, step) => match self.net.on_timer(&mut round, now, id, out) {
+                Progress::Done => return self.fence_done(now, acq, round, step, out),
+                _ => State::Fencing(acq, round, step),
+            },
+            State::Extending(held, mut round) => match self.net.on_timer(&mut round, now, id, out) {
+                Progress::Done => return self.extend_done(now, held, round, out),
+                _ => State::Extending(held, round),
+            },
+            State::Backoff(acq, timer) if timer == id => return self.start_attempt(now, acq, out),
+            other => other,
+        };
     }
 }
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod rw_tests;

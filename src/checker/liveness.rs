@@ -9,7 +9,7 @@ use crate::history::{Event, Meta, Op};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum LivenessFinding {
     /// A probe waited longer than the bound for a lock (or never got it).
@@ -38,6 +38,17 @@ pub enum LivenessFinding {
         lock: String,
         heal_us: u64,
         bound_us: u64,
+    },
+    /// A writer waited longer than the history's `writer_wait_bound_us` while read holds
+    /// covered `readers_busy_share` of its wait ([`super::waits`]).
+    WriterStarvation {
+        lock: String,
+        client: usize,
+        since_us: u64,
+        waited_us: u64,
+        bound_us: u64,
+        acquired: bool,
+        readers_busy_share: f64,
     },
 }
 

@@ -7,23 +7,31 @@
 //! of the lock's guarantees is a finding in [`Findings`]. The two are never mixed.
 //!
 //! - Safety ([`safety`]): a client holds a lock from its successful acquire until the
-//!   earlier of its release invocation and its believed validity deadline, in true time.
-//!   Two holds of the same lock that overlap are a violation.
+//!   earlier of its release invocation and its believed validity deadline, in true time;
+//!   a successful extension before that deadline moves it. Two conflicting holds of the
+//!   same lock that overlap are a violation (readers may overlap readers; a writer or an
+//!   exclusive holder overlaps no one).
+//! - The guarded resource ([`resource`]): a stale write accepted while another client
+//!   held the lock is a resource-level violation, reported apart from the lock's.
 //! - Liveness ([`liveness`]): after the heal, an uncontended probe acquires every lock
-//!   within the bound the history's `meta` line states.
+//!   within the bound the history's `meta` line states; and no writer waits longer than
+//!   the meta's `writer_wait_bound_us` while readers keep the lock busy ([`waits`]).
 //!   During the workload ([`tolerance`]): uncontended acquisitions succeed while a
 //!   majority is reachable, and locks are acquirable again after every heal.
-//! - Statistics ([`stats`]): availability, acquire latency and the availability penalty
-//!   (time no client could take a free lock) of the workload phase.
+//! - Statistics ([`stats`]): availability, acquire latency, per-mode waits and the
+//!   availability penalty (time no client could take a free lock) of the workload phase.
 
 pub mod liveness;
+pub mod resource;
 pub mod safety;
 pub mod stats;
 pub mod tolerance;
+pub mod waits;
 
 use crate::algorithm::Mode;
-use crate::history::{Event, FaultAction, Meta, Op, OpKind, Phase};
+use crate::history::{Event, FaultAction, Meta, Op, OpKind, Phase, ResourceWrite as Write};
 pub use liveness::LivenessFinding;
+pub use resource::{ResourceStats, ResourceViolation};
 pub use safety::Violation;
 use serde::Serialize;
 pub use stats::Stats;
@@ -44,6 +52,9 @@ pub struct Hold {
     pub lock: String,
     pub mode: Mode,
     pub token: Option<String>,
+    /// The fencing token of the acquisition, if the algorithm issues them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fence: Option<u64>,
     pub start_us: u64,
     pub end_us: u64,
     /// Why the hold ended: the client released, or its validity ran out (or the history ended).
@@ -76,6 +87,10 @@ pub struct Findings {
     pub violations: Vec<Violation>,
     pub liveness: Vec<LivenessFinding>,
     pub stats: Stats,
+    pub resource_violations: Vec<ResourceViolation>,
+    pub resource: ResourceStats,
+    /// Fencing tokens that did not increase from one hold to a later one.
+    pub fence_regressions: Vec<resource::FenceRegression>,
     #[serde(skip)]
     pub holds: Vec<Hold>,
     #[serde(skip)]
@@ -88,6 +103,11 @@ impl Findings {
     }
     pub fn is_live(&self) -> bool {
         self.liveness.is_empty()
+    }
+    /// No stale write got through, and fencing tokens only grew (a token below an
+    /// earlier hold's lets that earlier holder's late writes in).
+    pub fn is_resource_safe(&self) -> bool {
+        self.resource_violations.is_empty() && self.fence_regressions.is_empty()
     }
 }
 
@@ -113,6 +133,8 @@ pub struct Checker {
     stats: stats::Collector,
     probes: liveness::Probes,
     tolerance: tolerance::Collector,
+    waits: waits::Waits,
+    writes: Vec<Write>,
 }
 
 impl Checker {
@@ -149,8 +171,18 @@ impl Checker {
                 if open.phase == Phase::Probe {
                     self.probes.complete(event, op);
                 }
-                if let (Event::Ok(op), OpKind::Acquire) = (event, op.op) {
-                    self.acquired(op);
+                match (event, op.op) {
+                    (Event::Ok(op), OpKind::Acquire) => {
+                        if open.phase == Phase::Workload {
+                            self.waits.acquired(op.client, op.t_us);
+                        }
+                        self.acquired(op);
+                    }
+                    (Event::Ok(op), OpKind::Extend) => self.extended(op),
+                    (_, OpKind::Acquire) if open.phase == Phase::Workload => {
+                        self.waits.failed(op.client, op.t_us)
+                    }
+                    _ => {}
                 }
             }
             Event::Fault(f) => match f.action {
@@ -172,6 +204,7 @@ impl Checker {
                 }
             },
             Event::Heal { .. } => self.heal_us = Some(t),
+            Event::Write(w) => self.writes.push(w.clone()),
         }
         self.tolerance.observe(event);
         Ok(())
@@ -187,8 +220,17 @@ impl Checker {
         if op.op == OpKind::Release {
             self.end_hold(op.client, &op.lock, op.t_us, HoldEnd::Release);
         }
+        if op.op == OpKind::Extend && !self.holding.contains_key(&(op.client, op.lock.clone())) {
+            return Err(self.malformed(format!(
+                "client {} extends {} without holding it",
+                op.client, op.lock
+            )));
+        }
         if op.phase == Phase::Probe && op.op == OpKind::Acquire {
             self.probes.invoke(op);
+        }
+        if op.phase == Phase::Workload && op.op == OpKind::Acquire {
+            self.waits.invoke(op.client, &op.lock, op.mode, op.t_us);
         }
         self.open.insert(
             op.client,
@@ -229,6 +271,7 @@ impl Checker {
             lock: op.lock.clone(),
             mode: op.mode,
             token: op.token.clone(),
+            fence: op.fence,
             start_us: op.t_us,
             end_us: op.valid_until_us.unwrap_or(u64::MAX).max(op.t_us),
             ended_by: HoldEnd::Validity,
@@ -236,6 +279,26 @@ impl Checker {
             ok_line: self.line,
         };
         self.holding.insert(key, hold);
+    }
+
+    /// A successful extension: before the deadline it moves the deadline; after it (the
+    /// client's clock ran slow) the old hold is over and a new one starts now.
+    fn extended(&mut self, op: &Op) {
+        let key = (op.client, op.lock.clone());
+        let new_end = op.valid_until_us.unwrap_or(u64::MAX).max(op.t_us);
+        let Some(hold) = self.holding.get_mut(&key) else {
+            return;
+        };
+        if op.t_us < hold.end_us {
+            hold.end_us = hold.end_us.max(new_end);
+            return;
+        }
+        let mut next = hold.clone();
+        next.start_us = op.t_us;
+        next.end_us = new_end;
+        next.ok_line = self.line;
+        let old = std::mem::replace(hold, next);
+        self.holds.push(old);
     }
 
     /// Ends a hold at the earlier of `t` and its validity deadline.
@@ -276,10 +339,19 @@ impl Checker {
         } else {
             under_faults.unavailable_us as f64 / workload_us as f64
         };
+        let bound_us = self.meta.as_ref().and_then(|m| m.writer_wait_bound_us);
+        let (waits, starvation) = self.waits.finish(bound_us, &self.holds);
+        liveness.extend(starvation);
+        let (resource_violations, resource) = resource::judge(&self.writes, &self.holds);
+        let fence_regressions = resource::fence_regressions(&self.holds);
+        stats.waits = waits;
         Findings {
             violations,
             liveness,
             stats,
+            resource_violations,
+            resource,
+            fence_regressions,
             holds: self.holds,
             faults: self.faults,
         }
@@ -308,3 +380,6 @@ pub fn check(history: &[Event]) -> Result<Findings, Malformed> {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod rw_tests;

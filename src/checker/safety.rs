@@ -1,10 +1,14 @@
-//! Mutual exclusion: no two holds of the same lock overlap in true time.
+//! Mutual exclusion: no two conflicting holds of the same lock overlap in true time.
 //!
-//! One sort and one sweep: holds sorted by (lock, start); for each hold, the earlier
-//! hold of the same lock that ends last is the one it could overlap. Intervals are
+//! The read-write model: readers may overlap readers; a writer (or an exclusive holder)
+//! overlaps no one. One sort and one sweep: holds sorted by (lock, start); for each hold,
+//! the earlier conflicting hold of the same lock that ends last is the one it could
+//! overlap. Two of those are tracked: the latest-ending earlier writer (conflicts with
+//! everyone) and the latest-ending earlier reader (conflicts with writers). Intervals are
 //! half-open, so a hold that starts exactly when another ends does not overlap it.
 
 use super::{FaultSpan, Hold};
+use crate::algorithm::Mode;
 use serde::Serialize;
 
 /// Two clients held the same lock at once.
@@ -25,37 +29,53 @@ impl Violation {
     }
 }
 
-/// Sorts `holds` and returns every hold that overlaps an earlier one.
+/// Sorts `holds` and returns every hold that overlaps an earlier conflicting one.
 pub fn sweep(holds: &mut [Hold], faults: &[FaultSpan]) -> Vec<Violation> {
     holds.sort_by(|a, b| (&a.lock, a.start_us, a.client).cmp(&(&b.lock, b.start_us, b.client)));
     let mut out = Vec::new();
-    let mut latest: Option<usize> = None;
+    // Latest-ending earlier hold of the current lock: by writers, by readers.
+    let mut writer: Option<usize> = None;
+    let mut reader: Option<usize> = None;
     for i in 0..holds.len() {
         let h = &holds[i];
-        let prev = latest.filter(|&p| holds[p].lock == h.lock);
-        if let Some(p) = prev {
+        if i > 0 && holds[i - 1].lock != h.lock {
+            writer = None;
+            reader = None;
+        }
+        let mut candidates = vec![writer];
+        if h.mode != Mode::Read {
+            candidates.push(reader);
+        }
+        for p in candidates.into_iter().flatten() {
             let q = &holds[p];
             if h.start_us < q.end_us && h.start_us < h.end_us {
-                let overlap_end_us = q.end_us.min(h.end_us);
-                out.push(Violation {
-                    lock: h.lock.clone(),
-                    first: q.clone(),
-                    second: h.clone(),
-                    overlap_start_us: h.start_us,
-                    overlap_end_us,
-                    faults: faults
-                        .iter()
-                        .filter(|f| f.start_us < overlap_end_us && f.end_us.is_none_or(|e| e > q.start_us))
-                        .map(|f| f.id)
-                        .collect(),
-                });
+                out.push(violation(q, h, faults));
             }
-            if h.end_us > q.end_us {
-                latest = Some(i);
-            }
+        }
+        let slot = if h.mode == Mode::Read {
+            &mut reader
         } else {
-            latest = Some(i);
+            &mut writer
+        };
+        if slot.is_none_or(|p| h.end_us > holds[p].end_us) {
+            *slot = Some(i);
         }
     }
     out
+}
+
+fn violation(q: &Hold, h: &Hold, faults: &[FaultSpan]) -> Violation {
+    let overlap_end_us = q.end_us.min(h.end_us);
+    Violation {
+        lock: h.lock.clone(),
+        first: q.clone(),
+        second: h.clone(),
+        overlap_start_us: h.start_us,
+        overlap_end_us,
+        faults: faults
+            .iter()
+            .filter(|f| f.start_us < overlap_end_us && f.end_us.is_none_or(|e| e > q.start_us))
+            .map(|f| f.id)
+            .collect(),
+    }
 }

@@ -25,6 +25,8 @@ pub struct Stats {
     pub unavailable_share: f64,
     /// Failed acquisitions the fault-tolerance rule judged (uncontended, client healthy).
     pub tolerance_checked: u64,
+    /// Waits from first attempt to acquisition, per mode ([`super::waits`]).
+    pub waits: std::collections::BTreeMap<crate::algorithm::Mode, super::waits::WaitStats>,
 }
 
 #[derive(Default)]
@@ -41,6 +43,7 @@ impl Collector {
         let s = &mut self.stats;
         match (op, event) {
             (OpKind::Release, _) => s.releases += 1,
+            (OpKind::Extend, _) => {}
             (OpKind::Acquire, Event::Ok(o)) => {
                 s.acquired += 1;
                 self.latencies_us.push(o.t_us - invoke_us);

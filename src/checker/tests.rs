@@ -180,6 +180,7 @@ fn meta(bound: u64) -> Event {
         clients: 2,
         ttl_ms: 1,
         liveness_bound_us: bound,
+        writer_wait_bound_us: None,
     })
 }
 

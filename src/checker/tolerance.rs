@@ -381,6 +381,7 @@ mod tests {
             clients: 2,
             ttl_ms: 1,
             liveness_bound_us: bound_us,
+            writer_wait_bound_us: None,
         })
     }
     fn op(t: u64, c: usize, kind: OpKind) -> Op {

@@ -9,10 +9,9 @@
 
 use super::server::{self, Server};
 use super::{wire, RealError};
-use crate::algorithm::{self, AlgorithmConfig, AlgorithmKind, Fanout, LockAlgorithm, Now, Output};
+use crate::algorithm::{self, AlgorithmConfig, Fanout, LockAlgorithm, Now, Output};
 use crate::command::LockId;
 use crate::fault::Persistence;
-use crate::scenario::Dist;
 use redis::aio::MultiplexedConnection;
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
@@ -81,16 +80,16 @@ pub fn run(nodes: usize, iterations: usize) -> Result<Vec<Series>, RealError> {
 /// Takes every series once per iteration, interleaved, so that load from the rest of
 /// the machine falls on all series alike and the ratios stay meaningful.
 async fn measure(conns: &[MultiplexedConnection], iterations: usize) -> Vec<Series> {
-    let config = |fanout| AlgorithmConfig {
-        kind: AlgorithmKind::Redlock,
-        ttl_ms: 10_000,
-        drift_factor: 0.01,
-        retry_count: 0,
-        retry_delay: Dist::fixed(0),
-        fanout,
-        request_timeout_us: 1_000_000,
-        quorum: conns.len() / 2 + 1,
-        check_elapsed: true,
+    // The scenario defaults, with a long ttl and timeout and no retries.
+    let config = |fanout: Fanout| -> AlgorithmConfig {
+        let text = format!(
+            "nodes = {}\n[algorithm]\nttl = \"10s\"\nretry_count = 0\nrequest_timeout = \"1s\"\nfanout = \"{}\"\n",
+            conns.len(),
+            format!("{fanout:?}").to_lowercase()
+        );
+        crate::scenario::Scenario::parse(&text, "bench", "bench")
+            .expect("the bench configuration is valid")
+            .algorithm
     };
     let mut locks = [Fanout::Parallel, Fanout::Sequential]
         .map(|f| algorithm::build(&config(f), conns.len(), crate::rng::split(1, "bench", f as u64)));
@@ -183,7 +182,7 @@ async fn acquire_release(lock: &mut dyn LockAlgorithm, conns: &[MultiplexedConne
                 Output::Timer { id, at_mono_us } => timers.push((at_mono_us, id)),
                 Output::Acquired { .. } => acquired_us = Some(start.elapsed().as_micros() as u64),
                 Output::NotAcquired { .. } => acquired_us = Some(start.elapsed().as_micros() as u64),
-                Output::Released { .. } => {}
+                Output::Released { .. } | Output::Extended { .. } | Output::NotExtended { .. } => {}
             }
         }
         if acquired_us.is_some() && !released {

@@ -32,6 +32,9 @@ pub struct Scenario {
     pub expect: Expect,
     /// Whether the run must also pass the liveness checks (default true).
     pub expect_live: bool,
+    /// The verdict expected about the guarded resource (stale writes accepted while
+    /// another client held the lock), if the scenario judges it.
+    pub expect_resource: Option<Expect>,
     /// Lowest acceptable share of successful acquisitions, if the scenario sets one.
     pub min_availability: Option<f64>,
     pub nodes: usize,
@@ -67,6 +70,14 @@ pub struct Clients {
     pub locks: u32,
     pub think: Dist,
     pub hold: Dist,
+    /// With a read-write algorithm: the share of acquisitions in read mode.
+    pub read_share: f64,
+    /// A writer waiting longer than this while readers keep the lock busy is a
+    /// starvation finding.
+    pub writer_wait_bound_us: Option<u64>,
+    /// Whether holders write to the guarded resource (default: when fencing is on).
+    /// Writes are synchronous, so they lengthen holds by two network delays each.
+    pub resource_writes: bool,
 }
 
 /// The simulated network between clients and nodes.

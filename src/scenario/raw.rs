@@ -20,6 +20,7 @@ pub struct RawScenario {
     expect: Expect,
     #[serde(default = "yes")]
     expect_live: bool,
+    expect_resource: Option<Expect>,
     min_availability: Option<f64>,
     /// A node count, or the addresses of real servers someone else runs.
     #[serde(default = "default_nodes")]
@@ -85,6 +86,14 @@ struct RawAlgorithm {
     quorum: Option<i64>,
     #[serde(default = "yes")]
     check_elapsed: bool,
+    #[serde(default)]
+    max_extensions: i64,
+    extend_before: Option<Dur>,
+    #[serde(default)]
+    fencing: bool,
+    #[serde(default = "default_fence_rounds")]
+    fence_rounds: i64,
+    fair_after: Option<Dur>,
 }
 
 fn default_kind() -> AlgorithmKind {
@@ -105,6 +114,9 @@ fn default_retry_delay() -> RawDist {
         max: Some(Dur::from_ms(200)),
         mean: None,
     })
+}
+fn default_fence_rounds() -> i64 {
+    2
 }
 fn default_fanout() -> Fanout {
     Fanout::Parallel
@@ -130,6 +142,9 @@ struct RawClients {
     think: RawDist,
     #[serde(default = "default_hold")]
     hold: RawDist,
+    read_share: Option<f64>,
+    writer_wait_bound: Option<Dur>,
+    resource_writes: Option<bool>,
 }
 
 fn default_clients() -> i64 {
@@ -467,6 +482,29 @@ impl RawScenario {
             }
             Some(q) => q as usize,
         };
+        if a.max_extensions < 0 {
+            return Err(format!(
+                "algorithm.max_extensions = {}: must not be negative",
+                a.max_extensions
+            ));
+        }
+        let ttl_us = a.ttl.us();
+        let extend_before_us = a.extend_before.map_or(ttl_us / 3, Dur::us);
+        if extend_before_us == 0 || extend_before_us >= ttl_us {
+            return Err(format!(
+                "algorithm.extend_before = {}: must be above 0 and below the ttl",
+                Dur(extend_before_us)
+            ));
+        }
+        if a.fair_after.is_some() && a.kind != AlgorithmKind::FairRwRedlock {
+            return Err("algorithm.fair_after only applies to kind = \"fair_rw_redlock\"".into());
+        }
+        if !(1..=2).contains(&a.fence_rounds) {
+            return Err(format!(
+                "algorithm.fence_rounds = {}: 2 (safe) or 1 (the naive one-round design)",
+                a.fence_rounds
+            ));
+        }
         let algorithm = AlgorithmConfig {
             kind: a.kind,
             ttl_ms: a.ttl.us() / 1_000,
@@ -477,6 +515,11 @@ impl RawScenario {
             request_timeout_us: a.request_timeout.us(),
             quorum,
             check_elapsed: a.check_elapsed,
+            max_extensions: a.max_extensions.min(u32::MAX as i64) as u32,
+            extend_before_us,
+            fencing: a.fencing,
+            fence_rounds: a.fence_rounds as u8,
+            fair_after_us: a.fair_after.map_or(100_000, Dur::us),
         };
         if algorithm.drift_us() >= algorithm.ttl_ms * 1_000 {
             return Err(format!(
@@ -498,7 +541,26 @@ impl RawScenario {
         if c.locks < 1 {
             return Err(format!("clients.locks = {}: at least one lock name", c.locks));
         }
+        let read_share = match (c.read_share, a.kind.is_read_write()) {
+            (Some(r), _) if !(0.0..=1.0).contains(&r) => {
+                return Err(format!("clients.read_share = {r}: must be between 0 and 1"))
+            }
+            (Some(r), false) if r > 0.0 => {
+                return Err(format!(
+                    "clients.read_share = {r}: only read-write algorithms (rw_redlock, fair_rw_redlock) take read locks"
+                ))
+            }
+            (Some(r), _) => r,
+            (None, true) => 0.5,
+            (None, false) => 0.0,
+        };
+        if c.writer_wait_bound.is_some_and(|d| d.us() == 0) {
+            return Err("clients.writer_wait_bound must be above 0".into());
+        }
         let clients = Clients {
+            read_share,
+            writer_wait_bound_us: c.writer_wait_bound.map(Dur::us),
+            resource_writes: c.resource_writes.unwrap_or(a.fencing),
             count: c.count as usize,
             locks: c.locks.min(u32::MAX as i64) as u32,
             think: c.think.resolve("clients.think")?,
@@ -760,6 +822,7 @@ impl RawScenario {
             duration_us: self.duration.us(),
             expect: self.expect,
             expect_live: self.expect_live,
+            expect_resource: self.expect_resource,
             min_availability: self.min_availability,
             nodes,
             persistence,

@@ -247,3 +247,68 @@ fn bad_faults_are_one_line_errors() {
         assert!(!msg.contains('\n'), "one line: {msg}");
     }
 }
+
+#[test]
+fn read_write_extension_fencing_and_pause_knobs_resolve() {
+    let s = parse(
+        "[algorithm]\nkind = \"fair_rw_redlock\"\nttl = \"300ms\"\nmax_extensions = 2\nfencing = true\nfair_after = \"20ms\"\n\
+         [clients]\nread_share = 0.8\nwriter_wait_bound = \"2s\"\n\
+         [[faults]]\nat = \"1s\"\nkind = \"pause\"\nclient = 2\nduration = \"1s\"\npoint = \"after_acquire\"\n",
+    )
+    .unwrap();
+    let a = &s.algorithm;
+    assert_eq!(
+        (a.max_extensions, a.extend_before_us, a.fair_after_us),
+        (2, 100_000, 20_000)
+    );
+    assert!(
+        a.fencing && s.clients.resource_writes,
+        "fencing turns resource writes on"
+    );
+    assert_eq!(
+        (s.clients.read_share, s.clients.writer_wait_bound_us),
+        (0.8, Some(2_000_000))
+    );
+    assert_eq!(
+        s.faults[0].fault,
+        crate::fault::Fault::Pause {
+            node: None,
+            client: Some(2),
+            point: Some(crate::fault::PausePoint::AfterAcquire)
+        }
+    );
+    let rw = parse("[algorithm]\nkind = \"rw_redlock\"\n").unwrap();
+    assert_eq!(
+        rw.clients.read_share, 0.5,
+        "read-write locks default to half reads"
+    );
+    assert!(!rw.clients.resource_writes);
+}
+
+#[test]
+fn read_write_knobs_that_make_no_sense_are_refused() {
+    let cases = [
+        ("[clients]\nread_share = 0.5\n", "only read-write algorithms"),
+        (
+            "[algorithm]\nkind = \"rw_redlock\"\n[clients]\nread_share = 1.5\n",
+            "between 0 and 1",
+        ),
+        (
+            "[algorithm]\nkind = \"rw_redlock\"\nfair_after = \"1s\"\n",
+            "fair_rw_redlock",
+        ),
+        (
+            "[algorithm]\nttl = \"1s\"\nextend_before = \"2s\"\n",
+            "below the ttl",
+        ),
+        ("[algorithm]\nmax_extensions = -1\n", "must not be negative"),
+        (
+            "[[faults]]\nat = \"1s\"\nkind = \"pause\"\nclient = 9\nduration = \"1s\"\n",
+            "client 9 does not exist",
+        ),
+    ];
+    for (text, want) in cases {
+        let msg = parse(text).unwrap_err().to_string();
+        assert!(msg.contains(want), "{text:?}: {msg}");
+    }
+}

@@ -6,6 +6,11 @@
 //! resumes, so a paused client sees every reply and timer late, all at once, exactly as
 //! a process stopped by a GC pause would. A client pause with a `point` is armed at its
 //! time and starts (and is recorded) when the client reaches that point.
+//!
+//! A client's clock-rate change reschedules its pending timers, so it acts when its own
+//! clock says so. One approximation remains: an `ok` acquire's `valid_until_us` is the
+//! true time at which the client's clock, at the rate it had then, reaches the end of the
+//! validity; a rate change during the hold moves the client's belief but not that line.
 
 use super::{Ev, World};
 use crate::fault::{Fault, PausePoint};
@@ -99,6 +104,17 @@ impl World<'_> {
         }
         if let Some(c) = client {
             self.client_clocks[c].set_rate(t, ppm);
+            // The client's timers are due at clock readings, which now come at other times.
+            let clock = &self.client_clocks[c];
+            self.queue.retime(|ev| match *ev {
+                Ev::Timer {
+                    client, at_mono_us, ..
+                }
+                | Ev::Wake {
+                    client, at_mono_us, ..
+                } if client == c => Some(clock.true_at_mono(at_mono_us).max(t)),
+                _ => None,
+            });
         }
     }
 

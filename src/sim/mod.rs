@@ -10,6 +10,11 @@
 //! fault heals (a `heal` event), clients finish what they were doing and stop; then one
 //! client probes every lock, which the checker uses to judge liveness. How each fault
 //! kind acts on nodes, clients, clocks and the network is in [`faults`].
+//!
+//! Clients holding a lock write to a guarded resource per lock (the storage of
+//! Kleppmann's analysis), reached over its own link with the network's latency. With
+//! fencing, the resource rejects a write whose fencing token is older than the last it
+//! accepted; every write is recorded as a `write` event.
 
 pub mod clock;
 pub mod durability;
@@ -20,14 +25,15 @@ mod queue;
 
 use crate::algorithm::ReqId;
 use crate::client::{build_clients, Action, Client, Record, RecordKind};
-use crate::command::{Cmd, LockId, NodeId, Reply};
+use crate::command::{Cmd, LockId, NodeId, Reply, Token};
 use crate::fault::{PausePoint, PlannedFault};
-use crate::history::{Event, Meta, Op, OpKind};
+use crate::history::{Event, Meta, Op, OpKind, ResourceWrite};
 use crate::scenario::Scenario;
 use clock::Clock;
 use network::{Direction, Network};
 use node::Node;
 use queue::Queue;
+use std::collections::BTreeMap;
 
 /// What a run produced.
 pub struct RunOutput {
@@ -64,17 +70,32 @@ enum Ev {
         reply: Reply,
     },
     /// `generation` tells the latest wake of a client from stale ones.
+    /// `at_mono_us` is the client-clock reading it is due at, to reschedule it if the
+    /// client's clock rate changes.
     Wake {
         client: usize,
         generation: u64,
+        at_mono_us: u64,
     },
     Timer {
         client: usize,
         id: u64,
+        at_mono_us: u64,
     },
     FaultStart(usize),
     FaultEnd(usize),
     EndWorkload,
+    /// The guarded resource's answer to a client's write.
+    WriteAck {
+        client: usize,
+    },
+    /// A write reaching the guarded resource of `lock`.
+    ToResource {
+        client: usize,
+        lock: LockId,
+        token: Token,
+        fence: Option<u64>,
+    },
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -110,6 +131,9 @@ struct World<'a> {
     idle: usize,
     out: Vec<Action>,
     stats: SimStats,
+    /// Per lock: the last fencing token the guarded resource accepted.
+    resource_fence: BTreeMap<LockId, u64>,
+    resource_rng: crate::rng::Rng,
 }
 
 /// Runs `scenario` with `seed`.
@@ -163,16 +187,22 @@ pub fn run_with_progress(scenario: &Scenario, seed: u64, progress: &mut dyn FnMu
         idle: 0,
         out: Vec::with_capacity(64),
         stats: SimStats::default(),
+        resource_fence: BTreeMap::new(),
+        resource_rng: crate::rng::split(seed, "resource", 0),
     };
     world.history.push(Event::Meta(Meta {
         t_us: 0,
         scenario: scenario.name.clone(),
         seed,
-        algorithm: format!("{:?}", scenario.algorithm.kind).to_lowercase(),
+        algorithm: serde_json::to_value(scenario.algorithm.kind)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default(),
         nodes: scenario.nodes,
         clients: n_clients,
         ttl_ms: scenario.algorithm.ttl_ms,
         liveness_bound_us: scenario.algorithm.liveness_bound_us(scenario.nodes),
+        writer_wait_bound_us: scenario.clients.writer_wait_bound_us,
     }));
     world.run(progress);
     RunOutput {
@@ -275,19 +305,34 @@ impl World<'_> {
                 self.clients[client].on_reply(now, req, reply, &mut self.out);
                 self.apply(t, client);
             }
-            Ev::Wake { client, .. } | Ev::Timer { client, .. } if self.client_paused[client] => {
+            Ev::Wake { client, .. } | Ev::Timer { client, .. } | Ev::WriteAck { client }
+                if self.client_paused[client] =>
+            {
                 self.client_deferred[client].push(ev);
             }
-            Ev::Wake { client, generation } => {
+            Ev::Wake {
+                client, generation, ..
+            } => {
                 if generation == self.wake_generation[client] {
                     let now = self.now(client, t);
                     self.clients[client].on_wake(now, &mut self.out);
                     self.apply(t, client);
                 }
             }
-            Ev::Timer { client, id } => {
+            Ev::Timer { client, id, .. } => {
                 let now = self.now(client, t);
                 self.clients[client].on_timer(now, id, &mut self.out);
+                self.apply(t, client);
+            }
+            Ev::ToResource {
+                client,
+                lock,
+                token,
+                fence,
+            } => self.resource_write(t, client, lock, token, fence),
+            Ev::WriteAck { client } => {
+                let now = self.now(client, t);
+                self.clients[client].on_write_ack(now, &mut self.out);
                 self.apply(t, client);
             }
             Ev::FaultStart(i) => self.start_fault(t, i),
@@ -306,6 +351,27 @@ impl World<'_> {
                 }
             }
         }
+    }
+
+    /// The guarded resource applies or rejects a write.
+    fn resource_write(&mut self, t: u64, client: usize, lock: LockId, token: Token, fence: Option<u64>) {
+        let accepted = match (fence, self.resource_fence.get(&lock)) {
+            (Some(f), Some(&last)) => f >= last,
+            _ => true,
+        };
+        if let (true, Some(f)) = (accepted, fence) {
+            self.resource_fence.insert(lock, f);
+        }
+        self.history.push(Event::Write(ResourceWrite {
+            t_us: t,
+            client,
+            lock: lock.to_string(),
+            token: token.to_string(),
+            fence,
+            accepted,
+        }));
+        let at = t + self.scenario.network.latency.sample(&mut self.resource_rng);
+        self.queue.push(at, Ev::WriteAck { client });
     }
 
     /// Carries out the actions client `c` just asked for, at true time `t`.
@@ -328,7 +394,14 @@ impl World<'_> {
                 }
                 Action::Timer { id, at_mono_us } => {
                     let at = self.client_clocks[c].true_at_mono(at_mono_us).max(t);
-                    self.queue.push(at, Ev::Timer { client: c, id });
+                    self.queue.push(
+                        at,
+                        Ev::Timer {
+                            client: c,
+                            id,
+                            at_mono_us,
+                        },
+                    );
                 }
                 Action::Wake { at_mono_us } => {
                     let at = self.client_clocks[c].true_at_mono(at_mono_us).max(t);
@@ -339,6 +412,19 @@ impl World<'_> {
                         Ev::Wake {
                             client: c,
                             generation,
+                            at_mono_us,
+                        },
+                    );
+                }
+                Action::Write { lock, token, fence } => {
+                    let at = t + self.scenario.network.latency.sample(&mut self.resource_rng);
+                    self.queue.push(
+                        at,
+                        Ev::ToResource {
+                            client: c,
+                            lock,
+                            token,
+                            fence,
                         },
                     );
                 }
@@ -387,6 +473,7 @@ impl World<'_> {
             .map(|m| self.client_clocks[c].true_at_mono(m));
         op.nodes = r.nodes.map(|set| set.iter().collect());
         op.attempts = r.attempts;
+        op.fence = r.fence;
         self.history.push(match r.kind {
             RecordKind::Invoke => Event::Invoke(op),
             RecordKind::Ok => Event::Ok(op),
@@ -401,5 +488,7 @@ impl World<'_> {
     }
 }
 
+#[cfg(test)]
+mod rw_tests;
 #[cfg(test)]
 mod tests;

@@ -11,11 +11,19 @@
 //! calls [`Node::handle`], which answers nothing while the node is down; pauses are the
 //! driver's business (it holds the requests back).
 //!
+//! The read-write lock's sorted sets, the fencing counters and the fair queues live in
+//! their own maps of the node's `Store`: each key kind has one Redis type, so one
+//! keyspace split by type behaves like Redis's. Sorted-set
+//! members are never expired by the node: as in seed 000, a reader's score is its expiry
+//! by the client's clock, and the writer script drops expired readers by the client's
+//! `now`. Anything that wipes or restores a node's data (crash, persistence) works on
+//! the whole `Store`.
+//!
 //! [`durability`]: super::durability
 
 use super::clock::Clock;
 use super::durability::{Aof, Replica};
-use crate::command::{Cmd, Key, Reply, Token};
+use crate::command::{rw_reply, Cmd, FairArgs, Key, LockId, Reply, Ticket, Token};
 use crate::fault::{Persistence, Replication};
 use std::collections::BTreeMap;
 
@@ -25,7 +33,19 @@ struct Entry {
     expire_at_wall_us: u64,
 }
 
-type Store = BTreeMap<Key, Entry>;
+/// A node's whole keyspace, one map per Redis type. It is one value so that whatever
+/// keeps or loses a node's data (a crash, persistence, a replica) takes all of it.
+#[derive(Clone, Debug, Default)]
+struct Store {
+    /// Strings with PX expiry: exclusive locks and `w_{L}`.
+    strings: BTreeMap<Key, Entry>,
+    /// Sorted sets (`r_{L}`): member → score in ms.
+    zsets: BTreeMap<Key, BTreeMap<Token, u64>>,
+    /// Integer keys (`fence_{L}`), without expiry.
+    counters: BTreeMap<Key, i64>,
+    /// The fair queue of each lock: `fair_{L}` and `fairexp_{L}` together.
+    fair: BTreeMap<LockId, BTreeMap<Ticket, Queued>>,
+}
 
 /// Whether a node's process is running.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -52,11 +72,25 @@ impl Default for Node {
     }
 }
 
+/// A ticket in a fair queue: its position (score in `fair_{L}`) and expiry (score in
+/// `fairexp_{L}`), both in ms.
+#[derive(Clone, Copy, Debug)]
+struct Queued {
+    at_ms: u64,
+    exp_at_ms: u64,
+}
+
+/// Redis orders equal scores by member bytes; `r:<hex>` sorts before `w:<hex>`, and
+/// fixed-width hex sorts like the number.
+fn queue_order(t: &Ticket, q: &Queued) -> (u64, bool, Token) {
+    (q.at_ms, t.write, t.id)
+}
+
 impl Node {
     pub fn new(persistence: Persistence, replication: Option<Replication>) -> Self {
         Node {
             clock: Clock::default(),
-            keys: Store::new(),
+            keys: Store::default(),
             status: Status::Up,
             aof: Aof::new(persistence),
             replica: replication.map(|r| Replica::new(r.lag_us)),
@@ -129,7 +163,7 @@ impl Node {
                 if self.live(key, wall).is_some() {
                     return Reply::Nil;
                 }
-                self.keys.insert(
+                self.keys.strings.insert(
                     key,
                     Entry {
                         value: token,
@@ -140,20 +174,181 @@ impl Node {
             }
             Cmd::DelIfEq { key, token } => {
                 if self.live(key, wall) == Some(token) {
-                    self.keys.remove(&key);
+                    self.keys.strings.remove(&key);
                     Reply::Int(1)
                 } else {
                     Reply::Int(0)
                 }
             }
+            Cmd::WriteLock {
+                lock,
+                token,
+                now_ms,
+                ttl_ms,
+            } => Reply::Int(self.write_lock(wall, lock, token, now_ms, ttl_ms)),
+            Cmd::ReadLock {
+                lock,
+                token,
+                exp_at_ms,
+            } => Reply::Int(self.read_lock(wall, lock, token, exp_at_ms)),
+            Cmd::ZRem { key, token } => {
+                let removed = self.keys.zsets.get_mut(&key).and_then(|z| z.remove(&token));
+                Reply::Int(i64::from(removed.is_some()))
+            }
+            Cmd::PExpireIfEq { key, token, ttl_ms } => {
+                if self.live(key, wall) == Some(token) {
+                    if let Some(e) = self.keys.strings.get_mut(&key) {
+                        e.expire_at_wall_us = wall + ttl_ms * 1_000;
+                    }
+                    Reply::Int(1)
+                } else {
+                    Reply::Int(0)
+                }
+            }
+            Cmd::ExtendRead {
+                lock,
+                token,
+                now_ms,
+                exp_at_ms,
+            } => {
+                if self.live(Key::writer(lock), wall).is_some() {
+                    return Reply::Int(0);
+                }
+                match self
+                    .keys
+                    .zsets
+                    .get_mut(&Key::readers(lock))
+                    .and_then(|z| z.get_mut(&token))
+                {
+                    Some(score) if *score > now_ms => {
+                        *score = exp_at_ms;
+                        Reply::Int(1)
+                    }
+                    _ => Reply::Int(0),
+                }
+            }
+            Cmd::Incr { key } => {
+                let v = self.keys.counters.entry(key).or_insert(0);
+                *v += 1;
+                Reply::Int(*v)
+            }
+            Cmd::RaiseTo { key, value } => {
+                let v = self.keys.counters.entry(key).or_insert(0);
+                *v = (*v).max(value as i64);
+                Reply::Int(*v)
+            }
+            Cmd::FairWriteLock {
+                lock,
+                token,
+                fair,
+                ttl_ms,
+            } => {
+                if let Some(r) = self.queue_turn(lock, fair) {
+                    return Reply::Int(r);
+                }
+                let r = self.write_lock(wall, lock, token, fair.now_ms, ttl_ms);
+                if r == rw_reply::ACQUIRED {
+                    self.leave(lock, fair.ticket);
+                }
+                Reply::Int(r)
+            }
+            Cmd::FairReadLock {
+                lock,
+                token,
+                fair,
+                exp_at_ms,
+            } => {
+                if let Some(r) = self.queue_turn(lock, fair) {
+                    return Reply::Int(r);
+                }
+                let r = self.read_lock(wall, lock, token, exp_at_ms);
+                if r == rw_reply::ACQUIRED {
+                    self.leave(lock, fair.ticket);
+                }
+                Reply::Int(r)
+            }
+            Cmd::FairLeave { lock, ticket } => Reply::Int(i64::from(self.leave(lock, ticket))),
         }
+    }
+
+    /// Seed 000's writer script.
+    fn write_lock(&mut self, wall_us: u64, lock: LockId, token: Token, now_ms: u64, ttl_ms: u64) -> i64 {
+        let r = Key::readers(lock);
+        if let Some(z) = self.keys.zsets.get_mut(&r) {
+            // ZREMRANGEBYSCORE r 0 now: the bounds are inclusive.
+            z.retain(|_, score| *score > now_ms);
+            if !z.is_empty() {
+                return rw_reply::BLOCKED;
+            }
+            self.keys.zsets.remove(&r);
+        }
+        let w = Key::writer(lock);
+        if self.live(w, wall_us).is_some() {
+            return rw_reply::WRITE_LOCKED;
+        }
+        self.keys.strings.insert(
+            w,
+            Entry {
+                value: token,
+                expire_at_wall_us: wall_us + ttl_ms * 1_000,
+            },
+        );
+        rw_reply::ACQUIRED
+    }
+
+    /// Seed 000's reader script.
+    fn read_lock(&mut self, wall_us: u64, lock: LockId, token: Token, exp_at_ms: u64) -> i64 {
+        if self.live(Key::writer(lock), wall_us).is_some() {
+            return rw_reply::BLOCKED;
+        }
+        self.keys
+            .zsets
+            .entry(Key::readers(lock))
+            .or_default()
+            .insert(token, exp_at_ms);
+        rw_reply::ACQUIRED
+    }
+
+    /// The queue half of the fair scripts: `Some(QUEUED)` if the caller must wait its
+    /// turn, `None` if it may try the lock itself.
+    fn queue_turn(&mut self, lock: LockId, fair: FairArgs) -> Option<i64> {
+        let q = self.keys.fair.entry(lock).or_default();
+        q.retain(|_, e| e.exp_at_ms > fair.now_ms);
+        if q.is_empty() && !fair.enqueue {
+            self.keys.fair.remove(&lock);
+            return None;
+        }
+        let me = q.entry(fair.ticket).or_insert(Queued {
+            at_ms: fair.queued_at_ms,
+            exp_at_ms: fair.ticket_exp_at_ms,
+        });
+        me.exp_at_ms = fair.ticket_exp_at_ms;
+        let mine = queue_order(&fair.ticket, me);
+        let mut ahead = q.iter().filter(|(t, e)| queue_order(t, e) < mine);
+        let blocked = if fair.ticket.write {
+            ahead.next().is_some()
+        } else {
+            ahead.any(|(t, _)| t.write)
+        };
+        blocked.then_some(rw_reply::QUEUED)
+    }
+
+    fn leave(&mut self, lock: LockId, ticket: Ticket) -> bool {
+        let Some(q) = self.keys.fair.get_mut(&lock) else {
+            return false;
+        };
+        let was = q.remove(&ticket).is_some();
+        if q.is_empty() {
+            self.keys.fair.remove(&lock);
+        }
+        was
     }
 
     /// The value of `key` if it exists and has not expired by `wall_us`; drops it if expired.
     fn live(&mut self, key: Key, wall_us: u64) -> Option<Token> {
-        let entry = self.keys.get(&key)?;
+        let entry = self.keys.strings.get(&key)?;
         if wall_us >= entry.expire_at_wall_us {
-            self.keys.remove(&key);
+            self.keys.strings.remove(&key);
             return None;
         }
         Some(entry.value)
@@ -374,3 +569,6 @@ mod fault_tests {
         );
     }
 }
+
+#[cfg(test)]
+mod rw_tests;

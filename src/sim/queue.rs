@@ -76,6 +76,22 @@ impl<E> Queue<E> {
             .expect("a queued slot holds its event");
         Some((entry.at_us, event))
     }
+
+    /// Moves every event for which `new_time` says so, keeping sequence numbers, so
+    /// events at the same time keep their order. Rebuilds the heap: for rare changes
+    /// such as a clock-rate fault.
+    pub fn retime(&mut self, mut new_time: impl FnMut(&E) -> Option<u64>) {
+        let mut entries = std::mem::take(&mut self.heap).into_vec();
+        for e in &mut entries {
+            let event = self.slab[e.slot as usize]
+                .as_ref()
+                .expect("a queued slot holds its event");
+            if let Some(at_us) = new_time(event) {
+                e.at_us = at_us;
+            }
+        }
+        self.heap = BinaryHeap::from(entries);
+    }
 }
 
 #[cfg(test)]
@@ -91,5 +107,16 @@ mod tests {
         q.push(1, 'd');
         let order: Vec<char> = std::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();
         assert_eq!(order, vec!['b', 'd', 'a', 'c']);
+    }
+
+    #[test]
+    fn retimed_events_move_and_keep_their_tie_order() {
+        let mut q = Queue::new();
+        q.push(5, 'a');
+        q.push(1, 'b');
+        q.push(9, 'c');
+        q.retime(|&e| (e != 'b').then_some(1));
+        let order: Vec<(u64, char)> = std::iter::from_fn(|| q.pop()).collect();
+        assert_eq!(order, vec![(1, 'a'), (1, 'b'), (1, 'c')]);
     }
 }

@@ -415,3 +415,113 @@ fn step_by_step_restart_without_persistence() {
     }
     assert!(3_002_000 < valid_until, "two holders at once");
 }
+
+#[test]
+fn a_quorum_of_all_nodes_is_caught_by_the_fault_tolerance_rule() {
+    let text = |quorum: u32| {
+        format!(
+            r#"
+nodes = 5
+duration = "5s"
+[algorithm]
+ttl = "500ms"
+quorum = {quorum}
+request_timeout = "20ms"
+[clients]
+count = 1
+[[faults]]
+at = "1s"
+kind = "crash"
+node = 4
+restart_after = "2s"
+"#
+        )
+    };
+    let (_, majority) = run(&text(3), 1);
+    assert!(majority.is_live(), "{:?}", majority.liveness);
+    let (_, all) = run(&text(5), 1);
+    assert!(all.stats.tolerance_checked > 0);
+    assert!(all.liveness.iter().any(|l| matches!(l,
+        crate::checker::LivenessFinding::FaultTolerance { reachable_nodes, .. }
+            if reachable_nodes == &vec![0, 1, 2, 3])));
+}
+
+#[test]
+fn the_readme_fault_examples_parse() {
+    let readme = include_str!("../../README.md");
+    let start = readme
+        .find("persistence = \"none\"")
+        .expect("README shows the fault schema");
+    let block = &readme[start..];
+    let block = &block[..block.find("```").unwrap()];
+    scenario(block);
+}
+
+#[test]
+fn a_client_clock_rate_change_moves_its_pending_wake() {
+    let (h, _) = run(
+        r#"
+nodes = 1
+duration = "3s"
+[algorithm]
+kind = "single"
+[clients]
+count = 1
+think = "1s"
+[[faults]]
+at = "500ms"
+kind = "clock_rate"
+client = 0
+rate = 0.5
+"#,
+        1,
+    );
+    let first = h
+        .iter()
+        .find(|e| matches!(e, Event::Invoke(_)))
+        .expect("the client acquires once");
+    // Half of its 1 s think time is left at 0.5 s, and its clock now runs at half speed.
+    assert_eq!(first.t_us(), 1_500_000);
+}
+
+#[test]
+fn a_pause_while_holding_starts_at_once_if_the_client_holds() {
+    let (h, f) = run(
+        r#"
+nodes = 1
+duration = "5s"
+[algorithm]
+kind = "single"
+ttl = "10s"
+[clients]
+count = 1
+think = "10ms"
+hold = "3s"
+[[faults]]
+at = "1s"
+kind = "pause"
+client = 0
+point = "while_holding"
+duration = "3s"
+"#,
+        1,
+    );
+    assert!(f.is_safe());
+    let pause: Vec<(u64, FaultAction)> = h
+        .iter()
+        .filter_map(|e| match e {
+            Event::Fault(f) => Some((f.t_us, f.action)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        pause,
+        vec![(1_000_000, FaultAction::Start), (4_000_000, FaultAction::End)]
+    );
+    // The hold was due to end near 3 s; the client only gets to release it at 4 s.
+    let release = h
+        .iter()
+        .find(|e| matches!(e, Event::Invoke(o) if o.op == OpKind::Release))
+        .unwrap();
+    assert_eq!(release.t_us(), 4_000_000, "{release:?}");
+}

@@ -2,7 +2,8 @@
 //! replies and timers by hand and reading the outputs.
 
 use super::*;
-use crate::command::KeyKind;
+use crate::algorithm::Fanout;
+use crate::command::{Key, KeyKind, NodeId};
 use crate::scenario::Dist;
 
 fn config(fanout: Fanout) -> AlgorithmConfig {
@@ -16,6 +17,11 @@ fn config(fanout: Fanout) -> AlgorithmConfig {
         request_timeout_us: 50_000,
         quorum: 3,
         check_elapsed: true,
+        max_extensions: 0,
+        extend_before_us: 300_000,
+        fencing: false,
+        fence_rounds: 2,
+        fair_after_us: 100_000,
     }
 }
 

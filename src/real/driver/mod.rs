@@ -55,8 +55,18 @@ impl Host {
 }
 
 enum Ev {
-    Wake { client: usize, generation: u64 },
-    Timer { client: usize, id: u64 },
+    Wake {
+        client: usize,
+        generation: u64,
+    },
+    /// The guarded resource answered a client's write.
+    WriteAck {
+        client: usize,
+    },
+    Timer {
+        client: usize,
+        id: u64,
+    },
     FaultStart(usize),
     FaultEnd(usize),
     EndWorkload,
@@ -191,6 +201,7 @@ async fn drive(
         stats: SimStats::default(),
         start: Instant::now(),
         tx,
+        resource_fence: BTreeMap::new(),
         request_lifetime: Duration::from_micros(scenario.algorithm.request_timeout_us * 20)
             .max(Duration::from_secs(1)),
     };
@@ -203,6 +214,7 @@ async fn drive(
         clients: n_clients,
         ttl_ms: scenario.algorithm.ttl_ms,
         liveness_bound_us: scenario.algorithm.liveness_bound_us(scenario.nodes),
+        writer_wait_bound_us: scenario.clients.writer_wait_bound_us,
     }));
     d.run(rx).await;
     Ok(RunOutput {
@@ -243,6 +255,8 @@ struct Driver<'a> {
     tx: mpsc::UnboundedSender<Answer>,
     /// How long an unanswered request is kept before it is dropped.
     request_lifetime: Duration,
+    /// The guarded resource's highest fencing token per lock.
+    resource_fence: BTreeMap<LockId, u64>,
 }
 
 impl Driver<'_> {
@@ -328,6 +342,11 @@ impl Driver<'_> {
                     self.apply(t, client);
                 }
             }
+            Ev::WriteAck { client } => {
+                let now = self.now(client, t);
+                self.clients[client].on_write_ack(now, &mut self.out);
+                self.apply(t, client);
+            }
             Ev::Timer { client, id } => {
                 let now = self.now(client, t);
                 self.clients[client].on_timer(now, id, &mut self.out);
@@ -386,11 +405,40 @@ impl Driver<'_> {
                         },
                     );
                 }
+                Action::Write { lock, token, fence } => self.resource_write(t, c, lock, token, fence),
                 Action::Record(r) => self.record(t, c, r),
                 Action::Idle => self.on_idle(t),
             }
         }
         self.out = out;
+    }
+
+    /// The guarded resource (Kleppmann's storage service), in process: it accepts a
+    /// write unless its fencing token is below the highest it has seen for that lock.
+    fn resource_write(
+        &mut self,
+        t: u64,
+        client: usize,
+        lock: LockId,
+        token: crate::command::Token,
+        fence: Option<u64>,
+    ) {
+        let accepted = match (fence, self.resource_fence.get(&lock)) {
+            (Some(f), Some(&last)) => f >= last,
+            _ => true,
+        };
+        if let (true, Some(f)) = (accepted, fence) {
+            self.resource_fence.insert(lock, f);
+        }
+        self.history.push(Event::Write(crate::history::ResourceWrite {
+            t_us: t,
+            client,
+            lock: lock.to_string(),
+            token: token.to_string(),
+            fence,
+            accepted,
+        }));
+        self.schedule(t, Ev::WriteAck { client });
     }
 
     fn on_idle(&mut self, t: u64) {

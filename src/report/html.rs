@@ -1,0 +1,348 @@
+//! index.html: the page a person reads. Self-contained: inline CSS, no script, no
+//! network; the plots are the PNG files next to it (relative links), with their SVG
+//! twins linked. Everything shown comes from summary.json (the verdict over all seeds)
+//! and the reported seed's history with its findings.
+
+use super::narrative::{fault_sentence, secs, span, Story};
+use super::view::{Outcome, RunView};
+use super::PlotInfo;
+use crate::checker::stats::percentile;
+use serde_json::Value;
+use std::fmt::Write as _;
+
+/// How many violation stories the page tells in full (narrative.md has more).
+pub const STORIES_ON_PAGE: usize = 20;
+const SEED_ROWS: usize = 50;
+const FAULT_ROWS: usize = 100;
+
+/// Escapes text for HTML element content and attribute values.
+pub fn esc(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+const STYLE: &str = "body{font-family:sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#222;line-height:1.45}
+table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:.25em .6em;text-align:left}
+th{background:#f3f3f3}td.n{text-align:right}.verdict{font-size:1.4em;font-weight:bold;padding:.4em .8em;display:inline-block;border-radius:4px}
+.safe{background:#e3f4e3;color:#1d5e1d}.unsafe{background:#fbe0e0;color:#8a1414}.miss{outline:3px solid #d62728}
+figure{margin:1.5em 0}figure img{max-width:100%;border:1px solid #ddd}figcaption{color:#555;font-size:.9em}
+code,pre{background:#f6f6f6;padding:.1em .3em}ol.steps li{margin:.2em 0}.why{font-style:italic}";
+
+fn text(v: &Value, key: &str) -> String {
+    match &v[key] {
+        Value::String(s) => s.clone(),
+        Value::Null => String::new(),
+        other => other.to_string(),
+    }
+}
+
+fn pct(x: f64) -> String {
+    format!("{:.1}%", x * 100.0)
+}
+
+/// Renders the page.
+pub fn page(
+    summary: &Value,
+    view: &RunView,
+    plots: &[PlotInfo],
+    stories: &[Story],
+    has_history: bool,
+) -> String {
+    let f = view.findings;
+    let scenario = text(summary, "scenario");
+    let mut h = String::new();
+    let _ = write!(
+        h,
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>lockstorm: {}</title><style>{STYLE}</style></head><body>\n",
+        esc(&scenario)
+    );
+    let _ = writeln!(h, "<h1>lockstorm report: {}</h1>", esc(&scenario));
+
+    // The verdict over all seeds, as summary.json states it.
+    let verdict = match text(summary, "verdict").as_str() {
+        "" => if f.is_safe() { "safe" } else { "unsafe" }.to_string(),
+        v => v.to_string(),
+    };
+    let expect = text(summary, "expect");
+    let as_expected = summary["as_expected"].as_bool();
+    let seeds = summary["seeds"].as_array().map_or(&[][..], Vec::as_slice);
+    let mut line = verdict.to_uppercase();
+    if !expect.is_empty() {
+        let _ = write!(line, " (expected {expect})");
+    }
+    match as_expected {
+        Some(true) => line.push_str(" — as expected"),
+        Some(false) => line.push_str(" — NOT as expected"),
+        None => {}
+    }
+    let miss = if as_expected == Some(false) { " miss" } else { "" };
+    let _ = writeln!(
+        h,
+        "<p class=\"verdict {}{miss}\">{}</p>",
+        if verdict == "safe" { "safe" } else { "unsafe" },
+        esc(&line)
+    );
+    let _ = writeln!(
+        h,
+        "<p>{} over {} seed(s); liveness after the heal: {}.</p>",
+        if verdict == "safe" {
+            "No two clients ever held a lock at once"
+        } else {
+            "Two clients held the same lock at once"
+        },
+        seeds.len().max(1),
+        match summary["live"].as_bool().unwrap_or(f.is_live()) {
+            true => "every lock was acquirable again in time",
+            false => "FAILED",
+        }
+    );
+
+    facts(&mut h, summary, view);
+    seeds_table(&mut h, seeds, summary["reported_seed"].as_u64());
+    mode_table(&mut h, view);
+    for p in plots {
+        let _ = writeln!(
+            h,
+            "<figure><img src=\"{0}.png\" alt=\"{1}\" width=\"{2}\"><figcaption>{3} (<a href=\"{0}.png\">PNG</a>, <a href=\"{0}.svg\">SVG</a>)</figcaption></figure>",
+            esc(&p.stem),
+            esc(&p.title),
+            p.width,
+            esc(&p.caption)
+        );
+    }
+    violations(&mut h, view, stories);
+    liveness(&mut h, f);
+    faults(&mut h, view);
+
+    h.push_str("<h2>Files</h2><ul><li><a href=\"summary.json\">summary.json</a>: the verdict per seed and the reported seed's findings</li>");
+    if has_history {
+        h.push_str("<li><a href=\"history.jsonl\">history.jsonl</a>: every event of the reported seed (format: src/history.rs)</li>");
+    } else {
+        h.push_str("<li>history.jsonl is not kept here (too large); the rerun command above writes it again, byte for byte</li>");
+    }
+    h.push_str("<li><a href=\"narrative.md\">narrative.md</a>: the story of each violation</li></ul>\n</body></html>\n");
+    h
+}
+
+fn facts(h: &mut String, summary: &Value, view: &RunView) {
+    h.push_str("<table>");
+    let mut row = |k: &str, v: String| {
+        if !v.is_empty() {
+            let _ = write!(h, "<tr><th>{}</th><td>{}</td></tr>", esc(k), v);
+        }
+    };
+    row("scenario file", esc(&text(summary, "file")));
+    if let Some(m) = view.meta {
+        row(
+            "setup",
+            esc(&format!(
+                "{} on {} node(s), {} client(s), ttl {} ms",
+                m.algorithm, m.nodes, m.clients, m.ttl_ms
+            )),
+        );
+    }
+    row("reported seed", esc(&text(summary, "reported_seed")));
+    let rerun = text(summary, "rerun");
+    if !rerun.is_empty() {
+        row("rerun", format!("<code>{}</code>", esc(&rerun)));
+    }
+    row(
+        "history",
+        esc(&format!(
+            "{} events over {} of true time ({} faults)",
+            view.history.len(),
+            secs(view.end_us),
+            view.faults.len()
+        )),
+    );
+    if let Some(ops) = summary["sim_lock_ops_per_sec"].as_f64() {
+        row(
+            "simulator speed",
+            esc(&format!("{ops:.0} lock operations per wall second")),
+        );
+    }
+    h.push_str("</table>\n");
+}
+
+fn seeds_table(h: &mut String, seeds: &[Value], reported: Option<u64>) {
+    if seeds.len() < 2 {
+        return;
+    }
+    let failing = seeds.iter().filter(|s| s["safe"] == Value::Bool(false)).count();
+    let _ = writeln!(
+        h,
+        "<h2>Seeds</h2><p>{} seeds, {failing} unsafe. The plots and stories below are of seed {}.</p>",
+        seeds.len(),
+        reported.map_or("?".into(), |s| s.to_string())
+    );
+    let _ = write!(
+        h,
+        "<details{}><summary>verdict per seed</summary><table><tr><th>seed</th><th>verdict</th><th>live</th><th>violations</th><th>availability</th></tr>",
+        if seeds.len() <= 10 { " open" } else { "" }
+    );
+    // Unsafe seeds first so a long sweep shows its failures.
+    let mut shown: Vec<&Value> = seeds.iter().filter(|s| s["safe"] == Value::Bool(false)).collect();
+    shown.extend(seeds.iter().filter(|s| s["safe"] != Value::Bool(false)));
+    for s in shown.iter().take(SEED_ROWS) {
+        let _ = write!(
+            h,
+            "<tr><td class=n>{}</td><td>{}</td><td>{}</td><td class=n>{}</td><td class=n>{}</td></tr>",
+            esc(&text(s, "seed")),
+            if s["safe"] == Value::Bool(false) {
+                "unsafe"
+            } else {
+                "safe"
+            },
+            if s["live"] == Value::Bool(false) {
+                "no"
+            } else {
+                "yes"
+            },
+            esc(&text(s, "violations")),
+            pct(s["stats"]["availability"].as_f64().unwrap_or(0.0))
+        );
+    }
+    h.push_str("</table>");
+    if seeds.len() > SEED_ROWS {
+        let _ = write!(
+            h,
+            "<p>{} more seeds in summary.json.</p>",
+            seeds.len() - SEED_ROWS
+        );
+    }
+    h.push_str("</details>\n");
+}
+
+fn mode_table(h: &mut String, view: &RunView) {
+    h.push_str("<h2>Acquisitions by mode</h2><table><tr><th>mode</th><th>acquires</th><th>acquired</th><th>failed</th><th>unknown</th><th>availability</th><th>latency p50 / p99 / max</th><th>wait p50 / p99 / max</th></tr>");
+    for mode in view.modes() {
+        let count = |o: Outcome| {
+            view.acquires
+                .iter()
+                .filter(|a| a.mode == mode && a.outcome == o)
+                .count()
+        };
+        let (ok, failed, unknown) = (
+            count(Outcome::Acquired),
+            count(Outcome::Failed),
+            count(Outcome::Unknown),
+        );
+        let total = ok + failed + unknown;
+        let three = |v: &[u64]| {
+            format!(
+                "{} / {} / {}",
+                span(percentile(v, 50.0)),
+                span(percentile(v, 99.0)),
+                span(v.last().copied().unwrap_or(0))
+            )
+        };
+        let _ = write!(
+            h,
+            "<tr><td>{}</td><td class=n>{total}</td><td class=n>{ok}</td><td class=n>{failed}</td><td class=n>{unknown}</td><td class=n>{}</td><td>{}</td><td>{}</td></tr>",
+            esc(&mode),
+            pct(if total == 0 { 0.0 } else { ok as f64 / total as f64 }),
+            three(&view.latencies_us(&mode)),
+            three(&view.waits_us(&mode))
+        );
+    }
+    h.push_str("</table><p>Latency: one acquire call, invoke to ok. Wait: from a client's first attempt to its acquisition, across failed attempts. Workload phase only.</p>\n");
+}
+
+fn violations(h: &mut String, view: &RunView, stories: &[Story]) {
+    let vs = view.violations();
+    let _ = writeln!(h, "<h2>Violations ({})</h2>", vs.len());
+    if vs.is_empty() {
+        h.push_str("<p>None: no two holds of the same lock overlapped in true time.</p>\n");
+        return;
+    }
+    let total_us: u64 = vs.iter().map(|v| v.overlap_us()).sum();
+    let _ = writeln!(
+        h,
+        "<p>Two clients held the same lock at once {} time(s), for {} in all. Each story below is the shortest stretch of the history that explains one violation.</p>",
+        vs.len(),
+        span(total_us)
+    );
+    for (i, (v, s)) in vs.iter().zip(stories).take(STORIES_ON_PAGE).enumerate() {
+        let _ = write!(
+            h,
+            "<h3>Violation {}: clients {} and {} on {} for {}</h3><ol class=steps>",
+            i + 1,
+            v.first.client,
+            v.second.client,
+            esc(&v.lock),
+            span(v.overlap_us())
+        );
+        for step in &s.steps {
+            let _ = write!(h, "<li><b>t={}</b> {}</li>", secs(step.t_us), esc(&step.text));
+        }
+        let _ = writeln!(
+            h,
+            "<li>{}</li></ol><p class=why>{} (history lines {}–{}.)</p>",
+            esc(&s.overlap),
+            esc(&s.why),
+            s.first_line,
+            s.last_line
+        );
+    }
+    if vs.len() > STORIES_ON_PAGE {
+        let _ = writeln!(
+            h,
+            "<p>{} more violations: see <a href=\"narrative.md\">narrative.md</a> and summary.json.</p>",
+            vs.len() - STORIES_ON_PAGE
+        );
+    }
+}
+
+fn liveness(h: &mut String, f: &crate::checker::Findings) {
+    if f.liveness.is_empty() {
+        return;
+    }
+    let _ = write!(h, "<h2>Liveness findings ({})</h2><ul>", f.liveness.len());
+    for l in &f.liveness {
+        let _ = write!(
+            h,
+            "<li><code>{}</code></li>",
+            esc(&serde_json::to_string(l).unwrap_or_default())
+        );
+    }
+    h.push_str("</ul>\n");
+}
+
+fn faults(h: &mut String, view: &RunView) {
+    let _ = writeln!(h, "<h2>Faults ({})</h2>", view.faults.len());
+    if view.faults.is_empty() {
+        h.push_str("<p>No fault was injected.</p>\n");
+        return;
+    }
+    h.push_str("<table><tr><th>#</th><th>origin</th><th>from</th><th>to</th><th>what</th></tr>");
+    for w in view.faults.iter().take(FAULT_ROWS) {
+        let _ = write!(
+            h,
+            "<tr><td class=n>{}</td><td>{:?}</td><td class=n>{}</td><td class=n>{}</td><td>{}</td></tr>",
+            w.id,
+            w.origin,
+            secs(w.start_us),
+            w.end_us.map_or("never healed".into(), secs),
+            esc(&fault_sentence(&w.fault, view.clients))
+        );
+    }
+    h.push_str("</table>");
+    if view.faults.len() > FAULT_ROWS {
+        let _ = write!(
+            h,
+            "<p>{} more in history.jsonl.</p>",
+            view.faults.len() - FAULT_ROWS
+        );
+    }
+    h.push('\n');
+}

@@ -1,0 +1,371 @@
+//! The output folder of a run: summary.json, history.jsonl, plots, the violation
+//! narratives and index.html.
+//!
+//! The last step of the flow. summary.json holds the verdict per seed, the findings of
+//! the reported seed, its fault plan and the command that reruns it. The rest is
+//! rendered from the reported seed's history and its findings ([`render`]), which is
+//! also how `lockstorm report DIR` redraws a folder from its history.jsonl
+//! ([`rerender`]). [`view`] gathers what is shown, [`plots`] draws it, [`narrative`]
+//! tells each violation, [`html`] puts it on one page; [`analysis`] runs every scenario
+//! into reports/analysis/.
+
+pub mod analysis;
+pub mod html;
+pub mod narrative;
+pub mod plots;
+pub mod view;
+
+use crate::checker::{
+    self, Findings, LivenessFinding, Malformed, ResourceStats, ResourceViolation, Stats, Violation,
+};
+use crate::fault::PlannedFault;
+use crate::history::{Event, HistoryError};
+use crate::run::{Outcome, SeedResult};
+use crate::scenario::{Expect, Scenario};
+use serde::Serialize;
+use std::path::Path;
+
+#[derive(Serialize)]
+pub struct Summary<'a> {
+    pub scenario: &'a str,
+    pub file: Option<String>,
+    /// Where the run ran: `sim` or `redis`.
+    pub backend: crate::scenario::Backend,
+    pub expect: Expect,
+    pub expect_live: bool,
+    pub verdict: &'static str,
+    pub live: bool,
+    pub as_expected: bool,
+    pub min_availability: Option<f64>,
+    pub seeds_run: Vec<u64>,
+    pub seeds: &'a [SeedResult],
+    pub reported_seed: u64,
+    pub rerun: String,
+    /// The reported seed's violations, the first [`SUMMARY_VIOLATIONS`] of them.
+    pub violations: &'a [Violation],
+    pub violations_total: usize,
+    pub expect_resource: Option<Expect>,
+    /// The guarded resource: "safe" unless a stale write got through on some seed.
+    pub resource_verdict: &'static str,
+    pub resource_violations: &'a [ResourceViolation],
+    pub resource: &'a ResourceStats,
+    pub fence_regressions: &'a [crate::checker::resource::FenceRegression],
+    pub liveness: &'a [LivenessFinding],
+    pub stats: &'a Stats,
+    pub fault_plan: &'a [PlannedFault],
+    /// Simulated node commands per wall second (one SET or unlock on one node each).
+    pub sim_ops_per_sec: f64,
+    /// Simulated acquire and release calls per wall second.
+    pub sim_lock_ops_per_sec: f64,
+}
+
+pub fn summary<'a>(scenario: &'a Scenario, outcome: &'a Outcome) -> Summary<'a> {
+    Summary {
+        scenario: &scenario.name,
+        file: scenario.path.as_ref().map(|p| p.display().to_string()),
+        backend: scenario.backend,
+        expect: scenario.expect,
+        expect_live: scenario.expect_live,
+        verdict: if outcome.safe { "safe" } else { "unsafe" },
+        live: outcome.live,
+        as_expected: outcome.as_expected,
+        min_availability: scenario.min_availability,
+        seeds_run: outcome.seeds.iter().map(|s| s.seed).collect(),
+        seeds: &outcome.seeds,
+        reported_seed: outcome.reported_seed,
+        rerun: scenario.rerun_command(outcome.reported_seed),
+        violations: first_violations(&outcome.findings.violations),
+        violations_total: outcome.findings.violations.len(),
+        expect_resource: scenario.expect_resource,
+        resource_verdict: if outcome.resource_safe { "safe" } else { "unsafe" },
+        resource_violations: &outcome.findings.resource_violations,
+        resource: &outcome.findings.resource,
+        fence_regressions: &outcome.findings.fence_regressions,
+        liveness: &outcome.findings.liveness,
+        stats: &outcome.findings.stats,
+        fault_plan: &outcome.plan,
+        sim_ops_per_sec: outcome.sim_ops_per_sec(),
+        sim_lock_ops_per_sec: outcome.sim_lock_ops_per_sec(),
+    }
+}
+
+/// summary.json lists at most this many violations (a long unsafe run has hundreds of
+/// thousands); narrative.md and history.jsonl have the rest.
+pub const SUMMARY_VIOLATIONS: usize = 1_000;
+
+fn first_violations(all: &[Violation]) -> &[Violation] {
+    &all[..all.len().min(SUMMARY_VIOLATIONS)]
+}
+
+/// Why a report could not be written or re-rendered.
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    #[error("{path}: {source}")]
+    Io { path: String, source: std::io::Error },
+    #[error(transparent)]
+    History(#[from] HistoryError),
+    #[error("{path} is malformed: {source}")]
+    Malformed { path: String, source: Malformed },
+    #[error(transparent)]
+    Plot(#[from] plots::PlotError),
+}
+
+fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> ReportError + '_ {
+    move |source| ReportError::Io {
+        path: path.display().to_string(),
+        source,
+    }
+}
+
+/// A plot written next to index.html.
+#[derive(Clone, Debug)]
+pub struct PlotInfo {
+    /// File name without extension: `<stem>.png` and `<stem>.svg`.
+    pub stem: String,
+    pub title: String,
+    pub caption: String,
+    pub width: u32,
+}
+
+/// What [`render`] wrote, for pages that link to it (the analysis).
+pub struct Rendered {
+    pub plots: Vec<PlotInfo>,
+    pub stories: Vec<narrative::Story>,
+}
+
+/// How many violations narrative.md tells in full; the rest are listed on one line each.
+const STORIES_IN_FULL: usize = 200;
+
+/// Writes the whole report of a run into `dir`, creating it.
+pub fn write(dir: &Path, scenario: &Scenario, outcome: &Outcome) -> Result<Rendered, ReportError> {
+    write_with(dir, scenario, outcome, true)
+}
+
+/// Like [`write`]; `keep_history: false` leaves history.jsonl out (a committed
+/// analysis reruns the seed instead of storing megabytes of events).
+pub fn write_with(
+    dir: &Path,
+    scenario: &Scenario,
+    outcome: &Outcome,
+    keep_history: bool,
+) -> Result<Rendered, ReportError> {
+    std::fs::create_dir_all(dir).map_err(io_err(dir))?;
+    let summary = serde_json::to_value(summary(scenario, outcome)).map_err(|e| ReportError::Io {
+        path: dir.join("summary.json").display().to_string(),
+        source: e.into(),
+    })?;
+    write_json(&dir.join("summary.json"), &summary)?;
+    let path = dir.join("history.jsonl");
+    if keep_history {
+        let file = std::fs::File::create(&path).map_err(io_err(&path))?;
+        crate::history::write_jsonl(&outcome.history, std::io::BufWriter::new(file))
+            .map_err(io_err(&path))?;
+    } else if path.exists() {
+        std::fs::remove_file(&path).map_err(io_err(&path))?;
+    }
+    render(dir, &summary, &outcome.history, &outcome.findings, keep_history)
+}
+
+fn write_json(path: &Path, value: &serde_json::Value) -> Result<(), ReportError> {
+    let file = std::fs::File::create(path).map_err(io_err(path))?;
+    serde_json::to_writer_pretty(std::io::BufWriter::new(file), value).map_err(|e| ReportError::Io {
+        path: path.display().to_string(),
+        source: e.into(),
+    })
+}
+
+/// Re-renders `dir` from its history.jsonl: the checker runs again and the plots,
+/// narrative.md and index.html are redrawn. A summary.json already there (with the
+/// verdict per seed) is kept; a history from elsewhere gets one derived from it.
+pub fn rerender(dir: &Path) -> Result<Findings, ReportError> {
+    let path = dir.join("history.jsonl");
+    let history = crate::history::read_jsonl(&path)?;
+    let findings = checker::check(&history).map_err(|source| ReportError::Malformed {
+        path: path.display().to_string(),
+        source,
+    })?;
+    let summary_path = dir.join("summary.json");
+    let summary = match std::fs::read_to_string(&summary_path) {
+        Ok(text) => serde_json::from_str(&text).map_err(|e| ReportError::Io {
+            path: summary_path.display().to_string(),
+            source: e.into(),
+        })?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let summary = history_summary(&history, &findings);
+            write_json(&summary_path, &summary)?;
+            summary
+        }
+        Err(e) => return Err(io_err(&summary_path)(e)),
+    };
+    render(dir, &summary, &history, &findings, true)?;
+    Ok(findings)
+}
+
+/// The summary of a lone history: its own verdict, no expectation, one seed.
+fn history_summary(history: &[Event], findings: &Findings) -> serde_json::Value {
+    let meta = history.iter().find_map(|e| match e {
+        Event::Meta(m) => Some(m),
+        _ => None,
+    });
+    serde_json::json!({
+        "scenario": meta.map_or("history", |m| m.scenario.as_str()),
+        "verdict": if findings.is_safe() { "safe" } else { "unsafe" },
+        "live": findings.is_live(),
+        "reported_seed": meta.map(|m| m.seed),
+        "violations": first_violations(&findings.violations),
+        "violations_total": findings.violations.len(),
+        "liveness": findings.liveness,
+        "stats": findings.stats,
+    })
+}
+
+/// Draws the plots, tells the violations and writes narrative.md and index.html.
+pub fn render(
+    dir: &Path,
+    summary: &serde_json::Value,
+    history: &[Event],
+    findings: &Findings,
+    has_history: bool,
+) -> Result<Rendered, ReportError> {
+    use plots::{availability::Availability, cdf::Cdf, timeline::Timeline, Figure};
+    let view = view::RunView::new(history, findings);
+    let mut plots = Vec::new();
+    let mut add = |fig: &dyn Fn(&Path, &str) -> Result<u32, plots::PlotError>,
+                   stem: &str,
+                   title: &str,
+                   caption: String| {
+        let width = fig(dir, stem)?;
+        plots.push(PlotInfo {
+            stem: stem.into(),
+            title: title.into(),
+            caption,
+            width,
+        });
+        Ok::<(), ReportError>(())
+    };
+    fn save(fig: &impl Figure, dir: &Path, stem: &str) -> Result<u32, plots::PlotError> {
+        plots::save(fig, dir, stem)?;
+        Ok(fig.size().0)
+    }
+    if let Some(v) = view.violations().first() {
+        add(
+            &|d, s| save(&Timeline::around(&view, v), d, s),
+            "timeline-violation",
+            "Holder timeline around the first violation",
+            format!(
+                "The first violation: clients {} and {} both hold {} (outlined in red) from t={} to t={}. Rows: nodes, then clients; bars are holds (colour = mode), orange = a fault hitting that row, red band = two holders.",
+                v.first.client,
+                v.second.client,
+                v.lock,
+                narrative::secs(v.overlap_start_us),
+                narrative::secs(v.overlap_end_us)
+            ),
+        )?;
+    }
+    if let (None, Some(w)) = (view.violations().first(), view.faults.first()) {
+        add(
+            &|d, s| save(&Timeline::around_fault(&view, w), d, s),
+            "timeline-fault",
+            "Holder timeline around the first fault",
+            format!(
+                "No violation. The first fault, #{} from t={}: {}. Rows: nodes, then clients; bars are holds (colour = mode), orange = the fault on the rows it hits.",
+                w.id,
+                narrative::secs(w.start_us),
+                narrative::fault_sentence(&w.fault, view.clients)
+            ),
+        )?;
+    }
+    add(
+        &|d, s| save(&Timeline::overview(&view), d, s),
+        "timeline",
+        "Holder timeline, whole run",
+        "The whole run. Holds closer than a pixel are merged into one bar; red bands are violation windows, orange shading marks faults on the nodes and clients they hit, the black line is the heal.".into(),
+    )?;
+    let modes = view.modes();
+    add(
+        &|d, s| {
+            let cdf = Cdf {
+                title: "Acquire latency CDF per mode".into(),
+                x_desc: "acquire latency, invoke to ok (ms, log scale)".into(),
+                series: modes.iter().map(|m| (m.clone(), view.latencies_us(m))).collect(),
+            };
+            save(&cdf, d, s)
+        },
+        "latency-cdf",
+        "Acquire latency CDF",
+        "Share of successful workload acquisitions that took at most x ms, per mode.".into(),
+    )?;
+    add(
+        &|d, s| save(&Availability { view: &view }, d, s),
+        "availability",
+        "Availability over time",
+        "Share of workload acquisitions that succeeded, per time bucket; orange = some fault active, red = violation window. Gaps: no acquisition ended in that bucket.".into(),
+    )?;
+    if view.is_read_write() {
+        add(
+            &|d, s| {
+                let cdf = Cdf {
+                    title: "Wait time CDF per mode (first attempt to acquisition)".into(),
+                    x_desc: "wait time across retries (ms, log scale)".into(),
+                    series: modes.iter().map(|m| (m.clone(), view.waits_us(m))).collect(),
+                };
+                save(&cdf, d, s)
+            },
+            "wait-cdf",
+            "Wait time per mode",
+            "How long readers and writers waited for the lock, across failed attempts: a long tail for one mode is starvation.".into(),
+        )?;
+    }
+
+    let stories: Vec<narrative::Story> = view
+        .violations()
+        .iter()
+        .take(STORIES_IN_FULL)
+        .map(|v| narrative::explain(&view, v))
+        .collect();
+    let md = narrative_markdown(summary, &view, &stories);
+    let path = dir.join("narrative.md");
+    std::fs::write(&path, md).map_err(io_err(&path))?;
+    let page = html::page(summary, &view, &plots, &stories, has_history);
+    let path = dir.join("index.html");
+    std::fs::write(&path, page).map_err(io_err(&path))?;
+    Ok(Rendered { plots, stories })
+}
+
+fn narrative_markdown(
+    summary: &serde_json::Value,
+    view: &view::RunView,
+    stories: &[narrative::Story],
+) -> String {
+    use std::fmt::Write as _;
+    let vs = view.violations();
+    let mut md = format!(
+        "# Violations of {} (seed {})\n\n",
+        summary["scenario"].as_str().unwrap_or("?"),
+        summary["reported_seed"]
+    );
+    if vs.is_empty() {
+        md.push_str("None: no two holds of the same lock overlapped in true time.\n");
+    }
+    for (i, s) in stories.iter().enumerate() {
+        let _ = writeln!(md, "## Violation {}\n\n{}", i + 1, s.markdown());
+    }
+    if vs.len() > stories.len() {
+        let _ = writeln!(md, "## {} more violations\n", vs.len() - stories.len());
+        for v in &vs[stories.len()..] {
+            let _ = writeln!(
+                md,
+                "- clients {} and {} on {} from t={} to t={}",
+                v.first.client,
+                v.second.client,
+                v.lock,
+                narrative::secs(v.overlap_start_us),
+                narrative::secs(v.overlap_end_us)
+            );
+        }
+    }
+    md
+}
+
+#[cfg(test)]
+mod tests;
