@@ -2,8 +2,10 @@
 //! run against the simulated node (`sim::node::Node::exec`) and a real redis-server,
 //! must get the same replies. This keeps the simulator honest about Redis semantics.
 //!
-//! TTLs are long (10 s and more) so that no key expires during a case on either side:
-//! the two clocks are not comparable, and expiry has its own unit tests in sim/node.rs.
+//! Covered: SET NX PX, the unlock, extend, read-write, read-extend and fence-raise
+//! scripts, ZREM and INCR (the fair-queue scripts are not generated yet). TTLs are long
+//! (10 s and more) so that no key expires during a case on either side: the two clocks
+//! are not comparable, and expiry has its own unit tests in sim/node.rs.
 //! Needs redis-server (`apt-get install -y redis-server`); fails, saying so, without it.
 
 use lockstorm::command::{Cmd, Key, LockId, Reply, Token};
@@ -13,17 +15,63 @@ use lockstorm::sim::node::Node;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
 
-/// Few keys and tokens, so sets collide and deletes hit both owners and strangers.
+/// Few locks and tokens, so sets collide and deletes hit both owners and strangers.
+/// Client timestamps (`now_ms`, `exp_at_ms`) are small numbers on their own scale: the
+/// scripts compare them only with each other, never with the node's clock.
 fn cmd() -> impl Strategy<Value = Cmd> {
-    let key = (0u32..3).prop_map(|l| Key::plain(LockId(l)));
-    let token = (1u64..5).prop_map(Token);
+    let lock = (0u32..2).prop_map(LockId);
+    let token = (1u64..4).prop_map(Token);
+    let ttl = 10_000u64..100_000;
+    let ms = 0u64..100;
     prop_oneof![
-        (key.clone(), token.clone(), 10_000u64..100_000).prop_map(|(key, token, ttl_ms)| Cmd::SetNxPx {
-            key,
+        (lock.clone(), token.clone(), ttl.clone()).prop_map(|(l, token, ttl_ms)| Cmd::SetNxPx {
+            key: Key::plain(l),
             token,
             ttl_ms
         }),
-        (key, token).prop_map(|(key, token)| Cmd::DelIfEq { key, token }),
+        (lock.clone(), token.clone()).prop_map(|(l, token)| Cmd::DelIfEq {
+            key: Key::plain(l),
+            token
+        }),
+        (lock.clone(), token.clone()).prop_map(|(l, token)| Cmd::DelIfEq {
+            key: Key::writer(l),
+            token
+        }),
+        (lock.clone(), token.clone(), ttl.clone()).prop_map(|(l, token, ttl_ms)| Cmd::PExpireIfEq {
+            key: Key::plain(l),
+            token,
+            ttl_ms
+        }),
+        (lock.clone(), token.clone(), ms.clone(), ttl.clone()).prop_map(|(lock, token, now_ms, ttl_ms)| {
+            Cmd::WriteLock {
+                lock,
+                token,
+                now_ms,
+                ttl_ms,
+            }
+        }),
+        (lock.clone(), token.clone(), ms.clone()).prop_map(|(lock, token, exp_at_ms)| Cmd::ReadLock {
+            lock,
+            token,
+            exp_at_ms
+        }),
+        (lock.clone(), token.clone(), ms.clone(), ms.clone()).prop_map(|(lock, token, now_ms, exp_at_ms)| {
+            Cmd::ExtendRead {
+                lock,
+                token,
+                now_ms,
+                exp_at_ms,
+            }
+        }),
+        (lock.clone(), token.clone()).prop_map(|(l, token)| Cmd::ZRem {
+            key: Key::readers(l),
+            token
+        }),
+        lock.clone().prop_map(|l| Cmd::Incr { key: Key::fence(l) }),
+        (lock, 0u64..10).prop_map(|(l, value)| Cmd::RaiseTo {
+            key: Key::fence(l),
+            value
+        }),
     ]
 }
 
