@@ -1,7 +1,8 @@
 //! lockstorm finds out, with evidence, whether a Redis-based distributed lock is safe.
 //!
 //! The flow runs one way: a [`scenario`] file is run by a driver (the deterministic
-//! simulator in [`sim`]), which drives sans-IO [`client`]s running the lock
+//! simulator in [`sim`], or real redis-server processes in [`real`]), which drives
+//! sans-IO [`client`]s running the lock
 //! [`algorithm`]s and applies [`fault`]s; the run is recorded as a [`history`]; the
 //! [`checker`] judges the history against the reference lock model; [`report`] writes
 //! the verdict and the evidence. [`run`] ties the steps together for the CLI.
@@ -16,6 +17,7 @@ pub mod client;
 pub mod command;
 pub mod fault;
 pub mod history;
+pub mod real;
 pub mod report;
 pub mod rng;
 pub mod run;

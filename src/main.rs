@@ -9,8 +9,9 @@ use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 use lockstorm::checker;
 use lockstorm::history;
+use lockstorm::real::RealOptions;
 use lockstorm::run::{self, Outcome};
-use lockstorm::scenario::Scenario;
+use lockstorm::scenario::{Backend, Scenario};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -44,6 +45,22 @@ enum Command {
         /// Print only the verdict line.
         #[arg(long, short)]
         quiet: bool,
+        /// Where to run: the simulator or real redis-server processes (default: the
+        /// scenario's `backend`, else sim).
+        #[arg(long, value_enum)]
+        backend: Option<Backend>,
+        /// Real backend: keep the nodes' temporary directories (configs, logs, AOFs).
+        #[arg(long)]
+        keep: bool,
+    },
+    /// Measure Redlock acquire and release on local redis-servers against one SET NX PX.
+    Bench {
+        /// How many local redis-server nodes Redlock runs on.
+        #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..=64))]
+        nodes: u64,
+        /// Samples per series.
+        #[arg(long, default_value_t = 2_000, value_parser = clap::value_parser!(u64).range(10..=1_000_000))]
+        iterations: u64,
     },
     /// Check a history (JSONL, from lockstorm or any client) against the lock model.
     Check {
@@ -78,8 +95,11 @@ fn main() -> ExitCode {
             seeds,
             out,
             quiet,
-        } => scenario(&file, seed, seeds, out, quiet),
+            backend,
+            keep,
+        } => scenario(&file, seed, seeds, out, quiet, backend, keep),
         Command::Check { history } => check(&history),
+        Command::Bench { nodes, iterations } => bench(nodes as usize, iterations as usize),
         Command::Report { dir } => report(&dir),
         Command::Analysis {
             scenarios,
@@ -97,8 +117,19 @@ fn main() -> ExitCode {
     }
 }
 
-fn scenario(file: &Path, seed: Option<u64>, count: u64, out: Option<PathBuf>, quiet: bool) -> Result<bool> {
-    let scenario = Scenario::load(file)?;
+fn scenario(
+    file: &Path,
+    seed: Option<u64>,
+    count: u64,
+    out: Option<PathBuf>,
+    quiet: bool,
+    backend: Option<Backend>,
+    keep: bool,
+) -> Result<bool> {
+    let mut scenario = Scenario::load(file)?;
+    if let Some(b) = backend {
+        scenario.backend = b;
+    }
     let first = seed.unwrap_or(scenario.seed);
     let seeds: Vec<u64> = (0..count).map(|i| first.wrapping_add(i)).collect();
 
@@ -113,9 +144,10 @@ fn scenario(file: &Path, seed: Option<u64>, count: u64, out: Option<PathBuf>, qu
             .expect("valid template"),
     );
     bar.set_message(format!("{count} seed(s) of {}", scenario.name));
-    let outcome = run::run(&scenario, &seeds, &|fraction| {
+    let real = RealOptions { keep };
+    let outcome = run::run(&scenario, &seeds, &real, &|fraction| {
         bar.set_position((fraction * 1_000.0) as u64)
-    });
+    })?;
     bar.finish_and_clear();
 
     let dir = out.unwrap_or_else(|| Path::new("reports").join(&scenario.name));
@@ -158,8 +190,12 @@ fn print_table(scenario: &Scenario, outcome: &Outcome) {
             more.len()
         );
     }
+    let what = match scenario.backend {
+        Backend::Sim => "simulated",
+        Backend::Redis => "real Redis:",
+    };
     println!(
-        "simulated {:.0} node commands/s, {:.0} lock operations/s ({})",
+        "{what} {:.0} node commands/s, {:.0} lock operations/s ({})",
         outcome.sim_ops_per_sec(),
         outcome.sim_lock_ops_per_sec(),
         scenario.name
@@ -263,6 +299,27 @@ fn print_verdict(scenario: &Scenario, outcome: &Outcome, dir: &Path) {
 
 fn secs(us: u64) -> String {
     format!("{:.3}s", us as f64 / 1e6)
+}
+
+fn bench(nodes: usize, iterations: usize) -> Result<bool> {
+    let series = lockstorm::real::bench::run(nodes, iterations)?;
+    let base = series[0].p50_us.max(1) as f64;
+    println!(
+        "{:<38} {:>8} {:>10} {:>10} {:>10}",
+        "series", "samples", "p50", "p99", "p50 ratio"
+    );
+    for s in &series {
+        println!(
+            "{:<38} {:>8} {:>10} {:>10} {:>9.2}x",
+            s.name,
+            s.samples,
+            ms(s.p50_us),
+            ms(s.p99_us),
+            s.p50_us as f64 / base
+        );
+    }
+    println!("({nodes} local redis-server nodes; ratios are to the single SET NX PX p50)");
+    Ok(true)
 }
 
 fn check(path: &Path) -> Result<bool> {

@@ -1,12 +1,16 @@
 //! One `lockstorm scenario` invocation: run every seed, check each history, decide.
 //!
-//! Seeds run on all cores, each in its own deterministic simulation; only their findings
-//! are kept. The seed whose report is written (the first with a finding, else the first
-//! seed) is simulated once more for its history, which the determinism makes identical.
+//! The scenario's backend picks the driver. On the simulator, seeds run on all cores,
+//! each in its own deterministic simulation; only their findings are kept, and the seed
+//! whose report is written (the first with a finding, else the first seed) is simulated
+//! once more for its history, which the determinism makes identical. On real Redis
+//! seeds run one after another (each starts its own nodes) and the reported seed's
+//! history is kept, since a real run cannot be replayed.
 
 use crate::checker::{self, Findings, Stats};
 use crate::history::Event;
-use crate::scenario::{Expect, Scenario};
+use crate::real::{RealError, RealOptions};
+use crate::scenario::{Backend, Expect, Scenario};
 use crate::sim::{self, SimStats};
 use serde::Serialize;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -27,7 +31,7 @@ pub struct SeedResult {
     pub stats: Stats,
     #[serde(skip)]
     pub sim: SimStats,
-    /// Wall-clock seconds the simulation took (not the checker).
+    /// Wall-clock seconds the run took (not the checker).
     pub sim_secs: f64,
 }
 
@@ -71,9 +75,24 @@ pub fn run_seed(
 ) -> (SeedResult, sim::RunOutput, Findings) {
     let started = Instant::now();
     let output = sim::run_with_progress(scenario, seed, progress);
+    judge(seed, output, started)
+}
+
+/// Runs one seed against real Redis, then checks it.
+pub fn run_seed_real(
+    scenario: &Scenario,
+    seed: u64,
+    options: &RealOptions,
+) -> Result<(SeedResult, sim::RunOutput, Findings), RealError> {
+    let started = Instant::now();
+    let output = crate::real::run(scenario, seed, options)?;
+    Ok(judge(seed, output, started))
+}
+
+fn judge(seed: u64, output: sim::RunOutput, started: Instant) -> (SeedResult, sim::RunOutput, Findings) {
     let sim_secs = started.elapsed().as_secs_f64();
     let findings = checker::check(&output.history).unwrap_or_else(|e| {
-        panic!("seed {seed}: the simulator wrote a malformed history: {e}");
+        panic!("seed {seed}: the driver wrote a malformed history: {e}");
     });
     let result = SeedResult {
         seed,
@@ -89,9 +108,46 @@ pub fn run_seed(
     (result, output, findings)
 }
 
-/// Runs `seeds` (in parallel), calling `progress(fraction)` with the share of work done:
-/// seeds finished, or for a single seed, virtual time simulated.
-pub fn run(scenario: &Scenario, seeds: &[u64], progress: &(dyn Fn(f64) + Sync)) -> Outcome {
+/// Runs `seeds` on the scenario's backend, calling `progress(fraction)` with the share
+/// of work done: seeds finished, or for a single simulated seed, virtual time. Only the real backend can fail (its environment); the simulator cannot.
+pub fn run(
+    scenario: &Scenario,
+    seeds: &[u64],
+    real: &RealOptions,
+    progress: &(dyn Fn(f64) + Sync),
+) -> Result<Outcome, RealError> {
+    match scenario.backend {
+        Backend::Sim => Ok(run_sim(scenario, seeds, progress)),
+        Backend::Redis => run_real(scenario, seeds, real, progress),
+    }
+}
+
+fn run_real(
+    scenario: &Scenario,
+    seeds: &[u64],
+    options: &RealOptions,
+    progress: &(dyn Fn(f64) + Sync),
+) -> Result<Outcome, RealError> {
+    let mut results = Vec::with_capacity(seeds.len());
+    // The first seed with a finding, else the first seed (as on the simulator).
+    let mut reported = None;
+    let mut reported_has_finding = false;
+    for (i, &seed) in seeds.iter().enumerate() {
+        let (result, output, findings) = run_seed_real(scenario, seed, options)?;
+        let finding = !result.safe || !result.live;
+        if reported.is_none() || (finding && !reported_has_finding) {
+            reported = Some((seed, output, findings));
+            reported_has_finding = finding;
+        }
+        results.push(result);
+        progress((i + 1) as f64 / seeds.len() as f64);
+    }
+    let (seed, output, findings) = reported.expect("at least one seed");
+    Ok(decide(scenario, results, seed, output, findings))
+}
+
+/// Runs `seeds` on the simulator (in parallel).
+fn run_sim(scenario: &Scenario, seeds: &[u64], progress: &(dyn Fn(f64) + Sync)) -> Outcome {
     let results: Mutex<Vec<Option<SeedResult>>> = Mutex::new(vec![None; seeds.len()]);
     let next = AtomicUsize::new(0);
     let done = AtomicUsize::new(0);
@@ -129,7 +185,17 @@ pub fn run(scenario: &Scenario, seeds: &[u64], progress: &(dyn Fn(f64) + Sync)) 
         .seed;
     // Only findings were kept per seed; the determinism makes a re-run give the same history.
     let (_, output, findings) = run_seed(scenario, reported, &mut |_, _| {});
+    decide(scenario, seeds_run, reported, output, findings)
+}
 
+/// The verdict over every seed, with the reported seed's evidence.
+fn decide(
+    scenario: &Scenario,
+    seeds_run: Vec<SeedResult>,
+    reported: u64,
+    output: sim::RunOutput,
+    findings: Findings,
+) -> Outcome {
     let safe = seeds_run.iter().all(|r| r.safe);
     let live = seeds_run.iter().all(|r| r.live);
     let availability_ok = scenario

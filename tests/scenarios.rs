@@ -1,5 +1,6 @@
 //! Every scenario in scenarios/ runs on the simulator and gets the verdict it expects.
 
+use lockstorm::real::RealOptions;
 use lockstorm::run;
 use lockstorm::scenario::Scenario;
 use std::path::PathBuf;
@@ -22,7 +23,7 @@ fn every_scenario_meets_its_expectation() {
     let mut failures = Vec::new();
     for file in &files {
         let scenario = Scenario::load(file).unwrap_or_else(|e| panic!("{e}"));
-        let outcome = run::run(&scenario, &[scenario.seed], &|_| {});
+        let outcome = run::run(&scenario, &[scenario.seed], &RealOptions::default(), &|_| {}).expect("runs");
         if !outcome.as_expected {
             failures.push(format!(
                 "{}: expected {:?}, got safe={} live={} availability_ok={} (rerun: {})",
@@ -54,7 +55,7 @@ fn every_scenario_file_starts_with_a_comment_saying_what_it_shows() {
 fn a_minority_cut_off_keeps_acquisitions_succeeding() {
     let file = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scenarios/redlock-minority-down.toml");
     let scenario = Scenario::load(&file).unwrap();
-    let outcome = run::run(&scenario, &[scenario.seed], &|_| {});
+    let outcome = run::run(&scenario, &[scenario.seed], &RealOptions::default(), &|_| {}).expect("runs");
     let stats = &outcome.findings.stats;
     assert!(outcome.safe && outcome.live);
     assert!(stats.acquired > 1_000, "{stats:?}");

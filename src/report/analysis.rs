@@ -29,6 +29,9 @@ pub enum AnalysisError {
     Report(#[from] ReportError),
     #[error("{path}: {source}")]
     Write { path: String, source: std::io::Error },
+    /// A scenario with `backend = "redis"` could not run (its environment).
+    #[error("{0}")]
+    Real(String),
 }
 
 /// One scenario's result in the analysis.
@@ -98,7 +101,8 @@ pub fn run_all(
         let scenario = Scenario::load(&file)?;
         progress(&scenario.name);
         let list: Vec<u64> = (0..seeds).map(|i| scenario.seed.wrapping_add(i)).collect();
-        let outcome = run::run(&scenario, &list, &|_| {});
+        let outcome = run::run(&scenario, &list, &crate::real::RealOptions::default(), &|_| {})
+            .map_err(|e| AnalysisError::Real(e.to_string()))?;
         let dir = out.join(&scenario.name);
         let keep = outcome.history.len() <= HISTORY_KEEP_EVENTS;
         let rendered = write_with(&dir, &scenario, &outcome, keep)?;

@@ -29,6 +29,8 @@ use std::path::Path;
 pub struct Summary<'a> {
     pub scenario: &'a str,
     pub file: Option<String>,
+    /// Where the run ran: `sim` or `redis`.
+    pub backend: crate::scenario::Backend,
     pub expect: Expect,
     pub expect_live: bool,
     pub verdict: &'static str,
@@ -61,6 +63,7 @@ pub fn summary<'a>(scenario: &'a Scenario, outcome: &'a Outcome) -> Summary<'a> 
     Summary {
         scenario: &scenario.name,
         file: scenario.path.as_ref().map(|p| p.display().to_string()),
+        backend: scenario.backend,
         expect: scenario.expect,
         expect_live: scenario.expect_live,
         verdict: if outcome.safe { "safe" } else { "unsafe" },

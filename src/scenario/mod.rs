@@ -6,10 +6,12 @@
 //! against the others and produces the resolved configuration in microseconds. Errors
 //! name the file, and for syntax errors the line, column and key.
 
+mod backend;
 mod dist;
 mod duration;
 mod raw;
 
+pub use backend::{Backend, Targets};
 pub use dist::{Dist, RawDist};
 pub use duration::{fmt_us, Dur, SignedDur};
 
@@ -46,6 +48,10 @@ pub struct Scenario {
     /// Scripted faults, numbered from 0 in file order.
     pub faults: Vec<PlannedFault>,
     pub nemesis: Nemesis,
+    /// The simulator unless the file says `backend = "redis"` (or the CLI overrides it).
+    pub backend: Backend,
+    /// Which real servers the nodes are (real backend only).
+    pub targets: Targets,
 }
 
 /// The verdict a scenario expects about mutual exclusion.
@@ -131,7 +137,11 @@ impl Scenario {
             || format!("scenarios/{}.toml", self.name),
             |p| p.display().to_string(),
         );
-        format!("cargo run --release -- scenario {file} --seed {seed}")
+        let backend = match self.backend {
+            Backend::Sim => "",
+            Backend::Redis => " --backend redis",
+        };
+        format!("cargo run --release -- scenario {file} --seed {seed}{backend}")
     }
 }
 

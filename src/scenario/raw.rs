@@ -1,7 +1,7 @@
 //! The scenario file as serde reads it: every table rejects unknown keys, every field
 //! has a default, and [`RawScenario::resolve`] checks values against each other.
 
-use super::{Clients, Dur, Expect, Network, RawDist, Scenario, SignedDur};
+use super::{Backend, Clients, Dur, Expect, Network, RawDist, Scenario, SignedDur, Targets};
 use crate::algorithm::{AlgorithmConfig, AlgorithmKind, Fanout};
 use crate::fault::{
     CutDirection, Fault, Nemesis, NemesisRate, Origin, PausePoint, Persistence, PlannedFault, Replication,
@@ -22,8 +22,9 @@ pub struct RawScenario {
     expect_live: bool,
     expect_resource: Option<Expect>,
     min_availability: Option<f64>,
+    /// A node count, or the addresses of real servers someone else runs.
     #[serde(default = "default_nodes")]
-    nodes: i64,
+    nodes: RawNodes,
     /// One persistence for every node, or one per node.
     #[serde(default)]
     persistence: RawPersistence,
@@ -38,6 +39,15 @@ pub struct RawScenario {
     faults: Vec<RawFault>,
     #[serde(default)]
     nemesis: RawNemesis,
+    #[serde(default)]
+    backend: Backend,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum RawNodes {
+    Count(i64),
+    Addrs(Vec<String>),
 }
 
 fn default_seed() -> u64 {
@@ -52,8 +62,8 @@ fn default_expect() -> Expect {
 fn yes() -> bool {
     true
 }
-fn default_nodes() -> i64 {
-    5
+fn default_nodes() -> RawNodes {
+    RawNodes::Count(5)
 }
 
 #[derive(Debug, Deserialize)]
@@ -413,7 +423,19 @@ fn indices(ids: &[i64], count: usize, what: &str, fault: usize) -> Result<Vec<us
 
 impl RawScenario {
     pub fn resolve(self, default_name: &str) -> Result<Scenario, String> {
-        let nodes = self.nodes;
+        let (nodes, targets) = match &self.nodes {
+            RawNodes::Count(n) => (*n, Targets::Local),
+            RawNodes::Addrs(addrs) => {
+                let mut out = Vec::with_capacity(addrs.len());
+                for a in addrs {
+                    out.push(
+                        a.parse()
+                            .map_err(|_| format!("nodes: {a:?} is not an address like \"127.0.0.1:6379\""))?,
+                    );
+                }
+                (addrs.len() as i64, Targets::External(out))
+            }
+        };
         if !(1..=64).contains(&nodes) {
             return Err(format!("nodes = {nodes}: lockstorm runs 1 to 64 nodes"));
         }
@@ -810,6 +832,8 @@ impl RawScenario {
             network,
             faults,
             nemesis,
+            backend: self.backend,
+            targets,
         })
     }
 }

@@ -1,0 +1,136 @@
+//! The driver's I/O: connections through the proxies, requests, script loading and
+//! restarts. Everything here runs as tokio tasks beside the driver's loop and talks
+//! back to it only through the reply channel, so the loop never waits on a socket.
+
+use crate::algorithm::ReqId;
+use crate::command::{LockId, Reply};
+use crate::real::server::Server;
+use crate::real::{wire, RealError};
+use redis::aio::MultiplexedConnection;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::mpsc;
+
+/// One connection slot per (client, node); emptied when the connection breaks.
+pub(super) type Slot = Arc<Mutex<Option<MultiplexedConnection>>>;
+
+/// A reply on its way from a request task to the driver.
+pub(super) struct Answer {
+    pub(super) client: usize,
+    pub(super) req: ReqId,
+    pub(super) reply: Reply,
+}
+
+/// Restarts a crashed node from its directory, then loads the scripts again.
+pub(super) async fn restart(node: usize, server: Arc<Mutex<Server>>) {
+    let restarted = tokio::task::spawn_blocking(move || {
+        let mut s = server.lock().expect("server lock");
+        s.restart().map(|()| s.addr())
+    })
+    .await;
+    let result = match restarted {
+        Ok(Ok(addr)) => load_scripts(node, addr).await,
+        Ok(Err(e)) => Err(e),
+        Err(e) => Err(RealError::Node {
+            node,
+            addr: String::new(),
+            message: format!("restart task failed: {e}"),
+        }),
+    };
+    if let Err(e) = result {
+        // The run goes on with the node down; the liveness check will show it.
+        eprintln!("lockstorm: warning: restart of node {node} failed: {e:#}");
+    }
+}
+
+/// SCRIPT LOAD every script of the repo on a node, over a direct connection.
+pub(super) async fn load_scripts(node: usize, addr: SocketAddr) -> Result<(), RealError> {
+    let err = |message: String| RealError::Node {
+        node,
+        addr: addr.to_string(),
+        message,
+    };
+    let client = redis::Client::open(format!("redis://{addr}/")).map_err(|e| err(e.to_string()))?;
+    let mut conn = client
+        .get_multiplexed_async_connection()
+        .await
+        .map_err(|e| err(format!("cannot connect: {e}")))?;
+    wire::load_scripts(&mut conn)
+        .await
+        .map_err(|e| err(format!("SCRIPT LOAD failed: {e}")))
+}
+
+/// Deletes the scenario's lock keys on a server someone else runs, left from earlier runs.
+pub(super) async fn clear_locks(node: usize, addr: SocketAddr, locks: u32) -> Result<(), RealError> {
+    let err = |e: redis::RedisError| RealError::Node {
+        node,
+        addr: addr.to_string(),
+        message: e.to_string(),
+    };
+    let client = redis::Client::open(format!("redis://{addr}/")).map_err(err)?;
+    let mut conn = client.get_multiplexed_async_connection().await.map_err(err)?;
+    let keys: Vec<String> = (0..locks.min(1_000)).map(|l| LockId(l).to_string()).collect();
+    redis::cmd("DEL")
+        .arg(&keys)
+        .query_async::<i64>(&mut conn)
+        .await
+        .map_err(err)?;
+    Ok(())
+}
+
+/// The slot's connection, connecting first if there is none.
+pub(super) async fn connection(
+    slot: &Slot,
+    addr: SocketAddr,
+    timeout: Duration,
+) -> Option<MultiplexedConnection> {
+    if let Some(c) = slot.lock().expect("slot lock").clone() {
+        return Some(c);
+    }
+    let client = redis::Client::open(format!("redis://{addr}/")).ok()?;
+    let config = redis::AsyncConnectionConfig::new()
+        .set_connection_timeout(Some(timeout))
+        // Requests are timed out by the algorithm, not by the connection.
+        .set_response_timeout(None);
+    let conn = client
+        .get_multiplexed_async_connection_with_config(&config)
+        .await
+        .ok()?;
+    *slot.lock().expect("slot lock") = Some(conn.clone());
+    Some(conn)
+}
+
+/// One request: its reply goes to the driver; a broken connection or no answer sends
+/// nothing (the algorithm's timeout makes it an unknown outcome).
+pub(super) async fn request(
+    slot: Slot,
+    addr: SocketAddr,
+    cmd: redis::Cmd,
+    lifetime: Duration,
+    tx: mpsc::UnboundedSender<Answer>,
+    mut reply: Answer,
+) {
+    let attempt = async {
+        let mut conn = connection(&slot, addr, lifetime).await?;
+        let mut result = cmd.query_async::<redis::Value>(&mut conn).await;
+        // A node restarted a moment ago may not have its scripts back yet: load them
+        // on this connection and retry once, as script-caching clients do.
+        let no_script = matches!(&result, Err(e) if e.kind() == redis::ErrorKind::Server(redis::ServerErrorKind::NoScript));
+        if no_script && wire::load_scripts(&mut conn).await.is_ok() {
+            result = cmd.query_async::<redis::Value>(&mut conn).await;
+        }
+        match result {
+            Ok(v) => Some(wire::from_redis(&v)),
+            Err(e) if matches!(e.kind(), redis::ErrorKind::Server(_)) => Some(Reply::Error),
+            Err(_) => {
+                *slot.lock().expect("slot lock") = None;
+                None
+            }
+        }
+    };
+    if let Ok(Some(r)) = tokio::time::timeout(lifetime, attempt).await {
+        reply.reply = r;
+        let _ = tx.send(reply);
+    }
+}

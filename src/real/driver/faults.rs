@@ -1,0 +1,242 @@
+//! Faults on real nodes: what each [`Fault`] kind does to the proxies, the processes and
+//! their clocks, and which kinds the real backend refuses before a run starts.
+//!
+//! The match on [`Fault`] in [`Driver::fault`] has no wildcard: a new kind does not
+//! compile until it is carried out here or refused in [`check_faults`].
+
+use super::{conn, Driver, Ev, Host, RunPhase};
+use crate::command::NodeId;
+use crate::fault::{CutDirection, Fault, Persistence, PlannedFault};
+use crate::history::{Event, FaultAction, FaultEvent};
+use crate::real::faketime::Faketime;
+use crate::real::RealError;
+use crate::scenario::Scenario;
+
+/// Checks that every planned fault can be carried out on these nodes, before any
+/// server starts: a fault the real backend cannot do is an error, never skipped.
+pub(super) fn check_faults(
+    scenario: &Scenario,
+    plan: &[PlannedFault],
+    external: bool,
+) -> Result<(), RealError> {
+    for f in plan {
+        let refuse = |why: &str| {
+            Err(RealError::Unsupported {
+                id: f.id,
+                kind: f.fault.kind().into(),
+                why: why.into(),
+            })
+        };
+        let process =
+            "it needs control of the redis-server process, and `nodes` lists servers lockstorm does not run";
+        match &f.fault {
+            Fault::Partition { .. } | Fault::Delay { .. } => {}
+            Fault::Crash { node, power_loss } => {
+                if external {
+                    return refuse(process);
+                }
+                if *power_loss && scenario.persistence[*node] == Persistence::AofEverysec {
+                    return refuse(
+                        "a power loss under aof_everysec (losing the unsynced second) is simulator-only; \
+                         a real kill loses nothing the kernel has",
+                    );
+                }
+            }
+            Fault::Pause { node, client, .. } => match (node, client) {
+                (Some(_), _) if external => return refuse(process),
+                (Some(_), None) => {}
+                _ => return refuse("client pauses are simulator-only (the real driver pauses nodes)"),
+            },
+            Fault::ClockJump { node, .. } | Fault::ClockRate { node, .. } if node.is_some() && external => {
+                return refuse(process)
+            }
+            Fault::ClockJump { .. } => {}
+            Fault::ClockRate { node: Some(_), .. } => {}
+            Fault::ClockRate { .. } => {
+                return refuse("a client clock rate is simulator-only (real clients share lockstorm's clock)")
+            }
+            Fault::Loss { .. } => {
+                return refuse(
+                    "TCP delivers or breaks, it does not lose single messages: use partition or delay",
+                )
+            }
+            Fault::Failover { .. } => {
+                return refuse("failover needs replicas, which the real backend does not start")
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Whether any fault of the run moves a node's clock.
+pub(super) fn needs_faketime(plan: &[PlannedFault]) -> bool {
+    plan.iter().any(|f| {
+        matches!(
+            f.fault,
+            Fault::ClockJump { node: Some(_), .. } | Fault::ClockRate { node: Some(_), .. }
+        )
+    })
+}
+
+impl Driver<'_> {
+    pub(super) fn heal(&mut self, t: u64) {
+        for i in 0..self.plan.len() {
+            self.end_fault(t, i);
+        }
+        for p in &self.proxies {
+            p.heal();
+        }
+        for row in &mut self.cuts {
+            row.fill([0; 2]);
+        }
+        for row in &mut self.delays_us {
+            row.fill(0);
+        }
+    }
+
+    fn fault_event(&mut self, t: u64, i: usize, action: FaultAction) {
+        let f = &self.plan[i];
+        self.history.push(Event::Fault(FaultEvent {
+            t_us: t,
+            id: f.id,
+            action,
+            origin: f.origin,
+            fault: f.fault.clone(),
+        }));
+    }
+
+    pub(super) fn start_fault(&mut self, t: u64, i: usize) {
+        if self.phase != RunPhase::Workload {
+            return;
+        }
+        self.active[i] = true;
+        self.fault_event(t, i, FaultAction::Start);
+        self.fault(i, true);
+        match self.plan[i].duration_us {
+            // An instantaneous fault (a clock jump) has nothing to undo.
+            Some(0) => self.active[i] = false,
+            Some(d) => self.schedule(t + d, Ev::FaultEnd(i)),
+            None => {}
+        }
+    }
+
+    pub(super) fn end_fault(&mut self, t: u64, i: usize) {
+        if !std::mem::take(&mut self.active[i]) {
+            return;
+        }
+        self.fault_event(t, i, FaultAction::End);
+        self.fault(i, false);
+    }
+
+    /// Starts (`on`) or ends fault `i`. The match has no wildcard: a new fault kind does
+    /// not compile until the real backend says what it does (or refuses it in
+    /// `check_faults`).
+    fn fault(&mut self, i: usize, on: bool) {
+        let delta = if on { 1 } else { -1 };
+        match self.plan[i].fault.clone() {
+            Fault::Partition {
+                nodes,
+                clients,
+                direction,
+            } => {
+                let ways = match direction {
+                    CutDirection::Both => [true, true],
+                    CutDirection::ToNodes => [true, false],
+                    CutDirection::ToClients => [false, true],
+                };
+                self.cut(&clients, &nodes, ways, delta);
+            }
+            Fault::Delay {
+                nodes,
+                clients,
+                extra_us,
+            } => {
+                for &c in &clients {
+                    for &n in &nodes {
+                        let d = &mut self.delays_us[c][n];
+                        *d = if on {
+                            *d + extra_us
+                        } else {
+                            d.saturating_sub(extra_us)
+                        };
+                        let d = *d;
+                        self.proxies[n].update(c, |s| s.delay_us = d);
+                    }
+                }
+            }
+            Fault::Crash { node, .. } => {
+                let Host::Local(server) = &self.hosts[node] else {
+                    return;
+                };
+                if on {
+                    server.lock().expect("server lock").kill();
+                } else {
+                    let server = server.clone();
+                    tokio::spawn(conn::restart(node, server));
+                }
+            }
+            Fault::Pause { node, .. } => {
+                let Some(node) = node else { return };
+                let Host::Local(server) = &self.hosts[node] else {
+                    return;
+                };
+                let mut server = server.lock().expect("server lock");
+                if on {
+                    server.pause();
+                } else {
+                    server.resume();
+                }
+            }
+            Fault::ClockJump { node, client, by_us } => {
+                if !on {
+                    return;
+                }
+                if let Some(c) = client {
+                    self.wall_offset_us[c] += by_us;
+                }
+                if let Some(n) = node {
+                    self.with_faketime(n, |ft| ft.jump(by_us));
+                }
+            }
+            Fault::ClockRate { node, rate, .. } => {
+                if let Some(n) = node {
+                    self.with_faketime(n, |ft| ft.set_rate(if on { rate } else { 1.0 }));
+                }
+            }
+            // Refused by check_faults before the run starts.
+            Fault::Loss { .. } | Fault::Failover { .. } => {}
+        }
+    }
+
+    fn with_faketime(&self, node: NodeId, f: impl FnOnce(&mut Faketime) -> Result<(), RealError>) {
+        let Host::Local(server) = &self.hosts[node] else {
+            return;
+        };
+        let mut server = server.lock().expect("server lock");
+        if let Some(ft) = server.faketime_mut() {
+            if let Err(e) = f(ft) {
+                eprintln!("lockstorm: warning: node {node}: clock fault not applied: {e}");
+            }
+        }
+    }
+
+    /// Adds `delta` cuts in the directions `ways` ([to node, to client]) to every link
+    /// between `clients` and `nodes`.
+    fn cut(&mut self, clients: &[usize], nodes: &[NodeId], ways: [bool; 2], delta: i32) {
+        for &c in clients {
+            for &n in nodes {
+                let counts = &mut self.cuts[c][n];
+                for w in 0..2 {
+                    if ways[w] {
+                        counts[w] = counts[w].saturating_add_signed(delta);
+                    }
+                }
+                let [to_node, to_client] = counts.map(|k| k > 0);
+                self.proxies[n].update(c, |s| {
+                    s.cut_to_node = to_node;
+                    s.cut_to_client = to_client;
+                });
+            }
+        }
+    }
+}

@@ -1,0 +1,478 @@
+//! The real driver: runs a scenario's clients against real Redis nodes in real time.
+//!
+//! The counterpart of the simulator's event loop (`sim::World`): it carries out the same
+//! [`Action`]s of the same sans-IO clients, but a `Send` becomes an async request on a
+//! multiplexed redis-crate connection (one per client and node, through that node's
+//! proxy), and wakes, timers and faults wait on tokio's clock. Every history time is
+//! the lockstorm process's monotonic clock (microseconds since the run began), which is
+//! also every client's clock. A request that gets no answer is simply never delivered:
+//! the algorithm's own timeout then counts it as unknown, as in the simulator.
+//!
+//! Phases are the simulator's: workload with faults until `duration`, heal (every fault
+//! ends), drain, then one client probes every lock for the liveness check.
+
+mod conn;
+mod faults;
+
+use super::proxy::Proxy;
+use super::server::{self, Server};
+use super::{wire, RealError};
+use crate::algorithm::ReqId;
+use crate::client::{build_clients, Action, Client, Record, RecordKind};
+use crate::command::{Cmd, LockId, NodeId, Reply};
+use crate::fault::PlannedFault;
+use crate::history::{Event, Meta, Op};
+use crate::scenario::{Scenario, Targets};
+use crate::sim::{RunOutput, SimStats};
+use conn::{clear_locks, connection, load_scripts, request, Answer, Slot};
+use faults::{check_faults, needs_faketime};
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::sync::mpsc;
+
+/// Options of a real run that are not part of the scenario.
+#[derive(Clone, Debug, Default)]
+pub struct RealOptions {
+    /// Keep the nodes' temporary directories (configs, logs, AOFs) and print where.
+    pub keep: bool,
+}
+
+/// A node: a redis-server lockstorm runs, or an address someone else's server listens on.
+enum Host {
+    Local(Arc<Mutex<Server>>),
+    External(SocketAddr),
+}
+
+impl Host {
+    fn addr(&self) -> SocketAddr {
+        match self {
+            Host::Local(s) => s.lock().expect("server lock").addr(),
+            Host::External(a) => *a,
+        }
+    }
+}
+
+enum Ev {
+    Wake {
+        client: usize,
+        generation: u64,
+    },
+    /// The guarded resource answered a client's write.
+    WriteAck {
+        client: usize,
+    },
+    Timer {
+        client: usize,
+        id: u64,
+    },
+    FaultStart(usize),
+    FaultEnd(usize),
+    EndWorkload,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum RunPhase {
+    Workload,
+    Draining,
+    Probing,
+    Done,
+}
+
+/// Runs `scenario` with `seed` against real Redis. Nodes are started (or reached), the
+/// workload runs in real time, and every node lockstorm started is killed before this
+/// returns, whatever happens.
+pub fn run(scenario: &Scenario, seed: u64, options: &RealOptions) -> Result<RunOutput, RealError> {
+    server::install_cleanup();
+    let mut plan = scenario.faults.clone();
+    let nemesis = scenario.nemesis.plan(
+        seed,
+        scenario.duration_us,
+        scenario.nodes,
+        scenario.clients.count,
+        plan.len(),
+    );
+    plan.extend(nemesis);
+    let external = matches!(scenario.targets, Targets::External(_));
+    check_faults(scenario, &plan, external)?;
+
+    // Declared before the servers so it is removed after they are killed.
+    let tmp = tempfile::Builder::new()
+        .prefix("lockstorm-")
+        .tempdir()
+        .map_err(|e| RealError::Io("create a temporary directory".into(), e))?;
+    server::register_dir(tmp.path());
+    let hosts = match &scenario.targets {
+        Targets::External(addrs) => addrs.iter().map(|&a| Host::External(a)).collect(),
+        Targets::Local => start_servers(scenario, needs_faketime(&plan), tmp.path())?,
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| RealError::Io("start the tokio runtime".into(), e))?;
+    let result = runtime.block_on(drive(scenario, seed, plan, &hosts));
+    drop(runtime);
+    drop(hosts);
+    server::unregister_dir(tmp.path());
+    if options.keep {
+        let kept = tmp.keep();
+        eprintln!("lockstorm: kept the nodes' directories in {}", kept.display());
+    }
+    result
+}
+
+fn start_servers(scenario: &Scenario, faketime: bool, dir: &std::path::Path) -> Result<Vec<Host>, RealError> {
+    let binary = server::binary()?;
+    let libs = if faketime {
+        Some(super::faketime::FaketimeLibs::build(dir)?)
+    } else {
+        None
+    };
+    let mut hosts = Vec::with_capacity(scenario.nodes);
+    for i in 0..scenario.nodes {
+        let node_dir = dir.join(format!("node{i}"));
+        std::fs::create_dir_all(&node_dir)
+            .map_err(|e| RealError::Io(format!("create {}", node_dir.display()), e))?;
+        let faketime = libs.as_ref().map(|l| l.node(&node_dir)).transpose()?;
+        let s = Server::start(i, &binary, node_dir, scenario.persistence[i], faketime)?;
+        hosts.push(Host::Local(Arc::new(Mutex::new(s))));
+    }
+    Ok(hosts)
+}
+
+async fn drive(
+    scenario: &Scenario,
+    seed: u64,
+    plan: Vec<PlannedFault>,
+    hosts: &[Host],
+) -> Result<RunOutput, RealError> {
+    let n_clients = scenario.clients.count;
+    let mut proxies = Vec::with_capacity(hosts.len());
+    for (i, h) in hosts.iter().enumerate() {
+        load_scripts(i, h.addr()).await?;
+        if let Host::External(addr) = h {
+            clear_locks(i, *addr, scenario.clients.locks).await?;
+        }
+        let proxy = Proxy::start(h.addr(), n_clients)
+            .await
+            .map_err(|e| RealError::Io(format!("start the proxy for node {i}"), e))?;
+        proxies.push(proxy);
+    }
+    let slots: Vec<Vec<Slot>> = (0..n_clients)
+        .map(|_| (0..hosts.len()).map(|_| Slot::default()).collect())
+        .collect();
+    // Connect every link before the clock starts, so first requests do not pay for it.
+    let connect_timeout = Duration::from_secs(5);
+    for (c, row) in slots.iter().enumerate() {
+        for (n, slot) in row.iter().enumerate() {
+            if connection(slot, proxies[n].addr(c), connect_timeout)
+                .await
+                .is_none()
+            {
+                return Err(RealError::Node {
+                    node: n,
+                    addr: hosts[n].addr().to_string(),
+                    message: "cannot connect through the proxy".into(),
+                });
+            }
+        }
+    }
+    let (tx, rx) = mpsc::unbounded_channel();
+    let mut d = Driver {
+        scenario,
+        hosts,
+        proxies,
+        slots,
+        cuts: vec![vec![[0; 2]; hosts.len()]; n_clients],
+        delays_us: vec![vec![0; hosts.len()]; n_clients],
+        wall_offset_us: vec![0; n_clients],
+        wall_base_us: 0,
+        clients: build_clients(scenario, seed),
+        wake_generation: vec![0; n_clients],
+        timers: BTreeMap::new(),
+        seq: 0,
+        active: vec![false; plan.len()],
+        plan,
+        history: Vec::with_capacity(1024),
+        phase: RunPhase::Workload,
+        idle: 0,
+        out: Vec::with_capacity(64),
+        stats: SimStats::default(),
+        start: Instant::now(),
+        tx,
+        resource_fence: BTreeMap::new(),
+        request_lifetime: Duration::from_micros(scenario.algorithm.request_timeout_us * 20)
+            .max(Duration::from_secs(1)),
+    };
+    d.history.push(Event::Meta(Meta {
+        t_us: 0,
+        scenario: scenario.name.clone(),
+        seed,
+        algorithm: format!("{:?}", scenario.algorithm.kind).to_lowercase(),
+        nodes: scenario.nodes,
+        clients: n_clients,
+        ttl_ms: scenario.algorithm.ttl_ms,
+        liveness_bound_us: scenario.algorithm.liveness_bound_us(scenario.nodes),
+        writer_wait_bound_us: scenario.clients.writer_wait_bound_us,
+    }));
+    d.run(rx).await;
+    Ok(RunOutput {
+        history: d.history,
+        plan: d.plan,
+        stats: d.stats,
+    })
+}
+
+struct Driver<'a> {
+    scenario: &'a Scenario,
+    hosts: &'a [Host],
+    proxies: Vec<Proxy>,
+    slots: Vec<Vec<Slot>>,
+    /// Active cuts per [client][node], towards the node and towards the client; a
+    /// direction is cut while its count is above 0.
+    cuts: Vec<Vec<[u32; 2]>>,
+    /// Sum of active extra delays per [client][node].
+    delays_us: Vec<Vec<u64>>,
+    /// Per client: how far its wall clock is off (client clock jumps).
+    wall_offset_us: Vec<i64>,
+    /// Unix time at the start of the run: clients send wall-clock timestamps (the
+    /// read-write scripts take `now` from the client), and a real client's are epoch
+    /// times. Read once; it never reaches the history, whose times are monotonic.
+    wall_base_us: u64,
+    clients: Vec<Client>,
+    wake_generation: Vec<u64>,
+    timers: BTreeMap<(u64, u64), Ev>,
+    seq: u64,
+    plan: Vec<PlannedFault>,
+    active: Vec<bool>,
+    history: Vec<Event>,
+    phase: RunPhase,
+    idle: usize,
+    out: Vec<Action>,
+    stats: SimStats,
+    start: Instant,
+    tx: mpsc::UnboundedSender<Answer>,
+    /// How long an unanswered request is kept before it is dropped.
+    request_lifetime: Duration,
+    /// The guarded resource's highest fencing token per lock.
+    resource_fence: BTreeMap<LockId, u64>,
+}
+
+impl Driver<'_> {
+    fn now_us(&self) -> u64 {
+        self.start.elapsed().as_micros() as u64
+    }
+
+    /// Client `c`'s clock at driver time `t`: monotonic is the driver's clock; wall is
+    /// Unix time, moved by the client's clock jumps.
+    fn now(&self, c: usize, t: u64) -> crate::algorithm::Now {
+        crate::algorithm::Now {
+            mono_us: t,
+            wall_us: (self.wall_base_us + t).saturating_add_signed(self.wall_offset_us[c]),
+        }
+    }
+
+    fn schedule(&mut self, at_us: u64, ev: Ev) {
+        self.seq += 1;
+        self.timers.insert((at_us, self.seq), ev);
+    }
+
+    async fn run(&mut self, mut rx: mpsc::UnboundedReceiver<Answer>) {
+        let s = self.scenario;
+        for i in 0..self.plan.len() {
+            self.schedule(self.plan[i].at_us, Ev::FaultStart(i));
+        }
+        self.schedule(s.duration_us, Ev::EndWorkload);
+        self.start = Instant::now();
+        self.wall_base_us = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_micros() as u64);
+        for c in 0..self.clients.len() {
+            let now = self.now(c, 0);
+            self.clients[c].start(now, &mut self.out);
+            self.apply(0, c);
+        }
+        let a = &s.algorithm;
+        let op_max_us = a.op_max_us(s.nodes);
+        let limit_us = s.duration_us
+            + 2 * op_max_us
+            + u64::from(s.clients.locks).min(1_000) * 2 * (a.liveness_bound_us(s.nodes) + op_max_us);
+
+        while self.phase != RunPhase::Done {
+            let next_us = self.timers.keys().next().map_or(limit_us, |k| k.0).min(limit_us);
+            let deadline = tokio::time::Instant::from_std(self.start + Duration::from_micros(next_us));
+            tokio::select! {
+                biased;
+                Some(r) = rx.recv() => {
+                    let t = self.now_us();
+                    self.stats.events += 1;
+                    let now = self.now(r.client, t);
+                    self.clients[r.client].on_reply(now, r.req, r.reply, &mut self.out);
+                    self.apply(t, r.client);
+                }
+                _ = tokio::time::sleep_until(deadline) => {
+                    let t = self.now_us();
+                    while let Some(entry) = self.timers.first_entry() {
+                        if entry.key().0 > t {
+                            break;
+                        }
+                        let ev = entry.remove();
+                        self.stats.events += 1;
+                        self.step(t, ev);
+                    }
+                }
+            }
+            let t = self.now_us();
+            self.stats.end_us = t;
+            if t > limit_us {
+                break;
+            }
+        }
+        // Whatever was still faulty at a hard stop is healed before the nodes go away.
+        self.heal(self.now_us());
+    }
+
+    fn step(&mut self, t: u64, ev: Ev) {
+        match ev {
+            Ev::Wake { client, generation } => {
+                if generation == self.wake_generation[client] {
+                    let now = self.now(client, t);
+                    self.clients[client].on_wake(now, &mut self.out);
+                    self.apply(t, client);
+                }
+            }
+            Ev::WriteAck { client } => {
+                let now = self.now(client, t);
+                self.clients[client].on_write_ack(now, &mut self.out);
+                self.apply(t, client);
+            }
+            Ev::Timer { client, id } => {
+                let now = self.now(client, t);
+                self.clients[client].on_timer(now, id, &mut self.out);
+                self.apply(t, client);
+            }
+            Ev::FaultStart(i) => self.start_fault(t, i),
+            Ev::FaultEnd(i) => self.end_fault(t, i),
+            Ev::EndWorkload => {
+                self.heal(t);
+                self.history.push(Event::Heal { t_us: t });
+                self.phase = RunPhase::Draining;
+                for c in 0..self.clients.len() {
+                    self.clients[c].stop(&mut self.out);
+                    self.apply(t, c);
+                }
+            }
+        }
+    }
+
+    fn send(&mut self, client: usize, node: NodeId, req: ReqId, cmd: Cmd) {
+        self.stats.node_cmds += 1;
+        let slot = self.slots[client][node].clone();
+        let addr = self.proxies[node].addr(client);
+        let reply = Answer {
+            client,
+            req,
+            reply: Reply::Error,
+        };
+        tokio::spawn(request(
+            slot,
+            addr,
+            wire::to_redis(&cmd),
+            self.request_lifetime,
+            self.tx.clone(),
+            reply,
+        ));
+    }
+
+    /// Carries out the actions client `c` just asked for, at time `t`.
+    fn apply(&mut self, t: u64, c: usize) {
+        let mut out = std::mem::take(&mut self.out);
+        for action in out.drain(..) {
+            match action {
+                Action::Send { node, req, cmd } => self.send(c, node, req, cmd),
+                Action::Timer { id, at_mono_us } => {
+                    self.schedule(at_mono_us.max(t), Ev::Timer { client: c, id })
+                }
+                Action::Wake { at_mono_us } => {
+                    self.wake_generation[c] += 1;
+                    let generation = self.wake_generation[c];
+                    self.schedule(
+                        at_mono_us.max(t),
+                        Ev::Wake {
+                            client: c,
+                            generation,
+                        },
+                    );
+                }
+                Action::Write { lock, token, fence } => self.resource_write(t, c, lock, token, fence),
+                Action::Record(r) => self.record(t, c, r),
+                Action::Idle => self.on_idle(t),
+            }
+        }
+        self.out = out;
+    }
+
+    /// The guarded resource (Kleppmann's storage service), in process: it accepts a
+    /// write unless its fencing token is below the highest it has seen for that lock.
+    fn resource_write(
+        &mut self,
+        t: u64,
+        client: usize,
+        lock: LockId,
+        token: crate::command::Token,
+        fence: Option<u64>,
+    ) {
+        let accepted = match (fence, self.resource_fence.get(&lock)) {
+            (Some(f), Some(&last)) => f >= last,
+            _ => true,
+        };
+        if let (true, Some(f)) = (accepted, fence) {
+            self.resource_fence.insert(lock, f);
+        }
+        self.history.push(Event::Write(crate::history::ResourceWrite {
+            t_us: t,
+            client,
+            lock: lock.to_string(),
+            token: token.to_string(),
+            fence,
+            accepted,
+        }));
+        self.schedule(t, Ev::WriteAck { client });
+    }
+
+    fn on_idle(&mut self, t: u64) {
+        self.idle += 1;
+        match self.phase {
+            RunPhase::Draining if self.idle == self.clients.len() => {
+                self.phase = RunPhase::Probing;
+                let locks: Vec<LockId> = (0..self.scenario.clients.locks.min(1_000)).map(LockId).collect();
+                self.idle -= 1;
+                let now = self.now(0, t);
+                self.clients[0].probe(now, &locks, &mut self.out);
+                self.apply(t, 0);
+            }
+            RunPhase::Probing => self.phase = RunPhase::Done,
+            _ => {}
+        }
+    }
+
+    fn record(&mut self, t: u64, c: usize, r: Record) {
+        if r.kind == RecordKind::Invoke {
+            self.stats.lock_ops += 1;
+        }
+        let mut op = Op::new(t, c, r.op, r.lock.to_string(), r.mode);
+        op.phase = r.phase;
+        op.token = r.token.map(|tok| tok.to_string());
+        // The client's clock is the history's clock: no conversion.
+        op.valid_until_us = r.valid_until_mono_us;
+        op.nodes = r.nodes.map(|set| set.iter().collect());
+        op.attempts = r.attempts;
+        self.history.push(match r.kind {
+            RecordKind::Invoke => Event::Invoke(op),
+            RecordKind::Ok => Event::Ok(op),
+            RecordKind::Fail => Event::Fail(op),
+            RecordKind::Info => Event::Info(op),
+        });
+    }
+}

@@ -1,0 +1,211 @@
+//! The fault-injecting TCP proxy in front of each real node.
+//!
+//! Every (client, node) pair gets its own loopback listener, so the link between one
+//! client and one node can be cut or slowed alone: the driver connects client `c` to
+//! node `n` through `proxy[n].addr(c)`, and each accepted connection opens its own
+//! upstream connection to the node. A cut link holds the bytes (nothing is forwarded,
+//! the socket reads stop, TCP pushes back) until it heals, like a real partition where
+//! TCP retransmits: a request sent during a cut may still be applied later, which is why
+//! the algorithm counts a non-answer as an unknown outcome. When the node dies, both
+//! sides of its connections close and the driver reconnects.
+
+use std::net::SocketAddr;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::watch;
+
+/// What is wrong with one client↔node link right now.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LinkState {
+    /// Bytes from the client to the node are held.
+    pub cut_to_node: bool,
+    /// Bytes from the node to the client are held.
+    pub cut_to_client: bool,
+    /// Extra one-way delay added to every chunk, both ways.
+    pub delay_us: u64,
+}
+
+/// One node's proxy: a listener per client.
+pub struct Proxy {
+    links: Vec<(SocketAddr, watch::Sender<LinkState>)>,
+}
+
+impl Proxy {
+    /// Starts listening for `clients` clients in front of `upstream`. Must be called
+    /// inside a tokio runtime; the proxy's tasks live as long as that runtime.
+    pub async fn start(upstream: SocketAddr, clients: usize) -> std::io::Result<Proxy> {
+        let mut links = Vec::with_capacity(clients);
+        for _ in 0..clients {
+            let listener = TcpListener::bind("127.0.0.1:0").await?;
+            let addr = listener.local_addr()?;
+            let (tx, rx) = watch::channel(LinkState::default());
+            tokio::spawn(accept_loop(listener, upstream, rx));
+            links.push((addr, tx));
+        }
+        Ok(Proxy { links })
+    }
+
+    /// Where client `client` connects to reach this node.
+    pub fn addr(&self, client: usize) -> SocketAddr {
+        self.links[client].0
+    }
+
+    pub fn update(&self, client: usize, f: impl FnOnce(&mut LinkState)) {
+        self.links[client].1.send_modify(f);
+    }
+
+    /// Heals every link of this node.
+    pub fn heal(&self) {
+        for (_, tx) in &self.links {
+            tx.send_replace(LinkState::default());
+        }
+    }
+}
+
+async fn accept_loop(listener: TcpListener, upstream: SocketAddr, state: watch::Receiver<LinkState>) {
+    while let Ok((down, _)) = listener.accept().await {
+        let state = state.clone();
+        tokio::spawn(async move {
+            // A refused upstream (node down) closes the client's connection at once.
+            let Ok(up) = TcpStream::connect(upstream).await else {
+                return;
+            };
+            let _ = down.set_nodelay(true);
+            let _ = up.set_nodelay(true);
+            let (down_r, down_w) = down.into_split();
+            let (up_r, up_w) = up.into_split();
+            let to_node = pump(down_r, up_w, state.clone(), |s| s.cut_to_node);
+            let to_client = pump(up_r, down_w, state, |s| s.cut_to_client);
+            // When either direction ends (EOF or error), drop both: the peer sees a close.
+            tokio::select! {
+                _ = to_node => {}
+                _ = to_client => {}
+            }
+        });
+    }
+}
+
+/// Copies bytes one way, holding them while the link is cut and delaying them as set.
+async fn pump(
+    mut from: tokio::net::tcp::OwnedReadHalf,
+    mut to: tokio::net::tcp::OwnedWriteHalf,
+    mut state: watch::Receiver<LinkState>,
+    is_cut: fn(&LinkState) -> bool,
+) {
+    let mut buf = vec![0u8; 16 * 1024];
+    loop {
+        let n = match from.read(&mut buf).await {
+            Ok(0) | Err(_) => return,
+            Ok(n) => n,
+        };
+        if state.wait_for(|s| !is_cut(s)).await.is_err() {
+            return;
+        }
+        let delay_us = state.borrow().delay_us;
+        if delay_us > 0 {
+            tokio::time::sleep(std::time::Duration::from_micros(delay_us)).await;
+        }
+        if to.write_all(&buf[..n]).await.is_err() {
+            return;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    /// An upstream that echoes every byte back.
+    async fn echo_server() -> SocketAddr {
+        let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = l.local_addr().unwrap();
+        tokio::spawn(async move {
+            while let Ok((mut s, _)) = l.accept().await {
+                tokio::spawn(async move {
+                    let (mut r, mut w) = s.split();
+                    let _ = tokio::io::copy(&mut r, &mut w).await;
+                });
+            }
+        });
+        addr
+    }
+
+    async fn roundtrip(s: &mut TcpStream, wait: Duration) -> Option<u8> {
+        s.write_all(b"x").await.unwrap();
+        let mut b = [0u8; 1];
+        match tokio::time::timeout(wait, s.read_exact(&mut b)).await {
+            Ok(Ok(_)) => Some(b[0]),
+            _ => None,
+        }
+    }
+
+    #[tokio::test]
+    async fn a_cut_holds_one_clients_bytes_until_it_heals() {
+        let proxy = Proxy::start(echo_server().await, 2).await.unwrap();
+        let mut c0 = TcpStream::connect(proxy.addr(0)).await.unwrap();
+        let mut c1 = TcpStream::connect(proxy.addr(1)).await.unwrap();
+        assert_eq!(roundtrip(&mut c0, Duration::from_secs(5)).await, Some(b'x'));
+
+        proxy.update(0, |s| {
+            s.cut_to_node = true;
+            s.cut_to_client = true;
+        });
+        assert_eq!(
+            roundtrip(&mut c0, Duration::from_millis(100)).await,
+            None,
+            "cut link answered"
+        );
+        assert_eq!(
+            roundtrip(&mut c1, Duration::from_secs(5)).await,
+            Some(b'x'),
+            "the other client's link must stay up"
+        );
+
+        proxy.heal();
+        let mut b = [0u8; 1];
+        tokio::time::timeout(Duration::from_secs(5), c0.read_exact(&mut b))
+            .await
+            .expect("held byte delivered after the heal")
+            .unwrap();
+        assert_eq!(&b, b"x");
+    }
+
+    #[tokio::test]
+    async fn a_one_way_cut_to_clients_still_delivers_requests() {
+        let upstream = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let proxy = Proxy::start(upstream.local_addr().unwrap(), 1).await.unwrap();
+        proxy.update(0, |s| s.cut_to_client = true);
+        let mut c = TcpStream::connect(proxy.addr(0)).await.unwrap();
+        c.write_all(b"req").await.unwrap();
+        let (mut server_side, _) = upstream.accept().await.unwrap();
+        let mut b = [0u8; 3];
+        tokio::time::timeout(Duration::from_secs(5), server_side.read_exact(&mut b))
+            .await
+            .expect("request reaches the node")
+            .unwrap();
+        assert_eq!(&b, b"req");
+        server_side.write_all(b"rep").await.unwrap();
+        let mut r = [0u8; 3];
+        assert!(
+            tokio::time::timeout(Duration::from_millis(100), c.read_exact(&mut r))
+                .await
+                .is_err(),
+            "reply must be held"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_delay_slows_one_link_both_ways() {
+        let proxy = Proxy::start(echo_server().await, 2).await.unwrap();
+        proxy.update(0, |s| s.delay_us = 100_000);
+        let mut slow = TcpStream::connect(proxy.addr(0)).await.unwrap();
+        let started = std::time::Instant::now();
+        assert_eq!(roundtrip(&mut slow, Duration::from_secs(5)).await, Some(b'x'));
+        let took = started.elapsed();
+        assert!(
+            took >= Duration::from_millis(200),
+            "delayed round trip took {took:?}"
+        );
+    }
+}

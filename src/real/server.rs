@@ -1,0 +1,336 @@
+//! redis-server processes that lockstorm starts, breaks and always cleans up.
+//!
+//! Each node gets a free loopback port, its own temporary directory and a config file
+//! with the scenario's persistence. A [`Server`] is a guard: dropping it SIGKILLs the
+//! process and waits for it, and every live pid is also kept in a process-wide list that
+//! the Ctrl-C handler and the panic hook kill, so no redis-server outlives lockstorm.
+//! Crash = SIGKILL, restart = start again from the same directory and port, pause =
+//! SIGSTOP until SIGCONT. Clock faults go through libfaketime ([`super::faketime`]).
+
+use super::faketime::Faketime;
+use super::RealError;
+use crate::fault::Persistence;
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// Pids of every redis-server this process started and has not reaped yet.
+static LIVE: Mutex<Vec<u32>> = Mutex::new(Vec::new());
+
+/// Temporary directories of runs in progress, removed on Ctrl-C (a normal exit or an
+/// unwinding panic removes them through their `TempDir` guards).
+static DIRS: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+/// Lists a run's temporary directory for removal on Ctrl-C.
+pub fn register_dir(dir: &Path) {
+    if let Ok(mut v) = DIRS.lock() {
+        v.push(dir.to_path_buf());
+    }
+}
+
+/// Takes a directory off the Ctrl-C list (the run ended, or `--keep` keeps it).
+pub fn unregister_dir(dir: &Path) {
+    if let Ok(mut v) = DIRS.lock() {
+        v.retain(|d| d != dir);
+    }
+}
+
+/// Kills and reaps every redis-server still listed; for Ctrl-C and panics.
+pub fn kill_all() {
+    let pids = LIVE.lock().map(|v| v.clone()).unwrap_or_default();
+    for &pid in &pids {
+        signal(pid, libc::SIGKILL);
+    }
+    for pid in pids {
+        // SAFETY: waitpid on our own child; reaping here means no process is left
+        // when lockstorm exits. A child already reaped by its guard gives ECHILD.
+        unsafe {
+            libc::waitpid(pid as libc::pid_t, std::ptr::null_mut(), 0);
+        }
+    }
+}
+
+/// Installs the Ctrl-C handler and panic hook that call [`kill_all`] (once per process).
+pub fn install_cleanup() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        // An error here means another handler is installed (e.g. by an embedding
+        // program); the guards' Drop still cleans up on every normal path.
+        let _ = ctrlc::set_handler(|| {
+            kill_all();
+            for dir in DIRS.lock().map(|v| v.clone()).unwrap_or_default() {
+                let _ = std::fs::remove_dir_all(dir);
+            }
+            std::process::exit(130);
+        });
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            kill_all();
+            previous(info);
+        }));
+    });
+}
+
+fn signal(pid: u32, sig: libc::c_int) {
+    // SAFETY: kill(2) with a pid we spawned and have not reaped; no memory is touched.
+    unsafe {
+        libc::kill(pid as libc::pid_t, sig);
+    }
+}
+
+/// The redis-server binary, or the one-line error telling how to install it.
+pub fn binary() -> Result<PathBuf, RealError> {
+    let name = std::env::var_os("LOCKSTORM_REDIS_SERVER").unwrap_or_else(|| "redis-server".into());
+    let name = PathBuf::from(name);
+    if name.components().count() > 1 {
+        return if name.is_file() {
+            Ok(name)
+        } else {
+            Err(RealError::NoRedisServer)
+        };
+    }
+    std::env::var_os("PATH")
+        .into_iter()
+        .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
+        .map(|dir| dir.join(&name))
+        .find(|p| p.is_file())
+        .ok_or(RealError::NoRedisServer)
+}
+
+/// A free loopback port: bind port 0, read it back, close. Another process could take
+/// it before redis-server binds; start() then fails with a clear error.
+pub fn free_port() -> Result<u16, RealError> {
+    let l = TcpListener::bind("127.0.0.1:0").map_err(|e| RealError::Io("bind a loopback port".into(), e))?;
+    Ok(l.local_addr()
+        .map_err(|e| RealError::Io("read a port".into(), e))?
+        .port())
+}
+
+/// One redis-server node: its directory, port and (while running) process.
+pub struct Server {
+    pub index: usize,
+    pub port: u16,
+    dir: PathBuf,
+    binary: PathBuf,
+    child: Option<Child>,
+    paused: bool,
+    faketime: Option<Faketime>,
+}
+
+impl Server {
+    /// Writes the node's config into `dir` and starts it; returns once it answers PING.
+    pub fn start(
+        index: usize,
+        binary: &Path,
+        dir: PathBuf,
+        persistence: Persistence,
+        faketime: Option<Faketime>,
+    ) -> Result<Server, RealError> {
+        let port = free_port()?;
+        let aof = match persistence {
+            Persistence::None => "appendonly no\n",
+            Persistence::AofEverysec => "appendonly yes\nappendfsync everysec\n",
+            Persistence::AofAlways => "appendonly yes\nappendfsync always\n",
+        };
+        let config = format!(
+            "port {port}\nbind 127.0.0.1\nprotected-mode no\ndir {}\nsave \"\"\n{aof}\
+             daemonize no\nlogfile redis.log\nappendfilename appendonly.aof\n",
+            dir.display()
+        );
+        std::fs::write(dir.join("redis.conf"), config)
+            .map_err(|e| RealError::Io(format!("write {}", dir.join("redis.conf").display()), e))?;
+        let mut server = Server {
+            index,
+            port,
+            dir,
+            binary: binary.to_path_buf(),
+            child: None,
+            paused: false,
+            faketime,
+        };
+        server.spawn()?;
+        Ok(server)
+    }
+
+    pub fn addr(&self) -> SocketAddr {
+        SocketAddr::from(([127, 0, 0, 1], self.port))
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    pub fn faketime_mut(&mut self) -> Option<&mut Faketime> {
+        self.faketime.as_mut()
+    }
+
+    pub fn is_running(&self) -> bool {
+        self.child.is_some()
+    }
+
+    fn spawn(&mut self) -> Result<(), RealError> {
+        let mut cmd = Command::new(&self.binary);
+        cmd.arg(self.dir.join("redis.conf"))
+            .current_dir(&self.dir)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        if let Some(ft) = &mut self.faketime {
+            ft.apply(&mut cmd);
+        }
+        let child = cmd
+            .spawn()
+            .map_err(|e| RealError::Io(format!("start {}", self.binary.display()), e))?;
+        LIVE.lock().expect("pid list").push(child.id());
+        self.child = Some(child);
+        self.wait_ready()
+    }
+
+    /// Waits until the port accepts and the server answers PING (it may be loading its AOF).
+    fn wait_ready(&mut self) -> Result<(), RealError> {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            if let Some(child) = &mut self.child {
+                if let Ok(Some(status)) = child.try_wait() {
+                    self.forget();
+                    return Err(RealError::ServerExited {
+                        node: self.index,
+                        status: status.to_string(),
+                        log: self.dir.join("redis.log"),
+                    });
+                }
+            }
+            if ping(self.addr()) {
+                return Ok(());
+            }
+            if Instant::now() > deadline {
+                return Err(RealError::ServerNotReady {
+                    node: self.index,
+                    log: self.dir.join("redis.log"),
+                });
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    /// SIGKILL and reap: the crash fault, and what Drop does.
+    pub fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+            let pid = child.id();
+            LIVE.lock().expect("pid list").retain(|&p| p != pid);
+        }
+        self.paused = false;
+    }
+
+    fn forget(&mut self) {
+        if let Some(child) = self.child.take() {
+            let pid = child.id();
+            LIVE.lock().expect("pid list").retain(|&p| p != pid);
+        }
+    }
+
+    /// Starts the node again from its directory (its AOF, if any) on the same port.
+    pub fn restart(&mut self) -> Result<(), RealError> {
+        self.kill();
+        self.spawn()
+    }
+
+    /// SIGSTOP: the process stays, sockets stay open, nothing is answered.
+    pub fn pause(&mut self) {
+        if let Some(child) = &self.child {
+            signal(child.id(), libc::SIGSTOP);
+            self.paused = true;
+        }
+    }
+
+    pub fn resume(&mut self) {
+        if let Some(child) = &self.child {
+            if self.paused {
+                signal(child.id(), libc::SIGCONT);
+            }
+        }
+        self.paused = false;
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// A blocking PING with a short timeout: true when the reply is `+PONG`.
+pub fn ping(addr: SocketAddr) -> bool {
+    use std::io::{Read, Write};
+    let Ok(mut s) = TcpStream::connect_timeout(&addr, Duration::from_millis(100)) else {
+        return false;
+    };
+    let _ = s.set_read_timeout(Some(Duration::from_millis(500)));
+    if s.write_all(b"PING\r\n").is_err() {
+        return false;
+    }
+    let mut buf = [0u8; 7];
+    s.read_exact(&mut buf).is_ok() && &buf == b"+PONG\r\n"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn alive(pid: u32) -> bool {
+        // A reaped child's pid no longer exists: kill(pid, 0) fails.
+        // SAFETY: signal 0 only checks that the process exists.
+        unsafe { libc::kill(pid as libc::pid_t, 0) == 0 }
+    }
+
+    #[test]
+    fn dropping_a_server_kills_and_reaps_it() {
+        let binary = binary().unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().unwrap();
+        let server = Server::start(0, &binary, dir.path().to_path_buf(), Persistence::None, None).unwrap();
+        let pid = server.child.as_ref().unwrap().id();
+        assert!(ping(server.addr()));
+        assert!(LIVE.lock().unwrap().contains(&pid));
+        let addr = server.addr();
+        drop(server);
+        assert!(!alive(pid), "redis-server {pid} still running");
+        assert!(!LIVE.lock().unwrap().contains(&pid));
+        assert!(!ping(addr));
+    }
+
+    #[test]
+    fn a_paused_server_answers_after_it_resumes() {
+        let binary = binary().unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().unwrap();
+        let mut server =
+            Server::start(0, &binary, dir.path().to_path_buf(), Persistence::None, None).unwrap();
+        server.pause();
+        assert!(!ping(server.addr()), "a stopped server must not answer");
+        server.resume();
+        assert!(ping(server.addr()));
+    }
+
+    #[test]
+    fn aof_always_keeps_keys_across_a_kill() {
+        use std::io::{Read, Write};
+        let binary = binary().unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().unwrap();
+        let mut server =
+            Server::start(0, &binary, dir.path().to_path_buf(), Persistence::AofAlways, None).unwrap();
+        let mut s = TcpStream::connect(server.addr()).unwrap();
+        s.write_all(b"SET k v PX 60000\r\n").unwrap();
+        let mut ok = [0u8; 5];
+        s.read_exact(&mut ok).unwrap();
+        assert_eq!(&ok, b"+OK\r\n");
+        server.restart().unwrap();
+        let mut s = TcpStream::connect(server.addr()).unwrap();
+        s.write_all(b"GET k\r\n").unwrap();
+        let mut v = [0u8; 7];
+        s.read_exact(&mut v).unwrap();
+        assert_eq!(&v, b"$1\r\nv\r\n");
+    }
+}

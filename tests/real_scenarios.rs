@@ -1,0 +1,202 @@
+//! Runs every real-Redis scenario in scenarios/real/ through the CLI and checks that its
+//! verdict is the one the file expects (exit status 0). One scenario per fault kind the
+//! real backend carries out: partition, crash and restart (with and without AOF), node
+//! pause, clock jump. Needs redis-server and libfaketime (`apt-get install -y
+//! redis-server faketime`); without them the test fails and says so.
+
+use std::path::Path;
+use std::process::Command;
+
+fn lockstorm() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_lockstorm"))
+}
+
+fn require_redis() {
+    let found = std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).any(|d| d.join("redis-server").is_file()))
+        .unwrap_or(false);
+    assert!(
+        found,
+        "redis-server is not installed: the real-backend tests need it (apt-get install -y redis-server faketime)"
+    );
+}
+
+fn run_scenario(name: &str) {
+    require_redis();
+    let file = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("scenarios/real")
+        .join(format!("{name}.toml"));
+    let out_dir = tempfile::tempdir().expect("temp dir");
+    let out = lockstorm()
+        .arg("scenario")
+        .arg(&file)
+        .arg("--quiet")
+        .arg("--out")
+        .arg(out_dir.path())
+        .output()
+        .expect("run lockstorm");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{name}: verdict not as expected\nstdout: {}\nstderr: {}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out_dir.path().join("history.jsonl").is_file());
+}
+
+#[test]
+fn real_partition_of_a_minority_keeps_redlock_safe_and_available() {
+    run_scenario("partition");
+}
+
+#[test]
+fn real_crash_and_restart_without_persistence_breaks_redlock() {
+    run_scenario("crash-restart");
+}
+
+#[test]
+fn real_crash_and_restart_with_aof_always_keeps_redlock_safe() {
+    run_scenario("crash-restart-aof");
+}
+
+#[test]
+fn real_node_pause_of_a_minority_keeps_redlock_safe() {
+    run_scenario("node-pause");
+}
+
+#[test]
+fn real_clock_jump_on_a_shared_node_breaks_redlock() {
+    run_scenario("clock-jump");
+}
+
+#[test]
+fn every_real_scenario_file_has_a_test() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/real");
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .expect("scenarios/real")
+        .map(|e| {
+            e.expect("entry")
+                .path()
+                .file_stem()
+                .expect("stem")
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    names.sort();
+    let tested = [
+        "clock-jump",
+        "crash-restart",
+        "crash-restart-aof",
+        "node-pause",
+        "partition",
+    ];
+    assert_eq!(
+        names, tested,
+        "add a test for each new scenario in scenarios/real/"
+    );
+}
+
+#[test]
+fn missing_redis_server_is_one_line_and_exit_2() {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/real/partition.toml");
+    let out_dir = tempfile::tempdir().expect("temp dir");
+    let out = lockstorm()
+        .env("LOCKSTORM_REDIS_SERVER", "/nonexistent/redis-server")
+        .arg("scenario")
+        .arg(&file)
+        .arg("--out")
+        .arg(out_dir.path())
+        .output()
+        .expect("run lockstorm");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("redis-server not found") && err.contains("apt-get install"),
+        "{err}"
+    );
+}
+
+#[test]
+fn process_faults_on_servers_lockstorm_does_not_run_are_refused() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = dir.path().join("ext.toml");
+    std::fs::write(
+        &file,
+        "backend = \"redis\"\nduration = \"1s\"\nnodes = [\"127.0.0.1:1\"]\n[algorithm]\nkind = \"single\"\n\
+         [[faults]]\nat = \"10ms\"\nkind = \"crash\"\nnode = 0\n",
+    )
+    .expect("write");
+    let out = lockstorm()
+        .arg("scenario")
+        .arg(&file)
+        .arg("--out")
+        .arg(dir.path().join("out"))
+        .output()
+        .expect("run lockstorm");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("crash") && err.contains("does not run"), "{err}");
+}
+
+#[test]
+fn loss_is_refused_on_the_real_backend() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = dir.path().join("loss.toml");
+    std::fs::write(
+        &file,
+        "duration = \"1s\"\nnodes = 1\n[algorithm]\nkind = \"single\"\n\
+         [[faults]]\nat = \"10ms\"\nkind = \"loss\"\nprobability = 0.5\n",
+    )
+    .expect("write");
+    let out = lockstorm()
+        .arg("scenario")
+        .arg(&file)
+        .args(["--backend", "redis", "--out"])
+        .arg(dir.path().join("out"))
+        .output()
+        .expect("run lockstorm");
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("loss"));
+}
+
+/// The simulator must agree with real Redis on every real scenario: the same verdict on
+/// mutual exclusion. A disagreement means the simulator models a fault wrongly.
+#[test]
+fn the_simulator_agrees_with_real_redis_on_every_real_scenario() {
+    use lockstorm::real::RealOptions;
+    use lockstorm::run;
+    use lockstorm::scenario::{Backend, Scenario};
+    require_redis();
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/real");
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .expect("scenarios/real")
+        .map(|e| e.expect("entry").path())
+        .collect();
+    files.sort();
+    for file in files {
+        let mut scenario = Scenario::load(&file).unwrap_or_else(|e| panic!("{e}"));
+        let mut verdicts = Vec::new();
+        for backend in [Backend::Sim, Backend::Redis] {
+            scenario.backend = backend;
+            let outcome = run::run(&scenario, &[scenario.seed], &RealOptions::default(), &|_| {})
+                .unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+            verdicts.push(outcome.safe);
+        }
+        assert_eq!(
+            verdicts[0],
+            verdicts[1],
+            "{}: simulator safe={}, real Redis safe={}",
+            file.display(),
+            verdicts[0],
+            verdicts[1]
+        );
+    }
+}
