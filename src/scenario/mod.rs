@@ -9,6 +9,7 @@
 mod backend;
 mod dist;
 mod duration;
+mod faults;
 mod raw;
 
 pub use backend::{Backend, Targets};

@@ -1,0 +1,449 @@
+//! Faults as a scenario file writes them: scripted `[[faults]]` and the random
+//! `[nemesis]`, parsed strictly and resolved into the typed [`Fault`]s of `fault/`.
+//! Indices, times, probabilities and rates are checked here, with errors naming the
+//! fault (`faults[2].probability`) or the nemesis entry.
+
+use super::{Dur, RawDist, SignedDur};
+use crate::fault::{
+    CutDirection, Fault, Nemesis, NemesisRate, Origin, PausePoint, PlannedFault, Replication,
+};
+use serde::Deserialize;
+
+/// A scripted fault: `kind` picks the variant, `at` is when it starts. Faults on sets
+/// of nodes or clients default to all of them where the kind says so.
+#[derive(Debug, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub(super) enum RawFault {
+    /// Cut `nodes` off from `clients` (all clients if omitted) for `duration` (until the
+    /// heal if omitted), both ways or in one `direction`.
+    Partition {
+        at: Dur,
+        nodes: Vec<i64>,
+        clients: Option<Vec<i64>>,
+        duration: Option<Dur>,
+        #[serde(default)]
+        direction: CutDirection,
+    },
+    /// Kill `node`; it restarts `restart_after` later (at the heal if omitted).
+    Crash {
+        at: Dur,
+        node: i64,
+        restart_after: Option<Dur>,
+        #[serde(default)]
+        power_loss: bool,
+    },
+    /// Stop a `node` or a `client` for `duration`; a client may wait for a `point`.
+    Pause {
+        at: Dur,
+        node: Option<i64>,
+        client: Option<i64>,
+        duration: Dur,
+        point: Option<PausePoint>,
+    },
+    /// Step the wall clock of a `node` or `client` `by` a signed amount.
+    ClockJump {
+        at: Dur,
+        node: Option<i64>,
+        client: Option<i64>,
+        by: SignedDur,
+    },
+    /// Run the clock of a `node` or `client` at `rate` for `duration`.
+    ClockRate {
+        at: Dur,
+        node: Option<i64>,
+        client: Option<i64>,
+        rate: f64,
+        duration: Option<Dur>,
+    },
+    /// Add `extra` latency between `nodes` and `clients` (all if omitted).
+    Delay {
+        at: Dur,
+        nodes: Option<Vec<i64>>,
+        clients: Option<Vec<i64>>,
+        extra: Dur,
+        duration: Option<Dur>,
+    },
+    /// Lose messages between `nodes` and `clients` (all if omitted) with `probability`.
+    Loss {
+        at: Dur,
+        nodes: Option<Vec<i64>>,
+        clients: Option<Vec<i64>>,
+        probability: f64,
+        duration: Option<Dur>,
+    },
+    /// Kill the master of `node` (0 if omitted); its replica is promoted `promote_after`
+    /// later (at once if omitted).
+    Failover {
+        at: Dur,
+        #[serde(default)]
+        node: i64,
+        promote_after: Option<Dur>,
+    },
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawNemesis {
+    partition: Option<RawRate>,
+    crash: Option<RawCrashRate>,
+    pause: Option<RawRate>,
+    clock_jump: Option<RawJumpRate>,
+    clock_rate: Option<RawClockRate>,
+    delay: Option<RawDelayRate>,
+    loss: Option<RawLossRate>,
+    failover: Option<RawRate>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRate {
+    /// Time between the starts of two faults of this kind.
+    interval: RawDist,
+    duration: RawDist,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawCrashRate {
+    interval: RawDist,
+    /// The restart delay.
+    duration: RawDist,
+    #[serde(default)]
+    power_loss: bool,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawJumpRate {
+    interval: RawDist,
+    /// The largest jump, either way.
+    max: Dur,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawClockRate {
+    interval: RawDist,
+    duration: RawDist,
+    /// Rates are drawn from `1 ± max_deviation`.
+    max_deviation: f64,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawDelayRate {
+    interval: RawDist,
+    duration: RawDist,
+    extra: RawDist,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawLossRate {
+    interval: RawDist,
+    duration: RawDist,
+    probability: f64,
+}
+
+/// Resolves a nemesis kind's interval and duration, naming the kind in errors.
+fn rate(interval: &RawDist, duration: Option<&RawDist>, what: &str) -> Result<NemesisRate, String> {
+    let interval = interval.resolve(&format!("{what}.interval"))?;
+    if interval.max_us() == 0 {
+        return Err(format!("{what}.interval must be above 0"));
+    }
+    Ok(NemesisRate {
+        interval,
+        duration: match duration {
+            Some(d) => d.resolve(&format!("{what}.duration"))?,
+            None => super::Dist::fixed(0),
+        },
+    })
+}
+
+fn probability(p: f64, what: &str) -> Result<f64, String> {
+    if (0.0..=1.0).contains(&p) {
+        Ok(p)
+    } else {
+        Err(format!("{what} = {p}: a probability is between 0 and 1"))
+    }
+}
+
+fn clock_rate(r: f64, what: &str) -> Result<f64, String> {
+    if r > 0.0 && r <= 10.0 {
+        Ok(r)
+    } else {
+        Err(format!(
+            "{what} = {r}: a clock rate is above 0 and at most 10 (1.02 is 2% fast)"
+        ))
+    }
+}
+
+/// Exactly one of `node` and `client`, each in range.
+fn process(
+    node: Option<i64>,
+    client: Option<i64>,
+    nodes: usize,
+    clients: usize,
+    fault: usize,
+) -> Result<(Option<usize>, Option<usize>), String> {
+    match (node, client) {
+        (Some(n), None) => Ok((Some(indices(&[n], nodes, "node", fault)?[0]), None)),
+        (None, Some(c)) => Ok((None, Some(indices(&[c], clients, "client", fault)?[0]))),
+        _ => Err(format!(
+            "faults[{fault}]: give either `node` or `client`, not both or neither"
+        )),
+    }
+}
+
+/// Checks that every index in `ids` is below `count`, naming the field in the error.
+fn indices(ids: &[i64], count: usize, what: &str, fault: usize) -> Result<Vec<usize>, String> {
+    let mut out = Vec::with_capacity(ids.len());
+    for &id in ids {
+        if id < 0 || id as usize >= count {
+            return Err(format!(
+                "faults[{fault}]: {what} {id} does not exist (there are {count}, numbered 0 to {})",
+                count.saturating_sub(1)
+            ));
+        }
+        out.push(id as usize);
+    }
+    out.sort_unstable();
+    out.dedup();
+    if out.is_empty() {
+        return Err(format!("faults[{fault}]: {what}s is empty"));
+    }
+    Ok(out)
+}
+
+/// Resolves the scripted `[[faults]]`, numbered from 0 in file order.
+pub(super) fn resolve_faults(
+    raw: &[RawFault],
+    nodes: usize,
+    n_clients: usize,
+    run_duration: Dur,
+    replication: Option<Replication>,
+) -> Result<Vec<PlannedFault>, String> {
+    let all_nodes: Vec<i64> = (0..nodes as i64).collect();
+    let all_clients: Vec<i64> = (0..n_clients as i64).collect();
+    let mut faults = Vec::with_capacity(raw.len());
+    for (i, f) in raw.iter().enumerate() {
+        let ns = |list: &Option<Vec<i64>>| indices(list.as_deref().unwrap_or(&all_nodes), nodes, "node", i);
+        let cs = |list: &Option<Vec<i64>>| {
+            indices(list.as_deref().unwrap_or(&all_clients), n_clients, "client", i)
+        };
+        let what = |field: &str| format!("faults[{i}].{field}");
+        let (at, duration, fault) = match f {
+            RawFault::Partition {
+                at,
+                nodes: n,
+                clients: c,
+                duration,
+                direction,
+            } => (
+                at,
+                *duration,
+                Fault::Partition {
+                    nodes: ns(&Some(n.clone()))?,
+                    clients: cs(c)?,
+                    direction: *direction,
+                },
+            ),
+            RawFault::Crash {
+                at,
+                node,
+                restart_after,
+                power_loss,
+            } => (
+                at,
+                *restart_after,
+                Fault::Crash {
+                    node: indices(&[*node], nodes, "node", i)?[0],
+                    power_loss: *power_loss,
+                },
+            ),
+            RawFault::Pause {
+                at,
+                node,
+                client,
+                duration,
+                point,
+            } => {
+                let (node, client) = process(*node, *client, nodes, n_clients, i)?;
+                if node.is_some() && point.is_some() {
+                    return Err(format!(
+                        "faults[{i}]: `point` is for client pauses; a node pauses at `at`"
+                    ));
+                }
+                (
+                    at,
+                    Some(*duration),
+                    Fault::Pause {
+                        node,
+                        client,
+                        point: *point,
+                    },
+                )
+            }
+            RawFault::ClockJump { at, node, client, by } => {
+                let (node, client) = process(*node, *client, nodes, n_clients, i)?;
+                (
+                    at,
+                    Some(Dur(0)),
+                    Fault::ClockJump {
+                        node,
+                        client,
+                        by_us: by.0,
+                    },
+                )
+            }
+            RawFault::ClockRate {
+                at,
+                node,
+                client,
+                rate,
+                duration,
+            } => {
+                let (node, client) = process(*node, *client, nodes, n_clients, i)?;
+                let rate = clock_rate(*rate, &what("rate"))?;
+                (at, *duration, Fault::ClockRate { node, client, rate })
+            }
+            RawFault::Delay {
+                at,
+                nodes: n,
+                clients: c,
+                extra,
+                duration,
+            } => (
+                at,
+                *duration,
+                Fault::Delay {
+                    nodes: ns(n)?,
+                    clients: cs(c)?,
+                    extra_us: extra.us(),
+                },
+            ),
+            RawFault::Loss {
+                at,
+                nodes: n,
+                clients: c,
+                probability: p,
+                duration,
+            } => (
+                at,
+                *duration,
+                Fault::Loss {
+                    nodes: ns(n)?,
+                    clients: cs(c)?,
+                    probability: probability(*p, &what("probability"))?,
+                },
+            ),
+            RawFault::Failover {
+                at,
+                node,
+                promote_after,
+            } => {
+                if replication.is_none() {
+                    return Err(format!(
+                        "faults[{i}]: a failover needs a replica: add `[replication]` with a `lag`"
+                    ));
+                }
+                (
+                    at,
+                    Some(promote_after.unwrap_or(Dur(0))),
+                    Fault::Failover {
+                        node: indices(&[*node], nodes, "node", i)?[0],
+                    },
+                )
+            }
+        };
+        let planned = PlannedFault {
+            id: i,
+            at_us: at.us(),
+            duration_us: duration.map(Dur::us),
+            origin: Origin::Script,
+            fault,
+        };
+        if planned.at_us >= run_duration.us() {
+            return Err(format!(
+                "faults[{i}]: at = {} is not before the end of the run (duration = {})",
+                Dur(planned.at_us),
+                run_duration
+            ));
+        }
+        faults.push(planned);
+    }
+    Ok(faults)
+}
+
+impl RawNemesis {
+    /// Resolves the random fault rates.
+    pub(super) fn resolve(&self, replication: Option<Replication>) -> Result<Nemesis, String> {
+        let n = self;
+        if n.failover.is_some() && replication.is_none() {
+            return Err("nemesis.failover needs a replica: add `[replication]` with a `lag`".into());
+        }
+        let nemesis = Nemesis {
+            partition: n
+                .partition
+                .as_ref()
+                .map(|r| rate(&r.interval, Some(&r.duration), "nemesis.partition"))
+                .transpose()?,
+            crash: n
+                .crash
+                .as_ref()
+                .map(|r| rate(&r.interval, Some(&r.duration), "nemesis.crash"))
+                .transpose()?,
+            crash_power_loss: n.crash.as_ref().is_some_and(|r| r.power_loss),
+            pause: n
+                .pause
+                .as_ref()
+                .map(|r| rate(&r.interval, Some(&r.duration), "nemesis.pause"))
+                .transpose()?,
+            clock_jump: n
+                .clock_jump
+                .as_ref()
+                .map(|r| rate(&r.interval, None, "nemesis.clock_jump"))
+                .transpose()?,
+            clock_jump_max_us: n.clock_jump.as_ref().map_or(0, |r| r.max.us()),
+            clock_rate: n
+                .clock_rate
+                .as_ref()
+                .map(|r| rate(&r.interval, Some(&r.duration), "nemesis.clock_rate"))
+                .transpose()?,
+            clock_rate_max_deviation: match &n.clock_rate {
+                Some(r) if !(0.0..1.0).contains(&r.max_deviation) => {
+                    return Err(format!(
+                        "nemesis.clock_rate.max_deviation = {}: must be in [0, 1)",
+                        r.max_deviation
+                    ))
+                }
+                Some(r) => r.max_deviation,
+                None => 0.0,
+            },
+            delay: n
+                .delay
+                .as_ref()
+                .map(|r| rate(&r.interval, Some(&r.duration), "nemesis.delay"))
+                .transpose()?,
+            delay_extra: match &n.delay {
+                Some(r) => r.extra.resolve("nemesis.delay.extra")?,
+                None => super::Dist::fixed(0),
+            },
+            loss: n
+                .loss
+                .as_ref()
+                .map(|r| rate(&r.interval, Some(&r.duration), "nemesis.loss"))
+                .transpose()?,
+            loss_probability: match &n.loss {
+                Some(r) => probability(r.probability, "nemesis.loss.probability")?,
+                None => 0.0,
+            },
+            failover: n
+                .failover
+                .as_ref()
+                .map(|r| rate(&r.interval, Some(&r.duration), "nemesis.failover"))
+                .transpose()?,
+        };
+        Ok(nemesis)
+    }
+}
