@@ -75,6 +75,27 @@ pub struct Record {
     pub fence: Option<u64>,
 }
 
+impl Record {
+    /// The history event for this record, stamped by the driver with true time and the
+    /// client, and with the validity deadline converted to true time.
+    pub fn to_event(&self, t_us: u64, client: usize, valid_until_us: Option<u64>) -> crate::history::Event {
+        use crate::history::{Event, Op};
+        let mut op = Op::new(t_us, client, self.op, self.lock.to_string(), self.mode);
+        op.phase = self.phase;
+        op.token = self.token.map(|tok| tok.to_string());
+        op.valid_until_us = valid_until_us;
+        op.nodes = self.nodes.map(|set| set.iter().collect());
+        op.attempts = self.attempts;
+        op.fence = self.fence;
+        match self.kind {
+            RecordKind::Invoke => Event::Invoke(op),
+            RecordKind::Ok => Event::Ok(op),
+            RecordKind::Fail => Event::Fail(op),
+            RecordKind::Info => Event::Info(op),
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RecordKind {
     Invoke,

@@ -19,6 +19,7 @@ pub mod fault;
 pub mod history;
 pub mod real;
 pub mod report;
+pub mod resource;
 pub mod rng;
 pub mod run;
 pub mod scenario;

@@ -27,13 +27,13 @@ use crate::algorithm::ReqId;
 use crate::client::{build_clients, Action, Client, Record, RecordKind};
 use crate::command::{Cmd, LockId, NodeId, Reply, Token};
 use crate::fault::{PausePoint, PlannedFault};
-use crate::history::{Event, Meta, Op, OpKind, ResourceWrite};
+use crate::history::{Event, Meta, OpKind};
+use crate::resource::GuardedResource;
 use crate::scenario::Scenario;
 use clock::Clock;
 use network::{Direction, Network};
 use node::Node;
 use queue::Queue;
-use std::collections::BTreeMap;
 
 /// What a run produced.
 pub struct RunOutput {
@@ -131,8 +131,8 @@ struct World<'a> {
     idle: usize,
     out: Vec<Action>,
     stats: SimStats,
-    /// Per lock: the last fencing token the guarded resource accepted.
-    resource_fence: BTreeMap<LockId, u64>,
+    /// The storage the locks protect (shared with the other driver).
+    resource: GuardedResource,
     resource_rng: crate::rng::Rng,
 }
 
@@ -187,7 +187,7 @@ pub fn run_with_progress(scenario: &Scenario, seed: u64, progress: &mut dyn FnMu
         idle: 0,
         out: Vec::with_capacity(64),
         stats: SimStats::default(),
-        resource_fence: BTreeMap::new(),
+        resource: GuardedResource::default(),
         resource_rng: crate::rng::split(seed, "resource", 0),
     };
     world.history.push(Event::Meta(Meta {
@@ -355,21 +355,8 @@ impl World<'_> {
 
     /// The guarded resource applies or rejects a write.
     fn resource_write(&mut self, t: u64, client: usize, lock: LockId, token: Token, fence: Option<u64>) {
-        let accepted = match (fence, self.resource_fence.get(&lock)) {
-            (Some(f), Some(&last)) => f >= last,
-            _ => true,
-        };
-        if let (true, Some(f)) = (accepted, fence) {
-            self.resource_fence.insert(lock, f);
-        }
-        self.history.push(Event::Write(ResourceWrite {
-            t_us: t,
-            client,
-            lock: lock.to_string(),
-            token: token.to_string(),
-            fence,
-            accepted,
-        }));
+        self.history
+            .push(self.resource.write(t, client, lock, token, fence));
         let at = t + self.scenario.network.latency.sample(&mut self.resource_rng);
         self.queue.push(at, Ev::WriteAck { client });
     }
@@ -465,21 +452,14 @@ impl World<'_> {
             (_, OpKind::Acquire) => self.acquiring[c] = false,
             _ => {}
         }
-        let mut op = Op::new(t, c, r.op, r.lock.to_string(), r.mode);
-        op.phase = r.phase;
-        op.token = r.token.map(|tok| tok.to_string());
-        op.valid_until_us = r
-            .valid_until_mono_us
-            .map(|m| self.client_clocks[c].true_at_mono(m));
-        op.nodes = r.nodes.map(|set| set.iter().collect());
-        op.attempts = r.attempts;
-        op.fence = r.fence;
-        self.history.push(match r.kind {
-            RecordKind::Invoke => Event::Invoke(op),
-            RecordKind::Ok => Event::Ok(op),
-            RecordKind::Fail => Event::Fail(op),
-            RecordKind::Info => Event::Info(op),
-        });
+        self.history.push(
+            r.to_event(
+                t,
+                c,
+                r.valid_until_mono_us
+                    .map(|m| self.client_clocks[c].true_at_mono(m)),
+            ),
+        );
         // A pause at this point starts after the acquisition is on record.
         if (r.kind, r.op) == (RecordKind::Ok, OpKind::Acquire) {
             self.trigger_pause(t, c, PausePoint::AfterAcquire);

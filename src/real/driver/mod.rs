@@ -21,7 +21,8 @@ use crate::algorithm::ReqId;
 use crate::client::{build_clients, Action, Client, Record, RecordKind};
 use crate::command::{Cmd, LockId, NodeId, Reply};
 use crate::fault::PlannedFault;
-use crate::history::{Event, Meta, Op};
+use crate::history::{Event, Meta};
+use crate::resource::GuardedResource;
 use crate::scenario::{Scenario, Targets};
 use crate::sim::{RunOutput, SimStats};
 use conn::{clear_locks, connection, load_scripts, request, Answer, Slot};
@@ -201,7 +202,7 @@ async fn drive(
         stats: SimStats::default(),
         start: Instant::now(),
         tx,
-        resource_fence: BTreeMap::new(),
+        resource: GuardedResource::default(),
         request_lifetime: Duration::from_micros(scenario.algorithm.request_timeout_us * 20)
             .max(Duration::from_secs(1)),
     };
@@ -255,8 +256,8 @@ struct Driver<'a> {
     tx: mpsc::UnboundedSender<Answer>,
     /// How long an unanswered request is kept before it is dropped.
     request_lifetime: Duration,
-    /// The guarded resource's highest fencing token per lock.
-    resource_fence: BTreeMap<LockId, u64>,
+    /// The storage the locks protect (shared with the other driver).
+    resource: GuardedResource,
 }
 
 impl Driver<'_> {
@@ -423,21 +424,8 @@ impl Driver<'_> {
         token: crate::command::Token,
         fence: Option<u64>,
     ) {
-        let accepted = match (fence, self.resource_fence.get(&lock)) {
-            (Some(f), Some(&last)) => f >= last,
-            _ => true,
-        };
-        if let (true, Some(f)) = (accepted, fence) {
-            self.resource_fence.insert(lock, f);
-        }
-        self.history.push(Event::Write(crate::history::ResourceWrite {
-            t_us: t,
-            client,
-            lock: lock.to_string(),
-            token: token.to_string(),
-            fence,
-            accepted,
-        }));
+        self.history
+            .push(self.resource.write(t, client, lock, token, fence));
         self.schedule(t, Ev::WriteAck { client });
     }
 
@@ -461,18 +449,6 @@ impl Driver<'_> {
         if r.kind == RecordKind::Invoke {
             self.stats.lock_ops += 1;
         }
-        let mut op = Op::new(t, c, r.op, r.lock.to_string(), r.mode);
-        op.phase = r.phase;
-        op.token = r.token.map(|tok| tok.to_string());
-        // The client's clock is the history's clock: no conversion.
-        op.valid_until_us = r.valid_until_mono_us;
-        op.nodes = r.nodes.map(|set| set.iter().collect());
-        op.attempts = r.attempts;
-        self.history.push(match r.kind {
-            RecordKind::Invoke => Event::Invoke(op),
-            RecordKind::Ok => Event::Ok(op),
-            RecordKind::Fail => Event::Fail(op),
-            RecordKind::Info => Event::Info(op),
-        });
+        self.history.push(r.to_event(t, c, r.valid_until_mono_us));
     }
 }
