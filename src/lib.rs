@@ -2,10 +2,11 @@
 //!
 //! The flow runs one way: a [`scenario`] file is run by a driver (the deterministic
 //! simulator in [`sim`], or real redis-server processes in [`real`]), which drives
-//! sans-IO [`client`]s running the lock
-//! [`algorithm`]s and applies [`fault`]s; the run is recorded as a [`history`]; the
-//! [`checker`] judges the history against the reference lock model; [`report`] writes
-//! the verdict and the evidence. [`run`] ties the steps together for the CLI.
+//! sans-IO [`client`]s running the lock [`algorithm`]s on a [`workload`], applies
+//! [`fault`]s and keeps the guarded [`resource`]; the run is recorded as a [`history`];
+//! the [`checker`] judges the history against the reference lock model; [`report`]
+//! writes the verdict and the evidence. [`run`] ties the steps together for the CLI.
+//! [`command`] is the vocabulary between clients and nodes.
 //!
 //! The simulator is fully deterministic: every random choice comes from one `u64` seed
 //! ([`rng`]), time is virtual, and the algorithms never read a clock or a socket, so a
