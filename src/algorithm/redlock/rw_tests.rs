@@ -1,9 +1,10 @@
 //! Step-by-step tests of the read-write, fair, fencing and extension paths of the
 //! Redlock state machine; the test plays the driver.
 
+use super::tests::{sends, timer};
 use super::*;
 use crate::algorithm::{AlgorithmKind, Fanout};
-use crate::command::{Key, NodeId};
+use crate::command::Key;
 use crate::scenario::Dist;
 
 fn config(kind: AlgorithmKind) -> AlgorithmConfig {
@@ -31,24 +32,6 @@ fn now(mono_us: u64) -> Now {
         mono_us,
         wall_us: mono_us + 1_000_000_000,
     }
-}
-
-fn sends(out: &[Output]) -> Vec<(NodeId, ReqId, Cmd)> {
-    out.iter()
-        .filter_map(|o| match *o {
-            Output::Send { node, req, cmd } => Some((node, req, cmd)),
-            _ => None,
-        })
-        .collect()
-}
-
-fn timer(out: &[Output]) -> (TimerId, u64) {
-    out.iter()
-        .find_map(|o| match *o {
-            Output::Timer { id, at_mono_us } => Some((id, at_mono_us)),
-            _ => None,
-        })
-        .expect("a timer was armed")
 }
 
 fn machine(config: AlgorithmConfig) -> Redlock {

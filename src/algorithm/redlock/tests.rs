@@ -32,7 +32,8 @@ fn now(mono_us: u64) -> Now {
     }
 }
 
-fn sends(out: &[Output]) -> Vec<(NodeId, ReqId, Cmd)> {
+/// The commands an algorithm asked to send (shared with `rw_tests`).
+pub(super) fn sends(out: &[Output]) -> Vec<(NodeId, ReqId, Cmd)> {
     out.iter()
         .filter_map(|o| match *o {
             Output::Send { node, req, cmd } => Some((node, req, cmd)),
@@ -41,7 +42,8 @@ fn sends(out: &[Output]) -> Vec<(NodeId, ReqId, Cmd)> {
         .collect()
 }
 
-fn timer(out: &[Output]) -> (TimerId, u64) {
+/// The first timer an algorithm armed (shared with `rw_tests`).
+pub(super) fn timer(out: &[Output]) -> (TimerId, u64) {
     out.iter()
         .find_map(|o| match *o {
             Output::Timer { id, at_mono_us } => Some((id, at_mono_us)),
