@@ -6,7 +6,8 @@
 //! [`fault`]s and keeps the guarded [`resource`]; the run is recorded as a [`history`];
 //! the [`checker`] judges the history against the reference lock model; [`report`]
 //! writes the verdict and the evidence. [`run`] ties the steps together for the CLI.
-//! [`command`] is the vocabulary between clients and nodes.
+//! [`command`] is the vocabulary between clients and nodes; [`lifecycle`] the phases of
+//! a run that both drivers follow.
 //!
 //! The simulator is fully deterministic: every random choice comes from one `u64` seed
 //! ([`rng`]), time is virtual, and the algorithms never read a clock or a socket, so a
@@ -18,6 +19,7 @@ pub mod client;
 pub mod command;
 pub mod fault;
 pub mod history;
+pub mod lifecycle;
 pub mod real;
 pub mod report;
 pub mod resource;

@@ -15,6 +15,7 @@
 use super::{Ev, World};
 use crate::fault::{Fault, PausePoint};
 use crate::history::{Event, FaultAction, FaultEvent};
+use crate::lifecycle::RunPhase;
 
 /// A clock rate as the clock takes it: parts per million above true time.
 fn rate_ppm(rate: f64) -> i64 {
@@ -43,7 +44,7 @@ impl World<'_> {
     }
 
     pub(super) fn start_fault(&mut self, t: u64, i: usize) {
-        if self.phase != super::RunPhase::Workload {
+        if self.lifecycle.phase() != RunPhase::Workload {
             return;
         }
         let fault = self.plan[i].fault.clone();
@@ -120,7 +121,7 @@ impl World<'_> {
 
     /// Starts an armed pause of client `c` waiting for `point`, if there is one.
     pub(super) fn trigger_pause(&mut self, t: u64, c: usize, point: PausePoint) {
-        if self.phase != super::RunPhase::Workload || self.client_paused[c] {
+        if self.lifecycle.phase() != RunPhase::Workload || self.client_paused[c] {
             return;
         }
         let Some(k) = self.armed[c].iter().position(|&(_, p)| p == point) else {

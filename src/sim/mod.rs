@@ -28,6 +28,7 @@ use crate::client::{build_clients, Action, Client, Record, RecordKind};
 use crate::command::{Cmd, LockId, NodeId, Reply, Token};
 use crate::fault::{PausePoint, PlannedFault};
 use crate::history::{Event, Meta, OpKind};
+use crate::lifecycle::Lifecycle;
 use crate::resource::GuardedResource;
 use crate::scenario::Scenario;
 use clock::Clock;
@@ -98,14 +99,6 @@ enum Ev {
     },
 }
 
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum RunPhase {
-    Workload,
-    Draining,
-    Probing,
-    Done,
-}
-
 struct World<'a> {
     scenario: &'a Scenario,
     queue: Queue<Ev>,
@@ -127,8 +120,7 @@ struct World<'a> {
     acquiring: Vec<bool>,
     holding: Vec<bool>,
     history: Vec<Event>,
-    phase: RunPhase,
-    idle: usize,
+    lifecycle: Lifecycle,
     out: Vec<Action>,
     stats: SimStats,
     /// The storage the locks protect (shared with the other driver).
@@ -183,8 +175,7 @@ pub fn run_with_progress(scenario: &Scenario, seed: u64, progress: &mut dyn FnMu
         holding: vec![false; n_clients],
         plan,
         history: Vec::with_capacity(1024),
-        phase: RunPhase::Workload,
-        idle: 0,
+        lifecycle: Lifecycle::new(scenario),
         out: Vec::with_capacity(64),
         stats: SimStats::default(),
         resource: GuardedResource::default(),
@@ -224,16 +215,11 @@ impl World<'_> {
             self.clients[c].start(now, &mut self.out);
             self.apply(0, c);
         }
-        // A hard stop so a run that never converges still ends: drain every client's
-        // last operation, then give each lock's probe several liveness bounds.
-        let a = &s.algorithm;
-        let op_max_us = a.op_max_us(s.nodes);
-        let limit_us = s.duration_us
-            + 2 * op_max_us
-            + u64::from(s.clients.locks).min(1_000) * 2 * (a.liveness_bound_us(s.nodes) + op_max_us);
+        // A hard stop so a run that never converges still ends.
+        let limit_us = Lifecycle::hard_stop_us(s);
 
         while let Some((t, ev)) = self.queue.pop() {
-            if t > limit_us || self.phase == RunPhase::Done {
+            if t > limit_us || self.lifecycle.is_done() {
                 break;
             }
             self.stats.events += 1;
@@ -344,7 +330,7 @@ impl World<'_> {
                 self.armed.iter_mut().for_each(Vec::clear);
                 self.net.heal();
                 self.history.push(Event::Heal { t_us: t });
-                self.phase = RunPhase::Draining;
+                self.lifecycle.heal();
                 for c in 0..self.clients.len() {
                     self.clients[c].stop(&mut self.out);
                     self.apply(t, c);
@@ -423,18 +409,10 @@ impl World<'_> {
     }
 
     fn on_idle(&mut self, t: u64) {
-        self.idle += 1;
-        match self.phase {
-            RunPhase::Draining if self.idle == self.clients.len() => {
-                self.phase = RunPhase::Probing;
-                let locks: Vec<LockId> = (0..self.scenario.clients.locks.min(1_000)).map(LockId).collect();
-                self.idle -= 1;
-                let now = self.now(0, t);
-                self.clients[0].probe(now, &locks, &mut self.out);
-                self.apply(t, 0);
-            }
-            RunPhase::Probing => self.phase = RunPhase::Done,
-            _ => {}
+        if let Some(locks) = self.lifecycle.client_idle() {
+            let now = self.now(0, t);
+            self.clients[0].probe(now, &locks, &mut self.out);
+            self.apply(t, 0);
         }
     }
 

@@ -4,10 +4,11 @@
 //! The match on [`Fault`] in [`Driver::fault`] has no wildcard: a new kind does not
 //! compile until it is carried out here or refused in [`check_faults`].
 
-use super::{conn, Driver, Ev, Host, RunPhase};
+use super::{conn, Driver, Ev, Host};
 use crate::command::NodeId;
 use crate::fault::{CutDirection, Fault, Persistence, PlannedFault};
 use crate::history::{Event, FaultAction, FaultEvent};
+use crate::lifecycle::RunPhase;
 use crate::real::faketime::Faketime;
 use crate::real::RealError;
 use crate::scenario::Scenario;
@@ -106,7 +107,7 @@ impl Driver<'_> {
     }
 
     pub(super) fn start_fault(&mut self, t: u64, i: usize) {
-        if self.phase != RunPhase::Workload {
+        if self.lifecycle.phase() != RunPhase::Workload {
             return;
         }
         self.active[i] = true;

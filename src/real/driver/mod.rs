@@ -22,6 +22,7 @@ use crate::client::{build_clients, Action, Client, Record, RecordKind};
 use crate::command::{Cmd, LockId, NodeId, Reply};
 use crate::fault::PlannedFault;
 use crate::history::{Event, Meta};
+use crate::lifecycle::Lifecycle;
 use crate::resource::GuardedResource;
 use crate::scenario::{Scenario, Targets};
 use crate::sim::{RunOutput, SimStats};
@@ -71,14 +72,6 @@ enum Ev {
     FaultStart(usize),
     FaultEnd(usize),
     EndWorkload,
-}
-
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum RunPhase {
-    Workload,
-    Draining,
-    Probing,
-    Done,
 }
 
 /// Runs `scenario` with `seed` against real Redis. Nodes are started (or reached), the
@@ -196,8 +189,7 @@ async fn drive(
         active: vec![false; plan.len()],
         plan,
         history: Vec::with_capacity(1024),
-        phase: RunPhase::Workload,
-        idle: 0,
+        lifecycle: Lifecycle::new(scenario),
         out: Vec::with_capacity(64),
         stats: SimStats::default(),
         start: Instant::now(),
@@ -248,8 +240,7 @@ struct Driver<'a> {
     plan: Vec<PlannedFault>,
     active: Vec<bool>,
     history: Vec<Event>,
-    phase: RunPhase,
-    idle: usize,
+    lifecycle: Lifecycle,
     out: Vec<Action>,
     stats: SimStats,
     start: Instant,
@@ -294,13 +285,10 @@ impl Driver<'_> {
             self.clients[c].start(now, &mut self.out);
             self.apply(0, c);
         }
-        let a = &s.algorithm;
-        let op_max_us = a.op_max_us(s.nodes);
-        let limit_us = s.duration_us
-            + 2 * op_max_us
-            + u64::from(s.clients.locks).min(1_000) * 2 * (a.liveness_bound_us(s.nodes) + op_max_us);
 
-        while self.phase != RunPhase::Done {
+        let limit_us = Lifecycle::hard_stop_us(s);
+
+        while !self.lifecycle.is_done() {
             let next_us = self.timers.keys().next().map_or(limit_us, |k| k.0).min(limit_us);
             let deadline = tokio::time::Instant::from_std(self.start + Duration::from_micros(next_us));
             tokio::select! {
@@ -358,7 +346,7 @@ impl Driver<'_> {
             Ev::EndWorkload => {
                 self.heal(t);
                 self.history.push(Event::Heal { t_us: t });
-                self.phase = RunPhase::Draining;
+                self.lifecycle.heal();
                 for c in 0..self.clients.len() {
                     self.clients[c].stop(&mut self.out);
                     self.apply(t, c);
@@ -430,18 +418,10 @@ impl Driver<'_> {
     }
 
     fn on_idle(&mut self, t: u64) {
-        self.idle += 1;
-        match self.phase {
-            RunPhase::Draining if self.idle == self.clients.len() => {
-                self.phase = RunPhase::Probing;
-                let locks: Vec<LockId> = (0..self.scenario.clients.locks.min(1_000)).map(LockId).collect();
-                self.idle -= 1;
-                let now = self.now(0, t);
-                self.clients[0].probe(now, &locks, &mut self.out);
-                self.apply(t, 0);
-            }
-            RunPhase::Probing => self.phase = RunPhase::Done,
-            _ => {}
+        if let Some(locks) = self.lifecycle.client_idle() {
+            let now = self.now(0, t);
+            self.clients[0].probe(now, &locks, &mut self.out);
+            self.apply(t, 0);
         }
     }
 
