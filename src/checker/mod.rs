@@ -167,7 +167,7 @@ impl Checker {
             Event::Invoke(op) => self.invoke(op)?,
             Event::Ok(op) | Event::Fail(op) | Event::Info(op) => {
                 let open = self.complete(op)?;
-                self.stats.complete(event, &open_phase(&open), open.invoke_us);
+                self.stats.complete(event, open.op, open.phase, open.invoke_us);
                 if open.phase == Phase::Probe {
                     self.probes.complete(event, op);
                 }
@@ -356,10 +356,6 @@ impl Checker {
             faults: self.faults,
         }
     }
-}
-
-fn open_phase(open: &OpenOp) -> (OpKind, Phase) {
-    (open.op, open.phase)
 }
 
 fn fault_kind(f: &crate::fault::Fault) -> String {

@@ -36,7 +36,7 @@ pub struct Collector {
 }
 
 impl Collector {
-    pub fn complete(&mut self, event: &Event, &(op, phase): &(OpKind, Phase), invoke_us: u64) {
+    pub fn complete(&mut self, event: &Event, op: OpKind, phase: Phase, invoke_us: u64) {
         if phase != Phase::Workload {
             return;
         }
