@@ -5,7 +5,8 @@
 //! sans-IO [`client`]s running the lock [`algorithm`]s on a [`workload`], applies
 //! [`fault`]s and keeps the guarded [`resource`]; the run is recorded as a [`history`];
 //! the [`checker`] judges the history against the reference lock model; [`report`]
-//! writes the verdict and the evidence. [`run`] ties the steps together for the CLI.
+//! renders the verdict and the evidence. [`run`] is the orchestration: it runs seeds and
+//! scenarios through the steps and decides; `report` only renders what it is given.
 //! [`command`] is the vocabulary between clients and nodes; [`lifecycle`] the phases of
 //! a run that both drivers follow.
 //!

@@ -3,13 +3,34 @@
 //! Workload (clients run, faults come and go) until the scenario's duration; then every
 //! fault heals and each client finishes its current operation (draining); once all are
 //! idle, client 0 probes every lock (the liveness phase the checker judges); when it is
-//! idle again the run is done. A hard stop ends a run that never converges.
+//! idle again the run is done. A hard stop ends a run that never converges. What a
+//! driver hands on when the run is over is a [`RunOutput`].
 
 use crate::command::LockId;
 use crate::scenario::Scenario;
 
 /// At most this many locks are probed after the heal.
 const MAX_PROBED_LOCKS: u32 = 1_000;
+
+/// What a run produced.
+pub struct RunOutput {
+    pub history: Vec<crate::history::Event>,
+    /// Every fault the run planned, scripted and random, in id order.
+    pub plan: Vec<crate::fault::PlannedFault>,
+    pub stats: RunStats,
+}
+
+/// Work a driver did, for throughput figures.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RunStats {
+    pub events: u64,
+    /// Commands executed by nodes (each SET or unlock on one node).
+    pub node_cmds: u64,
+    /// Lock operations invoked by clients (acquires and releases).
+    pub lock_ops: u64,
+    /// Virtual time at which the run ended.
+    pub end_us: u64,
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RunPhase {

@@ -343,7 +343,7 @@ fn report(dir: &Path) -> Result<bool> {
 
 fn analysis(scenarios: &Path, out: &Path, seeds: u64) -> Result<bool> {
     let cases =
-        lockstorm::report::analysis::run_all(scenarios, out, seeds, &|name| eprintln!("running {name}..."))?;
+        lockstorm::run::analysis::run_all(scenarios, out, seeds, &|name| eprintln!("running {name}..."))?;
     for c in &cases {
         println!(
             "{:<32} {:<7} ({}/{} seeds unsafe, expected {}) {}",

@@ -1,12 +1,14 @@
-//! Seed splitting: one `u64` run seed derives every random stream of a run.
+//! Randomness: one `u64` run seed derives every random stream of a run, and the
+//! distributions ([`Dist`]) that think, hold, latency and retry times are drawn from.
 //!
 //! Each component (a client's workload, a client's algorithm, the network, the nemesis)
 //! gets its own ChaCha stream, derived from the run seed, a component name and an index.
 //! Adding a draw to one component therefore never shifts the draws of another, which
 //! keeps histories comparable across small code changes.
 
-use rand::SeedableRng;
+use rand::{Rng as _, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use serde::Serialize;
 
 /// The RNG used everywhere in lockstorm.
 pub type Rng = ChaCha8Rng;
@@ -29,6 +31,51 @@ fn splitmix(x: u64) -> u64 {
     z ^ (z >> 31)
 }
 
+/// A resolved distribution over microseconds.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[serde(tag = "dist", rename_all = "snake_case")]
+pub enum Dist {
+    Fixed { us: u64 },
+    Uniform { min_us: u64, max_us: u64 },
+    Exponential { mean_us: u64, max_us: u64 },
+}
+
+/// Zero: the value of a distribution a scenario leaves unused.
+impl Default for Dist {
+    fn default() -> Self {
+        Dist::fixed(0)
+    }
+}
+
+impl Dist {
+    pub fn fixed(us: u64) -> Self {
+        Dist::Fixed { us }
+    }
+
+    pub fn uniform(min_us: u64, max_us: u64) -> Self {
+        Dist::Uniform { min_us, max_us }
+    }
+
+    pub fn sample(&self, rng: &mut Rng) -> u64 {
+        match *self {
+            Dist::Fixed { us } => us,
+            Dist::Uniform { min_us, max_us } => rng.gen_range(min_us..=max_us),
+            Dist::Exponential { mean_us, max_us } => {
+                let u: f64 = rng.gen_range(f64::EPSILON..1.0);
+                ((-u.ln() * mean_us as f64) as u64).min(max_us)
+            }
+        }
+    }
+
+    /// The largest value this distribution can produce.
+    pub fn max_us(&self) -> u64 {
+        match *self {
+            Dist::Fixed { us } => us,
+            Dist::Uniform { max_us, .. } | Dist::Exponential { max_us, .. } => max_us,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -41,5 +88,20 @@ mod tests {
         assert_ne!(a, split(7, "client", 1).next_u64());
         assert_ne!(a, split(7, "network", 0).next_u64());
         assert_ne!(a, split(8, "client", 0).next_u64());
+    }
+
+    #[test]
+    fn samples_stay_in_range() {
+        let mut rng = crate::rng::split(1, "t", 0);
+        let u = Dist::uniform(10, 20);
+        let e = Dist::Exponential {
+            mean_us: 100,
+            max_us: 300,
+        };
+        for _ in 0..1000 {
+            assert!((10..=20).contains(&u.sample(&mut rng)));
+            assert!(e.sample(&mut rng) <= 300);
+        }
+        assert_eq!(Dist::fixed(5).sample(&mut rng), 5);
     }
 }

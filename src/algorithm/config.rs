@@ -4,7 +4,7 @@
 //! a sequential fan-out, no drift allowance, a quorum below a majority, or skipping the
 //! elapsed-time check after acquisition.
 
-use crate::scenario::Dist;
+use crate::rng::Dist;
 use serde::{Deserialize, Serialize};
 
 /// Which lock algorithm the clients run.

@@ -26,7 +26,19 @@ pub struct Stats {
     /// Failed acquisitions the fault-tolerance rule judged (uncontended, client healthy).
     pub tolerance_checked: u64,
     /// Waits from first attempt to acquisition, per mode ([`super::waits`]).
-    pub waits: std::collections::BTreeMap<crate::algorithm::Mode, super::waits::WaitStats>,
+    pub waits: std::collections::BTreeMap<crate::algorithm::Mode, WaitStats>,
+}
+
+/// The waits of one mode.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct WaitStats {
+    /// Waits that ended in an acquisition.
+    pub acquired: u64,
+    /// Waits still open when the history ended.
+    pub unfinished: u64,
+    pub p50_us: u64,
+    pub p99_us: u64,
+    pub max_us: u64,
 }
 
 #[derive(Default)]

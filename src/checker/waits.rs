@@ -10,23 +10,10 @@
 //! history's `writer_wait_bound_us` while readers kept the lock busy, i.e. read holds of
 //! that lock covered at least half of the wait.
 
-use super::stats::percentile;
+use super::stats::{percentile, WaitStats};
 use super::{Hold, LivenessFinding};
 use crate::algorithm::Mode;
-use serde::Serialize;
 use std::collections::BTreeMap;
-
-/// The waits of one mode.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct WaitStats {
-    /// Waits that ended in an acquisition.
-    pub acquired: u64,
-    /// Waits still open when the history ended.
-    pub unfinished: u64,
-    pub p50_us: u64,
-    pub p99_us: u64,
-    pub max_us: u64,
-}
 
 /// One wait, finished or not.
 #[derive(Clone, Debug)]

@@ -5,8 +5,8 @@
 //! or off never changes the faults another kind plans for the same seed.
 
 use super::{CutDirection, Fault, Origin, PlannedFault};
+use crate::rng::Dist;
 use crate::rng::Rng;
-use crate::scenario::Dist;
 use rand::seq::SliceRandom;
 use rand::Rng as _;
 use serde::Serialize;

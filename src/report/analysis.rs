@@ -1,38 +1,13 @@
-//! The analysis: every scenario of a folder run over a few seeds, each reported in full,
-//! and one index (README.md and index.html) that states the verdict and the evidence for
-//! each: lockstorm's measured answer to the Redlock debate (Kleppmann, antirez).
-//!
-//! `lockstorm analysis` regenerates reports/analysis/ from scenarios/. Histories larger
-//! than [`HISTORY_KEEP_EVENTS`] events are not kept (the rerun command in each report
-//! writes them again, byte for byte), so the committed folder stays small.
+//! The analysis index: one page (README.md and index.html) that states the verdict and
+//! the evidence for every scenario of a folder: lockstorm's measured answer to the
+//! Redlock debate (Kleppmann, antirez). `crate::run::analysis` runs the scenarios and
+//! hands each one's [`Case`] here.
 
 use super::html::esc;
 use super::narrative::{span, Story};
-use super::{write_with, ReportError};
-use crate::run;
-use crate::scenario::{Scenario, ScenarioError};
+use super::ReportError;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-
-/// Histories up to this many events are kept next to their report.
-pub const HISTORY_KEEP_EVENTS: usize = 10_000;
-
-#[derive(Debug, thiserror::Error)]
-pub enum AnalysisError {
-    #[error("cannot list {path}: {source}")]
-    List { path: String, source: std::io::Error },
-    #[error("no scenario (*.toml) in {0}")]
-    Empty(String),
-    #[error(transparent)]
-    Scenario(#[from] ScenarioError),
-    #[error(transparent)]
-    Report(#[from] ReportError),
-    #[error("{path}: {source}")]
-    Write { path: String, source: std::io::Error },
-    /// A scenario with `backend = "redis"` could not run (its environment).
-    #[error("{0}")]
-    Real(String),
-}
 
 /// One scenario's result in the analysis.
 pub struct Case {
@@ -64,114 +39,13 @@ pub struct Case {
     pub rerun: String,
 }
 
-/// The `#` comment lines a scenario file starts with, joined.
-fn leading_comment(path: &Path) -> String {
-    let text = std::fs::read_to_string(path).unwrap_or_default();
-    text.lines()
-        .take_while(|l| l.starts_with('#'))
-        .map(|l| l.trim_start_matches('#').trim())
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
-/// Runs every `*.toml` in `scenarios` over `seeds` seeds (from each file's own seed),
-/// writes each report into `out/<name>/` and the index into `out/`.
-pub fn run_all(
-    scenarios: &Path,
-    out: &Path,
-    seeds: u64,
-    progress: &dyn Fn(&str),
-) -> Result<Vec<Case>, AnalysisError> {
-    let list_err = |source| AnalysisError::List {
-        path: scenarios.display().to_string(),
-        source,
-    };
-    let mut files: Vec<PathBuf> = std::fs::read_dir(scenarios)
-        .map_err(list_err)?
-        .map(|e| e.map(|e| e.path()))
-        .collect::<Result<_, _>>()
-        .map_err(list_err)?;
-    files.retain(|p| p.extension().is_some_and(|e| e == "toml"));
-    files.sort();
-    if files.is_empty() {
-        return Err(AnalysisError::Empty(scenarios.display().to_string()));
-    }
-    let mut cases = Vec::new();
-    for file in files {
-        let scenario = Scenario::load(&file)?;
-        progress(&scenario.name);
-        let list: Vec<u64> = (0..seeds).map(|i| scenario.seed.wrapping_add(i)).collect();
-        let outcome = run::run(&scenario, &list, &crate::real::RealOptions::default(), &|_| {})
-            .map_err(|e| AnalysisError::Real(e.to_string()))?;
-        let dir = out.join(&scenario.name);
-        let keep = outcome.history.len() <= HISTORY_KEEP_EVENTS;
-        let rendered = write_with(&dir, &scenario, &outcome, keep)?;
-        let stats = &outcome.findings.stats;
-        cases.push(Case {
-            name: scenario.name.clone(),
-            about: leading_comment(&file),
-            file,
-            expect: format!("{:?}", scenario.expect).to_lowercase(),
-            verdict: if outcome.safe { "safe" } else { "unsafe" },
-            live: outcome.live,
-            resource: if outcome.findings.resource.writes == 0 {
-                "no writes"
-            } else if outcome.resource_safe {
-                "safe"
-            } else {
-                "unsafe"
-            },
-            stale_writes: outcome.findings.resource_violations.len(),
-            fence_regressions: outcome.findings.fence_regressions.len(),
-            liveness: liveness_kinds(&outcome.findings.liveness),
-            as_expected: outcome.as_expected,
-            seeds: outcome.seeds.len(),
-            unsafe_seeds: outcome.seeds.iter().filter(|s| !s.safe).count(),
-            reported_seed: outcome.reported_seed,
-            violations: outcome.findings.violations.len(),
-            availability: stats.availability,
-            latency_p99_us: stats.latency_p99_us,
-            story: rendered.stories.into_iter().next(),
-            timeline: rendered
-                .plots
-                .first()
-                .map_or_else(|| "timeline".into(), |p| p.stem.clone()),
-            rerun: scenario.rerun_command(outcome.reported_seed),
-        });
-    }
-    write_index(out, &cases, seeds)?;
-    Ok(cases)
-}
-
-/// "kind ×n" for each kind of liveness finding, or "none".
-fn liveness_kinds(findings: &[crate::checker::LivenessFinding]) -> String {
-    let mut counts: std::collections::BTreeMap<String, usize> = std::collections::BTreeMap::new();
-    for f in findings {
-        let kind = serde_json::to_value(f)
-            .ok()
-            .and_then(|v| v["kind"].as_str().map(str::to_string))
-            .unwrap_or_else(|| "finding".into());
-        *counts.entry(kind).or_default() += 1;
-    }
-    if counts.is_empty() {
-        return "none".into();
-    }
-    counts
-        .iter()
-        .map(|(k, n)| format!("{k} ×{n}"))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
 const COMMAND: &str = "cargo run --release -- analysis";
 
-fn write_index(out: &Path, cases: &[Case], seeds: u64) -> Result<(), AnalysisError> {
+/// Writes the index (README.md and index.html) of `cases` into `out`.
+pub fn write_index(out: &Path, cases: &[Case], seeds: u64) -> Result<(), ReportError> {
     let write = |name: &str, text: String| {
         let path = out.join(name);
-        std::fs::write(&path, text).map_err(|source| AnalysisError::Write {
-            path: path.display().to_string(),
-            source,
-        })
+        std::fs::write(&path, text).map_err(super::io_err(&path))
     };
     write("README.md", markdown(cases, seeds))?;
     write("index.html", html(cases, seeds))

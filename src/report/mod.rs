@@ -110,7 +110,7 @@ pub enum ReportError {
     Plot(#[from] plots::PlotError),
 }
 
-fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> ReportError + '_ {
+pub(crate) fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> ReportError + '_ {
     move |source| ReportError::Io {
         path: path.display().to_string(),
         source,

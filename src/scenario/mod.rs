@@ -12,8 +12,9 @@ mod duration;
 mod faults;
 mod raw;
 
+pub use crate::rng::Dist;
 pub use backend::{Backend, Targets};
-pub use dist::{Dist, RawDist};
+pub use dist::RawDist;
 pub use duration::{fmt_us, Dur, SignedDur};
 
 use crate::algorithm::AlgorithmConfig;

@@ -28,33 +28,13 @@ use crate::client::{build_clients, Action, Client, Record, RecordKind};
 use crate::command::{Cmd, LockId, NodeId, Reply, Token};
 use crate::fault::{PausePoint, PlannedFault};
 use crate::history::{Event, Meta, OpKind};
-use crate::lifecycle::Lifecycle;
+use crate::lifecycle::{Lifecycle, RunOutput, RunStats};
 use crate::resource::GuardedResource;
 use crate::scenario::Scenario;
 use clock::Clock;
 use network::{Direction, Network};
 use node::Node;
 use queue::Queue;
-
-/// What a run produced.
-pub struct RunOutput {
-    pub history: Vec<Event>,
-    /// Every fault the run planned, scripted and random, in id order.
-    pub plan: Vec<PlannedFault>,
-    pub stats: SimStats,
-}
-
-/// Work the simulator did, for throughput figures.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct SimStats {
-    pub events: u64,
-    /// Commands executed by nodes (each SET or unlock on one node).
-    pub node_cmds: u64,
-    /// Lock operations invoked by clients (acquires and releases).
-    pub lock_ops: u64,
-    /// Virtual time at which the run ended.
-    pub end_us: u64,
-}
 
 #[derive(Clone, Copy)]
 enum Ev {
@@ -122,7 +102,7 @@ struct World<'a> {
     history: Vec<Event>,
     lifecycle: Lifecycle,
     out: Vec<Action>,
-    stats: SimStats,
+    stats: RunStats,
     /// The storage the locks protect (shared with the other driver).
     resource: GuardedResource,
     resource_rng: crate::rng::Rng,
@@ -177,7 +157,7 @@ pub fn run_with_progress(scenario: &Scenario, seed: u64, progress: &mut dyn FnMu
         history: Vec::with_capacity(1024),
         lifecycle: Lifecycle::new(scenario),
         out: Vec::with_capacity(64),
-        stats: SimStats::default(),
+        stats: RunStats::default(),
         resource: GuardedResource::default(),
         resource_rng: crate::rng::split(seed, "resource", 0),
     };

@@ -9,8 +9,8 @@
 //! latencies it always did.
 
 use crate::fault::CutDirection;
+use crate::rng::Dist;
 use crate::rng::Rng;
-use crate::scenario::Dist;
 use rand::Rng as _;
 
 pub struct Network {

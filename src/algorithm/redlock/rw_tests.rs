@@ -5,7 +5,7 @@ use super::tests::{sends, timer};
 use super::*;
 use crate::algorithm::{AlgorithmKind, Fanout};
 use crate::command::Key;
-use crate::scenario::Dist;
+use crate::rng::Dist;
 
 fn config(kind: AlgorithmKind) -> AlgorithmConfig {
     AlgorithmConfig {

@@ -4,7 +4,7 @@
 use super::*;
 use crate::algorithm::Fanout;
 use crate::command::{Key, KeyKind, NodeId};
-use crate::scenario::Dist;
+use crate::rng::Dist;
 
 fn config(fanout: Fanout) -> AlgorithmConfig {
     AlgorithmConfig {

@@ -22,10 +22,9 @@ use crate::client::{build_clients, Action, Client, Record, RecordKind};
 use crate::command::{Cmd, LockId, NodeId, Reply};
 use crate::fault::PlannedFault;
 use crate::history::{Event, Meta};
-use crate::lifecycle::Lifecycle;
+use crate::lifecycle::{Lifecycle, RunOutput, RunStats};
 use crate::resource::GuardedResource;
 use crate::scenario::{Scenario, Targets};
-use crate::sim::{RunOutput, SimStats};
 use conn::{clear_locks, connection, load_scripts, request, Answer, Slot};
 use faults::{check_faults, needs_faketime};
 use std::collections::BTreeMap;
@@ -191,7 +190,7 @@ async fn drive(
         history: Vec::with_capacity(1024),
         lifecycle: Lifecycle::new(scenario),
         out: Vec::with_capacity(64),
-        stats: SimStats::default(),
+        stats: RunStats::default(),
         start: Instant::now(),
         tx,
         resource: GuardedResource::default(),
@@ -242,7 +241,7 @@ struct Driver<'a> {
     history: Vec<Event>,
     lifecycle: Lifecycle,
     out: Vec<Action>,
-    stats: SimStats,
+    stats: RunStats,
     start: Instant,
     tx: mpsc::UnboundedSender<Answer>,
     /// How long an unanswered request is kept before it is dropped.

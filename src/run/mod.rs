@@ -1,4 +1,7 @@
-//! One `lockstorm scenario` invocation: run every seed, check each history, decide.
+//! Orchestration: everything that runs scenarios and decides. One `lockstorm scenario`
+//! invocation (run every seed, check each history, decide) is here; the analysis over
+//! a folder of scenarios is in [`analysis`]. What a run decided is an [`Outcome`]
+//! ([`outcome`]), which `report/` renders without running anything.
 //!
 //! The scenario's backend picks the driver. On the simulator, seeds run on all cores,
 //! each in its own deterministic simulation; only their findings are kept, and the seed
@@ -7,72 +10,26 @@
 //! seeds run one after another (each starts its own nodes) and the reported seed's
 //! history is kept, since a real run cannot be replayed.
 
-use crate::checker::{self, Findings, Stats};
-use crate::history::Event;
+pub mod analysis;
+mod outcome;
+
+pub use outcome::{Outcome, SeedResult};
+
+use crate::checker::{self, Findings};
+use crate::lifecycle::RunOutput;
 use crate::real::{RealError, RealOptions};
 use crate::scenario::{Backend, Expect, Scenario};
-use crate::sim::{self, SimStats};
-use serde::Serialize;
+use crate::sim;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
-
-/// The outcome of one seed.
-#[derive(Clone, Debug, Serialize)]
-pub struct SeedResult {
-    pub seed: u64,
-    pub safe: bool,
-    pub live: bool,
-    pub violations: usize,
-    pub liveness_findings: usize,
-    /// Stale writes the guarded resource accepted while another client held the lock,
-    /// plus fencing tokens that did not grow.
-    pub resource_violations: usize,
-    pub stats: Stats,
-    #[serde(skip)]
-    pub sim: SimStats,
-    /// Wall-clock seconds the run took (not the checker).
-    pub sim_secs: f64,
-}
-
-/// The outcome of a whole invocation.
-pub struct Outcome {
-    pub seeds: Vec<SeedResult>,
-    /// The seed the report describes, with its full history and findings.
-    pub reported_seed: u64,
-    pub history: Vec<Event>,
-    pub findings: Findings,
-    pub plan: Vec<crate::fault::PlannedFault>,
-    pub safe: bool,
-    pub live: bool,
-    /// No seed had a resource-level violation.
-    pub resource_safe: bool,
-    pub as_expected: bool,
-    pub availability_ok: bool,
-}
-
-impl Outcome {
-    /// Simulated node commands per wall second over all seeds.
-    pub fn sim_ops_per_sec(&self) -> f64 {
-        let ops: u64 = self.seeds.iter().map(|s| s.sim.node_cmds).sum();
-        let secs: f64 = self.seeds.iter().map(|s| s.sim_secs).sum();
-        ops as f64 / secs.max(1e-9)
-    }
-
-    /// Simulated lock operations (acquire and release calls) per wall second.
-    pub fn sim_lock_ops_per_sec(&self) -> f64 {
-        let ops: u64 = self.seeds.iter().map(|s| s.sim.lock_ops).sum();
-        let secs: f64 = self.seeds.iter().map(|s| s.sim_secs).sum();
-        ops as f64 / secs.max(1e-9)
-    }
-}
 
 /// Runs one seed: simulate, then check. `progress(now_us, duration_us)` follows virtual time.
 pub fn run_seed(
     scenario: &Scenario,
     seed: u64,
     progress: &mut dyn FnMut(u64, u64),
-) -> (SeedResult, sim::RunOutput, Findings) {
+) -> (SeedResult, RunOutput, Findings) {
     let started = Instant::now();
     let output = sim::run_with_progress(scenario, seed, progress);
     judge(seed, output, started)
@@ -83,13 +40,13 @@ pub fn run_seed_real(
     scenario: &Scenario,
     seed: u64,
     options: &RealOptions,
-) -> Result<(SeedResult, sim::RunOutput, Findings), RealError> {
+) -> Result<(SeedResult, RunOutput, Findings), RealError> {
     let started = Instant::now();
     let output = crate::real::run(scenario, seed, options)?;
     Ok(judge(seed, output, started))
 }
 
-fn judge(seed: u64, output: sim::RunOutput, started: Instant) -> (SeedResult, sim::RunOutput, Findings) {
+fn judge(seed: u64, output: RunOutput, started: Instant) -> (SeedResult, RunOutput, Findings) {
     let sim_secs = started.elapsed().as_secs_f64();
     let findings = checker::check(&output.history).unwrap_or_else(|e| {
         panic!("seed {seed}: the driver wrote a malformed history: {e}");
@@ -193,7 +150,7 @@ fn decide(
     scenario: &Scenario,
     seeds_run: Vec<SeedResult>,
     reported: u64,
-    output: sim::RunOutput,
+    output: RunOutput,
     findings: Findings,
 ) -> Outcome {
     let safe = seeds_run.iter().all(|r| r.safe);

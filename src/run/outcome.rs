@@ -1,0 +1,57 @@
+//! What a run decided: the result of each seed and the verdict over all of them, with
+//! the reported seed's evidence. `report/` renders an [`Outcome`]; nothing here runs.
+
+use crate::checker::{Findings, Stats};
+use crate::history::Event;
+use crate::lifecycle::RunStats;
+use serde::Serialize;
+
+/// The outcome of one seed.
+#[derive(Clone, Debug, Serialize)]
+pub struct SeedResult {
+    pub seed: u64,
+    pub safe: bool,
+    pub live: bool,
+    pub violations: usize,
+    pub liveness_findings: usize,
+    /// Stale writes the guarded resource accepted while another client held the lock,
+    /// plus fencing tokens that did not grow.
+    pub resource_violations: usize,
+    pub stats: Stats,
+    #[serde(skip)]
+    pub sim: RunStats,
+    /// Wall-clock seconds the run took (not the checker).
+    pub sim_secs: f64,
+}
+
+/// The outcome of a whole invocation.
+pub struct Outcome {
+    pub seeds: Vec<SeedResult>,
+    /// The seed the report describes, with its full history and findings.
+    pub reported_seed: u64,
+    pub history: Vec<Event>,
+    pub findings: Findings,
+    pub plan: Vec<crate::fault::PlannedFault>,
+    pub safe: bool,
+    pub live: bool,
+    /// No seed had a resource-level violation.
+    pub resource_safe: bool,
+    pub as_expected: bool,
+    pub availability_ok: bool,
+}
+
+impl Outcome {
+    /// Simulated node commands per wall second over all seeds.
+    pub fn sim_ops_per_sec(&self) -> f64 {
+        let ops: u64 = self.seeds.iter().map(|s| s.sim.node_cmds).sum();
+        let secs: f64 = self.seeds.iter().map(|s| s.sim_secs).sum();
+        ops as f64 / secs.max(1e-9)
+    }
+
+    /// Simulated lock operations (acquire and release calls) per wall second.
+    pub fn sim_lock_ops_per_sec(&self) -> f64 {
+        let ops: u64 = self.seeds.iter().map(|s| s.sim.lock_ops).sum();
+        let secs: f64 = self.seeds.iter().map(|s| s.sim_secs).sum();
+        ops as f64 / secs.max(1e-9)
+    }
+}
