@@ -53,8 +53,10 @@ ADAPTERS = {
     "rslock": (
         [RUST / "rslock_worker"],
         True,
-        "its timers (futures-timer, tokio) wait on absolute monotonic deadlines, which a faked"
-        " monotonic clock puts decades ahead: the first retry delay never ends",
+        (
+            "its timers (futures-timer, tokio) wait on absolute monotonic deadlines, which a faked"
+            " monotonic clock puts decades ahead: the first retry delay never ends"
+        ),
     ),
     "redlock_rs": ([RUST / "redlock_rs_worker"], True, None),
     "example_worker": ([sys.executable, ROOT / "adapters/python/example_worker.py"], False, None),

@@ -31,20 +31,26 @@ class PotteryRedlock:
         self.refusals = (ExtendUnlockedLock, ReleaseUnlockedLock, TooManyExtensions)
         p = Params(msg)
         timeout_s = p.request_timeout_ms / 1000
-        masters = [
+        self.masters = [
             redis.Redis(host=host, port=port, socket_timeout=timeout_s, socket_connect_timeout=timeout_s)
             for host, port in p.nodes
         ]
-        options = {"auto_release_time": p.ttl_ms / 1000}
+        self.Redlock = Redlock
+        self.options = {"auto_release_time": p.ttl_ms / 1000}
         if p.max_extensions is not None:
-            options["num_extensions"] = int(p.max_extensions)
-        self.locks = {name: Redlock(key=name, masters=masters, **options) for name in p.locks}
+            self.options["num_extensions"] = int(p.max_extensions)
+        self.locks = {}  # lock name -> its Redlock, made on first use and kept
         self.window_s = p.retry_window_s()
         capabilities = {"extend": True, "validity": False, "fencing": False, "modes": ["exclusive"]}
         return {"library": "pottery", "version": version("pottery"), "capabilities": capabilities}
 
+    def lock(self, name):
+        if name not in self.locks:
+            self.locks[name] = self.Redlock(key=name, masters=self.masters, **self.options)
+        return self.locks[name]
+
     def acquire(self, lock, mode):
-        held = self.locks[lock]
+        held = self.lock(lock)
         if self.window_s > 0:
             acquired = held.acquire(blocking=True, timeout=self.window_s)
         else:
@@ -54,14 +60,14 @@ class PotteryRedlock:
 
     def release(self, lock):
         try:
-            self.locks[lock].release()
+            self.lock(lock).release()
         except self.refusals as exc:
             return fail(type(exc).__name__)
         return ok()
 
     def extend(self, lock):
         try:
-            self.locks[lock].extend()
+            self.lock(lock).extend()
         except self.refusals as exc:
             return fail(type(exc).__name__)
         return ok()

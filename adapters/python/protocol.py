@@ -51,7 +51,7 @@ class Params:
     """The hello's parameters the adapters map onto their libraries (lockstorm's defaults
     where a field is missing): `ttl_ms`, `retry_count` (retries after the first attempt),
     `retry_delay_min_ms`/`retry_delay_max_ms`, `request_timeout_ms`, `max_extensions` (None
-    if not given), `nodes` as (host, port) pairs, `locks`."""
+    if not given), `nodes` as (host, port) pairs."""
 
     def __init__(self, hello):
         algorithm = hello.get("algorithm", {})
@@ -63,7 +63,6 @@ class Params:
         self.request_timeout_ms = float(algorithm.get("request_timeout_ms", 50))
         self.max_extensions = algorithm.get("max_extensions")
         self.nodes = [_host_port(address) for address in hello["nodes"]]
-        self.locks = list(hello.get("locks", []))
         if not self.nodes:
             raise ValueError("hello names no nodes")
 
@@ -144,9 +143,7 @@ def _read_lines(requests):
 
 def run(adapter):
     """Serves requests until stdin closes."""
-    logging.basicConfig(
-        stream=sys.stderr, level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s"
-    )
+    logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     out = os.fdopen(os.dup(1), "w", encoding="utf-8")
     os.dup2(2, 1)
     sys.stdout = sys.stderr

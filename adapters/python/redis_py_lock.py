@@ -30,38 +30,37 @@ class RedisPyLock:
         p = Params(msg)
         host, port = p.nodes[0]
         timeout_s = p.request_timeout_ms / 1000
-        client = redis.Redis(host=host, port=port, socket_timeout=timeout_s, socket_connect_timeout=timeout_s)
+        self.client = redis.Redis(host=host, port=port, socket_timeout=timeout_s, socket_connect_timeout=timeout_s)
         window_s = p.retry_window_s()
         self.ttl_s = p.ttl_ms / 1000
-        self.locks = {
-            name: client.lock(
-                name,
-                timeout=self.ttl_s,
-                sleep=p.retry_delay_max_ms / 1000,
-                blocking=window_s > 0,
-                blocking_timeout=window_s,
-            )
-            for name in p.locks
-        }
+        self.options = dict(
+            timeout=self.ttl_s, sleep=p.retry_delay_max_ms / 1000, blocking=window_s > 0, blocking_timeout=window_s
+        )
+        self.locks = {}  # lock name -> its Lock, made on first use and kept
         capabilities = {"extend": True, "validity": False, "fencing": False, "modes": ["exclusive"]}
         return {"library": "redis-py", "version": version("redis"), "capabilities": capabilities}
 
+    def lock(self, name):
+        if name not in self.locks:
+            self.locks[name] = self.client.lock(name, **self.options)
+        return self.locks[name]
+
     def acquire(self, lock, mode):
-        held = self.locks[lock]
+        held = self.lock(lock)
         if held.acquire():
             return ok(token=held.local.token.decode())
         return fail("not acquired")
 
     def release(self, lock):
         try:
-            self.locks[lock].release()
+            self.lock(lock).release()
         except self.LockError as exc:  # LockNotOwnedError too: the token was not there
             return fail(str(exc))
         return ok()
 
     def extend(self, lock):
         try:
-            self.locks[lock].extend(self.ttl_s, replace_ttl=True)
+            self.lock(lock).extend(self.ttl_s, replace_ttl=True)
         except self.LockError as exc:
             return fail(str(exc))
         return ok()

@@ -59,8 +59,6 @@ pub trait Adapter {
 pub struct Params {
     pub protocol: u64,
     pub nodes: Vec<String>,
-    #[serde(default)]
-    pub locks: Vec<String>,
     pub ttl_ms: u64,
     #[serde(default)]
     pub algorithm: Algorithm,

@@ -42,7 +42,7 @@ impl Adapter for RedlockRs {
         self.ttl_ms = params.ttl_ms as usize;
         Ok(Library {
             name: "redlock",
-            version: "2.0.0",
+            version: "2.0.0", // as pinned in Cargo.toml
             capabilities: Capabilities {
                 extend: false,
                 validity: true,

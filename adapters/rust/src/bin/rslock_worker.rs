@@ -53,7 +53,6 @@ fn held(lock: &Lock) -> Answer {
 
 impl Adapter for Rslock {
     fn hello(&mut self, params: &Params) -> Result<Library, String> {
-        let _runtime = self.runtime.enter(); // the redis client wants a runtime around it
         let mut manager = LockManager::new(params.redis_urls());
         let delay_ms = (params.algorithm.retry_delay_ms.max as u64).max(1);
         manager.set_retry(params.algorithm.retry_count + 1, Duration::from_millis(delay_ms));
@@ -61,7 +60,7 @@ impl Adapter for Rslock {
         self.ttl = Duration::from_millis(params.ttl_ms);
         Ok(Library {
             name: "rslock",
-            version: "0.10.0",
+            version: "0.10.0", // as pinned in Cargo.toml
             capabilities: Capabilities {
                 extend: true,
                 validity: true,
