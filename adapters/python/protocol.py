@@ -50,15 +50,18 @@ def error(message):
 class Params:
     """The hello's parameters the adapters map onto their libraries (lockstorm's defaults
     where a field is missing): `ttl_ms`, `retry_count` (retries after the first attempt),
-    `retry_delay_min_ms`/`retry_delay_max_ms`, `request_timeout_ms`, `max_extensions` (None
+    `retry_delay_min_ms`/`retry_delay_max_ms` (from `{"min", "max"}`, `{"mean", "max"}` or
+    one number), `request_timeout_ms`, `max_extensions` (None
     if not given), `nodes` as (host, port) pairs."""
 
     def __init__(self, hello):
         algorithm = hello.get("algorithm", {})
         delay = algorithm.get("retry_delay_ms", {"min": 0, "max": 200})
+        if not isinstance(delay, dict):  # a fixed delay
+            delay = {"min": delay, "max": delay}
         self.ttl_ms = int(hello["ttl_ms"])
         self.retry_count = int(algorithm.get("retry_count", 3))
-        self.retry_delay_min_ms = float(delay["min"])
+        self.retry_delay_min_ms = float(delay.get("min", 0))
         self.retry_delay_max_ms = float(delay["max"])
         self.request_timeout_ms = float(algorithm.get("request_timeout_ms", 50))
         self.max_extensions = algorithm.get("max_extensions")

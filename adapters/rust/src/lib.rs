@@ -73,10 +73,33 @@ pub struct Algorithm {
     pub retry_delay_ms: DelayMs,
 }
 
+/// A delay distribution in milliseconds: `{"min", "max"}`, `{"mean", "max"}` (min 0) or one
+/// number (a fixed delay).
 #[derive(Debug, Deserialize)]
+#[serde(from = "DelayMsJson")]
 pub struct DelayMs {
     pub min: f64,
     pub max: f64,
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum DelayMsJson {
+    Fixed(f64),
+    Range {
+        #[serde(default)]
+        min: f64,
+        max: f64,
+    },
+}
+
+impl From<DelayMsJson> for DelayMs {
+    fn from(json: DelayMsJson) -> DelayMs {
+        match json {
+            DelayMsJson::Fixed(ms) => DelayMs { min: ms, max: ms },
+            DelayMsJson::Range { min, max } => DelayMs { min, max },
+        }
+    }
 }
 
 impl Default for Algorithm {
