@@ -82,9 +82,6 @@ class AioredlockRedlock:
             return fail(f"{type(exc).__name__}: {exc}")
         return ok()
 
-    def fence(self, lock):
-        return None
-
 
 if __name__ == "__main__":
     run(AioredlockRedlock())

@@ -72,9 +72,6 @@ class PotteryRedlock:
             return fail(type(exc).__name__)
         return ok()
 
-    def fence(self, lock):
-        return None
-
 
 if __name__ == "__main__":
     run(PotteryRedlock())

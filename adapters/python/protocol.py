@@ -11,7 +11,8 @@ An adapter is an object with these methods (each the mapping onto one library, n
     acquire(lock, mode) -> ok(...) or fail(reason)
     release(lock)       -> ok() or fail(reason)
     extend(lock)        -> ok(...) or fail(reason)   (only asked if capabilities say extend)
-    fence(lock)         -> the fencing token of the current hold, or None
+    fence(lock)         -> the fencing token of the current hold, or None (optional: only
+                           for libraries that issue fencing tokens)
 
 An exception escaping an adapter method is an unknown outcome: it is answered `error` with
 the exception's type and message, which lockstorm records as `info`. `write` is answered
@@ -114,7 +115,8 @@ class _Worker:
                 return error("extend is not in this worker's capabilities")
             return self.adapter.extend(lock)
         if kind == "write":
-            return ok(value=msg.get("value"), fence=self.adapter.fence(lock))
+            fence = getattr(self.adapter, "fence", None)
+            return ok(value=msg.get("value"), fence=fence(lock) if fence else None)
         return error(f"unknown request type {kind!r}")
 
     def hello(self, msg):

@@ -79,9 +79,6 @@ class PythonRedisLock:
             return fail(str(exc))
         return ok()
 
-    def fence(self, lock):
-        return None
-
 
 if __name__ == "__main__":
     run(PythonRedisLock())

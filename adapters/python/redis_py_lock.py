@@ -65,9 +65,6 @@ class RedisPyLock:
             return fail(str(exc))
         return ok()
 
-    def fence(self, lock):
-        return None
-
 
 if __name__ == "__main__":
     run(RedisPyLock())

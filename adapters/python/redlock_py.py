@@ -54,9 +54,6 @@ class RedlockPy:
         self.manager.unlock(held)
         return ok()
 
-    def fence(self, lock):
-        return None
-
 
 if __name__ == "__main__":
     run(RedlockPy())
