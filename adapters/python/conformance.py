@@ -22,6 +22,7 @@ environment is missing something (no redis-server, no adapter set-up).
 """
 
 import argparse
+import ctypes
 import json
 import os
 import queue
@@ -67,6 +68,12 @@ class EnvironmentMissing(Exception):
     pass
 
 
+def die_with_us():
+    """Runs in each child before exec: the kernel kills it if this script dies, even by
+    SIGKILL (PR_SET_PDEATHSIG), so no server or worker outlives a check."""
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # 1 = PR_SET_PDEATHSIG
+
+
 class Servers:
     """Three redis-servers on free loopback ports, in a temporary directory."""
 
@@ -80,7 +87,9 @@ class Servers:
             port = free_port()
             argv = [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
             log = open(Path(self.dir.name) / f"redis{i}.log", "w")
-            self.procs.append(subprocess.Popen(argv, cwd=self.dir.name, stdout=log, stderr=subprocess.STDOUT))
+            self.procs.append(
+                subprocess.Popen(argv, cwd=self.dir.name, stdout=log, stderr=subprocess.STDOUT, preexec_fn=die_with_us)
+            )
             self.ports.append(port)
         for port in self.ports:
             wait_for_ping(port)
@@ -137,7 +146,13 @@ class Worker:
         self.argv = [str(a) for a in argv]
         self.log = open(Path(log_dir) / f"worker{client}.log", "w")
         self.proc = subprocess.Popen(
-            self.argv, cwd=ROOT, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log
+            self.argv,
+            cwd=ROOT,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self.log,
+            preexec_fn=die_with_us,
         )
         self.next_id = 0
         self.lines = queue.SimpleQueue()
