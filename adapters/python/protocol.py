@@ -79,7 +79,7 @@ class Params:
 
 def _host_port(address):
     host, _, port = address.rpartition(":")
-    return host, int(port)
+    return host.strip("[]"), int(port)  # "[::1]:6379" -> ("::1", 6379)
 
 
 def describe(exc):
