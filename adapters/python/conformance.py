@@ -5,8 +5,9 @@ adapter, two workers at a time, against three local redis-servers it starts and 
 For each adapter: hello (both workers); acquire ok (with a sane validity_ms if the worker
 says it reports one); the second worker's acquire fails while the first holds; write echoes
 the value; extend where supported; release; the second worker acquires and releases; the
-first acquires again; a release of a lock not held fails; and on EOF of stdin both workers
-exit within 1 s. Every answer must come within 15 s and every stdout line must be a
+first acquires again; a release of a lock not held fails; on EOF of stdin both workers exit
+within 1 s, and so does a third whose acquire waits on the servers, stopped (SIGSTOP) for
+the check. Every answer must come within 15 s and every stdout line must be a
 protocol message. A check that cannot run says why on a `skip` line.
 
     .venv/bin/python adapters/python/conformance.py [--only NAME ...] [--faketime wall|all]
