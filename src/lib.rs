@@ -29,4 +29,5 @@ pub mod rng;
 pub mod run;
 pub mod scenario;
 pub mod sim;
+pub mod worker;
 pub mod workload;

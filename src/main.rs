@@ -9,7 +9,7 @@ use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 use lockstorm::checker;
 use lockstorm::history;
-use lockstorm::real::RealOptions;
+use lockstorm::real::{RealError, RealOptions, WorkerFailure};
 use lockstorm::run::{self, Outcome};
 use lockstorm::scenario::{Backend, Scenario};
 use std::path::{Path, PathBuf};
@@ -62,6 +62,9 @@ enum Command {
         #[arg(long, default_value_t = 2_000, value_parser = clap::value_parser!(u64).range(10..=1_000_000))]
         iterations: u64,
     },
+    /// Serve the worker protocol on stdin/stdout with lockstorm's own algorithms (what
+    /// `[clients] worker = ["lockstorm", "worker"]` starts; see docs/worker-protocol.md).
+    Worker,
     /// Check a history (JSONL, from lockstorm or any client) against the lock model.
     Check {
         /// The history file, e.g. reports/partition/history.jsonl.
@@ -99,6 +102,7 @@ fn main() -> ExitCode {
             keep,
         } => scenario(&file, seed, seeds, out, quiet, backend, keep),
         Command::Check { history } => check(&history),
+        Command::Worker => lockstorm::real::serve::serve().map(|()| true).map_err(Into::into),
         Command::Bench { nodes, iterations } => bench(nodes as usize, iterations as usize),
         Command::Report { dir } => report(&dir),
         Command::Analysis {
@@ -145,20 +149,49 @@ fn scenario(
     );
     bar.set_message(format!("{count} seed(s) of {}", scenario.name));
     let real = RealOptions { keep };
-    let outcome = run::run(&scenario, &seeds, &real, &|fraction| {
-        bar.set_position((fraction * 1_000.0) as u64)
-    })?;
-    bar.finish_and_clear();
-
     let dir = out.unwrap_or_else(|| Path::new("reports").join(&scenario.name));
+    let result = run::run(&scenario, &seeds, &real, &|fraction| {
+        bar.set_position((fraction * 1_000.0) as u64)
+    });
+    bar.finish_and_clear();
+    let outcome = match result {
+        Ok(outcome) => outcome,
+        Err(RealError::WorkerFailed(failure)) => return Err(keep_failed_run(&dir, &failure)),
+        Err(e) => return Err(e.into()),
+    };
+
     lockstorm::report::write(&dir, &scenario, &outcome)
         .with_context(|| format!("cannot write the report to {}", dir.display()))?;
+    if let Some(logs) = &outcome.worker_logs {
+        logs.copy_to(&dir)
+            .with_context(|| format!("cannot keep the worker logs in {}", dir.display()))?;
+    }
 
     if !quiet {
         print_table(&scenario, &outcome);
     }
     print_verdict(&scenario, &outcome, &dir);
     Ok(outcome.as_expected)
+}
+
+/// Keeps what a run stopped by a worker recorded (its history and the workers' logs)
+/// in `dir`, and returns the error to print.
+fn keep_failed_run(dir: &Path, failure: &WorkerFailure) -> anyhow::Error {
+    let kept = std::fs::create_dir_all(dir)
+        .and_then(|()| std::fs::File::create(dir.join("history.jsonl")))
+        .and_then(|f| history::write_jsonl(&failure.output.history, std::io::BufWriter::new(f)))
+        .and_then(|()| match &failure.output.worker_logs {
+            Some(logs) => logs.copy_to(dir),
+            None => Ok(()),
+        });
+    match kept {
+        Ok(()) => anyhow::anyhow!(
+            "{}; the history so far and the worker logs are in {}",
+            failure.message,
+            dir.display()
+        ),
+        Err(e) => anyhow::anyhow!("{} (and its history could not be kept in {}: {e})", failure.message, dir.display()),
+    }
 }
 
 fn print_table(scenario: &Scenario, outcome: &Outcome) {

@@ -74,6 +74,7 @@ pub fn run(
     progress: &(dyn Fn(f64) + Sync),
 ) -> Result<Outcome, RealError> {
     match scenario.backend {
+        Backend::Sim if scenario.clients.worker.is_some() => Err(RealError::WorkerOnSimulator),
         Backend::Sim => Ok(run_sim(scenario, seeds, progress)),
         Backend::Redis => run_real(scenario, seeds, real, progress),
     }
@@ -175,6 +176,7 @@ fn decide(
         history: output.history,
         findings,
         plan: output.plan,
+        worker_logs: output.worker_logs,
         safe,
         live,
         resource_safe,
