@@ -605,8 +605,8 @@ pub fn build_clients(scenario: &crate::scenario::Scenario, seed: u64) -> Vec<Cli
                 Some(_) => Client::worker(WorkerLock::new(a.ttl_ms, rng), workload),
                 None => Client::new(algorithm::build(a, scenario.nodes, rng), workload),
             }
-                .with_extensions(a.max_extensions, a.extend_before_us)
-                .with_resource_writes(scenario.clients.resource_writes);
+            .with_extensions(a.max_extensions, a.extend_before_us)
+            .with_resource_writes(scenario.clients.resource_writes);
             if a.kind.is_read_write() {
                 client.keep_wanting()
             } else {

@@ -190,7 +190,11 @@ fn keep_failed_run(dir: &Path, failure: &WorkerFailure) -> anyhow::Error {
             failure.message,
             dir.display()
         ),
-        Err(e) => anyhow::anyhow!("{} (and its history could not be kept in {}: {e})", failure.message, dir.display()),
+        Err(e) => anyhow::anyhow!(
+            "{} (and its history could not be kept in {}: {e})",
+            failure.message,
+            dir.display()
+        ),
     }
 }
 

@@ -72,6 +72,11 @@ pub struct WorkerFailure {
 
 impl std::fmt::Debug for WorkerFailure {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "WorkerFailure({:?}, {} events)", self.message, self.output.history.len())
+        write!(
+            f,
+            "WorkerFailure({:?}, {} events)",
+            self.message,
+            self.output.history.len()
+        )
     }
 }

@@ -113,7 +113,10 @@ impl Served {
         let addrs: Vec<SocketAddr> = hello
             .nodes
             .iter()
-            .map(|a| a.parse().map_err(|_| ServeError::Hello(format!("{a:?} is not a node address"))))
+            .map(|a| {
+                a.parse()
+                    .map_err(|_| ServeError::Hello(format!("{a:?} is not a node address")))
+            })
             .collect::<Result<_, _>>()?;
         let nodes = match config.kind {
             AlgorithmKind::Single => 1,
@@ -225,7 +228,10 @@ impl Served {
             }
             ToWorker::Acquire { id, lock, mode } => {
                 let Some(l) = lock_id(&lock) else {
-                    return fail(id, &format!("unknown lock name {lock:?} (lockstorm's are L0, L1, ...)"));
+                    return fail(
+                        id,
+                        &format!("unknown lock name {lock:?} (lockstorm's are L0, L1, ...)"),
+                    );
                 };
                 self.pending = Some(Pending { id });
                 self.algorithm.acquire(now, l, mode, &mut self.out);
@@ -284,7 +290,12 @@ impl Served {
                     ..
                 } => {
                     self.fence = fence;
-                    Some((true, validity(valid_until_mono_us), Some(token.to_string()), fence))
+                    Some((
+                        true,
+                        validity(valid_until_mono_us),
+                        Some(token.to_string()),
+                        fence,
+                    ))
                 }
                 Output::NotAcquired { unknown: true, .. } => {
                     self.settle(|id| FromWorker::Error {

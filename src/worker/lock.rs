@@ -208,7 +208,13 @@ mod tests {
         w.extend(at(0), LockId(0));
         w.on_answer(ok(Some(-5.0)), &mut out);
         assert!(
-            matches!(out.pop(), Some(Output::Extended { valid_until_mono_us: 0, .. })),
+            matches!(
+                out.pop(),
+                Some(Output::Extended {
+                    valid_until_mono_us: 0,
+                    ..
+                })
+            ),
             "a negative validity is none"
         );
         assert_eq!(w.open(), None);

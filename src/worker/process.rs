@@ -199,7 +199,11 @@ pub fn shutdown(workers: &mut [WorkerProcess]) {
     }
 }
 
-async fn read_lines(client: usize, stdout: tokio::process::ChildStdout, events: mpsc::UnboundedSender<WorkerEvent>) {
+async fn read_lines(
+    client: usize,
+    stdout: tokio::process::ChildStdout,
+    events: mpsc::UnboundedSender<WorkerEvent>,
+) {
     let mut lines = FramedRead::new(stdout, LinesCodec::new_with_max_length(MAX_LINE));
     while let Some(item) = lines.next().await {
         let what = match item {

@@ -193,11 +193,21 @@ impl Default for Capabilities {
 /// [`crate::client::Action::Call`] asks the worker to do.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Request {
-    Acquire { lock: LockId, mode: Mode },
-    Release { lock: LockId },
-    Extend { lock: LockId },
+    Acquire {
+        lock: LockId,
+        mode: Mode,
+    },
+    Release {
+        lock: LockId,
+    },
+    Extend {
+        lock: LockId,
+    },
     /// The `seq`-th write of this client to the guarded resource of `lock`.
-    Write { lock: LockId, seq: u32 },
+    Write {
+        lock: LockId,
+        seq: u32,
+    },
 }
 
 impl Request {
@@ -326,7 +336,10 @@ mod tests {
             seed: 7,
             algorithm: a,
         })));
-        assert!(line.starts_with(r#"{"type":"hello","id":0,"protocol":1,"client":1"#), "{line}");
+        assert!(
+            line.starts_with(r#"{"type":"hello","id":0,"protocol":1,"client":1"#),
+            "{line}"
+        );
         let ToWorker::Hello(back) = serde_json::from_str(&line).unwrap() else {
             panic!("{line}")
         };

@@ -35,12 +35,12 @@ use crate::scenario::{Scenario, Targets};
 use conn::{clear_locks, connection, load_scripts, request, Answer, Slot};
 use faults::{check_faults, needs_faketime, needs_worker_faketime};
 use pauses::{ClientPauses, Held};
-use workers::Workers;
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
+use workers::Workers;
 
 /// Options of a real run that are not part of the scenario.
 #[derive(Clone, Debug, Default)]
@@ -174,7 +174,18 @@ async fn drive(
     let workers = match &scenario.clients.worker {
         Some(spec) => {
             let faketime = needs_worker_faketime(&plan).then(|| tmp.join("workers"));
-            Some(Workers::start(scenario, seed, spec, &proxies, faketime.as_deref(), worker_tx, &mut worker_rx).await?)
+            Some(
+                Workers::start(
+                    scenario,
+                    seed,
+                    spec,
+                    &proxies,
+                    faketime.as_deref(),
+                    worker_tx,
+                    &mut worker_rx,
+                )
+                .await?,
+            )
         }
         None => None,
     };
@@ -247,7 +258,10 @@ async fn drive(
         worker_logs,
     };
     match d.failure {
-        Some(message) => Err(RealError::WorkerFailed(Box::new(super::WorkerFailure { message, output }))),
+        Some(message) => Err(RealError::WorkerFailed(Box::new(super::WorkerFailure {
+            message,
+            output,
+        }))),
         None => Ok(output),
     }
 }

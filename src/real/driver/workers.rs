@@ -69,7 +69,8 @@ impl Workers {
             let mut clock = match (&libs, faketime_dir) {
                 (Some(libs), Some(dir)) => {
                     let d = dir.join(format!("client{c}"));
-                    std::fs::create_dir_all(&d).map_err(|e| RealError::Io(format!("create {}", d.display()), e))?;
+                    std::fs::create_dir_all(&d)
+                        .map_err(|e| RealError::Io(format!("create {}", d.display()), e))?;
                     Some(libs.node(&d)?)
                 }
                 _ => None,
@@ -97,7 +98,11 @@ impl Workers {
                 algorithm: HelloAlgorithm::from_config(&scenario.algorithm),
             }));
             if let Err(e) = w.procs[c].send(&protocol::to_line(&hello)) {
-                return Err(RealError::Worker(w.breach(c, &format!("cannot send the hello ({e})"), None)));
+                return Err(RealError::Worker(w.breach(
+                    c,
+                    &format!("cannot send the hello ({e})"),
+                    None,
+                )));
             }
         }
         let deadline = tokio::time::Instant::now() + HELLO_TIMEOUT;
@@ -267,7 +272,12 @@ impl Driver<'_> {
         };
         let id = message.in_reply_to();
         let Some(open) = w.open[c].take_if(|o| o.id == id) else {
-            return self.fail(t, c, &format!("answered id {id}, which it was not asked"), Some(&line));
+            return self.fail(
+                t,
+                c,
+                &format!("answered id {id}, which it was not asked"),
+                Some(&line),
+            );
         };
         let (kind, validity_ms, fence) = match message {
             FromWorker::Ok {
