@@ -52,6 +52,30 @@ enum Command {
         /// Real backend: keep the nodes' temporary directories (configs, logs, AOFs).
         #[arg(long)]
         keep: bool,
+        /// Run the clients as this adapter's worker (a name in adapters/adapters.toml).
+        #[arg(long)]
+        adapter: Option<String>,
+    },
+    /// Run every adapter (lock library) against every fault of the catalogue and write
+    /// the library matrix (index.html, README.md, matrix.json).
+    Matrix {
+        /// Adapters to run, by name (default: every one in the list).
+        #[arg(long, value_delimiter = ',')]
+        adapters: Vec<String>,
+        /// Faults to run, by template name (default: the whole catalogue).
+        #[arg(long, value_delimiter = ',')]
+        faults: Vec<String>,
+        /// The adapter list.
+        #[arg(long, default_value = lockstorm::worker::adapters::DEFAULT_LIST)]
+        list: PathBuf,
+        /// The fault catalogue (with multi/ and single/).
+        #[arg(long, default_value = "scenarios/matrix")]
+        catalogue: PathBuf,
+        /// Where the matrix goes.
+        #[arg(long, default_value = "reports/libraries")]
+        out: PathBuf,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
     },
     /// Measure Redlock acquire and release on local redis-servers against one SET NX PX.
     Bench {
@@ -100,7 +124,23 @@ fn main() -> ExitCode {
             quiet,
             backend,
             keep,
-        } => scenario(&file, seed, seeds, out, quiet, backend, keep),
+            adapter,
+        } => scenario(&file, seed, seeds, out, quiet, backend, keep, adapter),
+        Command::Matrix {
+            adapters,
+            faults,
+            list,
+            catalogue,
+            out,
+            seed,
+        } => matrix(&lockstorm::run::matrix::MatrixOptions {
+            list,
+            catalogue,
+            out,
+            adapters,
+            faults,
+            seed,
+        }),
         Command::Check { history } => check(&history),
         Command::Worker => lockstorm::real::serve::serve().map(|()| true).map_err(Into::into),
         Command::Bench { nodes, iterations } => bench(nodes as usize, iterations as usize),
@@ -129,10 +169,16 @@ fn scenario(
     quiet: bool,
     backend: Option<Backend>,
     keep: bool,
+    adapter: Option<String>,
 ) -> Result<bool> {
     let mut scenario = Scenario::load(file)?;
     if let Some(b) = backend {
         scenario.backend = b;
+    }
+    if let Some(name) = adapter {
+        let list = Path::new(lockstorm::worker::adapters::DEFAULT_LIST);
+        let a = lockstorm::worker::adapters::select(lockstorm::worker::adapters::load(list)?, &[name], list)?;
+        scenario.clients.worker = Some(a[0].spec());
     }
     let first = seed.unwrap_or(scenario.seed);
     let seeds: Vec<u64> = (0..count).map(|i| first.wrapping_add(i)).collect();
@@ -356,6 +402,20 @@ fn bench(nodes: usize, iterations: usize) -> Result<bool> {
         );
     }
     println!("({nodes} local redis-server nodes; ratios are to the single SET NX PX p50)");
+    Ok(true)
+}
+
+fn matrix(options: &lockstorm::run::matrix::MatrixOptions) -> Result<bool> {
+    let m = lockstorm::run::matrix::run_matrix(options, &|cell| eprintln!("running {cell}..."))?;
+    for a in &m.adapters {
+        let ran = a
+            .cells
+            .iter()
+            .filter(|c| matches!(c, lockstorm::report::matrix::Cell::Ran(_)))
+            .count();
+        println!("{:<24} {ran} of {} cells ran", a.name, a.cells.len());
+    }
+    println!("matrix in {}", options.out.join("README.md").display());
     Ok(true)
 }
 

@@ -17,6 +17,7 @@
 //! started in; `["lockstorm", "worker"]` is this lockstorm binary's own algorithms
 //! behind the protocol (`real/serve.rs`).
 
+pub mod adapters;
 pub mod lock;
 pub mod process;
 pub mod protocol;
