@@ -162,7 +162,7 @@ pub enum Locker {
     /// The built-in sans-IO algorithm, talking to the nodes itself.
     Algorithm(Box<dyn LockAlgorithm>),
     /// A worker process, talking to the nodes through the client's own proxies.
-    Worker(WorkerLock),
+    Worker(Box<WorkerLock>),
 }
 
 pub struct Client {
@@ -188,7 +188,7 @@ impl Client {
 
     /// A client whose lock operations go to a worker process.
     pub fn worker(lock: WorkerLock, workload: Workload) -> Self {
-        Client::with_locker(Locker::Worker(lock), workload)
+        Client::with_locker(Locker::Worker(Box::new(lock)), workload)
     }
 
     fn with_locker(locker: Locker, workload: Workload) -> Self {

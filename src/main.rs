@@ -85,6 +85,16 @@ enum Command {
         /// Samples per series.
         #[arg(long, default_value_t = 2_000, value_parser = clap::value_parser!(u64).range(10..=1_000_000))]
         iterations: u64,
+        /// Instead: lock cycles per second through `lockstorm worker` next to the same
+        /// workload in-process (what the worker protocol costs).
+        #[arg(long)]
+        protocol: bool,
+        /// With --protocol: clients (each on its own lock).
+        #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u64).range(1..=1_000))]
+        clients: u64,
+        /// With --protocol: alternating rounds per series, 3 s each.
+        #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..=100))]
+        rounds: u64,
     },
     /// Serve the worker protocol on stdin/stdout with lockstorm's own algorithms (what
     /// `[clients] worker = ["lockstorm", "worker"]` starts; see docs/worker-protocol.md).
@@ -125,7 +135,18 @@ fn main() -> ExitCode {
             backend,
             keep,
             adapter,
-        } => scenario(&file, seed, seeds, out, quiet, backend, keep, adapter),
+        } => scenario(
+            &file,
+            seed,
+            seeds,
+            out,
+            quiet,
+            RunWith {
+                backend,
+                keep,
+                adapter,
+            },
+        ),
         Command::Matrix {
             adapters,
             faults,
@@ -143,7 +164,15 @@ fn main() -> ExitCode {
         }),
         Command::Check { history } => check(&history),
         Command::Worker => lockstorm::real::serve::serve().map(|()| true).map_err(Into::into),
-        Command::Bench { nodes, iterations } => bench(nodes as usize, iterations as usize),
+        Command::Bench {
+            protocol: true,
+            clients,
+            rounds,
+            ..
+        } => bench_protocol(clients as usize, rounds as usize),
+        Command::Bench {
+            nodes, iterations, ..
+        } => bench(nodes as usize, iterations as usize),
         Command::Report { dir } => report(&dir),
         Command::Analysis {
             scenarios,
@@ -161,16 +190,26 @@ fn main() -> ExitCode {
     }
 }
 
+/// How `scenario` runs a file: the command line's overrides.
+struct RunWith {
+    backend: Option<Backend>,
+    keep: bool,
+    adapter: Option<String>,
+}
+
 fn scenario(
     file: &Path,
     seed: Option<u64>,
     count: u64,
     out: Option<PathBuf>,
     quiet: bool,
-    backend: Option<Backend>,
-    keep: bool,
-    adapter: Option<String>,
+    with: RunWith,
 ) -> Result<bool> {
+    let RunWith {
+        backend,
+        keep,
+        adapter,
+    } = with;
     let mut scenario = Scenario::load(file)?;
     if let Some(b) = backend {
         scenario.backend = b;
@@ -416,6 +455,20 @@ fn matrix(options: &lockstorm::run::matrix::MatrixOptions) -> Result<bool> {
         println!("{:<24} {ran} of {} cells ran", a.name, a.cells.len());
     }
     println!("matrix in {}", options.out.join("README.md").display());
+    Ok(true)
+}
+
+fn bench_protocol(clients: usize, rounds: usize) -> Result<bool> {
+    let [direct, through] = lockstorm::run::bench::run(clients, rounds, 3_000)?;
+    println!("{:<44} {:>10} {:>12}", "series", "cycles", "cycles/s");
+    for r in [&direct, &through] {
+        println!("{:<44} {:>10} {:>12.0}", r.name, r.cycles, r.per_second());
+    }
+    println!(
+        "through the protocol: {:.2}x the in-process rate (goal: at least 0.5x); Redlock on 5 local \
+         redis-servers, {rounds} alternating rounds of 3 s each",
+        through.per_second() / direct.per_second().max(1e-9)
+    );
     Ok(true)
 }
 

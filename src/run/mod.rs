@@ -11,6 +11,7 @@
 //! history is kept, since a real run cannot be replayed.
 
 pub mod analysis;
+pub mod bench;
 pub mod matrix;
 mod outcome;
 
