@@ -227,13 +227,19 @@ fn running(pid: u32) -> bool {
     }
 }
 
-/// Starts a 30 s worker run and waits for its 3 workers and 3 redis-servers. The
-/// caller waits for the child it gets back (the lint cannot see that).
+/// Starts a 30 s run of 3 well-behaved python workers on 3 redis-servers, and waits
+/// until the workload has begun (a worker saw its first acquire). The caller waits for
+/// the child it gets back (the lint cannot see that).
 #[allow(clippy::zombie_processes)]
 fn start_long_run(dir: &Path) -> (Child, Vec<(u32, String)>) {
     let file = dir.join("long.toml");
-    let text = "backend = \"redis\"\nduration = \"30s\"\nnodes = 3\n[clients]\ncount = 3\n\
-                worker = [\"lockstorm\", \"worker\"]\n";
+    let mark = dir.join("started");
+    let text = format!(
+        "backend = \"redis\"\nduration = \"30s\"\nnodes = 3\n[clients]\ncount = 3\n\
+         worker = [\"python3\", {:?}, {:?}]\n",
+        repo("tests/workers/misbehave.py").display().to_string(),
+        format!("mark:{}", mark.display())
+    );
     std::fs::write(&file, text).unwrap();
     let mut child = lockstorm()
         .arg("scenario")
@@ -248,9 +254,9 @@ fn start_long_run(dir: &Path) -> (Child, Vec<(u32, String)>) {
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         let kids = children_of(child.id());
-        if kids.iter().filter(|(_, c)| c.contains(" worker")).count() == 3
-            && kids.iter().filter(|(_, c)| c.contains("redis-server")).count() == 3
-        {
+        let workers = kids.iter().filter(|(_, c)| c.contains("misbehave.py")).count();
+        let servers = kids.iter().filter(|(_, c)| c.contains("redis-server")).count();
+        if workers == 3 && servers == 3 && mark.exists() {
             return (child, kids);
         }
         if Instant::now() > deadline {
@@ -277,7 +283,7 @@ fn wait_exit(child: &mut Child) -> std::process::ExitStatus {
 fn a_worker_killed_mid_run_stops_the_run_and_leaves_no_process() {
     let dir = tempfile::tempdir().unwrap();
     let (mut child, kids) = start_long_run(dir.path());
-    let victim = kids.iter().find(|(_, c)| c.contains(" worker")).unwrap().0;
+    let victim = kids.iter().find(|(_, c)| c.contains("misbehave.py")).unwrap().0;
     // SAFETY: kill(2) on a worker this test's lockstorm started.
     unsafe { libc::kill(victim as i32, libc::SIGKILL) };
     let status = wait_exit(&mut child);

@@ -8,7 +8,9 @@ the first acquire request:
   silent    never answers (and keeps reading)
   wrong-id  answers an id it was not asked
   no-hello  fails before the hello, like a library that does not import
-Every other request gets a plain `ok`.
+  mark:PATH behaves, and creates PATH at its first acquire (the run has started)
+Every other request gets a plain `ok` (no Redis behind it: these tests are about the
+protocol and the processes).
 """
 import json
 import sys
@@ -36,6 +38,9 @@ for line in sys.stdin:
     elif kind == "acquire" and mode == "crash":
         print("misbehave: crashing on purpose", file=sys.stderr)
         sys.exit(3)
+    elif kind == "acquire" and mode.startswith("mark:"):
+        open(mode[len("mark:"):], "a").close()
+        send({"type": "ok", "in_reply_to": rid})
     elif kind == "acquire" and mode == "silent":
         continue
     elif kind == "acquire" and mode == "wrong-id":
