@@ -17,6 +17,7 @@ pub mod bench;
 pub mod driver;
 pub mod faketime;
 pub mod proxy;
+pub mod serve;
 pub mod server;
 pub mod wire;
 
@@ -51,4 +52,31 @@ pub enum RealError {
     },
     #[error("fault {id} ({kind}) cannot run on the real backend: {why}")]
     Unsupported { id: usize, kind: String, why: String },
+    /// A worker could not be started or greeted.
+    #[error("{0}")]
+    Worker(String),
+    /// A worker broke the protocol during the run; what was recorded is kept.
+    #[error("{}", .0.message)]
+    WorkerFailed(Box<WorkerFailure>),
+    #[error("clients.worker needs the real backend: the simulator runs only the built-in algorithms (use --backend redis)")]
+    WorkerOnSimulator,
+}
+
+/// A run stopped by a worker's breach of the protocol, with the history recorded until
+/// then (the breaching client's open operation closed as an unknown outcome).
+pub struct WorkerFailure {
+    /// Names the client, the worker command and the offending line.
+    pub message: String,
+    pub output: crate::lifecycle::RunOutput,
+}
+
+impl std::fmt::Debug for WorkerFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "WorkerFailure({:?}, {} events)",
+            self.message,
+            self.output.history.len()
+        )
+    }
 }

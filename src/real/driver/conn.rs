@@ -13,17 +13,17 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 
 /// One connection slot per (client, node); emptied when the connection breaks.
-pub(super) type Slot = Arc<Mutex<Option<MultiplexedConnection>>>;
+pub(crate) type Slot = Arc<Mutex<Option<MultiplexedConnection>>>;
 
 /// A reply on its way from a request task to the driver.
-pub(super) struct Answer {
-    pub(super) client: usize,
-    pub(super) req: ReqId,
-    pub(super) reply: Reply,
+pub(crate) struct Answer {
+    pub(crate) client: usize,
+    pub(crate) req: ReqId,
+    pub(crate) reply: Reply,
 }
 
 /// Restarts a crashed node from its directory, then loads the scripts again.
-pub(super) async fn restart(node: usize, server: Arc<Mutex<Server>>) {
+pub(crate) async fn restart(node: usize, server: Arc<Mutex<Server>>) {
     let restarted = tokio::task::spawn_blocking(move || {
         let mut s = server.lock().expect("server lock");
         s.restart().map(|()| s.addr())
@@ -45,7 +45,7 @@ pub(super) async fn restart(node: usize, server: Arc<Mutex<Server>>) {
 }
 
 /// SCRIPT LOAD every script of the repo on a node, over a direct connection.
-pub(super) async fn load_scripts(node: usize, addr: SocketAddr) -> Result<(), RealError> {
+pub(crate) async fn load_scripts(node: usize, addr: SocketAddr) -> Result<(), RealError> {
     let err = |message: String| RealError::Node {
         node,
         addr: addr.to_string(),
@@ -62,7 +62,7 @@ pub(super) async fn load_scripts(node: usize, addr: SocketAddr) -> Result<(), Re
 }
 
 /// Deletes the scenario's lock keys on a server someone else runs, left from earlier runs.
-pub(super) async fn clear_locks(node: usize, addr: SocketAddr, locks: u32) -> Result<(), RealError> {
+pub(crate) async fn clear_locks(node: usize, addr: SocketAddr, locks: u32) -> Result<(), RealError> {
     let err = |e: redis::RedisError| RealError::Node {
         node,
         addr: addr.to_string(),
@@ -80,7 +80,7 @@ pub(super) async fn clear_locks(node: usize, addr: SocketAddr, locks: u32) -> Re
 }
 
 /// The slot's connection, connecting first if there is none.
-pub(super) async fn connection(
+pub(crate) async fn connection(
     slot: &Slot,
     addr: SocketAddr,
     timeout: Duration,
@@ -103,7 +103,7 @@ pub(super) async fn connection(
 
 /// One request: its reply goes to the driver; a broken connection or no answer sends
 /// nothing (the algorithm's timeout makes it an unknown outcome).
-pub(super) async fn request(
+pub(crate) async fn request(
     slot: Slot,
     addr: SocketAddr,
     cmd: redis::Cmd,
