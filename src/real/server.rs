@@ -115,6 +115,8 @@ pub struct Server {
     dir: PathBuf,
     binary: PathBuf,
     child: Option<Child>,
+    /// Whether a pause is in force: kept across a crash, so that a process restarted
+    /// during a pause is stopped again ([`Server::keep_paused`]).
     paused: bool,
     faketime: Option<Faketime>,
 }
@@ -223,7 +225,6 @@ impl Server {
             let pid = child.id();
             LIVE.lock().expect("pid list").retain(|&p| p != pid);
         }
-        self.paused = false;
     }
 
     fn forget(&mut self) {
@@ -239,11 +240,17 @@ impl Server {
         self.spawn()
     }
 
-    /// SIGSTOP: the process stays, sockets stay open, nothing is answered.
+    /// SIGSTOP: the process stays, sockets stay open, nothing is answered. A node that
+    /// is down is stopped when it restarts.
     pub fn pause(&mut self) {
-        if let Some(child) = &self.child {
+        self.paused = true;
+        self.keep_paused();
+    }
+
+    /// Stops a restarted process again if a pause is still in force.
+    pub fn keep_paused(&mut self) {
+        if let (Some(child), true) = (&self.child, self.paused) {
             signal(child.id(), libc::SIGSTOP);
-            self.paused = true;
         }
     }
 
