@@ -322,6 +322,24 @@ mod tests {
     }
 
     #[test]
+    fn a_server_paused_while_down_is_stopped_again_once_restarted() {
+        let binary = binary().unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().unwrap();
+        let mut server =
+            Server::start(0, &binary, dir.path().to_path_buf(), Persistence::None, None).unwrap();
+        server.kill();
+        server.pause();
+        server.restart().unwrap();
+        assert!(ping(server.addr()), "the restarted process runs until told");
+        server.keep_paused();
+        assert!(!ping(server.addr()), "a pause still in force stops it again");
+        server.resume();
+        assert!(ping(server.addr()));
+        server.keep_paused();
+        assert!(ping(server.addr()), "no pause in force: nothing to keep");
+    }
+
+    #[test]
     fn aof_always_keeps_keys_across_a_kill() {
         use std::io::{Read, Write};
         let binary = binary().unwrap_or_else(|e| panic!("{e}"));
