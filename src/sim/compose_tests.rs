@@ -1,42 +1,17 @@
 //! Faults are sets (issue 10): overlapping faults of one kind on one target compose, and
 //! a holder's believed validity follows its clock. Whole runs of small scenarios.
 
-use crate::checker::{self, Findings};
+use super::tests::{run, SPLIT};
 use crate::history::{Event, FaultAction, OpKind};
-use crate::scenario::Scenario;
-
-fn run(text: &str, seed: u64) -> (Vec<Event>, Findings) {
-    let scenario = Scenario::parse(text, "t.toml", "t").unwrap();
-    let out = super::run(&scenario, seed);
-    let findings = checker::check(&out.history).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
-    (out.history, findings)
-}
 
 /// Two clients that each reach three of five nodes, sharing node 2: only node 2 can let
-/// both in, and only if it forgets a key.
-const SHARED_NODE_2: &str = r#"
-nodes = 5
-duration = "10s"
-persistence = "none"
-[algorithm]
-ttl = "2s"
-retry_delay = { min = "0ms", max = "50ms" }
-request_timeout = "20ms"
-[clients]
-count = 2
-think = { min = "0ms", max = "10ms" }
-hold = "5s"
-[[faults]]
-at = "0s"
-kind = "partition"
-nodes = [3, 4]
-clients = [0]
-[[faults]]
-at = "0s"
-kind = "partition"
-nodes = [0, 1]
-clients = [1]
-"#;
+/// both in, and only if it forgets a key (no persistence). A 2 s ttl.
+fn shared_node_2() -> String {
+    format!(
+        "persistence = \"none\"\n{}",
+        SPLIT.replace("ttl = \"10s\"", "ttl = \"2s\"")
+    )
+}
 
 /// Before issue 10, the end of crash #3 restarted node 2 while crash #4 was still on
 /// it: node 2 served from 3.5 s, crash #5 took it down at 4 s with the new holder's
@@ -63,7 +38,7 @@ node = 2
 restart_after = "2.5s"
 "#;
     for seed in 1..=5 {
-        let (h, f) = run(&format!("{SHARED_NODE_2}{crashes}"), seed);
+        let (h, f) = run(&format!("{}{crashes}", shared_node_2()), seed);
         assert!(f.is_safe(), "seed {seed}: {:?}", f.violations.first());
         let acquired_in = |from: u64, to: u64| {
             h.iter()

@@ -13,14 +13,14 @@ fn scenario(text: &str) -> Scenario {
     Scenario::parse(text, "t.toml", "t").unwrap()
 }
 
-fn run(text: &str, seed: u64) -> (Vec<Event>, Findings) {
+pub(super) fn run(text: &str, seed: u64) -> (Vec<Event>, Findings) {
     let out = super::run(&scenario(text), seed);
     let findings = checker::check(&out.history).unwrap();
     (out.history, findings)
 }
 
 /// Two clients that each reach three of five nodes, sharing node 2 (seed 002's "3 of 5").
-const SPLIT: &str = r#"
+pub(super) const SPLIT: &str = r#"
 nodes = 5
 duration = "12s"
 [algorithm]
