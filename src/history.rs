@@ -41,6 +41,10 @@
 //!   `probability` (see [`Fault`]). A crash ends when the node restarts, a failover when
 //!   the replica is promoted; a clock jump starts and ends at the same time. A client
 //!   pause waiting for a point of the lock cycle starts when the client reaches it.
+//!   Faults may overlap, also of one kind on one target, and compose: a node is down
+//!   while any crash or failover of it is active, a process paused while any pause on
+//!   it is, a clock runs at the product of its active `rate`s, jumps add up, a link is
+//!   cut while any partition cuts it and its delays add up (see [`crate::fault::active`]).
 //! - `heal`: every fault is healed; the workload stops and the liveness phase begins.
 //!
 //! A client holds a lock from its `ok` acquire until the earlier of its `release` invoke
