@@ -8,7 +8,7 @@
 //! renders the verdict and the evidence. [`run`] is the orchestration: it runs seeds and
 //! scenarios through the steps and decides; `report` only renders what it is given.
 //! [`command`] is the vocabulary between clients and nodes; [`lifecycle`] the phases of
-//! a run that both drivers follow.
+//! a run that both drivers follow; [`children`] every process lockstorm starts.
 //!
 //! The simulator is fully deterministic: every random choice comes from one `u64` seed
 //! ([`rng`]), time is virtual, and the algorithms never read a clock or a socket, so a
@@ -16,6 +16,7 @@
 
 pub mod algorithm;
 pub mod checker;
+pub mod children;
 pub mod client;
 pub mod command;
 pub mod fault;

@@ -38,13 +38,13 @@ fn series(name: &str, mut us: Vec<u64>) -> Series {
 
 /// Runs the benchmark: `iterations` samples per series on `nodes` local nodes.
 pub fn run(nodes: usize, iterations: usize) -> Result<Vec<Series>, RealError> {
-    server::install_cleanup();
+    crate::children::install_cleanup();
     let binary = server::binary()?;
     let tmp = tempfile::Builder::new()
         .prefix("lockstorm-bench-")
         .tempdir()
         .map_err(|e| RealError::Io("create a temporary directory".into(), e))?;
-    server::register_dir(tmp.path());
+    crate::children::register_dir(tmp.path());
     let mut servers = Vec::with_capacity(nodes);
     for i in 0..nodes {
         let dir = tmp.path().join(format!("node{i}"));
@@ -73,7 +73,7 @@ pub fn run(nodes: usize, iterations: usize) -> Result<Vec<Series>, RealError> {
     });
     drop(runtime);
     drop(servers);
-    server::unregister_dir(tmp.path());
+    crate::children::unregister_dir(tmp.path());
     out
 }
 

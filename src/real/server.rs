@@ -2,83 +2,19 @@
 //!
 //! Each node gets a free loopback port, its own temporary directory and a config file
 //! with the scenario's persistence. A [`Server`] is a guard: dropping it SIGKILLs the
-//! process and waits for it, and every live pid is also kept in a process-wide list that
-//! the Ctrl-C handler and the panic hook kill, so no redis-server outlives lockstorm.
+//! process and waits for it; the process is started through [`crate::children`], so it
+//! dies with lockstorm whatever happens and an interrupt or a panic kills it too.
 //! Crash = SIGKILL, restart = start again from the same directory and port, pause =
 //! SIGSTOP until SIGCONT. Clock faults go through libfaketime ([`super::faketime`]).
 
 use super::faketime::Faketime;
 use super::RealError;
+use crate::children;
 use crate::fault::Persistence;
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
-
-/// Pids of every redis-server this process started and has not reaped yet.
-static LIVE: Mutex<Vec<u32>> = Mutex::new(Vec::new());
-
-/// Temporary directories of runs in progress, removed on Ctrl-C (a normal exit or an
-/// unwinding panic removes them through their `TempDir` guards).
-static DIRS: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
-
-/// Lists a run's temporary directory for removal on Ctrl-C.
-pub fn register_dir(dir: &Path) {
-    if let Ok(mut v) = DIRS.lock() {
-        v.push(dir.to_path_buf());
-    }
-}
-
-/// Takes a directory off the Ctrl-C list (the run ended, or `--keep` keeps it).
-pub fn unregister_dir(dir: &Path) {
-    if let Ok(mut v) = DIRS.lock() {
-        v.retain(|d| d != dir);
-    }
-}
-
-/// Kills and reaps every redis-server still listed; for Ctrl-C and panics.
-pub fn kill_all() {
-    let pids = LIVE.lock().map(|v| v.clone()).unwrap_or_default();
-    for &pid in &pids {
-        signal(pid, libc::SIGKILL);
-    }
-    for pid in pids {
-        // SAFETY: waitpid on our own child; reaping here means no process is left
-        // when lockstorm exits. A child already reaped by its guard gives ECHILD.
-        unsafe {
-            libc::waitpid(pid as libc::pid_t, std::ptr::null_mut(), 0);
-        }
-    }
-}
-
-/// Installs the Ctrl-C handler and panic hook that call [`kill_all`] (once per process).
-pub fn install_cleanup() {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        // An error here means another handler is installed (e.g. by an embedding
-        // program); the guards' Drop still cleans up on every normal path.
-        let _ = ctrlc::set_handler(|| {
-            kill_all();
-            for dir in DIRS.lock().map(|v| v.clone()).unwrap_or_default() {
-                let _ = std::fs::remove_dir_all(dir);
-            }
-            std::process::exit(130);
-        });
-        let previous = std::panic::take_hook();
-        std::panic::set_hook(Box::new(move |info| {
-            kill_all();
-            previous(info);
-        }));
-    });
-}
-
-fn signal(pid: u32, sig: libc::c_int) {
-    // SAFETY: kill(2) with a pid we spawned and have not reaped; no memory is touched.
-    unsafe {
-        libc::kill(pid as libc::pid_t, sig);
-    }
-}
 
 /// The redis-server binary, or the one-line error telling how to install it.
 pub fn binary() -> Result<PathBuf, RealError> {
@@ -182,10 +118,8 @@ impl Server {
         if let Some(ft) = &mut self.faketime {
             ft.apply(&mut cmd);
         }
-        let child = cmd
-            .spawn()
+        let child = children::spawn(&mut cmd)
             .map_err(|e| RealError::Io(format!("start {}", self.binary.display()), e))?;
-        LIVE.lock().expect("pid list").push(child.id());
         self.child = Some(child);
         self.wait_ready()
     }
@@ -222,15 +156,13 @@ impl Server {
         if let Some(mut child) = self.child.take() {
             let _ = child.kill();
             let _ = child.wait();
-            let pid = child.id();
-            LIVE.lock().expect("pid list").retain(|&p| p != pid);
+            children::forget(child.id());
         }
     }
 
     fn forget(&mut self) {
         if let Some(child) = self.child.take() {
-            let pid = child.id();
-            LIVE.lock().expect("pid list").retain(|&p| p != pid);
+            children::forget(child.id());
         }
     }
 
@@ -250,14 +182,14 @@ impl Server {
     /// Stops a restarted process again if a pause is still in force.
     pub fn keep_paused(&mut self) {
         if let (Some(child), true) = (&self.child, self.paused) {
-            signal(child.id(), libc::SIGSTOP);
+            children::signal(child.id(), libc::SIGSTOP);
         }
     }
 
     pub fn resume(&mut self) {
         if let Some(child) = &self.child {
             if self.paused {
-                signal(child.id(), libc::SIGCONT);
+                children::signal(child.id(), libc::SIGCONT);
             }
         }
         self.paused = false;
@@ -301,11 +233,11 @@ mod tests {
         let server = Server::start(0, &binary, dir.path().to_path_buf(), Persistence::None, None).unwrap();
         let pid = server.child.as_ref().unwrap().id();
         assert!(ping(server.addr()));
-        assert!(LIVE.lock().unwrap().contains(&pid));
+        assert!(children::is_listed(pid));
         let addr = server.addr();
         drop(server);
         assert!(!alive(pid), "redis-server {pid} still running");
-        assert!(!LIVE.lock().unwrap().contains(&pid));
+        assert!(!children::is_listed(pid));
         assert!(!ping(addr));
     }
 

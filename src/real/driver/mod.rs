@@ -77,7 +77,7 @@ enum Ev {
 /// workload runs in real time, and every node lockstorm started is killed before this
 /// returns, whatever happens.
 pub fn run(scenario: &Scenario, seed: u64, options: &RealOptions) -> Result<RunOutput, RealError> {
-    server::install_cleanup();
+    crate::children::install_cleanup();
     let mut plan = scenario.faults.clone();
     let nemesis = scenario.nemesis.plan(
         seed,
@@ -95,7 +95,7 @@ pub fn run(scenario: &Scenario, seed: u64, options: &RealOptions) -> Result<RunO
         .prefix("lockstorm-")
         .tempdir()
         .map_err(|e| RealError::Io("create a temporary directory".into(), e))?;
-    server::register_dir(tmp.path());
+    crate::children::register_dir(tmp.path());
     let hosts = match &scenario.targets {
         Targets::External(addrs) => addrs.iter().map(|&a| Host::External(a)).collect(),
         Targets::Local => start_servers(scenario, needs_faketime(&plan), tmp.path())?,
@@ -107,7 +107,7 @@ pub fn run(scenario: &Scenario, seed: u64, options: &RealOptions) -> Result<RunO
     let result = runtime.block_on(drive(scenario, seed, plan, &hosts));
     drop(runtime);
     drop(hosts);
-    server::unregister_dir(tmp.path());
+    crate::children::unregister_dir(tmp.path());
     if options.keep {
         let kept = tmp.keep();
         eprintln!("lockstorm: kept the nodes' directories in {}", kept.display());
