@@ -116,4 +116,26 @@ mod tests {
         n.faults.lose(&[0, 1], &[0, 1], 0.3, false);
         assert!((0..100).all(|i| n.send(20_000 + i, 0, 0, Direction::ToNode).is_some()));
     }
+
+    #[test]
+    fn overlapping_faults_on_a_link_compose() {
+        let mut n = net();
+        // Two losses of 50% each: a message gets through only if neither loses it.
+        n.faults.lose(&[0], &[0], 0.5, true);
+        n.faults.lose(&[0], &[0], 0.5, true);
+        let delivered = (0..10_000)
+            .filter(|&i| n.send(i, 0, 0, Direction::ToNode).is_some())
+            .count();
+        assert!((2_200..2_800).contains(&delivered), "{delivered}");
+        // Two delays add up; two cuts need two heals.
+        n.faults.delay(&[1], &[1], 1_000, true);
+        n.faults.delay(&[1], &[1], 2_000, true);
+        assert_eq!(n.send(0, 1, 1, Direction::ToNode), Some(3_100));
+        n.faults.cut(&[1], &[1], CutDirection::Both, true);
+        n.faults.cut(&[1], &[1], CutDirection::ToClients, true);
+        n.faults.cut(&[1], &[1], CutDirection::Both, false);
+        assert!(n.is_cut(1, 1, Direction::ToClient) && !n.is_cut(1, 1, Direction::ToNode));
+        n.faults.cut(&[1], &[1], CutDirection::ToClients, false);
+        assert!(!n.is_cut(1, 1, Direction::ToClient));
+    }
 }
