@@ -13,9 +13,9 @@ fn shared_node_2() -> String {
     )
 }
 
-/// Before issue 10, the end of crash #3 restarted node 2 while crash #4 was still on
-/// it: node 2 served from 3.5 s, crash #5 took it down at 4 s with the new holder's
-/// key, and the end of #4 brought it back empty at 5.35 s, 1.35 s after it lost the
+/// Before issue 10, the end of crash #2 restarted node 2 while crash #3 was still on
+/// it: node 2 served from 3.5 s, crash #4 took it down at 4 s with the new holder's
+/// key, and the end of #3 brought it back empty at 5.35 s, 1.35 s after it lost the
 /// key, inside the 2 s ttl, although every crash delays its restart past the ttl. The
 /// three crashes overlap: node 2 is down from 1 s to 6.5 s, once.
 #[test]
