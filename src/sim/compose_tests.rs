@@ -108,47 +108,6 @@ duration = "1s"
 }
 
 #[test]
-fn a_node_under_two_overlapping_pauses_serves_only_when_the_last_ends() {
-    let (h, _) = run(
-        r#"
-nodes = 1
-duration = "4s"
-[algorithm]
-kind = "single"
-ttl = "1s"
-retry_count = 0
-request_timeout = "20ms"
-[clients]
-count = 1
-think = "10ms"
-hold = "1ms"
-[[faults]]
-at = "1s"
-kind = "pause"
-node = 0
-duration = "1s"
-[[faults]]
-at = "1.5s"
-kind = "pause"
-node = 0
-duration = "1s"
-"#,
-        1,
-    );
-    let ok_in = |from: u64, to: u64| {
-        h.iter()
-            .filter(|e| matches!(e, Event::Ok(o) if o.op == OpKind::Acquire && (from..to).contains(&o.t_us)))
-            .count()
-    };
-    assert_eq!(
-        ok_in(1_000_100, 2_500_000),
-        0,
-        "nothing is served while a pause is on"
-    );
-    assert!(ok_in(2_600_000, 4_000_000) > 10);
-}
-
-#[test]
 fn overlapping_client_clock_rates_multiply() {
     // Client 0 thinks for 1 s of its own clock. At 0.2 s its clock runs at 0.5, at 0.4 s
     // at 0.5 × 0.5: 0.2 + 0.1 read by 0.4 s, 0.7 left at a quarter speed is 2.8 s more.
