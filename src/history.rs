@@ -22,6 +22,14 @@
 //!   ran slow) starts a new hold at the `ok`. A `fail` extend means the hold ends at the
 //!   earlier deadline: the client stops working and releases (by then, or later: either
 //!   way the hold ends at the earlier of the release and the deadline).
+//! - `belief`: a holder's believed validity moved because its clock changed (a clock
+//!   rate fault started or ended during the hold): `client`, `lock`, `token` (of the
+//!   hold), and `valid_until_us`, the true time at which the client's clock now says its
+//!   validity ends. From then on the hold ends at the earlier of its release and this
+//!   belief, until the next belief or extension. A belief must refer to a hold that is
+//!   open (acquired and not yet released, same token); one that comes after the hold's
+//!   validity already ran out and says the client believes again starts a new hold, as
+//!   a late extension does.
 //! - `write`: the guarded resource received a write from a client that believed it held
 //!   `lock`: `client`, `lock`, `token` (of the lock hold), `fence` (if fenced), and
 //!   `accepted` (false when the resource rejected a stale fencing token). `t_us` is when
@@ -33,10 +41,14 @@
 //!   `probability` (see [`Fault`]). A crash ends when the node restarts, a failover when
 //!   the replica is promoted; a clock jump starts and ends at the same time. A client
 //!   pause waiting for a point of the lock cycle starts when the client reaches it.
+//!   Faults may overlap, also of one kind on one target, and compose: a node is down
+//!   while any crash or failover of it is active, a process paused while any pause on
+//!   it is, a clock runs at the product of its active `rate`s, jumps add up, a link is
+//!   cut while any partition cuts it and its delays add up (see [`crate::fault::active`]).
 //! - `heal`: every fault is healed; the workload stops and the liveness phase begins.
 //!
 //! A client holds a lock from its `ok` acquire until the earlier of its `release` invoke
-//! and its `valid_until_us`. Operations of one client never overlap. A history may end
+//! and the `valid_until_us` in force (of the acquire, a later extension or `belief`). Operations of one client never overlap. A history may end
 //! with operations still open (the run was cut off).
 
 use crate::algorithm::Mode;
@@ -57,6 +69,7 @@ pub enum Event {
     Fault(FaultEvent),
     Heal { t_us: u64 },
     Write(ResourceWrite),
+    Belief(Belief),
 }
 
 impl Event {
@@ -67,6 +80,7 @@ impl Event {
             Event::Fault(f) => f.t_us,
             Event::Heal { t_us } => *t_us,
             Event::Write(w) => w.t_us,
+            Event::Belief(b) => b.t_us,
         }
     }
 }
@@ -96,6 +110,17 @@ pub struct ResourceWrite {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fence: Option<u64>,
     pub accepted: bool,
+}
+
+/// A holder's believed validity, re-derived because its clock changed.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Belief {
+    pub t_us: u64,
+    pub client: usize,
+    pub lock: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token: Option<String>,
+    pub valid_until_us: u64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -242,6 +267,23 @@ mod tests {
         let e = Event::Ok(op);
         let back: Event = serde_json::from_str(&serde_json::to_string(&e).unwrap()).unwrap();
         assert_eq!(back, e);
+    }
+
+    #[test]
+    fn a_belief_reads_as_documented() {
+        let line = r#"{"type":"belief","t_us":7,"client":1,"lock":"L0","token":"ab","valid_until_us":90}"#;
+        let e: Event = serde_json::from_str(line).unwrap();
+        assert_eq!(
+            e,
+            Event::Belief(Belief {
+                t_us: 7,
+                client: 1,
+                lock: "L0".into(),
+                token: Some("ab".into()),
+                valid_until_us: 90,
+            })
+        );
+        assert_eq!(serde_json::to_string(&e).unwrap(), line);
     }
 
     #[test]

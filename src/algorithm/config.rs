@@ -22,6 +22,28 @@ pub enum AlgorithmKind {
 }
 
 impl AlgorithmKind {
+    /// The name scenario files and a history's `meta` line use.
+    pub fn name(self) -> &'static str {
+        match self {
+            AlgorithmKind::Single => "single",
+            AlgorithmKind::Redlock => "redlock",
+            AlgorithmKind::RwRedlock => "rw_redlock",
+            AlgorithmKind::FairRwRedlock => "fair_rw_redlock",
+        }
+    }
+
+    /// The kind a `meta` line names, if it is one of lockstorm's own.
+    pub fn from_name(name: &str) -> Option<AlgorithmKind> {
+        serde_json::from_value(serde_json::Value::String(name.to_string())).ok()
+    }
+
+    /// Whether a client's wall clock reaches the nodes: the read-write scripts take `now`
+    /// from it (a reader's expiry, the writer's cut-off for stale readers, the fair
+    /// queue's order). Every kind reads the monotonic clock for its validity.
+    pub fn reads_wall_clock(self) -> bool {
+        self.is_read_write()
+    }
+
     /// Whether clients take the lock in read and write modes (else exclusive).
     pub fn is_read_write(self) -> bool {
         matches!(self, AlgorithmKind::RwRedlock | AlgorithmKind::FairRwRedlock)
@@ -108,5 +130,25 @@ impl AlgorithmConfig {
         let attempts = u64::from(self.retry_count) + 1;
         let extensions = u64::from(self.max_extensions) + 1;
         attempts * (self.attempt_max_us(nodes) + self.retry_delay.max_us()) + extensions * self.ttl_ms * 1_000
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::AlgorithmKind;
+
+    #[test]
+    fn a_kind_is_named_as_scenario_files_and_histories_name_it() {
+        for kind in [
+            AlgorithmKind::Single,
+            AlgorithmKind::Redlock,
+            AlgorithmKind::RwRedlock,
+            AlgorithmKind::FairRwRedlock,
+        ] {
+            let serde_name = serde_json::to_value(kind).unwrap();
+            assert_eq!(serde_name.as_str(), Some(kind.name()));
+            assert_eq!(AlgorithmKind::from_name(kind.name()), Some(kind));
+        }
+        assert_eq!(AlgorithmKind::from_name("redis-py"), None);
     }
 }

@@ -8,7 +8,9 @@
 //!
 //! - Safety ([`safety`]): a client holds a lock from its successful acquire until the
 //!   earlier of its release invocation and its believed validity deadline, in true time;
-//!   a successful extension before that deadline moves it. Two conflicting holds of the
+//!   a successful extension before that deadline moves it, and so does a `belief` (the
+//!   client's clock changed, so the true time its validity ends at did): the hold ends
+//!   at the earlier of its release and the belief in force. Two conflicting holds of the
 //!   same lock that overlap are a violation (readers may overlap readers; a writer or an
 //!   exclusive holder overlaps no one).
 //! - The guarded resource ([`resource`]): a stale write accepted while another client
@@ -29,7 +31,7 @@ pub mod tolerance;
 pub mod waits;
 
 use crate::algorithm::Mode;
-use crate::history::{Event, FaultAction, Meta, Op, OpKind, Phase, ResourceWrite as Write};
+use crate::history::{Belief, Event, FaultAction, Meta, Op, OpKind, Phase, ResourceWrite as Write};
 pub use liveness::LivenessFinding;
 pub use resource::{ResourceStats, ResourceViolation};
 pub use safety::Violation;
@@ -205,6 +207,7 @@ impl Checker {
             },
             Event::Heal { .. } => self.heal_us = Some(t),
             Event::Write(w) => self.writes.push(w.clone()),
+            Event::Belief(b) => self.belief(b)?,
         }
         self.tolerance.observe(event);
         Ok(())
@@ -284,19 +287,52 @@ impl Checker {
     /// A successful extension: before the deadline it moves the deadline; after it (the
     /// client's clock ran slow) the old hold is over and a new one starts now.
     fn extended(&mut self, op: &Op) {
-        let key = (op.client, op.lock.clone());
         let new_end = op.valid_until_us.unwrap_or(u64::MAX).max(op.t_us);
-        let Some(hold) = self.holding.get_mut(&key) else {
+        self.move_deadline(op.client, &op.lock, op.t_us, |end| end.max(new_end));
+    }
+
+    /// A holder's belief changed with its clock: from now on the hold ends at the new
+    /// belief, earlier or later than the old one.
+    fn belief(&mut self, b: &Belief) -> Result<(), Malformed> {
+        let Some(hold) = self.holding.get(&(b.client, b.lock.clone())) else {
+            return Err(self.malformed(format!(
+                "client {} has a belief about {} without holding it",
+                b.client, b.lock
+            )));
+        };
+        if let (Some(held), Some(told)) = (&hold.token, &b.token) {
+            if held != told {
+                return Err(self.malformed(format!(
+                    "client {}'s belief about {} names token {told}, but it holds {held}",
+                    b.client, b.lock
+                )));
+            }
+        }
+        let new_end = b.valid_until_us.max(b.t_us);
+        self.move_deadline(b.client, &b.lock, b.t_us, |_| new_end);
+        Ok(())
+    }
+
+    /// Moves the deadline of an open hold at `t`, to what `end` makes of the current one.
+    /// A hold whose deadline has passed is over: the new deadline starts a new hold at `t`
+    /// (if it lies after `t`).
+    fn move_deadline(&mut self, client: usize, lock: &str, t: u64, end: impl FnOnce(u64) -> u64) {
+        let line = self.line;
+        let Some(hold) = self.holding.get_mut(&(client, lock.to_string())) else {
             return;
         };
-        if op.t_us < hold.end_us {
-            hold.end_us = hold.end_us.max(new_end);
+        if t < hold.end_us {
+            hold.end_us = end(hold.end_us).max(t);
+            return;
+        }
+        let new_end = end(hold.end_us);
+        if new_end <= t {
             return;
         }
         let mut next = hold.clone();
-        next.start_us = op.t_us;
+        next.start_us = t;
         next.end_us = new_end;
-        next.ok_line = self.line;
+        next.ok_line = line;
         let old = std::mem::replace(hold, next);
         self.holds.push(old);
     }

@@ -235,3 +235,108 @@ fn a_heal_without_any_probe_is_a_liveness_finding() {
     let f = check(&[meta(100), Event::Heal { t_us: 10 }, acq(20, 1)]).unwrap();
     assert_eq!(f.liveness, vec![LivenessFinding::NoProbe { heal_us: 10 }]);
 }
+
+fn belief(t: u64, c: usize, token: &str, valid_until: u64) -> Event {
+    Event::Belief(crate::history::Belief {
+        t_us: t,
+        client: c,
+        lock: "L0".into(),
+        token: Some(token.into()),
+        valid_until_us: valid_until,
+    })
+}
+
+#[test]
+fn a_belief_moves_the_end_of_the_hold_either_way() {
+    // Client 1 acquires until 40; client 2 acquires at 50.
+    let base = [acq(0, 1), ok(10, 1, 40), acq(45, 2), ok(50, 2, 90)];
+    assert!(check(&base).unwrap().is_safe());
+    // Its clock slowed at 20: it now believes until 60, past client 2's acquisition.
+    let mut later = base.to_vec();
+    later.insert(2, belief(20, 1, "tok1", 60));
+    let f = check(&later).unwrap();
+    assert_eq!(f.violations.len(), 1);
+    assert_eq!(
+        (f.violations[0].overlap_start_us, f.violations[0].overlap_end_us),
+        (50, 60)
+    );
+    // A second belief at 30 takes it back to 45: safe again.
+    let mut back = later.clone();
+    back.insert(3, belief(30, 1, "tok1", 45));
+    let f = check(&back).unwrap();
+    assert!(f.is_safe(), "{:?}", f.violations);
+    let first = f.holds.iter().find(|h| h.client == 1).unwrap();
+    assert_eq!((first.end_us, first.ended_by), (45, HoldEnd::Validity));
+    // A belief earlier than the acquisition's deadline shortens the hold; a release
+    // before the belief ends it there.
+    let h = [
+        acq(0, 1),
+        ok(10, 1, 100),
+        belief(20, 1, "tok1", 30),
+        acq(35, 2),
+        ok(40, 2, 90),
+        rel(95, 1),
+    ];
+    assert!(check(&h).unwrap().is_safe());
+    let h = [
+        acq(0, 1),
+        ok(10, 1, 40),
+        belief(20, 1, "tok1", 80),
+        rel(30, 1),
+        acq(31, 2),
+        ok(32, 2, 90),
+    ];
+    assert!(check(&h).unwrap().is_safe());
+}
+
+#[test]
+fn a_belief_after_the_validity_ran_out_starts_a_new_hold() {
+    // Client 1's validity ends at 40; at 60 it believes again, until 100 (a clock that
+    // went back): it overlaps client 2 from 60.
+    let h = [
+        acq(0, 1),
+        ok(10, 1, 40),
+        acq(45, 2),
+        ok(50, 2, 90),
+        belief(60, 1, "tok1", 100),
+    ];
+    let f = check(&h).unwrap();
+    assert_eq!(f.violations.len(), 1);
+    assert_eq!(f.violations[0].overlap_start_us, 60);
+    // A belief that is over already changes nothing.
+    let h = [
+        acq(0, 1),
+        ok(10, 1, 40),
+        acq(45, 2),
+        ok(50, 2, 90),
+        belief(60, 1, "tok1", 55),
+    ];
+    assert!(check(&h).unwrap().is_safe());
+}
+
+#[test]
+fn a_belief_about_a_hold_that_is_not_open_is_malformed() {
+    let never = [acq(0, 1), belief(5, 1, "tok1", 50)];
+    let e = check(&never).unwrap_err();
+    assert_eq!(e.line, 2);
+    assert!(e.message.contains("without holding"), "{e}");
+    let released = [
+        acq(0, 1),
+        ok(10, 1, 40),
+        rel(20, 1),
+        rel_ok(21, 1),
+        belief(25, 1, "tok1", 50),
+    ];
+    assert_eq!(check(&released).unwrap_err().line, 5);
+    let other_token = [acq(0, 1), ok(10, 1, 40), belief(20, 1, "tok9", 50)];
+    let e = check(&other_token).unwrap_err();
+    assert!(e.message.contains("tok9"), "{e}");
+    let other_lock = [acq(0, 1), ok(10, 1, 40), {
+        let mut b = belief(20, 1, "tok1", 50);
+        if let Event::Belief(b) = &mut b {
+            b.lock = "L1".into();
+        }
+        b
+    }];
+    assert!(check(&other_lock).is_err());
+}

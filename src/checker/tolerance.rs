@@ -6,7 +6,15 @@
 //!   the client itself ran undisturbed, and no other client touched the lock, is a
 //!   finding. The ttl before the attempt covers keys that earlier holders may have left.
 //!   A node counts as unhealthy while a fault names it (crash, failover, pause, clock
-//!   fault) or cuts, delays or drops its link to the client.
+//!   fault) or cuts, delays or drops its link to the client. A client counts as
+//!   disturbed whenever a fault acts on anything its algorithm reads: a pause, a clock
+//!   rate (every variant times its validity and timeouts by its monotonic clock), and a
+//!   wall-clock jump when the algorithm sends wall readings to the nodes (the read-write
+//!   scripts take `now` from the client; a history from another library, whose `meta`
+//!   names no kind of lockstorm's, is assumed to read its wall clock too). A clock jump
+//!   counts for its size after it: it moves expiry times (a node's keys, a client's
+//!   reader scores) by that much. The offset it leaves can make a stale entry of another
+//!   client look alive longer than the ttl lookback covers; that is not counted.
 //! - Deadlock freedom after every heal: once every fault has ended, a lock that clients
 //!   ask for must be acquired (or be held) within the liveness bound of the `meta`
 //!   line, unless a new fault starts first. The final heal is judged by the probes.
@@ -15,6 +23,7 @@
 //!   being successfully acquired.
 
 use super::{Hold, LivenessFinding};
+use crate::algorithm::AlgorithmKind;
 use crate::fault::Fault;
 use crate::history::{Event, FaultAction, Meta, Op, OpKind, Phase};
 use std::collections::BTreeMap;
@@ -116,6 +125,8 @@ impl Collector {
     fn fault_tolerance(&self, meta: &Meta, workload_end_us: u64, holds: &[Hold], out: &mut Outcome) {
         let ttl_us = meta.ttl_ms * 1_000;
         let majority = meta.nodes / 2 + 1;
+        let wall_clock =
+            AlgorithmKind::from_name(&meta.algorithm).is_none_or(AlgorithmKind::reads_wall_clock);
         // Per lock, every attempt and hold, to ask in O(log n) whether another client
         // touched the lock around a failed attempt.
         let mut touching: BTreeMap<&str, Vec<(u64, u64, usize)>> = BTreeMap::new();
@@ -149,7 +160,7 @@ impl Collector {
                 if !touches(s.start_us, end) {
                     continue;
                 }
-                for (node, client) in touched(&s.fault, meta.nodes) {
+                for (node, client) in touched(&s.fault, meta.nodes, wall_clock) {
                     match (node, client) {
                         (Some(n), None) if n < meta.nodes => healthy[n] = false,
                         (None, Some(c)) if c == a.client => client_ok = false,
@@ -277,7 +288,8 @@ impl Busy {
 
 /// The (node, client) pairs a fault disturbs: `(Some(n), None)` for a whole node,
 /// `(None, Some(c))` for a whole client, `(Some(n), Some(c))` for one link.
-fn touched(fault: &Fault, nodes: usize) -> Vec<(Option<usize>, Option<usize>)> {
+/// `wall_clock`: whether the clients' algorithm reads their wall clocks.
+fn touched(fault: &Fault, nodes: usize, wall_clock: bool) -> Vec<(Option<usize>, Option<usize>)> {
     let links = |ns: &[usize], cs: &[usize]| {
         ns.iter()
             .flat_map(|&n| cs.iter().map(move |&c| (Some(n), Some(c))))
@@ -292,8 +304,12 @@ fn touched(fault: &Fault, nodes: usize) -> Vec<(Option<usize>, Option<usize>)> {
             .into_iter()
             .filter(|p| p.0.is_some() != p.1.is_some())
             .collect(),
-        // A client's wall clock is not used for acquiring; a node's expires keys.
-        Fault::ClockJump { node, .. } => node.map(|n| (Some(n), None)).into_iter().collect(),
+        // A node's wall clock expires keys; a client's matters if its algorithm sends it.
+        Fault::ClockJump { node, client, .. } => match (node, client) {
+            (Some(n), _) => vec![(Some(*n), None)],
+            (None, Some(c)) if wall_clock => vec![(None, Some(*c))],
+            _ => vec![],
+        },
     }
     .into_iter()
     .filter(|(n, _)| n.is_none_or(|n| n < nodes))
@@ -509,6 +525,52 @@ mod tests {
             fail(5_100, 0),
         ];
         assert_eq!(tolerance_findings(&paused), (0, 0));
+    }
+
+    #[test]
+    fn a_clock_fault_on_a_client_counts_when_its_algorithm_reads_that_clock() {
+        // Client 0 fails at 5 ms, with every node healthy; its clock was hit at `at`.
+        let with = |algorithm: &str, at: u64, f: Fault| {
+            let mut m = meta(1_000_000);
+            if let Event::Meta(m) = &mut m {
+                m.algorithm = algorithm.into();
+            }
+            tolerance_findings(&[
+                m,
+                fault(at, 0, FaultAction::Start, f),
+                acq(5_000, 0),
+                fail(5_100, 0),
+            ])
+        };
+        let jump = |client, by_us| Fault::ClockJump {
+            node: None,
+            client: Some(client),
+            by_us,
+        };
+        // The read-write scripts take `now` from the client's wall clock.
+        assert_eq!(with("rw_redlock", 4_500, jump(0, -2_000)), (0, 0));
+        assert_eq!(with("fair_rw_redlock", 4_500, jump(0, -2_000)), (0, 0));
+        // A library lockstorm does not know may read it too.
+        assert_eq!(with("some-library", 4_500, jump(0, -2_000)), (0, 0));
+        // Redlock's exclusive lock never sends the wall clock anywhere.
+        assert_eq!(with("redlock", 4_500, jump(0, -2_000)), (1, 1));
+        // Another client's jump leaves client 0 alone.
+        assert_eq!(with("rw_redlock", 4_500, jump(1, -2_000)), (1, 1));
+        // A jump counts for its size after it, and the 1 ms ttl looks back from 5 ms.
+        assert_eq!(
+            with("rw_redlock", 1_000, jump(0, 3_500)),
+            (0, 0),
+            "lasts until 4.5 ms"
+        );
+        assert_eq!(with("rw_redlock", 1_000, jump(0, 1)), (1, 1), "over at 1.001 ms");
+        // Every variant times its validity by its monotonic clock: a rate counts for all.
+        let rate = Fault::ClockRate {
+            node: None,
+            client: Some(0),
+            rate: 1.5,
+        };
+        assert_eq!(with("redlock", 4_500, rate.clone()), (0, 0));
+        assert_eq!(with("single", 4_500, rate), (0, 0));
     }
 
     #[test]

@@ -10,9 +10,17 @@
 //! crash, `promote_after` for a failover. A fault without a duration lasts until the
 //! heal at the end of the workload. A clock jump is instantaneous: it starts and ends
 //! at the same time, and the clock stays moved.
+//!
+//! Faults are sets, not toggles: faults of one kind may overlap on one target, and the
+//! target's state is what all the active ones compose to ([`active`] for nodes and
+//! clients, [`links`] for the network), in both drivers.
 
+pub mod active;
+pub mod links;
 pub mod nemesis;
 
+pub use active::{Process, ProcessFaults};
+pub use links::LinkFaults;
 pub use nemesis::{Nemesis, NemesisRate};
 
 use crate::command::NodeId;

@@ -51,6 +51,8 @@ pub struct Server {
     dir: PathBuf,
     binary: PathBuf,
     child: Option<Child>,
+    /// Whether a pause is in force: kept across a crash, so that a process restarted
+    /// during a pause is stopped again ([`Server::keep_paused`]).
     paused: bool,
     faketime: Option<Faketime>,
 }
@@ -156,7 +158,6 @@ impl Server {
             let _ = child.wait();
             children::forget(child.id());
         }
-        self.paused = false;
     }
 
     fn forget(&mut self) {
@@ -171,11 +172,17 @@ impl Server {
         self.spawn()
     }
 
-    /// SIGSTOP: the process stays, sockets stay open, nothing is answered.
+    /// SIGSTOP: the process stays, sockets stay open, nothing is answered. A node that
+    /// is down is stopped when it restarts.
     pub fn pause(&mut self) {
-        if let Some(child) = &self.child {
+        self.paused = true;
+        self.keep_paused();
+    }
+
+    /// Stops a restarted process again if a pause is still in force.
+    pub fn keep_paused(&mut self) {
+        if let (Some(child), true) = (&self.child, self.paused) {
             children::signal(child.id(), libc::SIGSTOP);
-            self.paused = true;
         }
     }
 
@@ -244,6 +251,24 @@ mod tests {
         assert!(!ping(server.addr()), "a stopped server must not answer");
         server.resume();
         assert!(ping(server.addr()));
+    }
+
+    #[test]
+    fn a_server_paused_while_down_is_stopped_again_once_restarted() {
+        let binary = binary().unwrap_or_else(|e| panic!("{e}"));
+        let dir = tempfile::tempdir().unwrap();
+        let mut server =
+            Server::start(0, &binary, dir.path().to_path_buf(), Persistence::None, None).unwrap();
+        server.kill();
+        server.pause();
+        server.restart().unwrap();
+        assert!(ping(server.addr()), "the restarted process runs until told");
+        server.keep_paused();
+        assert!(!ping(server.addr()), "a pause still in force stops it again");
+        server.resume();
+        assert!(ping(server.addr()));
+        server.keep_paused();
+        assert!(ping(server.addr()), "no pause in force: nothing to keep");
     }
 
     #[test]

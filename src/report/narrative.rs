@@ -296,6 +296,11 @@ pub fn explain(view: &RunView, v: &Violation) -> Story {
         first_line = first_line.min(w.line);
         let ended = w.end_us.filter(|&e| e < v.overlap_end_us && e >= from_us);
         if let (Some(end), Some(text)) = (ended, fault_end_sentence(&w.fault, w.id)) {
+            // Faults are sets: the end of one leaves the process under the others.
+            let text = match still_under(&view.faults, w, end) {
+                Some(other) => format!("fault #{} ends, but fault #{other} still holds its target", w.id),
+                None => text,
+            };
             steps.push(Step { t_us: end, text });
             fault_times.push(end);
         }
@@ -327,6 +332,7 @@ pub fn explain(view: &RunView, v: &Violation) -> Story {
             asked(b, b_asked, b_until),
         ),
     });
+    steps.extend(belief_steps(view, v, a_invoke));
     // Stable: at equal times a fault is told before an acquisition it may explain.
     steps.sort_by_key(|s| s.t_us);
 
@@ -349,6 +355,51 @@ pub fn explain(view: &RunView, v: &Violation) -> Story {
         first_line,
         last_line,
     }
+}
+
+/// Another fault of the same sort on the same process as `w`, still active at `end`
+/// (an outage, a pause or a clock rate), if there is one.
+fn still_under(faults: &[FaultWindow], w: &FaultWindow, end: u64) -> Option<usize> {
+    let sort = |f: &Fault| match f {
+        Fault::Crash { .. } | Fault::Failover { .. } => Some(0),
+        Fault::Pause { .. } => Some(1),
+        Fault::ClockRate { .. } => Some(2),
+        _ => None,
+    };
+    let mine = sort(&w.fault)?;
+    faults
+        .iter()
+        .find(|o| {
+            o.id != w.id
+                && sort(&o.fault) == Some(mine)
+                && targets(&o.fault) == targets(&w.fault)
+                && o.start_us <= end
+                && o.end_us.is_none_or(|e| e > end)
+        })
+        .map(|o| o.id)
+}
+
+/// A step for each time one of the two holders' clocks moved its belief during the story.
+fn belief_steps(view: &RunView, v: &Violation, from_line: usize) -> Vec<Step> {
+    let about = |h: &Hold, b: &crate::history::Belief| {
+        b.client == h.client && b.lock == h.lock && (b.token.is_none() || b.token == h.token)
+    };
+    view.history[from_line.saturating_sub(1).min(view.history.len())..]
+        .iter()
+        .take_while(|e| e.t_us() <= v.overlap_end_us)
+        .filter_map(|e| match e {
+            Event::Belief(b) if about(&v.first, b) || about(&v.second, b) => Some(Step {
+                t_us: b.t_us,
+                text: format!(
+                    "client {}'s clock changed rate: it now believes it holds {} until t={}",
+                    b.client,
+                    b.lock,
+                    secs(b.valid_until_us)
+                ),
+            }),
+            _ => None,
+        })
+        .collect()
 }
 
 /// What the two quorums share, and what that implies.

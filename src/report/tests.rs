@@ -281,3 +281,78 @@ fn a_fault_while_the_first_holder_was_asking_is_told_with_when_it_asked() {
         story.why
     );
 }
+
+#[test]
+fn a_belief_that_moved_with_the_holders_clock_is_one_step_of_the_story() {
+    // Client 0 believed until 1 s; its clock slowed at 0.5 s and it now believes until
+    // 1.5 s, past client 1's acquisition at 1.2 s.
+    let belief = Event::Belief(crate::history::Belief {
+        t_us: 500_000,
+        client: 0,
+        lock: "L0".into(),
+        token: Some("tok0".into()),
+        valid_until_us: 1_500_000,
+    });
+    let h = [
+        meta(3, 2),
+        acq(0, 0),
+        ok(10_000, 0, 1_000_000, &[0, 1, 2], 1),
+        belief,
+        acq(1_100_000, 1),
+        ok(1_200_000, 1, 2_000_000, &[0, 1, 2], 1),
+    ];
+    let f = check(&h).unwrap();
+    assert_eq!(f.violations.len(), 1);
+    let view = RunView::new(&h, &f);
+    let story = explain(&view, &f.violations[0]);
+    let texts: Vec<&str> = story.steps.iter().map(|s| s.text.as_str()).collect();
+    assert_eq!(
+        texts[1],
+        "client 0's clock changed rate: it now believes it holds L0 until t=1.500 s"
+    );
+    assert!(
+        story.overlap.starts_with("from t=1.200 s to t=1.500 s"),
+        "{}",
+        story.overlap
+    );
+}
+
+#[test]
+fn the_end_of_one_of_two_overlapping_crashes_does_not_restart_the_node() {
+    let crash = |t, id, action| {
+        Event::Fault(FaultEvent {
+            t_us: t,
+            id,
+            action,
+            origin: Origin::Script,
+            fault: Fault::Crash {
+                node: 1,
+                power_loss: false,
+            },
+        })
+    };
+    let h = [
+        meta(3, 2),
+        acq(0, 0),
+        ok(10_000, 0, 5_000_000, &[0, 1, 2], 1),
+        crash(100_000, 0, FaultAction::Start),
+        crash(200_000, 1, FaultAction::Start),
+        crash(300_000, 0, FaultAction::End),
+        acq(400_000, 1),
+        ok(500_000, 1, 5_000_000, &[0, 2], 1),
+        crash(600_000, 1, FaultAction::End),
+        rel(700_000, 1),
+    ];
+    let f = check(&h).unwrap();
+    let view = RunView::new(&h, &f);
+    let story = explain(&view, &f.violations[0]);
+    let texts: Vec<&str> = story.steps.iter().map(|s| s.text.as_str()).collect();
+    assert!(
+        texts.contains(&"fault #0 ends, but fault #1 still holds its target"),
+        "{texts:?}"
+    );
+    assert!(
+        texts.contains(&"node 1 restarts with what its persistence kept"),
+        "{texts:?}"
+    );
+}

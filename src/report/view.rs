@@ -78,7 +78,7 @@ impl<'a> RunView<'a> {
         let (mut max_node, mut max_client) = (0, 0);
         for (i, e) in history.iter().enumerate() {
             match e {
-                Event::Meta(_) | Event::Write(_) => {}
+                Event::Meta(_) | Event::Write(_) | Event::Belief(_) => {}
                 Event::Invoke(op) => {
                     max_client = max_client.max(op.client + 1);
                     open.insert(op.client, (op.t_us, op.op, op.phase));

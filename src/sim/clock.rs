@@ -55,6 +55,11 @@ impl Clock {
         self.anchor_true_us + dt as u64
     }
 
+    /// The rate the clock runs at, in parts per million above true time.
+    pub fn rate_ppm(&self) -> i64 {
+        self.rate_ppm
+    }
+
     /// From true time `now_us` on, run at `rate_ppm`.
     pub fn set_rate(&mut self, now_us: u64, rate_ppm: i64) {
         self.anchor_mono_us = self.mono(now_us);

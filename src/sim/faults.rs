@@ -1,58 +1,83 @@
 //! How each fault kind acts on the simulated world, and how it heals.
 //!
 //! Faults start and end as queue events (`FaultStart`, `FaultEnd`), and every start and
-//! end is recorded in the history with the fault's fields. Pauses are the driver's job:
-//! a paused process's events are held back in arrival order and replayed when it
-//! resumes, so a paused client sees every reply and timer late, all at once, exactly as
-//! a process stopped by a GC pause would. A client pause with a `point` is armed at its
-//! time and starts (and is recorded) when the client reaches that point.
+//! end is recorded in the history with the fault's fields, right after the world has
+//! changed (so the world at a fault event is the world that event describes). Pauses
+//! are the driver's job: a paused process's events are held back in arrival order and
+//! replayed when it resumes, so a paused client sees every reply and timer late, all at
+//! once, exactly as a process stopped by a GC pause would. A client pause with a `point`
+//! is armed at its time and starts (and is recorded) when the client reaches that point.
 //!
-//! A client's clock-rate change reschedules its pending timers, so it acts when its own
-//! clock says so. One approximation remains: an `ok` acquire's `valid_until_us` is the
-//! true time at which the client's clock, at the rate it had then, reaches the end of the
-//! validity; a rate change during the hold moves the client's belief but not that line.
+//! Faults are sets, not toggles ([`crate::fault::active`], [`crate::fault::links`]):
+//! overlapping faults of one kind on one target compose. A node is down while any crash
+//! or failover of it is active and restarts once, when the last ends, with what the
+//! outage that took it down left it (its persistence, or the replica's data); a process
+//! is paused while any pause on it is active and replays what it missed once, when the
+//! last ends; clock rates multiply, so a clock under rate faults 1.02 and 0.9 runs at
+//! 0.918 (in whole ppm, and never below 1 ppm of true time); partitions count per link
+//! and direction, delays add, losses draw independently.
+//!
+//! A client's clock-rate change reschedules its pending timers, so they act when its
+//! own clock says so, and re-derives its believed validity: a holder's validity ends at
+//! a reading of its monotonic clock, so when the rate changes, so does the true time at
+//! which its clock gets there. The new belief is recorded as a `belief` event, which the
+//! checker uses from then on. A clock jump moves only the wall clock, which no
+//! algorithm's validity reads, so it changes no belief (the read-write scripts send wall
+//! readings to the nodes, which is why a client's jump matters to them all the same).
 
 use super::{Ev, World};
-use crate::fault::{Fault, PausePoint};
-use crate::history::{Event, FaultAction, FaultEvent};
+use crate::fault::{Fault, PausePoint, Process};
+use crate::history::{Belief, Event, FaultAction, FaultEvent};
 use crate::lifecycle::RunPhase;
 
-/// A clock rate as the clock takes it: parts per million above true time.
+/// A clock rate as the clock takes it: parts per million above true time, at least
+/// 1 ppm of true time (a clock does not stop).
 fn rate_ppm(rate: f64) -> i64 {
-    ((rate - 1.0) * 1e6).round() as i64
+    ((rate - 1.0) * 1e6).round().max(-999_999.0) as i64
+}
+
+/// What a fault's start or end leaves to do once its history event is written.
+#[derive(Default)]
+struct Then {
+    /// A process that resumed: its held-back events replay.
+    resumed: Option<Process>,
+    /// A client whose clock changed rate: its belief is re-derived.
+    rate_changed: Option<usize>,
 }
 
 impl World<'_> {
     fn fault_event(&mut self, t: u64, i: usize, action: FaultAction) {
         let f = &self.plan[i];
-        self.history.push(Event::Fault(FaultEvent {
+        let event = Event::Fault(FaultEvent {
             t_us: t,
             id: f.id,
             action,
             origin: f.origin,
             fault: f.fault.clone(),
-        }));
+        });
+        self.emit(event);
     }
 
-    /// Marks fault `i` active, records it and schedules its end.
+    /// Marks fault `i` active, applies it, records it and schedules its end.
     fn begin(&mut self, t: u64, i: usize) {
         self.active[i] = true;
+        let then = self.act(t, i, true);
         self.fault_event(t, i, FaultAction::Start);
         if let Some(d) = self.plan[i].duration_us {
             self.queue.push(t + d, Ev::FaultEnd(i));
         }
+        self.then(t, then);
     }
 
     pub(super) fn start_fault(&mut self, t: u64, i: usize) {
         if self.lifecycle.phase() != RunPhase::Workload {
             return;
         }
-        let fault = self.plan[i].fault.clone();
         if let Fault::Pause {
             client: Some(c),
             point: Some(point),
             ..
-        } = fault
+        } = self.plan[i].fault
         {
             let now = point == PausePoint::WhileHolding && self.holding[c];
             if !now {
@@ -61,62 +86,6 @@ impl World<'_> {
             }
         }
         self.begin(t, i);
-        match fault {
-            Fault::Partition {
-                nodes,
-                clients,
-                direction,
-            } => self.net.cut(&clients, &nodes, direction),
-            Fault::Crash { node, power_loss } => self.nodes[node].crash(t, power_loss),
-            Fault::Pause { node, client, .. } => {
-                if let Some(n) = node {
-                    self.node_paused[n] = true;
-                }
-                if let Some(c) = client {
-                    self.client_paused[c] = true;
-                }
-            }
-            Fault::ClockJump { node, client, by_us } => {
-                if let Some(n) = node {
-                    self.nodes[n].clock.jump(by_us);
-                }
-                if let Some(c) = client {
-                    self.client_clocks[c].jump(by_us);
-                }
-            }
-            Fault::ClockRate { node, client, rate } => self.set_rate(t, node, client, rate_ppm(rate)),
-            Fault::Delay {
-                nodes,
-                clients,
-                extra_us,
-            } => self.net.delay(&clients, &nodes, extra_us, true),
-            Fault::Loss {
-                nodes,
-                clients,
-                probability,
-            } => self.net.lose(&clients, &nodes, probability, true),
-            Fault::Failover { node } => self.nodes[node].fail_master(t),
-        }
-    }
-
-    fn set_rate(&mut self, t: u64, node: Option<usize>, client: Option<usize>, ppm: i64) {
-        if let Some(n) = node {
-            self.nodes[n].clock.set_rate(t, ppm);
-        }
-        if let Some(c) = client {
-            self.client_clocks[c].set_rate(t, ppm);
-            // The client's timers are due at clock readings, which now come at other times.
-            let clock = &self.client_clocks[c];
-            self.queue.retime(|ev| match *ev {
-                Ev::Timer {
-                    client, at_mono_us, ..
-                }
-                | Ev::Wake {
-                    client, at_mono_us, ..
-                } if client == c => Some(clock.true_at_mono(at_mono_us).max(t)),
-                _ => None,
-            });
-        }
     }
 
     /// Starts an armed pause of client `c` waiting for `point`, if there is one.
@@ -129,49 +98,156 @@ impl World<'_> {
         };
         let (i, _) = self.armed[c].remove(k);
         self.begin(t, i);
-        self.client_paused[c] = true;
     }
 
     pub(super) fn end_fault(&mut self, t: u64, i: usize) {
         if !std::mem::take(&mut self.active[i]) {
             return;
         }
+        let then = self.act(t, i, false);
         self.fault_event(t, i, FaultAction::End);
+        self.then(t, then);
+    }
+
+    /// Starts (`on`) or ends fault `i`: only the transitions of what the active faults
+    /// compose to reach the nodes, clocks and network.
+    fn act(&mut self, t: u64, i: usize, on: bool) -> Then {
+        let mut then = Then::default();
+        let id = self.plan[i].id;
         match self.plan[i].fault.clone() {
             Fault::Partition {
                 nodes,
                 clients,
                 direction,
-            } => self.net.uncut(&clients, &nodes, direction),
-            Fault::Crash { node, .. } => self.nodes[node].restart(t),
-            Fault::Pause { node, client, .. } => {
-                if let Some(n) = node {
-                    self.node_paused[n] = false;
-                    for ev in std::mem::take(&mut self.node_deferred[n]) {
-                        self.step(t, ev);
-                    }
-                }
-                if let Some(c) = client {
-                    self.client_paused[c] = false;
-                    for ev in std::mem::take(&mut self.client_deferred[c]) {
-                        self.step(t, ev);
+            } => self.net.faults.cut(&clients, &nodes, direction, on),
+            Fault::Crash { node, power_loss } => {
+                if self.procs.outage(node, on) {
+                    if on {
+                        self.nodes[node].crash(t, power_loss);
+                    } else {
+                        self.nodes[node].restart(t);
                     }
                 }
             }
-            // A jump is instantaneous; the clock stays where it jumped to.
-            Fault::ClockJump { .. } => {}
-            Fault::ClockRate { node, client, .. } => self.set_rate(t, node, client, 0),
+            Fault::Failover { node } => {
+                if self.procs.outage(node, on) {
+                    if on {
+                        self.nodes[node].fail_master(t);
+                    } else {
+                        self.nodes[node].promote_replica(t);
+                    }
+                }
+            }
+            Fault::Pause { node, client, .. } => {
+                let Some(p) = Process::of(node, client) else {
+                    return then;
+                };
+                if self.procs.pause(p, on) {
+                    match p {
+                        Process::Node(n) => self.node_paused[n] = on,
+                        Process::Client(c) => self.client_paused[c] = on,
+                    }
+                    then.resumed = (!on).then_some(p);
+                }
+            }
+            Fault::ClockJump { node, client, by_us } => {
+                // A jump is instantaneous: it moves the clock when it starts, and the
+                // clock stays where it jumped to.
+                if on {
+                    if let Some(n) = node {
+                        self.nodes[n].clock.jump(by_us);
+                    }
+                    if let Some(c) = client {
+                        self.client_clocks[c].jump(by_us);
+                    }
+                }
+            }
+            Fault::ClockRate { node, client, rate } => {
+                let Some(p) = Process::of(node, client) else {
+                    return then;
+                };
+                let ppm = rate_ppm(self.procs.rate(p, id, rate, on));
+                match p {
+                    Process::Node(n) => self.nodes[n].clock.set_rate(t, ppm),
+                    Process::Client(c) => {
+                        self.set_client_rate(t, c, ppm);
+                        then.rate_changed = Some(c);
+                    }
+                }
+            }
             Fault::Delay {
                 nodes,
                 clients,
                 extra_us,
-            } => self.net.delay(&clients, &nodes, extra_us, false),
+            } => self.net.faults.delay(&clients, &nodes, extra_us, on),
             Fault::Loss {
                 nodes,
                 clients,
                 probability,
-            } => self.net.lose(&clients, &nodes, probability, false),
-            Fault::Failover { node } => self.nodes[node].promote_replica(t),
+            } => self.net.faults.lose(&clients, &nodes, probability, on),
         }
+        then
+    }
+
+    /// What follows a fault event: a resumed process replays what it missed; a client
+    /// whose clock changed revises its belief.
+    fn then(&mut self, t: u64, then: Then) {
+        match then.resumed {
+            Some(Process::Node(n)) => {
+                for ev in std::mem::take(&mut self.node_deferred[n]) {
+                    self.step(t, ev);
+                }
+            }
+            Some(Process::Client(c)) => {
+                for ev in std::mem::take(&mut self.client_deferred[c]) {
+                    self.step(t, ev);
+                }
+            }
+            None => {}
+        }
+        if let Some(c) = then.rate_changed {
+            self.revise_belief(t, c);
+        }
+    }
+
+    fn set_client_rate(&mut self, t: u64, c: usize, ppm: i64) {
+        self.client_clocks[c].set_rate(t, ppm);
+        // The client's timers are due at clock readings, which now come at other times.
+        let clock = &self.client_clocks[c];
+        self.queue.retime(|ev| match *ev {
+            Ev::Timer {
+                client, at_mono_us, ..
+            }
+            | Ev::Wake {
+                client, at_mono_us, ..
+            } if client == c => Some(clock.true_at_mono(at_mono_us).max(t)),
+            _ => None,
+        });
+    }
+
+    /// Client `c`'s clock changed at `t`: if it still believes it holds a lock, the true
+    /// time at which its clock reaches the end of the validity moves; record where to.
+    fn revise_belief(&mut self, t: u64, c: usize) {
+        let Some(held) = &mut self.beliefs[c] else {
+            return;
+        };
+        let clock = &self.client_clocks[c];
+        // A validity its clock has already passed is over, whatever the clock does next.
+        if clock.mono(t) >= held.valid_until_mono_us {
+            return;
+        }
+        let until = clock.true_at_mono(held.valid_until_mono_us);
+        if until == held.valid_until_us {
+            return;
+        }
+        held.valid_until_us = until;
+        let event = Event::Belief(Belief {
+            t_us: t,
+            client: c,
+            lock: held.lock.to_string(),
+            token: held.token.map(|tok| tok.to_string()),
+            valid_until_us: until,
+        });
+        self.emit(event);
     }
 }

@@ -19,6 +19,7 @@
 pub mod clock;
 pub mod durability;
 mod faults;
+mod inspect;
 pub mod network;
 pub mod node;
 mod queue;
@@ -26,12 +27,13 @@ mod queue;
 use crate::algorithm::ReqId;
 use crate::client::{build_clients, Action, Client, Record, RecordKind};
 use crate::command::{Cmd, LockId, NodeId, Reply, Token};
-use crate::fault::{PausePoint, PlannedFault};
+use crate::fault::{PausePoint, PlannedFault, ProcessFaults};
 use crate::history::{Event, Meta, OpKind};
 use crate::lifecycle::{Lifecycle, RunOutput, RunStats};
 use crate::resource::GuardedResource;
 use crate::scenario::Scenario;
 use clock::Clock;
+pub use inspect::{run_inspected, Inspect};
 use network::{Direction, Network};
 use node::Node;
 use queue::Queue;
@@ -89,6 +91,8 @@ struct World<'a> {
     net: Network,
     plan: Vec<PlannedFault>,
     active: Vec<bool>,
+    /// What the active faults compose to per node and client (outages, pauses, rates).
+    procs: ProcessFaults,
     /// A paused process's events, held back in arrival order until it resumes.
     client_paused: Vec<bool>,
     client_deferred: Vec<Vec<Ev>>,
@@ -99,13 +103,27 @@ struct World<'a> {
     /// What each client is doing, as its records tell: acquiring, holding.
     acquiring: Vec<bool>,
     holding: Vec<bool>,
+    /// What each holder believes about its hold, to re-derive when its clock changes.
+    beliefs: Vec<Option<Held>>,
     history: Vec<Event>,
+    /// Called at every history event, for tests that check the world against the history.
+    inspect: Option<&'a mut dyn FnMut(&Inspect<'_>)>,
     lifecycle: Lifecycle,
     out: Vec<Action>,
     stats: RunStats,
     /// The storage the locks protect (shared with the other driver).
     resource: GuardedResource,
     resource_rng: crate::rng::Rng,
+}
+
+/// A holder's belief: its validity ends when its monotonic clock reads
+/// `valid_until_mono_us`, which the history last said comes at true `valid_until_us`.
+#[derive(Clone, Copy)]
+struct Held {
+    lock: LockId,
+    token: Option<Token>,
+    valid_until_mono_us: u64,
+    valid_until_us: u64,
 }
 
 /// Runs `scenario` with `seed`.
@@ -115,6 +133,15 @@ pub fn run(scenario: &Scenario, seed: u64) -> RunOutput {
 
 /// Runs `scenario` with `seed`, calling `progress(now_us, duration_us)` now and then.
 pub fn run_with_progress(scenario: &Scenario, seed: u64, progress: &mut dyn FnMut(u64, u64)) -> RunOutput {
+    run_world(scenario, seed, progress, None)
+}
+
+fn run_world<'a>(
+    scenario: &'a Scenario,
+    seed: u64,
+    progress: &mut dyn FnMut(u64, u64),
+    inspect: Option<&'a mut dyn FnMut(&Inspect<'_>)>,
+) -> RunOutput {
     let mut plan = scenario.faults.clone();
     let nemesis = scenario.nemesis.plan(
         seed,
@@ -146,6 +173,7 @@ pub fn run_with_progress(scenario: &Scenario, seed: u64, progress: &mut dyn FnMu
             scenario.nodes,
         ),
         active: vec![false; plan.len()],
+        procs: ProcessFaults::new(scenario.nodes, n_clients),
         client_paused: vec![false; n_clients],
         client_deferred: vec![Vec::new(); n_clients],
         node_paused: vec![false; scenario.nodes],
@@ -153,22 +181,21 @@ pub fn run_with_progress(scenario: &Scenario, seed: u64, progress: &mut dyn FnMu
         armed: vec![Vec::new(); n_clients],
         acquiring: vec![false; n_clients],
         holding: vec![false; n_clients],
+        beliefs: vec![None; n_clients],
         plan,
         history: Vec::with_capacity(1024),
+        inspect,
         lifecycle: Lifecycle::new(scenario),
         out: Vec::with_capacity(64),
         stats: RunStats::default(),
         resource: GuardedResource::default(),
         resource_rng: crate::rng::split(seed, "resource", 0),
     };
-    world.history.push(Event::Meta(Meta {
+    world.emit(Event::Meta(Meta {
         t_us: 0,
         scenario: scenario.name.clone(),
         seed,
-        algorithm: serde_json::to_value(scenario.algorithm.kind)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_string))
-            .unwrap_or_default(),
+        algorithm: scenario.algorithm.kind.name().into(),
         nodes: scenario.nodes,
         clients: n_clients,
         ttl_ms: scenario.algorithm.ttl_ms,
@@ -185,6 +212,20 @@ pub fn run_with_progress(scenario: &Scenario, seed: u64, progress: &mut dyn FnMu
 }
 
 impl World<'_> {
+    /// Records `event` in the history (and shows the world at it to an inspector).
+    fn emit(&mut self, event: Event) {
+        self.history.push(event);
+        if let Some(inspect) = self.inspect.as_mut() {
+            inspect(&Inspect {
+                history: &self.history,
+                nodes: &self.nodes,
+                node_paused: &self.node_paused,
+                client_paused: &self.client_paused,
+                client_clocks: &self.client_clocks,
+            });
+        }
+    }
+
     fn run(&mut self, progress: &mut dyn FnMut(u64, u64)) {
         let s = self.scenario;
         for (i, f) in self.plan.iter().enumerate() {
@@ -309,8 +350,8 @@ impl World<'_> {
                     self.end_fault(t, i);
                 }
                 self.armed.iter_mut().for_each(Vec::clear);
-                self.net.heal();
-                self.history.push(Event::Heal { t_us: t });
+                self.net.faults.clear();
+                self.emit(Event::Heal { t_us: t });
                 self.lifecycle.heal();
                 for c in 0..self.clients.len() {
                     self.clients[c].stop(&mut self.out);
@@ -322,8 +363,8 @@ impl World<'_> {
 
     /// The guarded resource applies or rejects a write.
     fn resource_write(&mut self, t: u64, client: usize, lock: LockId, token: Token, fence: Option<u64>) {
-        self.history
-            .push(self.resource.write(t, client, lock, token, fence));
+        let event = self.resource.write(t, client, lock, token, fence);
+        self.emit(event);
         let at = t + self.scenario.network.latency.sample(&mut self.resource_rng);
         self.queue.push(at, Ev::WriteAck { client });
     }
@@ -403,9 +444,15 @@ impl World<'_> {
         if r.kind == RecordKind::Invoke {
             self.stats.lock_ops += 1;
         }
+        let valid_until_us = r
+            .valid_until_mono_us
+            .map(|m| self.client_clocks[c].true_at_mono(m));
         match (r.kind, r.op) {
             (RecordKind::Invoke, OpKind::Acquire) => self.acquiring[c] = true,
-            (RecordKind::Invoke, OpKind::Release) => self.holding[c] = false,
+            (RecordKind::Invoke, OpKind::Release) => {
+                self.holding[c] = false;
+                self.beliefs[c] = None;
+            }
             (RecordKind::Ok, OpKind::Acquire) => {
                 self.acquiring[c] = false;
                 self.holding[c] = true;
@@ -413,14 +460,18 @@ impl World<'_> {
             (_, OpKind::Acquire) => self.acquiring[c] = false,
             _ => {}
         }
-        self.history.push(
-            r.to_event(
-                t,
-                c,
-                r.valid_until_mono_us
-                    .map(|m| self.client_clocks[c].true_at_mono(m)),
-            ),
-        );
+        if let (RecordKind::Ok, OpKind::Acquire | OpKind::Extend) = (r.kind, r.op) {
+            self.beliefs[c] = r
+                .valid_until_mono_us
+                .zip(valid_until_us)
+                .map(|(mono, until)| Held {
+                    lock: r.lock,
+                    token: r.token,
+                    valid_until_mono_us: mono,
+                    valid_until_us: until,
+                });
+        }
+        self.emit(r.to_event(t, c, valid_until_us));
         // A pause at this point starts after the acquisition is on record.
         if (r.kind, r.op) == (RecordKind::Ok, OpKind::Acquire) {
             self.trigger_pause(t, c, PausePoint::AfterAcquire);
@@ -429,6 +480,8 @@ impl World<'_> {
     }
 }
 
+#[cfg(test)]
+mod compose_tests;
 #[cfg(test)]
 mod rw_tests;
 #[cfg(test)]

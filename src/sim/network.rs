@@ -6,34 +6,25 @@
 //! back what is sent after it. A message is lost if its direction of the link is cut
 //! when it is sent or when it would arrive, or by a loss fault's draw when it is sent.
 //! Loss draws come from their own stream, so a run without loss faults draws exactly the
-//! latencies it always did.
+//! latencies it always did. Which faults are in force on a link, and how overlapping
+//! ones compose, is kept in [`LinkFaults`].
 
-use crate::fault::CutDirection;
+use crate::fault::links::LinkFaults;
 use crate::rng::Dist;
 use crate::rng::Rng;
 use rand::Rng as _;
+
+pub use crate::fault::links::Direction;
 
 pub struct Network {
     latency: Dist,
     rng: Rng,
     loss_rng: Rng,
-    nodes: usize,
-    /// Per link and direction, how many active partitions cut it (they may overlap).
-    cuts_to_node: Vec<u16>,
-    cuts_to_client: Vec<u16>,
-    /// Per link, the sum of the active delay spikes.
-    extra_us: Vec<u64>,
-    /// Per link, the loss probabilities of the active loss faults.
-    loss: Vec<Vec<f64>>,
+    /// The partitions, delays and losses in force on each link (they may overlap).
+    pub faults: LinkFaults,
     /// Per link and direction, the latest arrival scheduled so far.
     last_to_node: Vec<u64>,
     last_to_client: Vec<u64>,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Direction {
-    ToNode,
-    ToClient,
 }
 
 impl Network {
@@ -43,41 +34,31 @@ impl Network {
             latency,
             rng,
             loss_rng,
-            nodes,
-            cuts_to_node: vec![0; links],
-            cuts_to_client: vec![0; links],
-            extra_us: vec![0; links],
-            loss: vec![Vec::new(); links],
+            faults: LinkFaults::new(clients, nodes),
             last_to_node: vec![0; links],
             last_to_client: vec![0; links],
         }
     }
 
-    fn link(&self, client: usize, node: usize) -> usize {
-        client * self.nodes + node
-    }
-
     pub fn is_cut(&self, client: usize, node: usize, dir: Direction) -> bool {
-        let link = self.link(client, node);
-        match dir {
-            Direction::ToNode => self.cuts_to_node[link] > 0,
-            Direction::ToClient => self.cuts_to_client[link] > 0,
-        }
+        self.faults.is_cut(self.faults.link(client, node), dir)
     }
 
     /// When a message sent at `now_us` arrives, or `None` if it is lost.
     pub fn send(&mut self, now_us: u64, client: usize, node: usize, dir: Direction) -> Option<u64> {
-        if self.is_cut(client, node, dir) {
+        let link = self.faults.link(client, node);
+        if self.faults.is_cut(link, dir) {
             return None;
         }
-        let link = self.link(client, node);
-        let lost = self.loss[link]
+        let lost = self
+            .faults
+            .loss(link)
             .iter()
             .fold(false, |lost, &p| lost | self.loss_rng.gen_bool(p));
         if lost {
             return None;
         }
-        let latency = self.latency.sample(&mut self.rng) + self.extra_us[link];
+        let latency = self.latency.sample(&mut self.rng) + self.faults.extra_us(link);
         let last = match dir {
             Direction::ToNode => &mut self.last_to_node[link],
             Direction::ToClient => &mut self.last_to_client[link],
@@ -86,71 +67,12 @@ impl Network {
         *last = at;
         Some(at)
     }
-
-    fn each_link(&mut self, clients: &[usize], nodes: &[usize], mut f: impl FnMut(&mut Self, usize)) {
-        for &c in clients {
-            for &n in nodes {
-                let link = self.link(c, n);
-                f(self, link);
-            }
-        }
-    }
-
-    pub fn cut(&mut self, clients: &[usize], nodes: &[usize], dir: CutDirection) {
-        self.each_link(clients, nodes, |net, link| {
-            if dir != CutDirection::ToClients {
-                net.cuts_to_node[link] += 1;
-            }
-            if dir != CutDirection::ToNodes {
-                net.cuts_to_client[link] += 1;
-            }
-        });
-    }
-
-    pub fn uncut(&mut self, clients: &[usize], nodes: &[usize], dir: CutDirection) {
-        self.each_link(clients, nodes, |net, link| {
-            if dir != CutDirection::ToClients {
-                net.cuts_to_node[link] = net.cuts_to_node[link].saturating_sub(1);
-            }
-            if dir != CutDirection::ToNodes {
-                net.cuts_to_client[link] = net.cuts_to_client[link].saturating_sub(1);
-            }
-        });
-    }
-
-    pub fn delay(&mut self, clients: &[usize], nodes: &[usize], extra_us: u64, on: bool) {
-        self.each_link(clients, nodes, |net, link| {
-            net.extra_us[link] = if on {
-                net.extra_us[link] + extra_us
-            } else {
-                net.extra_us[link].saturating_sub(extra_us)
-            };
-        });
-    }
-
-    pub fn lose(&mut self, clients: &[usize], nodes: &[usize], probability: f64, on: bool) {
-        self.each_link(clients, nodes, |net, link| {
-            let active = &mut net.loss[link];
-            if on {
-                active.push(probability);
-            } else if let Some(i) = active.iter().position(|&p| p == probability) {
-                active.remove(i);
-            }
-        });
-    }
-
-    /// Ends every partition, delay spike and loss fault.
-    pub fn heal(&mut self) {
-        self.cuts_to_node.fill(0);
-        self.cuts_to_client.fill(0);
-        self.extra_us.fill(0);
-        self.loss.iter_mut().for_each(Vec::clear);
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fault::CutDirection;
 
     fn net() -> Network {
         Network::new(
@@ -165,20 +87,20 @@ mod tests {
     #[test]
     fn a_one_way_cut_loses_only_its_direction() {
         let mut n = net();
-        n.cut(&[0], &[1], CutDirection::ToNodes);
+        n.faults.cut(&[0], &[1], CutDirection::ToNodes, true);
         assert_eq!(n.send(0, 0, 1, Direction::ToNode), None);
         assert_eq!(n.send(0, 0, 1, Direction::ToClient), Some(100));
         assert_eq!(n.send(0, 1, 1, Direction::ToNode), Some(100), "other client");
-        n.uncut(&[0], &[1], CutDirection::ToNodes);
+        n.faults.cut(&[0], &[1], CutDirection::ToNodes, false);
         assert_eq!(n.send(10, 0, 1, Direction::ToNode), Some(110));
     }
 
     #[test]
     fn a_delay_spike_holds_back_later_messages_on_the_link() {
         let mut n = net();
-        n.delay(&[0], &[0], 5_000, true);
+        n.faults.delay(&[0], &[0], 5_000, true);
         assert_eq!(n.send(0, 0, 0, Direction::ToNode), Some(5_100));
-        n.delay(&[0], &[0], 5_000, false);
+        n.faults.delay(&[0], &[0], 5_000, false);
         assert_eq!(n.send(10, 0, 0, Direction::ToNode), Some(5_100), "FIFO");
         assert_eq!(n.send(10, 0, 1, Direction::ToNode), Some(110), "other link");
     }
@@ -186,12 +108,34 @@ mod tests {
     #[test]
     fn loss_drops_about_its_share() {
         let mut n = net();
-        n.lose(&[0, 1], &[0, 1], 0.3, true);
+        n.faults.lose(&[0, 1], &[0, 1], 0.3, true);
         let delivered = (0..10_000)
             .filter(|&i| n.send(i, 0, 0, Direction::ToNode).is_some())
             .count();
         assert!((6_500..7_500).contains(&delivered), "{delivered}");
-        n.lose(&[0, 1], &[0, 1], 0.3, false);
+        n.faults.lose(&[0, 1], &[0, 1], 0.3, false);
         assert!((0..100).all(|i| n.send(20_000 + i, 0, 0, Direction::ToNode).is_some()));
+    }
+
+    #[test]
+    fn overlapping_faults_on_a_link_compose() {
+        let mut n = net();
+        // Two losses of 50% each: a message gets through only if neither loses it.
+        n.faults.lose(&[0], &[0], 0.5, true);
+        n.faults.lose(&[0], &[0], 0.5, true);
+        let delivered = (0..10_000)
+            .filter(|&i| n.send(i, 0, 0, Direction::ToNode).is_some())
+            .count();
+        assert!((2_200..2_800).contains(&delivered), "{delivered}");
+        // Two delays add up; two cuts need two heals.
+        n.faults.delay(&[1], &[1], 1_000, true);
+        n.faults.delay(&[1], &[1], 2_000, true);
+        assert_eq!(n.send(0, 1, 1, Direction::ToNode), Some(3_100));
+        n.faults.cut(&[1], &[1], CutDirection::Both, true);
+        n.faults.cut(&[1], &[1], CutDirection::ToClients, true);
+        n.faults.cut(&[1], &[1], CutDirection::Both, false);
+        assert!(n.is_cut(1, 1, Direction::ToClient) && !n.is_cut(1, 1, Direction::ToNode));
+        n.faults.cut(&[1], &[1], CutDirection::ToClients, false);
+        assert!(!n.is_cut(1, 1, Direction::ToClient));
     }
 }

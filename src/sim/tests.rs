@@ -13,14 +13,14 @@ fn scenario(text: &str) -> Scenario {
     Scenario::parse(text, "t.toml", "t").unwrap()
 }
 
-fn run(text: &str, seed: u64) -> (Vec<Event>, Findings) {
+pub(super) fn run(text: &str, seed: u64) -> (Vec<Event>, Findings) {
     let out = super::run(&scenario(text), seed);
     let findings = checker::check(&out.history).unwrap();
     (out.history, findings)
 }
 
 /// Two clients that each reach three of five nodes, sharing node 2 (seed 002's "3 of 5").
-const SPLIT: &str = r#"
+pub(super) const SPLIT: &str = r#"
 nodes = 5
 duration = "12s"
 [algorithm]
@@ -266,9 +266,8 @@ duration = "5s"
 }
 
 #[test]
-fn a_paused_node_serves_its_queue_when_it_resumes() {
-    let (h, f) = run(
-        r#"
+fn a_paused_node_serves_its_queue_when_its_last_pause_ends() {
+    let one_pause = r#"
 nodes = 1
 duration = "4s"
 [algorithm]
@@ -285,17 +284,31 @@ at = "1s"
 kind = "pause"
 node = 0
 duration = "1s"
-"#,
-        1,
-    );
-    assert!(f.is_safe() && f.is_live(), "{:?}", f.liveness);
-    let ok_in = |from: u64, to: u64| {
+"#;
+    let ok_in = |h: &[Event], from: u64, to: u64| {
         h.iter()
-            .filter(|e| matches!(e, Event::Ok(o) if o.op == OpKind::Acquire && o.t_us >= from && o.t_us < to))
+            .filter(|e| matches!(e, Event::Ok(o) if o.op == OpKind::Acquire && (from..to).contains(&o.t_us)))
             .count()
     };
-    assert_eq!(ok_in(1_000_100, 2_000_000), 0, "nothing is served while paused");
-    assert!(ok_in(0, 1_000_000) > 10 && ok_in(2_100_000, 4_000_000) > 10);
+    let (h, f) = run(one_pause, 1);
+    assert!(f.is_safe() && f.is_live(), "{:?}", f.liveness);
+    assert_eq!(
+        ok_in(&h, 1_000_100, 2_000_000),
+        0,
+        "nothing is served while paused"
+    );
+    assert!(ok_in(&h, 0, 1_000_000) > 10 && ok_in(&h, 2_100_000, 4_000_000) > 10);
+    // A second pause from 1.5 s to 2.5 s: the end of the first does not resume the node.
+    let (h, _) = run(
+        &format!("{one_pause}[[faults]]\nat = \"1.5s\"\nkind = \"pause\"\nnode = 0\nduration = \"1s\"\n"),
+        1,
+    );
+    assert_eq!(
+        ok_in(&h, 1_000_100, 2_500_000),
+        0,
+        "nothing is served while a pause is on"
+    );
+    assert!(ok_in(&h, 2_600_000, 4_000_000) > 10);
 }
 
 #[test]

@@ -22,15 +22,21 @@ pub(crate) struct Answer {
     pub(crate) reply: Reply,
 }
 
-/// Restarts a crashed node from its directory, then loads the scripts again.
+/// Restarts a crashed node from its directory, then loads the scripts again; a node
+/// paused meanwhile is stopped once its scripts are in.
 pub(crate) async fn restart(node: usize, server: Arc<Mutex<Server>>) {
+    let handle = server.clone();
     let restarted = tokio::task::spawn_blocking(move || {
-        let mut s = server.lock().expect("server lock");
+        let mut s = handle.lock().expect("server lock");
         s.restart().map(|()| s.addr())
     })
     .await;
     let result = match restarted {
-        Ok(Ok(addr)) => load_scripts(node, addr).await,
+        Ok(Ok(addr)) => {
+            let loaded = load_scripts(node, addr).await;
+            server.lock().expect("server lock").keep_paused();
+            loaded
+        }
         Ok(Err(e)) => Err(e),
         Err(e) => Err(RealError::Node {
             node,

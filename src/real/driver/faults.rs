@@ -5,10 +5,19 @@
 //!
 //! The match on [`Fault`] in [`Driver::fault`] has no wildcard: a new kind does not
 //! compile until it is carried out here or refused in [`check_faults`].
+//!
+//! Faults are sets, kept the simulator's way ([`crate::fault::active`],
+//! [`crate::fault::links`]): a node is killed by the first crash on it and restarted
+//! when the last one ends; it is stopped (SIGSTOP) by the first pause and continued by
+//! the end of the last; a node restarted while a pause on it is still active is stopped
+//! again as soon as its scripts are loaded; its libfaketime rate is the product of its
+//! active rate faults; a link is cut while any partition cuts it, and its delay is the
+//! sum of the active ones.
 
 use super::{conn, Driver, Ev, Host};
 use crate::command::NodeId;
-use crate::fault::{CutDirection, Fault, PausePoint, Persistence, PlannedFault};
+use crate::fault::links::Direction;
+use crate::fault::{Fault, PausePoint, Persistence, PlannedFault, Process};
 use crate::history::{Event, FaultAction, FaultEvent};
 use crate::lifecycle::RunPhase;
 use crate::real::faketime::Faketime;
@@ -116,12 +125,7 @@ impl Driver<'_> {
         for p in &self.proxies {
             p.heal();
         }
-        for row in &mut self.cuts {
-            row.fill([0; 2]);
-        }
-        for row in &mut self.delays_us {
-            row.fill(0);
-        }
+        self.links.clear();
     }
 
     fn fault_event(&mut self, t: u64, i: usize, action: FaultAction) {
@@ -163,43 +167,33 @@ impl Driver<'_> {
         self.fault(i, false);
     }
 
-    /// Starts (`on`) or ends fault `i`. The match has no wildcard: a new fault kind does
-    /// not compile until the real backend says what it does (or refuses it in
-    /// `check_faults`).
+    /// Starts (`on`) or ends fault `i`: only the transitions of what the active faults
+    /// compose to reach the proxies and processes. The match has no wildcard: a new
+    /// fault kind does not compile until the real backend says what it does (or refuses
+    /// it in `check_faults`).
     fn fault(&mut self, i: usize, on: bool) {
-        let delta = if on { 1 } else { -1 };
+        let id = self.plan[i].id;
         match self.plan[i].fault.clone() {
             Fault::Partition {
                 nodes,
                 clients,
                 direction,
             } => {
-                let ways = match direction {
-                    CutDirection::Both => [true, true],
-                    CutDirection::ToNodes => [true, false],
-                    CutDirection::ToClients => [false, true],
-                };
-                self.cut(&clients, &nodes, ways, delta);
+                self.links.cut(&clients, &nodes, direction, on);
+                self.push_links(&clients, &nodes);
             }
             Fault::Delay {
                 nodes,
                 clients,
                 extra_us,
             } => {
-                for &c in &clients {
-                    for &n in &nodes {
-                        let d = &mut self.delays_us[c][n];
-                        *d = if on {
-                            *d + extra_us
-                        } else {
-                            d.saturating_sub(extra_us)
-                        };
-                        let d = *d;
-                        self.proxies[n].update(c, |s| s.delay_us = d);
-                    }
-                }
+                self.links.delay(&clients, &nodes, extra_us, on);
+                self.push_links(&clients, &nodes);
             }
             Fault::Crash { node, .. } => {
+                if !self.procs.outage(node, on) {
+                    return;
+                }
                 let Host::Local(server) = &self.hosts[node] else {
                     return;
                 };
@@ -215,6 +209,9 @@ impl Driver<'_> {
                     self.pause_client(c, on);
                 }
                 let Some(node) = node else { return };
+                if !self.procs.pause(Process::Node(node), on) {
+                    return;
+                }
                 let Host::Local(server) = &self.hosts[node] else {
                     return;
                 };
@@ -238,11 +235,12 @@ impl Driver<'_> {
                 }
             }
             Fault::ClockRate { node, client, rate } => {
-                let rate = if on { rate } else { 1.0 };
                 if let Some(n) = node {
+                    let rate = self.procs.rate(Process::Node(n), id, rate, on);
                     self.with_faketime(n, |ft| ft.set_rate(rate));
                 }
                 if let Some(c) = client {
+                    let rate = self.procs.rate(Process::Client(c), id, rate, on);
                     self.with_worker_clock(c, |ft| ft.set_rate(rate));
                 }
             }
@@ -271,21 +269,20 @@ impl Driver<'_> {
         }
     }
 
-    /// Adds `delta` cuts in the directions `ways` ([to node, to client]) to every link
-    /// between `clients` and `nodes`.
-    fn cut(&mut self, clients: &[usize], nodes: &[NodeId], ways: [bool; 2], delta: i32) {
+    /// Tells the proxies of `nodes` what their links to `clients` now are.
+    fn push_links(&self, clients: &[usize], nodes: &[NodeId]) {
         for &c in clients {
             for &n in nodes {
-                let counts = &mut self.cuts[c][n];
-                for w in 0..2 {
-                    if ways[w] {
-                        counts[w] = counts[w].saturating_add_signed(delta);
-                    }
-                }
-                let [to_node, to_client] = counts.map(|k| k > 0);
+                let link = self.links.link(c, n);
+                let (to_node, to_client) = (
+                    self.links.is_cut(link, Direction::ToNode),
+                    self.links.is_cut(link, Direction::ToClient),
+                );
+                let delay_us = self.links.extra_us(link);
                 self.proxies[n].update(c, |s| {
                     s.cut_to_node = to_node;
                     s.cut_to_client = to_client;
+                    s.delay_us = delay_us;
                 });
             }
         }

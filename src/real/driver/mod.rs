@@ -27,7 +27,7 @@ use super::{wire, RealError};
 use crate::algorithm::ReqId;
 use crate::client::{build_clients, Action, Client, Record, RecordKind};
 use crate::command::{Cmd, LockId, NodeId, Reply};
-use crate::fault::PlannedFault;
+use crate::fault::{LinkFaults, PlannedFault, ProcessFaults};
 use crate::history::{Event, Meta};
 use crate::lifecycle::{Lifecycle, RunOutput, RunStats};
 use crate::resource::GuardedResource;
@@ -212,8 +212,8 @@ async fn drive(
         hosts,
         proxies,
         slots,
-        cuts: vec![vec![[0; 2]; hosts.len()]; n_clients],
-        delays_us: vec![vec![0; hosts.len()]; n_clients],
+        links: LinkFaults::new(n_clients, hosts.len()),
+        procs: ProcessFaults::new(hosts.len(), n_clients),
         wall_offset_us: vec![0; n_clients],
         wall_base_us: 0,
         clients: build_clients(scenario, seed),
@@ -239,7 +239,7 @@ async fn drive(
         t_us: 0,
         scenario: scenario.name.clone(),
         seed,
-        algorithm: format!("{:?}", scenario.algorithm.kind).to_lowercase(),
+        algorithm: scenario.algorithm.kind.name().into(),
         nodes: scenario.nodes,
         clients: n_clients,
         ttl_ms: scenario.algorithm.ttl_ms,
@@ -271,11 +271,11 @@ struct Driver<'a> {
     hosts: &'a [Host],
     proxies: Vec<Proxy>,
     slots: Vec<Vec<Slot>>,
-    /// Active cuts per [client][node], towards the node and towards the client; a
-    /// direction is cut while its count is above 0.
-    cuts: Vec<Vec<[u32; 2]>>,
-    /// Sum of active extra delays per [client][node].
-    delays_us: Vec<Vec<u64>>,
+    /// The partitions and delays in force per link (they may overlap); pushed to the
+    /// proxies after every change.
+    links: LinkFaults,
+    /// The crashes, pauses and clock rates in force per node (they may overlap).
+    procs: ProcessFaults,
     /// Per client: how far its wall clock is off (client clock jumps).
     wall_offset_us: Vec<i64>,
     /// Unix time at the start of the run: clients send wall-clock timestamps (the
