@@ -124,7 +124,8 @@ enum Command {
         /// The history file, e.g. reports/partition/history.jsonl.
         history: PathBuf,
     },
-    /// Re-render a report folder (plots, narrative.md, index.html) from its history.jsonl.
+    /// Re-render a report folder (plots, narrative.md, index.html) from its history.jsonl,
+    /// or a sweep's folder (sweep.csv, diagrams) from its sweep.json.
     Report {
         /// The folder holding history.jsonl, e.g. reports/partition.
         dir: PathBuf,
@@ -592,6 +593,16 @@ fn check(path: &Path) -> Result<bool> {
 }
 
 fn report(dir: &Path) -> Result<bool> {
+    let sweep_json = dir.join(lockstorm::report::sweep::JSON);
+    if sweep_json.exists() {
+        let text = std::fs::read_to_string(&sweep_json)
+            .with_context(|| format!("cannot read {}", sweep_json.display()))?;
+        let sweep: Sweep =
+            serde_json::from_str(&text).with_context(|| format!("{} is malformed", sweep_json.display()))?;
+        let drawn = lockstorm::report::sweep::write(dir, &sweep)?;
+        println!("{}: redrew sweep.csv and {}", dir.display(), drawn.join(", "));
+        return Ok(true);
+    }
     let findings = lockstorm::report::rerender(dir)?;
     println!(
         "{}: {} violation(s), {} liveness finding(s); report in {}",

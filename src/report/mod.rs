@@ -6,9 +6,9 @@
 //! rendered from the reported seed's history and its findings ([`render`]), which is
 //! also how `lockstorm report DIR` redraws a folder from its history.jsonl
 //! ([`rerender`]). [`view`] gathers what is shown, [`plots`] draws it, [`narrative`]
-//! tells each violation, [`html`] puts it on one page; wall-clock figures go to
-//! timing.json ([`timing`]), so that summary.json depends only on the seeds run; [`analysis`] runs every scenario
-//! into reports/analysis/.
+//! tells each violation, [`html`] puts it on one page; [`analysis`] writes the index of
+//! reports/analysis/; [`sweep`] a sweep's CSV and phase diagrams. Wall-clock figures go
+//! to timing.json ([`timing`]), so that summary.json depends only on the seeds run.
 
 pub mod analysis;
 pub mod html;

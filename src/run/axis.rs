@@ -65,6 +65,11 @@ impl Axis {
             }
             None => list(spec),
         };
+        if labels.len() < 2 {
+            return Err(format!(
+                "--vary {arg}: an axis needs at least 2 values (--set sets one)"
+            ));
+        }
         if labels.len() > MAX_VALUES {
             return Err(format!(
                 "--vary {arg}: {} values; at most {MAX_VALUES}",
@@ -194,9 +199,9 @@ fn number(v: &Value) -> Option<f64> {
 
 /// A duration in the largest unit that writes it exactly.
 fn duration_label(us: u64) -> String {
-    if us % 1_000_000 == 0 {
+    if us.is_multiple_of(1_000_000) {
         format!("{}s", us / 1_000_000)
-    } else if us % 1_000 == 0 {
+    } else if us.is_multiple_of(1_000) {
         format!("{}ms", us / 1_000)
     } else {
         format!("{}.{:03}ms", us / 1_000, us % 1_000)
@@ -262,6 +267,7 @@ mod tests {
             ("clients.hold=1ms..fast:3", "two numbers or two durations"),
             ("clients.hold=1us..2us:3", "too narrow"),
             ("0.x=1,2", "must start with a name"),
+            ("algorithm.fencing=true", "at least 2 values"),
         ];
         for (arg, needle) in cases {
             let err = Axis::parse(arg).unwrap_err();

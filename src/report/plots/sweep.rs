@@ -196,7 +196,11 @@ impl Phase<'_> {
             .margin(14)
             .x_label_area_size(44)
             .y_label_area_size(80)
-            .build_cartesian_2d((0..nx as i32).into_segmented(), (0..ny as i32).into_segmented())?;
+            // Plotters' integer ranges include their end: 0..n-1 is n segments.
+            .build_cartesian_2d(
+                (0..nx as i32 - 1).into_segmented(),
+                (0..ny as i32 - 1).into_segmented(),
+            )?;
         let label = |axis: &Axis, v: &SegmentValue<i32>| match v {
             SegmentValue::CenterOf(i) if (*i as usize) < axis.labels.len() => tick(axis, *i as usize),
             _ => String::new(),
