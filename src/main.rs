@@ -59,7 +59,7 @@ enum Command {
         keep: bool,
         /// Set a scenario key before the file is parsed, e.g. `algorithm.ttl=500ms` or
         /// `faults.0.duration=3s` (repeatable).
-        #[arg(long = "set", value_name = "KEY=VALUE", value_parser = parse_override)]
+        #[arg(long = "set", value_name = "KEY=VALUE", value_parser = Override::parse)]
         sets: Vec<Override>,
         /// Run only every N-th seed from the I-th (I from 0), for `lockstorm merge`.
         #[arg(long, value_name = "I/N")]
@@ -76,7 +76,7 @@ enum Command {
         #[arg(long, value_name = "KEY=SPEC", required = true, value_parser = Axis::parse)]
         vary: Vec<Axis>,
         /// Set a scenario key in every cell (repeatable).
-        #[arg(long = "set", value_name = "KEY=VALUE", value_parser = parse_override)]
+        #[arg(long = "set", value_name = "KEY=VALUE", value_parser = Override::parse)]
         sets: Vec<Override>,
         /// The first seed of every cell (default: the scenario's `seed`).
         #[arg(long)]
@@ -213,10 +213,6 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
-}
-
-fn parse_override(arg: &str) -> Result<Override, String> {
-    Override::parse(arg)
 }
 
 fn jobs_or_all(jobs: Option<u64>) -> usize {

@@ -2,11 +2,11 @@
 //! invocation (run every seed, check each history, decide) is here; the analysis over
 //! a folder of scenarios is in [`analysis`]; a grid of parameter values in [`sweep`]
 //! (its axes in [`axis`]); splitting a run over machines in [`shard`] and putting it
-//! back together in [`merge`]; local threads in [`pool`]. What a run decided is an [`Outcome`]
-//! ([`outcome`]), which `report/` renders without running anything.
+//! back together in [`merge`]; local threads in [`pool`]. What a run decided is an
+//! [`Outcome`] ([`outcome`]), which `report/` renders without running anything.
 //!
-//! The scenario's backend picks the driver. On the simulator, seeds run on `--jobs` cores ([`pool`]),
-//! each in its own deterministic simulation; only their findings are kept, and the seed
+//! The scenario's backend picks the driver. On the simulator, seeds run on `--jobs`
+//! threads ([`pool`]), each in its own deterministic simulation; only their findings are kept, and the seed
 //! whose report is written (the first with a finding, else the first seed) is simulated
 //! once more for its history, which the determinism makes identical. On real Redis
 //! seeds run one after another (each starts its own nodes) and the reported seed's
@@ -117,7 +117,7 @@ fn run_sim(scenario: &Scenario, seeds: &[u64], jobs: usize, progress: &(dyn Fn(f
 }
 
 /// The result of every seed, simulated on `jobs` threads, in seed order.
-pub fn sim_seeds(
+fn sim_seeds(
     scenario: &Scenario,
     seeds: &[u64],
     jobs: usize,

@@ -112,16 +112,11 @@ pub enum ScenarioError {
 impl Scenario {
     /// Reads and resolves a scenario file.
     pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
-        Scenario::load_with(path, &[])
-    }
-
-    /// Reads a scenario file, applies `overrides` to it ([`overrides`]), and resolves it.
-    pub fn load_with(path: &Path, overrides: &[Override]) -> Result<Scenario, ScenarioError> {
-        Scenario::from_text(&read_text(path)?, path, overrides)
+        Scenario::from_text(&read_text(path)?, path, &[])
     }
 
     /// Resolves the text of the scenario file at `path` (which is not read) with
-    /// `overrides` applied; errors name the file and the overrides.
+    /// `overrides` applied ([`overrides`]); errors name the file and the overrides.
     pub fn from_text(text: &str, path: &Path, overrides: &[Override]) -> Result<Scenario, ScenarioError> {
         let mut shown = path.display().to_string();
         let edited;
