@@ -23,7 +23,7 @@ pub struct RunOutput {
 }
 
 /// Work a driver did, for throughput figures.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct RunStats {
     pub events: u64,
     /// Commands executed by nodes (each SET or unlock on one node).

@@ -10,8 +10,13 @@ use indicatif::{ProgressBar, ProgressStyle};
 use lockstorm::checker;
 use lockstorm::history;
 use lockstorm::real::{RealError, RealOptions, WorkerFailure};
-use lockstorm::run::{self, Outcome};
-use lockstorm::scenario::{Backend, Scenario};
+use lockstorm::report::timing::{self, Timing};
+use lockstorm::run::axis::Axis;
+use lockstorm::run::merge::Merged;
+use lockstorm::run::shard::{seed_list, Kind, Shard, ShardFile, Source};
+use lockstorm::run::sweep::Sweep;
+use lockstorm::run::{self, pool, Outcome};
+use lockstorm::scenario::{Backend, Override, Scenario};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -55,6 +60,16 @@ enum Command {
         /// Run the clients as this adapter's worker (a name in adapters/adapters.toml).
         #[arg(long)]
         adapter: Option<String>,
+        /// Set a scenario key before the file is parsed, e.g. `algorithm.ttl=500ms` or
+        /// `faults.0.duration=3s` (repeatable).
+        #[arg(long = "set", value_name = "KEY=VALUE", value_parser = Override::parse)]
+        sets: Vec<Override>,
+        /// Run only every N-th seed from the I-th (I from 0), for `lockstorm merge`.
+        #[arg(long, value_name = "I/N")]
+        shard: Option<Shard>,
+        /// Simulated seeds run on this many threads (default: every core).
+        #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1024))]
+        jobs: Option<u64>,
     },
     /// Run every adapter (lock library) against every fault of the catalogue and write
     /// the library matrix (index.html, README.md, matrix.json).
@@ -74,8 +89,51 @@ enum Command {
         /// Where the matrix goes.
         #[arg(long, default_value = "reports/libraries")]
         out: PathBuf,
+        /// The seed every cell runs.
         #[arg(long, default_value_t = 1)]
         seed: u64,
+    },
+    /// Run a scenario over a grid of one or two parameters and draw its phase diagram.
+    Sweep {
+        /// The base scenario file (TOML).
+        file: PathBuf,
+        /// An axis: KEY=FROM..TO:N (N values, linear) or KEY=A,B,... (once or twice).
+        #[arg(long, value_name = "KEY=SPEC", required = true, value_parser = Axis::parse)]
+        vary: Vec<Axis>,
+        /// Set a scenario key in every cell (repeatable).
+        #[arg(long = "set", value_name = "KEY=VALUE", value_parser = Override::parse)]
+        sets: Vec<Override>,
+        /// The first seed of every cell (default: the scenario's `seed`).
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Seeds per cell.
+        #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u64).range(1..=100_000))]
+        seeds: u64,
+        /// Output folder (default: reports/sweeps/<scenario name>/).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Run only every N-th grid cell from the I-th (I from 0), for `lockstorm merge`.
+        #[arg(long, value_name = "I/N")]
+        shard: Option<Shard>,
+        /// Seeds run on this many threads (default: every core).
+        #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1024))]
+        jobs: Option<u64>,
+        /// Print only the last line.
+        #[arg(long, short)]
+        quiet: bool,
+    },
+    /// Merge the output folders of every shard of a run (`--shard I/N`) into the
+    /// report (or sweep) that the unsharded run writes.
+    Merge {
+        /// The shards' folders, in any order.
+        #[arg(required = true)]
+        dirs: Vec<PathBuf>,
+        /// Where the merged report goes (default: where the unsharded run writes it).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Print only the verdict line.
+        #[arg(long, short)]
+        quiet: bool,
     },
     /// Measure Redlock acquire and release on local redis-servers against one SET NX PX.
     Bench {
@@ -104,7 +162,8 @@ enum Command {
         /// The history file, e.g. reports/partition/history.jsonl.
         history: PathBuf,
     },
-    /// Re-render a report folder (plots, narrative.md, index.html) from its history.jsonl.
+    /// Re-render a report folder (plots, narrative.md, index.html) from its history.jsonl,
+    /// or a sweep's folder (sweep.csv, diagrams) from its sweep.json.
     Report {
         /// The folder holding history.jsonl, e.g. reports/partition.
         dir: PathBuf,
@@ -135,10 +194,18 @@ fn main() -> ExitCode {
             backend,
             keep,
             adapter,
+            sets,
+            shard,
+            jobs,
         } => scenario(
             &file,
-            seed,
-            seeds,
+            &sets,
+            Seeds {
+                first: seed,
+                count: seeds,
+                shard,
+                jobs: jobs_or_all(jobs),
+            },
             out,
             quiet,
             RunWith {
@@ -162,6 +229,30 @@ fn main() -> ExitCode {
             faults,
             seed,
         }),
+        Command::Sweep {
+            file,
+            vary,
+            sets,
+            seed,
+            seeds,
+            out,
+            shard,
+            jobs,
+            quiet,
+        } => sweep(
+            &file,
+            vary,
+            &sets,
+            Seeds {
+                first: seed,
+                count: seeds,
+                shard,
+                jobs: jobs_or_all(jobs),
+            },
+            out,
+            quiet,
+        ),
+        Command::Merge { dirs, out, quiet } => merge(&dirs, out, quiet),
         Command::Check { history } => check(&history),
         Command::Worker => lockstorm::real::serve::serve().map(|()| true).map_err(Into::into),
         Command::Bench {
@@ -197,31 +288,19 @@ struct RunWith {
     adapter: Option<String>,
 }
 
-fn scenario(
-    file: &Path,
-    seed: Option<u64>,
-    count: u64,
-    out: Option<PathBuf>,
-    quiet: bool,
-    with: RunWith,
-) -> Result<bool> {
-    let RunWith {
-        backend,
-        keep,
-        adapter,
-    } = with;
-    let mut scenario = Scenario::load(file)?;
-    if let Some(b) = backend {
-        scenario.backend = b;
-    }
-    if let Some(name) = adapter {
-        let list = Path::new(lockstorm::worker::adapters::DEFAULT_LIST);
-        let a = lockstorm::worker::adapters::select(lockstorm::worker::adapters::load(list)?, &[name], list)?;
-        scenario.clients.worker = Some(a[0].spec());
-    }
-    let first = seed.unwrap_or(scenario.seed);
-    let seeds: Vec<u64> = (0..count).map(|i| first.wrapping_add(i)).collect();
+fn jobs_or_all(jobs: Option<u64>) -> usize {
+    jobs.map_or_else(pool::all_cores, |j| j as usize)
+}
 
+/// Which seeds to run, and on how many threads.
+struct Seeds {
+    first: Option<u64>,
+    count: u64,
+    shard: Option<Shard>,
+    jobs: usize,
+}
+
+fn progress_bar(quiet: bool, message: String) -> ProgressBar {
     // Drawn only on a terminal (indicatif hides it otherwise).
     let bar = if quiet {
         ProgressBar::hidden()
@@ -232,10 +311,56 @@ fn scenario(
         ProgressStyle::with_template("{bar:40} {percent:>3}%  {elapsed}  eta {eta}  {msg}")
             .expect("valid template"),
     );
-    bar.set_message(format!("{count} seed(s) of {}", scenario.name));
+    bar.set_message(message);
+    bar
+}
+
+/// The default output folder, with the shard in its name.
+fn default_out(base: PathBuf, shard: Option<Shard>) -> PathBuf {
+    match shard {
+        None => base,
+        Some(s) => {
+            let mut name = base.into_os_string();
+            name.push(format!(".shard-{}-of-{}", s.index, s.count));
+            name.into()
+        }
+    }
+}
+
+fn scenario(
+    file: &Path,
+    sets: &[Override],
+    seeds: Seeds,
+    out: Option<PathBuf>,
+    quiet: bool,
+    with: RunWith,
+) -> Result<bool> {
+    let RunWith {
+        backend,
+        keep,
+        adapter,
+    } = with;
+    let source = Source::read(file, sets, backend)?;
+    let mut scenario = source.scenario(&[])?;
+    if let Some(name) = adapter {
+        let list = Path::new(lockstorm::worker::adapters::DEFAULT_LIST);
+        let a = lockstorm::worker::adapters::select(lockstorm::worker::adapters::load(list)?, &[name], list)?;
+        scenario.clients.worker = Some(a[0].spec());
+    }
+    let first = seeds.first.unwrap_or(scenario.seed);
+    let all = seed_list(first, seeds.count);
+    let list = match seeds.shard {
+        None => all,
+        Some(s) => {
+            s.check_fits(all.len(), "seeds").map_err(anyhow::Error::msg)?;
+            s.select(&all)
+        }
+    };
+
+    let bar = progress_bar(quiet, format!("{} seed(s) of {}", list.len(), scenario.name));
     let real = RealOptions { keep };
-    let dir = out.unwrap_or_else(|| Path::new("reports").join(&scenario.name));
-    let result = run::run(&scenario, &seeds, &real, &|fraction| {
+    let dir = out.unwrap_or_else(|| default_out(Path::new("reports").join(&scenario.name), seeds.shard));
+    let result = run::run(&scenario, &list, seeds.jobs, &real, &|fraction| {
         bar.set_position((fraction * 1_000.0) as u64)
     });
     bar.finish_and_clear();
@@ -245,13 +370,24 @@ fn scenario(
         Err(e) => return Err(e.into()),
     };
 
-    lockstorm::report::write(&dir, &scenario, &outcome)
-        .with_context(|| format!("cannot write the report to {}", dir.display()))?;
+    write_report(&dir, &scenario, &outcome, &Timing::of(&outcome.seeds))?;
     if let Some(logs) = &outcome.worker_logs {
         logs.copy_to(&dir)
             .with_context(|| format!("cannot keep the worker logs in {}", dir.display()))?;
     }
-
+    if let Some(shard) = seeds.shard {
+        ShardFile {
+            format: run::shard::FORMAT,
+            kind: Kind::Scenario,
+            shard,
+            source,
+            first_seed: first,
+            seeds: seeds.count,
+            vary: Vec::new(),
+        }
+        .write(&dir)
+        .with_context(|| format!("cannot write {}", dir.join(run::shard::FILE).display()))?;
+    }
     if !quiet {
         print_table(&scenario, &outcome);
     }
@@ -280,6 +416,122 @@ fn keep_failed_run(dir: &Path, failure: &WorkerFailure) -> anyhow::Error {
             failure.message,
             dir.display()
         ),
+    }
+}
+
+fn write_report(dir: &Path, scenario: &Scenario, outcome: &Outcome, timing: &Timing) -> Result<()> {
+    lockstorm::report::write(dir, scenario, outcome)
+        .and_then(|_| timing::write(dir, timing))
+        .with_context(|| format!("cannot write the report to {}", dir.display()))
+}
+
+fn sweep(
+    file: &Path,
+    axes: Vec<Axis>,
+    sets: &[Override],
+    seeds: Seeds,
+    out: Option<PathBuf>,
+    quiet: bool,
+) -> Result<bool> {
+    let source = Source::read(file, sets, None)?;
+    let vary: Vec<String> = axes.iter().map(|a| a.arg.clone()).collect();
+    let plan = run::sweep::plan(source, axes, seeds.first, seeds.count)?;
+    let shard = seeds.shard.unwrap_or(Shard::WHOLE);
+    shard
+        .check_fits(plan.cells.len(), "grid cells")
+        .map_err(anyhow::Error::msg)?;
+    let bar = progress_bar(
+        quiet,
+        format!(
+            "{} cells x {} seeds of {}",
+            plan.cells.len(),
+            plan.seeds,
+            plan.base.name
+        ),
+    );
+    let (sweep, results) = run::sweep::run(&plan, shard, seeds.jobs, &|fraction| {
+        bar.set_position((fraction * 1_000.0) as u64)
+    });
+    bar.finish_and_clear();
+    let dir =
+        out.unwrap_or_else(|| default_out(Path::new("reports/sweeps").join(&plan.base.name), seeds.shard));
+    write_sweep(&dir, &sweep, &Timing::of(&results), quiet)?;
+    if let Some(shard) = seeds.shard {
+        ShardFile {
+            format: run::shard::FORMAT,
+            kind: Kind::Sweep,
+            shard,
+            source: plan.source,
+            first_seed: plan.first_seed,
+            seeds: plan.seeds,
+            vary,
+        }
+        .write(&dir)
+        .with_context(|| format!("cannot write {}", dir.join(run::shard::FILE).display()))?;
+    }
+    Ok(true)
+}
+
+fn write_sweep(dir: &Path, sweep: &Sweep, timing: &Timing, quiet: bool) -> Result<()> {
+    let drawn = lockstorm::report::sweep::write(dir, sweep)
+        .and_then(|d| timing::write(dir, timing).map(|_| d))
+        .with_context(|| format!("cannot write the sweep to {}", dir.display()))?;
+    const ROWS: usize = 60;
+    if !quiet && sweep.cells.len() <= ROWS {
+        let keys: Vec<&str> = sweep.axes.iter().map(|a| a.key.as_str()).collect();
+        println!(
+            "{:>28} {:>14} {:>14} {:>8} {:>10}",
+            keys.join(" / "),
+            "unsafe seeds",
+            "stale seeds",
+            "avail",
+            "p99 acq"
+        );
+        for c in &sweep.cells {
+            println!(
+                "{:>28} {:>14} {:>14} {:>7.1}% {:>10}",
+                c.values.join(" / "),
+                format!("{}/{}", c.unsafe_seeds, c.seeds),
+                format!("{}/{}", c.stale_seeds, c.seeds),
+                c.availability * 100.0,
+                ms(c.p99_acquire_us)
+            );
+        }
+    }
+    let unsafe_cells = sweep.cells.iter().filter(|c| c.unsafe_seeds > 0).count();
+    let stale_cells = sweep.cells.iter().filter(|c| c.stale_seeds > 0).count();
+    println!(
+        "{}: {} cells x {} seeds, {unsafe_cells} cells with a violation, {stale_cells} with a stale write; {} and {}.png in {}",
+        sweep.scenario,
+        sweep.cells.len(),
+        sweep.seeds,
+        lockstorm::report::sweep::CSV,
+        drawn.join(".png, "),
+        dir.display()
+    );
+    Ok(())
+}
+
+fn merge(dirs: &[PathBuf], out: Option<PathBuf>, quiet: bool) -> Result<bool> {
+    match run::merge::merge(dirs)? {
+        Merged::Scenario {
+            scenario,
+            outcome,
+            timing,
+        } => {
+            let dir = out.unwrap_or_else(|| Path::new("reports").join(&scenario.name));
+            write_report(&dir, &scenario, &outcome, &timing)?;
+            if !quiet {
+                print_table(&scenario, &outcome);
+            }
+            print_verdict(&scenario, &outcome, &dir);
+            Ok(outcome.as_expected)
+        }
+        Merged::Sweep { sweep, timing } => {
+            let dir = out.unwrap_or_else(|| Path::new("reports/sweeps").join(&sweep.scenario));
+            write_sweep(&dir, &sweep, &timing, quiet)?;
+            Ok(true)
+        }
     }
 }
 
@@ -480,6 +732,16 @@ fn check(path: &Path) -> Result<bool> {
 }
 
 fn report(dir: &Path) -> Result<bool> {
+    let sweep_json = dir.join(lockstorm::report::sweep::JSON);
+    if sweep_json.exists() {
+        let text = std::fs::read_to_string(&sweep_json)
+            .with_context(|| format!("cannot read {}", sweep_json.display()))?;
+        let sweep: Sweep =
+            serde_json::from_str(&text).with_context(|| format!("{} is malformed", sweep_json.display()))?;
+        let drawn = lockstorm::report::sweep::write(dir, &sweep)?;
+        println!("{}: redrew sweep.csv and {}", dir.display(), drawn.join(", "));
+        return Ok(true);
+    }
     let findings = lockstorm::report::rerender(dir)?;
     println!(
         "{}: {} violation(s), {} liveness finding(s); report in {}",

@@ -204,7 +204,7 @@ fn the_simulator_agrees_with_real_redis_on_every_real_scenario() {
         let mut verdicts = Vec::new();
         for backend in [Backend::Sim, Backend::Redis] {
             scenario.backend = backend;
-            let outcome = run::run(&scenario, &[scenario.seed], &RealOptions::default(), &|_| {})
+            let outcome = run::run(&scenario, &[scenario.seed], 1, &RealOptions::default(), &|_| {})
                 .unwrap_or_else(|e| panic!("{}: {e}", file.display()));
             verdicts.push(outcome.safe);
         }

@@ -23,7 +23,8 @@ fn every_scenario_meets_its_expectation() {
     let mut failures = Vec::new();
     for file in &files {
         let scenario = Scenario::load(file).unwrap_or_else(|e| panic!("{e}"));
-        let outcome = run::run(&scenario, &[scenario.seed], &RealOptions::default(), &|_| {}).expect("runs");
+        let outcome =
+            run::run(&scenario, &[scenario.seed], 1, &RealOptions::default(), &|_| {}).expect("runs");
         if !outcome.as_expected {
             failures.push(format!(
                 "{}: expected {:?}, got safe={} live={} availability_ok={} (rerun: {})",
@@ -55,7 +56,7 @@ fn every_scenario_file_starts_with_a_comment_saying_what_it_shows() {
 fn a_minority_cut_off_keeps_acquisitions_succeeding() {
     let file = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scenarios/redlock-minority-down.toml");
     let scenario = Scenario::load(&file).unwrap();
-    let outcome = run::run(&scenario, &[scenario.seed], &RealOptions::default(), &|_| {}).expect("runs");
+    let outcome = run::run(&scenario, &[scenario.seed], 1, &RealOptions::default(), &|_| {}).expect("runs");
     let stats = &outcome.findings.stats;
     assert!(outcome.safe && outcome.live);
     assert!(stats.acquired > 1_000, "{stats:?}");

@@ -4,7 +4,7 @@
 use crate::history::{Event, OpKind, Phase};
 use serde::Serialize;
 
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, serde::Deserialize)]
 pub struct Stats {
     /// Acquire operations that completed in the workload phase.
     pub acquires: u64,
@@ -30,7 +30,7 @@ pub struct Stats {
 }
 
 /// The waits of one mode.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, serde::Deserialize)]
 pub struct WaitStats {
     /// Waits that ended in an acquisition.
     pub acquired: u64,

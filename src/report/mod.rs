@@ -6,14 +6,17 @@
 //! rendered from the reported seed's history and its findings ([`render`]), which is
 //! also how `lockstorm report DIR` redraws a folder from its history.jsonl
 //! ([`rerender`]). [`view`] gathers what is shown, [`plots`] draws it, [`narrative`]
-//! tells each violation, [`html`] puts it on one page; [`analysis`] runs every scenario
-//! into reports/analysis/.
+//! tells each violation, [`html`] puts it on one page; [`analysis`] writes the index of
+//! reports/analysis/; [`sweep`] a sweep's CSV and phase diagrams. Wall-clock figures go
+//! to timing.json ([`timing`]), so that summary.json depends only on the seeds run.
 
 pub mod analysis;
 pub mod html;
 pub mod matrix;
 pub mod narrative;
 pub mod plots;
+pub mod sweep;
+pub mod timing;
 pub mod view;
 
 use crate::checker::{
@@ -54,10 +57,6 @@ pub struct Summary<'a> {
     pub liveness: &'a [LivenessFinding],
     pub stats: &'a Stats,
     pub fault_plan: &'a [PlannedFault],
-    /// Simulated node commands per wall second (one SET or unlock on one node each).
-    pub sim_ops_per_sec: f64,
-    /// Simulated acquire and release calls per wall second.
-    pub sim_lock_ops_per_sec: f64,
 }
 
 pub fn summary<'a>(scenario: &'a Scenario, outcome: &'a Outcome) -> Summary<'a> {
@@ -85,8 +84,6 @@ pub fn summary<'a>(scenario: &'a Scenario, outcome: &'a Outcome) -> Summary<'a> 
         liveness: &outcome.findings.liveness,
         stats: &outcome.findings.stats,
         fault_plan: &outcome.plan,
-        sim_ops_per_sec: outcome.sim_ops_per_sec(),
-        sim_lock_ops_per_sec: outcome.sim_lock_ops_per_sec(),
     }
 }
 

@@ -6,6 +6,7 @@
 //! than [`HISTORY_KEEP_EVENTS`] events are not kept (the rerun command in each report
 //! writes them again, byte for byte), so the committed folder stays small.
 
+use super::pool;
 use crate::report::analysis::{write_index, Case};
 use crate::report::{write_with, ReportError};
 use crate::scenario::{Scenario, ScenarioError};
@@ -66,8 +67,14 @@ pub fn run_all(
         let scenario = Scenario::load(&file)?;
         progress(&scenario.name);
         let list: Vec<u64> = (0..seeds).map(|i| scenario.seed.wrapping_add(i)).collect();
-        let outcome = super::run(&scenario, &list, &crate::real::RealOptions::default(), &|_| {})
-            .map_err(|e| AnalysisError::Real(e.to_string()))?;
+        let outcome = super::run(
+            &scenario,
+            &list,
+            pool::all_cores(),
+            &crate::real::RealOptions::default(),
+            &|_| {},
+        )
+        .map_err(|e| AnalysisError::Real(e.to_string()))?;
         let dir = out.join(&scenario.name);
         let keep = outcome.history.len() <= HISTORY_KEEP_EVENTS;
         let rendered = write_with(&dir, &scenario, &outcome, keep)?;

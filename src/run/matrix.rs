@@ -166,7 +166,7 @@ fn run_adapter(
             a.name,
             options.seed
         );
-        let cell = match super::run(&scenario, &[options.seed], &RealOptions::default(), &|_| {}) {
+        let cell = match super::run(&scenario, &[options.seed], 1, &RealOptions::default(), &|_| {}) {
             Ok(outcome) => {
                 crate::report::write(&dir, &scenario, &outcome)?;
                 if let Some(logs) = &outcome.worker_logs {

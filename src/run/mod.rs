@@ -1,19 +1,26 @@
 //! Orchestration: everything that runs scenarios and decides. One `lockstorm scenario`
 //! invocation (run every seed, check each history, decide) is here; the analysis over
-//! a folder of scenarios is in [`analysis`]. What a run decided is an [`Outcome`]
-//! ([`outcome`]), which `report/` renders without running anything.
+//! a folder of scenarios is in [`analysis`]; a grid of parameter values in [`sweep`]
+//! (its axes in [`axis`]); splitting a run over machines in [`shard`] and putting it
+//! back together in [`merge`]; local threads in [`pool`]. What a run decided is an
+//! [`Outcome`] ([`outcome`]), which `report/` renders without running anything.
 //!
-//! The scenario's backend picks the driver. On the simulator, seeds run on all cores,
-//! each in its own deterministic simulation; only their findings are kept, and the seed
+//! The scenario's backend picks the driver. On the simulator, seeds run on `--jobs`
+//! threads ([`pool`]), each in its own deterministic simulation; only their findings are kept, and the seed
 //! whose report is written (the first with a finding, else the first seed) is simulated
 //! once more for its history, which the determinism makes identical. On real Redis
 //! seeds run one after another (each starts its own nodes) and the reported seed's
 //! history is kept, since a real run cannot be replayed.
 
 pub mod analysis;
+pub mod axis;
 pub mod bench;
 pub mod matrix;
+pub mod merge;
 mod outcome;
+pub mod pool;
+pub mod shard;
+pub mod sweep;
 
 pub use outcome::{Outcome, SeedResult};
 
@@ -22,8 +29,6 @@ use crate::lifecycle::RunOutput;
 use crate::real::{RealError, RealOptions};
 use crate::scenario::{Backend, Expect, Scenario};
 use crate::sim;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
 use std::time::Instant;
 
 /// Runs one seed: simulate, then check. `progress(now_us, duration_us)` follows virtual time.
@@ -67,17 +72,20 @@ fn judge(seed: u64, output: RunOutput, started: Instant) -> (SeedResult, RunOutp
     (result, output, findings)
 }
 
-/// Runs `seeds` on the scenario's backend, calling `progress(fraction)` with the share
-/// of work done: seeds finished, or for a single simulated seed, virtual time. Only the real backend can fail (its environment); the simulator cannot.
+/// Runs `seeds` on the scenario's backend, simulated seeds on `jobs` threads, calling
+/// `progress(fraction)` with the share of work done: seeds finished, or for a single
+/// simulated seed, virtual time. The outcome does not depend on `jobs`. Only the real
+/// backend can fail (its environment); the simulator cannot.
 pub fn run(
     scenario: &Scenario,
     seeds: &[u64],
+    jobs: usize,
     real: &RealOptions,
     progress: &(dyn Fn(f64) + Sync),
 ) -> Result<Outcome, RealError> {
     match scenario.backend {
         Backend::Sim if scenario.clients.worker.is_some() => Err(RealError::WorkerOnSimulator),
-        Backend::Sim => Ok(run_sim(scenario, seeds, progress)),
+        Backend::Sim => Ok(run_sim(scenario, seeds, jobs, progress)),
         Backend::Redis => run_real(scenario, seeds, real, progress),
     }
 }
@@ -89,15 +97,13 @@ fn run_real(
     progress: &(dyn Fn(f64) + Sync),
 ) -> Result<Outcome, RealError> {
     let mut results = Vec::with_capacity(seeds.len());
-    // The first seed with a finding, else the first seed (as on the simulator).
+    // Kept until a seed with a finding comes, whose evidence is reported instead.
     let mut reported = None;
-    let mut reported_has_finding = false;
     for (i, &seed) in seeds.iter().enumerate() {
         let (result, output, findings) = run_seed_real(scenario, seed, options)?;
-        let finding = !result.safe || !result.live;
-        if reported.is_none() || (finding && !reported_has_finding) {
+        let finding = result.has_finding();
+        if reported.is_none() || (finding && !results.iter().any(SeedResult::has_finding)) {
             reported = Some((seed, output, findings));
-            reported_has_finding = finding;
         }
         results.push(result);
         progress((i + 1) as f64 / seeds.len() as f64);
@@ -106,46 +112,51 @@ fn run_real(
     Ok(decide(scenario, results, seed, output, findings))
 }
 
-/// Runs `seeds` on the simulator (in parallel).
-fn run_sim(scenario: &Scenario, seeds: &[u64], progress: &(dyn Fn(f64) + Sync)) -> Outcome {
-    let results: Mutex<Vec<Option<SeedResult>>> = Mutex::new(vec![None; seeds.len()]);
-    let next = AtomicUsize::new(0);
-    let done = AtomicUsize::new(0);
-    let workers = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(seeds.len());
-    std::thread::scope(|scope| {
-        for _ in 0..workers {
-            scope.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(&seed) = seeds.get(i) else { break };
-                let mut follow_time = |now_us: u64, total_us: u64| {
-                    if seeds.len() == 1 {
-                        progress(now_us as f64 / total_us.max(1) as f64);
-                    }
-                };
-                let (result, _, _) = run_seed(scenario, seed, &mut follow_time);
-                results.lock().expect("no worker panicked")[i] = Some(result);
-                let finished = done.fetch_add(1, Ordering::Relaxed) + 1;
-                progress(finished as f64 / seeds.len() as f64);
-            });
-        }
-    });
-    let seeds_run: Vec<SeedResult> = results
-        .into_inner()
-        .expect("no worker panicked")
-        .into_iter()
-        .map(|r| r.expect("every seed ran"))
-        .collect();
+/// Runs `seeds` on the simulator, on `jobs` threads.
+fn run_sim(scenario: &Scenario, seeds: &[u64], jobs: usize, progress: &(dyn Fn(f64) + Sync)) -> Outcome {
+    let seeds_run = sim_seeds(scenario, seeds, jobs, progress);
+    let reported = reported_seed(&seeds_run);
+    reported_outcome(scenario, seeds_run, reported)
+}
 
-    let reported = seeds_run
+/// The result of every seed, simulated on `jobs` threads, in seed order.
+fn sim_seeds(
+    scenario: &Scenario,
+    seeds: &[u64],
+    jobs: usize,
+    progress: &(dyn Fn(f64) + Sync),
+) -> Vec<SeedResult> {
+    pool::map(
+        seeds,
+        jobs,
+        |_, &seed| {
+            let mut follow_time = |now_us: u64, total_us: u64| {
+                if seeds.len() == 1 {
+                    progress(now_us as f64 / total_us.max(1) as f64);
+                }
+            };
+            run_seed(scenario, seed, &mut follow_time).0
+        },
+        |finished| progress(finished as f64 / seeds.len() as f64),
+    )
+}
+
+/// The seed a run reports in full: the first with a finding (unsafe, not live, or a
+/// stale write), else the first seed.
+pub fn reported_seed(results: &[SeedResult]) -> u64 {
+    results
         .iter()
-        .find(|r| !r.safe || !r.live || r.resource_violations > 0)
-        .unwrap_or(&seeds_run[0])
-        .seed;
-    // Only findings were kept per seed; the determinism makes a re-run give the same history.
+        .find(|r| r.has_finding())
+        .unwrap_or(&results[0])
+        .seed
+}
+
+/// The outcome of simulated seeds whose results are known: the reported seed is
+/// simulated again for its history (only findings were kept per seed; the
+/// determinism makes the rerun give the same history), and the verdict decided.
+pub fn reported_outcome(scenario: &Scenario, results: Vec<SeedResult>, reported: u64) -> Outcome {
     let (_, output, findings) = run_seed(scenario, reported, &mut |_, _| {});
-    decide(scenario, seeds_run, reported, output, findings)
+    decide(scenario, results, reported, output, findings)
 }
 
 /// The verdict over every seed, with the reported seed's evidence.

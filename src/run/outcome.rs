@@ -4,10 +4,12 @@
 use crate::checker::{Findings, Stats};
 use crate::history::Event;
 use crate::lifecycle::RunStats;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-/// The outcome of one seed.
-#[derive(Clone, Debug, Serialize)]
+/// The outcome of one seed. Everything in it follows from the seed but `sim_secs`, a
+/// wall-clock measurement, which is kept out of what is written (summary.json must be
+/// byte-identical for the same seeds, however they were run).
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct SeedResult {
     pub seed: u64,
     pub safe: bool,
@@ -18,10 +20,19 @@ pub struct SeedResult {
     /// plus fencing tokens that did not grow.
     pub resource_violations: usize,
     pub stats: Stats,
-    #[serde(skip)]
+    /// The driver's work: events, node commands, lock operations, virtual end time.
     pub sim: RunStats,
     /// Wall-clock seconds the run took (not the checker).
+    #[serde(skip)]
     pub sim_secs: f64,
+}
+
+impl SeedResult {
+    /// Whether this seed has something to report: a violation, a liveness finding or
+    /// a stale write.
+    pub fn has_finding(&self) -> bool {
+        !self.safe || !self.live || self.resource_violations > 0
+    }
 }
 
 /// The outcome of a whole invocation.

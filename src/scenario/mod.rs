@@ -10,12 +10,14 @@ mod backend;
 mod dist;
 mod duration;
 mod faults;
+pub mod overrides;
 mod raw;
 
 pub use crate::rng::Dist;
 pub use backend::{Backend, Targets};
 pub use dist::RawDist;
 pub use duration::{fmt_us, Dur, SignedDur};
+pub use overrides::Override;
 
 use crate::algorithm::AlgorithmConfig;
 use crate::fault::{Nemesis, Persistence, PlannedFault, Replication};
@@ -28,6 +30,8 @@ pub struct Scenario {
     pub name: String,
     /// The file it came from, to print a command that reruns a seed.
     pub path: Option<PathBuf>,
+    /// The `--set key=value` overrides applied to the file, in order, as written.
+    pub overrides: Vec<String>,
     pub seed: u64,
     /// Virtual length of the workload (fault) phase; the heal and liveness phase follows.
     pub duration_us: u64,
@@ -111,17 +115,32 @@ pub enum ScenarioError {
 impl Scenario {
     /// Reads and resolves a scenario file.
     pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
-        let shown = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|source| ScenarioError::Io {
-            path: shown.clone(),
-            source,
-        })?;
+        Scenario::from_text(&read_text(path)?, path, &[])
+    }
+
+    /// Resolves the text of the scenario file at `path` (which is not read) with
+    /// `overrides` applied ([`overrides`]); errors name the file and the overrides.
+    pub fn from_text(text: &str, path: &Path, overrides: &[Override]) -> Result<Scenario, ScenarioError> {
+        let mut shown = path.display().to_string();
+        let edited;
+        let text = if overrides.is_empty() {
+            text
+        } else {
+            let list: Vec<String> = overrides.iter().map(|o| format!("--set {o}")).collect();
+            shown = format!("{shown} ({})", list.join(" "));
+            edited = overrides::apply(text, overrides).map_err(|message| ScenarioError::Invalid {
+                path: path.display().to_string(),
+                message,
+            })?;
+            &edited
+        };
         let stem = path
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_else(|| "scenario".into());
-        let mut scenario = Scenario::parse(&text, &shown, &stem)?;
+        let mut scenario = Scenario::parse(text, &shown, &stem)?;
         scenario.path = Some(path.to_path_buf());
+        scenario.overrides = overrides.iter().map(Override::to_string).collect();
         Ok(scenario)
     }
 
@@ -146,8 +165,21 @@ impl Scenario {
             Backend::Sim => "",
             Backend::Redis => " --backend redis",
         };
-        format!("cargo run --release -- scenario {file} --seed {seed}{backend}")
+        let sets: String = self
+            .overrides
+            .iter()
+            .map(|o| format!(" --set {}", overrides::shell_word(o)))
+            .collect();
+        format!("cargo run --release -- scenario {file} --seed {seed}{backend}{sets}")
     }
+}
+
+/// The text of a scenario file, with an error naming it.
+pub fn read_text(path: &Path) -> Result<String, ScenarioError> {
+    std::fs::read_to_string(path).map_err(|source| ScenarioError::Io {
+        path: path.display().to_string(),
+        source,
+    })
 }
 
 /// Turns a toml error into one line: position, the message, and the offending line's key.

@@ -422,6 +422,7 @@ impl RawScenario {
         Ok(Scenario {
             name: self.name.unwrap_or_else(|| default_name.to_string()),
             path: None,
+            overrides: Vec::new(),
             seed: self.seed,
             duration_us: self.duration.us(),
             expect: self.expect,

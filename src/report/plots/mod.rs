@@ -8,6 +8,7 @@
 
 pub mod availability;
 pub mod cdf;
+pub mod sweep;
 pub mod timeline;
 
 use plotters::coord::Shift;

@@ -1,0 +1,176 @@
+//! `lockstorm merge DIR...`: the shards of one run put back together into what the
+//! unsharded run would have decided and written.
+//!
+//! Each folder holds a shard's shard.json ([`super::shard`]) and its results (the
+//! per-seed results in summary.json for a scenario, the cells in sweep.json for a sweep).
+//! Merge checks that the folders are every shard of the same run, once each, and that
+//! each holds exactly the seeds or cells its index picks. For a scenario it orders the
+//! per-seed results, picks the reported seed as a single run does, and simulates that
+//! seed again for its history and findings (the simulator is deterministic), so the
+//! merged summary.json, history.jsonl, narrative.md and index.html are the bytes one
+//! unsharded run writes. Wall-clock figures are summed from the shards' timing.json.
+
+use super::shard::{seed_list, Kind, ShardFile};
+use super::sweep::Sweep;
+use super::{reported_outcome, reported_seed, Outcome, SeedResult};
+use crate::report::timing::{self, Timing};
+use crate::scenario::{Backend, Scenario, ScenarioError};
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, thiserror::Error)]
+pub enum MergeError {
+    #[error("{0}")]
+    Invalid(String),
+    #[error(transparent)]
+    Scenario(#[from] ScenarioError),
+}
+
+/// What the merged shards add up to.
+pub enum Merged {
+    Scenario {
+        scenario: Box<Scenario>,
+        outcome: Box<Outcome>,
+        timing: Timing,
+    },
+    Sweep {
+        sweep: Sweep,
+        timing: Timing,
+    },
+}
+
+/// Merges the shard folders `dirs` (in any order).
+pub fn merge(dirs: &[PathBuf]) -> Result<Merged, MergeError> {
+    let invalid = |m: String| MergeError::Invalid(m);
+    let Some(first_dir) = dirs.first() else {
+        return Err(invalid("merge needs the shards' folders".into()));
+    };
+    let files: Vec<ShardFile> = dirs
+        .iter()
+        .map(|d| ShardFile::read(d))
+        .collect::<Result<_, _>>()
+        .map_err(invalid)?;
+    let first = &files[0];
+    let mut slots: Vec<Option<&Path>> = vec![None; first.shard.count as usize];
+    for (file, dir) in files.iter().zip(dirs) {
+        if !first.same_run(file) {
+            return Err(invalid(format!(
+                "{} and {} are shards of different runs (scenario, overrides, seeds, axes or shard count differ)",
+                first_dir.display(),
+                dir.display()
+            )));
+        }
+        let slot = &mut slots[file.shard.index as usize];
+        if let Some(other) = slot {
+            return Err(invalid(format!(
+                "{} and {} are both shard {}",
+                other.display(),
+                dir.display(),
+                file.shard
+            )));
+        }
+        *slot = Some(dir);
+    }
+    if let Some(missing) = slots.iter().position(Option::is_none) {
+        return Err(invalid(format!(
+            "shard {missing}/{} is missing (got {} of {} folders)",
+            first.shard.count,
+            dirs.len(),
+            first.shard.count
+        )));
+    }
+    let timing = dirs
+        .iter()
+        .filter_map(|d| timing::read(d))
+        .fold(Timing::default(), |a, t| a.plus(&t));
+    match first.kind {
+        Kind::Scenario => {
+            let (scenario, outcome) = merge_seeds(first, &files, dirs)?;
+            Ok(Merged::Scenario {
+                scenario: Box::new(scenario),
+                outcome: Box::new(outcome),
+                timing,
+            })
+        }
+        Kind::Sweep => Ok(Merged::Sweep {
+            sweep: merge_cells(&files, dirs)?,
+            timing,
+        }),
+    }
+}
+
+fn read_json(path: &Path) -> Result<serde_json::Value, MergeError> {
+    let text =
+        std::fs::read_to_string(path).map_err(|e| MergeError::Invalid(format!("{}: {e}", path.display())))?;
+    serde_json::from_str(&text).map_err(|e| MergeError::Invalid(format!("{}: {e}", path.display())))
+}
+
+fn merge_seeds(
+    first: &ShardFile,
+    files: &[ShardFile],
+    dirs: &[PathBuf],
+) -> Result<(Scenario, Outcome), MergeError> {
+    let scenario = first.source.scenario(&[])?;
+    if scenario.backend != Backend::Sim {
+        return Err(MergeError::Invalid(format!(
+            "{}: merge simulates the reported seed again, which a run on real Redis cannot do; merge simulator runs only",
+            first.source.path.display()
+        )));
+    }
+    let all = seed_list(first.first_seed, first.seeds);
+    let positions: Vec<usize> = (0..all.len()).collect();
+    let mut results: Vec<Option<SeedResult>> = vec![None; all.len()];
+    for (file, dir) in files.iter().zip(dirs) {
+        let path = dir.join("summary.json");
+        let summary = read_json(&path)?;
+        let seeds: Vec<SeedResult> = serde_json::from_value(summary["seeds"].clone())
+            .map_err(|e| MergeError::Invalid(format!("{}: seeds: {e}", path.display())))?;
+        let mine = file.shard.select(&positions);
+        if seeds.len() != mine.len() || mine.iter().zip(&seeds).any(|(&p, r)| all[p] != r.seed) {
+            return Err(MergeError::Invalid(format!(
+                "{}: does not hold the seeds of shard {}",
+                path.display(),
+                file.shard
+            )));
+        }
+        for (p, r) in mine.into_iter().zip(seeds) {
+            results[p] = Some(r);
+        }
+    }
+    let results: Vec<SeedResult> = results
+        .into_iter()
+        .map(|r| r.expect("every shard placed"))
+        .collect();
+    let reported = reported_seed(&results);
+    let outcome = reported_outcome(&scenario, results, reported);
+    Ok((scenario, outcome))
+}
+
+fn merge_cells(files: &[ShardFile], dirs: &[PathBuf]) -> Result<Sweep, MergeError> {
+    let mut merged: Option<Sweep> = None;
+    let mut cells = Vec::new();
+    for (file, dir) in files.iter().zip(dirs) {
+        let path = dir.join(crate::report::sweep::JSON);
+        let sweep: Sweep = serde_json::from_value(read_json(&path)?)
+            .map_err(|e| MergeError::Invalid(format!("{}: {e}", path.display())))?;
+        if sweep.cells.iter().any(|c| !file.shard.picks(c.index)) {
+            return Err(MergeError::Invalid(format!(
+                "{}: holds cells of another shard than {}",
+                path.display(),
+                file.shard
+            )));
+        }
+        cells.extend(sweep.cells.iter().cloned());
+        merged.get_or_insert(sweep);
+    }
+    let mut sweep = merged.expect("at least one shard");
+    cells.sort_by_key(|c| c.index);
+    if cells.len() != sweep.grid_cells() || cells.iter().enumerate().any(|(i, c)| c.index != i) {
+        return Err(MergeError::Invalid(format!(
+            "the shards hold {} of the grid's {} cells",
+            cells.len(),
+            sweep.grid_cells()
+        )));
+    }
+    sweep.cells = cells;
+    Ok(sweep)
+}
