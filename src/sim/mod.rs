@@ -144,7 +144,8 @@ pub fn run_with_progress(scenario: &Scenario, seed: u64, progress: &mut dyn FnMu
             crate::rng::split(seed, "loss", 0),
             n_clients,
             scenario.nodes,
-        ),
+        )
+        .with_fifo(scenario.network.fifo),
         active: vec![false; plan.len()],
         client_paused: vec![false; n_clients],
         client_deferred: vec![Vec::new(); n_clients],

@@ -22,6 +22,7 @@ fn config(fanout: Fanout) -> AlgorithmConfig {
         fencing: false,
         fence_rounds: 2,
         fair_after_us: 100_000,
+        mistakes: Default::default(),
     }
 }
 
