@@ -225,7 +225,45 @@ fn a_reader_beside_a_writer_is_explained_with_the_writer_key() {
     assert_eq!(
         why,
         "Nodes 1,2 let client 1's reader script add it to r_{L0} while client 0 held the write lock: \
-         w_{L0} with client 0's token was gone there (it had expired or been lost while client 0 still \
-         trusted its validity)."
+         w_{L0} with client 0's token was gone there (it had expired, been lost, or been deleted by a \
+         release that does not check the token, while client 0 still trusted its validity)."
+    );
+}
+
+/// `extend = "pexpire"`: an extension after the validity ran out, counted on nodes that
+/// hold another client's key, starts a new hold, and the story says which mistake it is.
+#[test]
+fn a_late_extension_on_another_clients_key_is_told_as_such() {
+    let mut ext = Op::new(700_000, 1, OpKind::Extend, "L0", Mode::Exclusive);
+    ext.token = Some("tok1".into());
+    let mut ext_ok = ext.clone();
+    ext_ok.t_us = 701_000;
+    ext_ok.valid_until_us = Some(1_200_000);
+    ext_ok.nodes = Some(vec![0, 1, 2]);
+    let h = [
+        meta(3, 2),
+        acq(1_000, 1),
+        ok(2_000, 1, 500_000, &[0, 1, 2], 1),
+        acq(550_000, 0),
+        ok(600_000, 0, 1_100_000, &[0, 1, 2], 1),
+        Event::Invoke(ext),
+        Event::Ok(ext_ok),
+    ];
+    let f = check(&h).unwrap();
+    assert_eq!(f.violations.len(), 1);
+    let view = RunView::new(&h, &f);
+    let story = explain(&view, &f.violations[0]);
+    assert_eq!(
+        story.steps.last().unwrap().text,
+        "client 1 extends L0 on nodes 0,1,2 after its validity had run out, and holds the lock anew \
+         (validity 499.0 ms, until t=1.200 s)"
+    );
+    assert!(
+        story.why.starts_with(
+            "Nodes 0,1,2 counted client 1's extension of L0 while client 0 held it there, after client 1's \
+             own validity had run out: an extension that does not compare the token (a plain PEXPIRE)"
+        ),
+        "{}",
+        story.why
     );
 }

@@ -200,8 +200,18 @@ pub fn fault_end_sentence(fault: &Fault, id: usize) -> Option<String> {
     }
 }
 
+/// How a hold began: an acquisition, or an extension that succeeded after the client's
+/// earlier hold had run out (the checker starts a new hold there).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Began {
+    Acquired,
+    ExtendedLate,
+}
+
 pub(super) fn acquire_sentence(
     h: &Hold,
+    began: Began,
+    nodes: &[usize],
     attempts: Option<u32>,
     valid_until_us: Option<u64>,
     asked_us: Option<u64>,
@@ -212,13 +222,20 @@ pub(super) fn acquire_sentence(
     } else {
         format!(" for {mode}")
     };
+    let verb = match began {
+        Began::Acquired => "acquires",
+        Began::ExtendedLate => "extends",
+    };
     let mut s = format!(
-        "client {} acquires {}{how} on {} {}",
+        "client {} {verb} {}{how} on {} {}",
         h.client,
         h.lock,
-        plural("node", h.nodes.len()),
-        list(&h.nodes)
+        plural("node", nodes.len()),
+        list(nodes)
     );
+    if began == Began::ExtendedLate {
+        s.push_str(" after its validity had run out, and holds the lock anew");
+    }
     let mut notes = Vec::new();
     if let Some(t) = asked_us {
         notes.push(format!("asked at t={}", secs(t)));
@@ -239,17 +256,27 @@ pub(super) fn acquire_sentence(
     s
 }
 
-/// The `ok` event of a hold (its line is 1-based) and the line of the invoke before it.
+/// The `ok` event that began a hold (its line is 1-based: an acquire, or a late
+/// extension) and the line of the invoke before it.
 pub(super) fn acquire_lines<'a>(history: &'a [Event], h: &Hold) -> (Option<&'a crate::history::Op>, usize) {
     let ok = history.get(h.ok_line.wrapping_sub(1)).and_then(|e| match e {
         Event::Ok(op) => Some(op),
         _ => None,
     });
+    let kind = ok.map_or(OpKind::Acquire, |o| o.op);
     let invoke = history[..h.ok_line.saturating_sub(1).min(history.len())]
         .iter()
-        .rposition(|e| matches!(e, Event::Invoke(op) if op.client == h.client && op.op == OpKind::Acquire))
+        .rposition(|e| matches!(e, Event::Invoke(op) if op.client == h.client && op.op == kind))
         .map_or(h.ok_line, |i| i + 1);
     (ok, invoke)
+}
+
+/// Whether a hold began with a late extension.
+pub(super) fn began(view: &RunView, h: &Hold) -> Began {
+    match acquire_lines(view.history, h).0 {
+        Some(op) if op.op == OpKind::Extend => Began::ExtendedLate,
+        _ => Began::Acquired,
+    }
 }
 
 pub(super) fn end_sentence(h: &Hold) -> String {
@@ -326,9 +353,11 @@ pub(super) fn acquire_step(view: &RunView, h: &Hold, fault_times: &[u64]) -> (St
         let validity = valid_until.unwrap_or(h.start_us).saturating_sub(h.start_us);
         fault_times.iter().any(|&f| f >= t && f < h.start_us) || (h.start_us - t) * 10 > validity
     });
+    let began = began(view, h);
+    let nodes = ok.and_then(|o| o.nodes.as_deref()).unwrap_or(&h.nodes);
     let step = Step {
         t_us: h.start_us,
-        text: acquire_sentence(h, ok.and_then(|o| o.attempts), valid_until, told),
+        text: acquire_sentence(h, began, nodes, ok.and_then(|o| o.attempts), valid_until, told),
     };
     (step, asked_us, invoke_line)
 }

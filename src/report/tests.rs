@@ -93,7 +93,7 @@ fn a_shared_node_that_granted_twice_is_told_with_the_fault_between() {
     assert_eq!(
         story.why,
         "Node 3 granted L0 to both clients: by the time client 5 asked, it no longer had client 3's key \
-         (it had expired or been lost while client 3 still trusted its validity)."
+         (it had expired, been lost, or been deleted by a release that does not check the token, while client 3 still trusted its validity)."
     );
     // From client 3's acquire invoke (line 2) to client 5's ok (line 6).
     assert_eq!((story.first_line, story.last_line), (2, 6));
@@ -158,7 +158,7 @@ fn a_fault_already_under_way_is_told_first_and_later_faults_are_left_out() {
     assert!(
         story
             .why
-            .ends_with("(it had expired or been lost while client 0 still trusted its validity)."),
+            .ends_with("(it had expired, been lost, or been deleted by a release that does not check the token, while client 0 still trusted its validity)."),
         "{}",
         story.why
     );

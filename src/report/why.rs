@@ -8,11 +8,13 @@
 //! set `r_{L}` and the two scripts: a writer gets in beside a reader when the writer
 //! script's `ZREMRANGEBYSCORE r_{L} 0 now` drops the reader's entry (scored by the
 //! reader's own wall clock, judged by the writer's), and a reader or writer gets in
-//! beside a writer when `w_{L}` expired or was lost. Linked faults that explain the
-//! loss are named with what they did ([`super::causes`]).
+//! beside a writer when `w_{L}` expired, was lost or was deleted by a release that does
+//! not check the token. A hold that began with an extension counted on another
+//! client's key shows an extension that does not check ownership. Linked faults that
+//! explain the loss are named with what they did ([`super::causes`]).
 
 use super::causes::{clock_notes, key_effect};
-use super::narrative::{list, plural};
+use super::narrative::{began, list, plural, Began};
 use super::view::{FaultWindow, RunView};
 use crate::algorithm::Mode;
 use crate::checker::Hold;
@@ -52,9 +54,23 @@ pub fn why(view: &RunView, a: &Hold, b: &Hold, faults: &[&FaultWindow]) -> Strin
         return s;
     }
     let mut s = match (a.mode, b.mode) {
+        // The later hold began with an extension counted on nodes that held the other
+        // client's key: the extension cannot have compared the token.
+        _ if began(view, b) == Began::ExtendedLate => format!(
+            "{} counted client {}'s extension of {} while client {} held it there, after client {}'s own \
+             validity had run out: an extension that does not compare the token (a plain PEXPIRE) answers 1 \
+             for whoever's key is there (seed 002 asks to extend only \"if the key exists and its value is \
+             still the random value the client assigned\"",
+            nodes(&shared, true),
+            b.client,
+            a.lock,
+            a.client,
+            b.client
+        ),
         (Mode::Exclusive, _) | (_, Mode::Exclusive) => format!(
             "{} granted {} to both clients: by the time client {} asked, {} no longer had client {}'s key \
-             (it had expired or been lost while client {} still trusted its validity",
+             (it had expired, been lost, or been deleted by a release that does not check the token, \
+             while client {} still trusted its validity",
             nodes(&shared, true),
             a.lock,
             b.client,
@@ -76,8 +92,8 @@ pub fn why(view: &RunView, a: &Hold, b: &Hold, faults: &[&FaultWindow]) -> Strin
         ),
         (Mode::Write, Mode::Read) => format!(
             "{} let client {}'s reader script add it to r_{{{}}} while client {} held the write lock: \
-             w_{{{}}} with client {}'s token was gone there (it had expired or been lost while client {} \
-             still trusted its validity",
+             w_{{{}}} with client {}'s token was gone there (it had expired, been lost, or been deleted \
+             by a release that does not check the token, while client {} still trusted its validity",
             nodes(&shared, true),
             b.client,
             a.lock,
@@ -88,8 +104,8 @@ pub fn why(view: &RunView, a: &Hold, b: &Hold, faults: &[&FaultWindow]) -> Strin
         ),
         (Mode::Write, Mode::Write) => format!(
             "{} let client {}'s writer script set w_{{{}}} while client {} held the write lock: \
-             client {}'s w_{{{}}} was gone there (it had expired or been lost while client {} still \
-             trusted its validity",
+             client {}'s w_{{{}}} was gone there (it had expired, been lost, or been deleted by a \
+             release that does not check the token, while client {} still trusted its validity",
             nodes(&shared, true),
             b.client,
             a.lock,
