@@ -78,7 +78,8 @@ fn every_scenario_holds_its_verdict_on_every_one_of_five_seeds() {
 /// same scenario with the correct choice is safe, so the finding is the mistake's.
 #[test]
 fn each_client_mistake_is_caught_and_the_correct_choice_is_safe() {
-    let fixes: [(&str, fn(&mut Mistakes)); 3] = [
+    type Fix = fn(&mut Mistakes);
+    let fixes: [(&str, Fix); 3] = [
         ("release-del", |m| m.release = Release::Compare),
         ("extend-pexpire", |m| m.extend = Extend::Compare),
         ("token-per-client", |m| m.token = TokenScope::Random),
