@@ -79,7 +79,9 @@ pub enum TokenScope {
     #[default]
     Random,
     /// One token per client, reused by every acquisition (a client id as the lock
-    /// value): a late release of an earlier hold deletes the client's newer key.
+    /// value): a late release of an earlier hold deletes the client's newer key. A
+    /// release is late only if it can be overtaken by the client's next SET, which one
+    /// ordered connection per node never allows (`[network] fifo = false` allows it).
     PerClient,
 }
 

@@ -208,7 +208,7 @@ pub(super) enum Began {
     ExtendedLate,
 }
 
-pub(super) fn acquire_sentence(
+fn acquire_sentence(
     h: &Hold,
     began: Began,
     nodes: &[usize],

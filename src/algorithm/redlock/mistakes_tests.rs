@@ -1,36 +1,17 @@
 //! Step-by-step tests of the client mistakes (`algorithm::Mistakes`): which commands
 //! each variant sends, and what it believes afterwards.
 
-use super::tests::sends;
+use super::tests::{now, sends};
 use super::*;
-use crate::algorithm::{AlgorithmKind, Fanout, Mistakes, Release, TokenScope};
+use crate::algorithm::{Fanout, Mistakes, Release, TokenScope};
 use crate::command::Key;
-use crate::rng::Dist;
 
 fn config(mistakes: Mistakes) -> AlgorithmConfig {
     AlgorithmConfig {
-        kind: AlgorithmKind::Redlock,
-        ttl_ms: 1_000,
-        drift_factor: 0.01,
         retry_count: 0,
-        retry_delay: Dist::fixed(100_000),
-        fanout: Fanout::Parallel,
-        request_timeout_us: 50_000,
-        quorum: 3,
-        check_elapsed: true,
         max_extensions: 2,
-        extend_before_us: 300_000,
-        fencing: false,
-        fence_rounds: 2,
-        fair_after_us: 100_000,
         mistakes,
-    }
-}
-
-fn now(mono_us: u64) -> Now {
-    Now {
-        mono_us,
-        wall_us: mono_us,
+        ..super::tests::config(Fanout::Parallel)
     }
 }
 
