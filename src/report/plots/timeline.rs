@@ -217,7 +217,7 @@ impl<'a> Timeline<'a> {
     fn rows_hit(&self, fault: &Fault) -> Vec<usize> {
         let (nodes, clients) = targets(fault);
         let mut rows: Vec<usize> = nodes.into_iter().filter(|&n| n < self.view.nodes).collect();
-        if clients.len() < self.view.clients || nodes_of_link(fault).is_none() {
+        if clients.len() < self.view.clients || !is_link(fault) {
             rows.extend(
                 clients
                     .into_iter()
@@ -283,14 +283,12 @@ impl<'a> Timeline<'a> {
     }
 }
 
-/// The nodes of a link fault (partition, delay, loss), `None` for a process fault.
-fn nodes_of_link(fault: &Fault) -> Option<&[usize]> {
-    match fault {
-        Fault::Partition { nodes, .. } | Fault::Delay { nodes, .. } | Fault::Loss { nodes, .. } => {
-            Some(nodes)
-        }
-        _ => None,
-    }
+/// Whether a fault acts on client↔node links (partition, delay, loss).
+fn is_link(fault: &Fault) -> bool {
+    matches!(
+        fault,
+        Fault::Partition { .. } | Fault::Delay { .. } | Fault::Loss { .. }
+    )
 }
 
 /// Vertical spans inside a row, relative to its centre (rows are 1 apart).
