@@ -139,6 +139,13 @@ pub enum Cmd {
         token: Token,
         exp_at_ms: u64,
     },
+    /// `DEL key` on a string key: `Int(1)` if a live key was deleted, `Int(0)` otherwise.
+    /// The release of `release = "del"`, which does not look at whose key it is.
+    Del { key: Key },
+    /// `PEXPIRE key ttl` on a string key: `Int(1)` if a live key got the new ttl,
+    /// `Int(0)` otherwise. The extension of `extend = "pexpire"`, which does not look at
+    /// whose key it is.
+    PExpire { key: Key, ttl_ms: u64 },
     /// `ZREM key token`: a reader's release. `Int(1)` if removed, `Int(0)` otherwise.
     ZRem { key: Key, token: Token },
     /// Extension of a string lock (`src/scripts/extend.lua`): if `key` holds `token`,

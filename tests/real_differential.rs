@@ -2,8 +2,9 @@
 //! run against the simulated node (`sim::node::Node::exec`) and a real redis-server,
 //! must get the same replies. This keeps the simulator honest about Redis semantics.
 //!
-//! Covered: SET NX PX, the unlock, extend, read-write, read-extend and fence-raise
-//! scripts, ZREM and INCR (the fair-queue scripts are not generated yet). TTLs are long
+//! Covered: SET NX PX, plain DEL and PEXPIRE (the client-mistake variants), the unlock,
+//! extend, read-write, read-extend and fence-raise scripts, ZREM and INCR (the
+//! fair-queue scripts are not generated yet). TTLs are long
 //! (10 s and more) so that no key expires during a case on either side: the two clocks
 //! are not comparable, and expiry has its own unit tests in sim/node.rs.
 //! Needs redis-server (`apt-get install -y redis-server`); fails, saying so, without it.
@@ -36,6 +37,13 @@ fn cmd() -> impl Strategy<Value = Cmd> {
         (lock.clone(), token.clone()).prop_map(|(l, token)| Cmd::DelIfEq {
             key: Key::writer(l),
             token
+        }),
+        (lock.clone(), any::<bool>()).prop_map(|(l, w)| Cmd::Del {
+            key: if w { Key::writer(l) } else { Key::plain(l) }
+        }),
+        (lock.clone(), any::<bool>(), ttl.clone()).prop_map(|(l, w, ttl_ms)| Cmd::PExpire {
+            key: if w { Key::writer(l) } else { Key::plain(l) },
+            ttl_ms
         }),
         (lock.clone(), token.clone(), ttl.clone()).prop_map(|(l, token, ttl_ms)| Cmd::PExpireIfEq {
             key: Key::plain(l),

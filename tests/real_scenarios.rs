@@ -1,7 +1,7 @@
 //! Runs every real-Redis scenario in scenarios/real/ through the CLI and checks that its
 //! verdict is the one the file expects (exit status 0). One scenario per fault kind the
 //! real backend carries out: partition, crash and restart (with and without AOF), node
-//! pause, clock jump. Needs redis-server and libfaketime (`apt-get install -y
+//! pause, clock jump; and the plain-DEL release among the client mistakes. Needs redis-server and libfaketime (`apt-get install -y
 //! redis-server faketime`); without them the test fails and says so.
 
 use std::path::Path;
@@ -88,6 +88,11 @@ fn real_overlapping_crashes_restart_a_node_once_when_the_last_ends() {
 }
 
 #[test]
+fn real_plain_del_release_deletes_another_clients_lock() {
+    run_scenario("release-del");
+}
+
+#[test]
 fn every_real_scenario_file_has_a_test() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/real");
     let mut names: Vec<String> = std::fs::read_dir(dir)
@@ -109,6 +114,7 @@ fn every_real_scenario_file_has_a_test() {
         "node-pause",
         "overlapping-crashes",
         "partition",
+        "release-del",
     ];
     assert_eq!(
         names, tested,
@@ -183,6 +189,32 @@ fn loss_is_refused_on_the_real_backend() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(String::from_utf8_lossy(&out.stderr).contains("loss"));
+}
+
+#[test]
+fn unordered_links_are_refused_on_the_real_backend() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = dir.path().join("unordered.toml");
+    std::fs::write(
+        &file,
+        "duration = \"1s\"\nnodes = 1\n[algorithm]\nkind = \"single\"\n[network]\nfifo = false\n",
+    )
+    .expect("write");
+    let out = lockstorm()
+        .arg("scenario")
+        .arg(&file)
+        .args(["--backend", "redis", "--out"])
+        .arg(dir.path().join("out"))
+        .output()
+        .expect("run lockstorm");
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("fifo") && err.contains("simulator-only"), "{err}");
 }
 
 /// The simulator must agree with real Redis on every real scenario: the same verdict on

@@ -2,7 +2,10 @@
 //!
 //! Knobs exist so that known mistakes of real client libraries can be reproduced:
 //! a sequential fan-out, no drift allowance, a quorum below a majority, or skipping the
-//! elapsed-time check after acquisition.
+//! elapsed-time check after acquisition. The classic client mistakes of the lock's own
+//! commands (a release that does not check the token, an extension that does not check
+//! ownership, a token reused across acquisitions) are grouped in [`Mistakes`]; every one
+//! defaults to the correct choice.
 
 use crate::rng::Dist;
 use serde::{Deserialize, Serialize};
@@ -60,6 +63,58 @@ pub enum Fanout {
     Sequential,
 }
 
+/// How a holder releases a string lock (an exclusive lock or a writer's `w_{L}`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Release {
+    /// Delete the key only if it holds the caller's token (`src/scripts/unlock.lua`).
+    #[default]
+    Compare,
+    /// Plain `DEL`: deletes whoever's key is there (seed 002: "Using just DEL is not safe
+    /// as a client may remove the lock of another client"). It also serves the unlock
+    /// after a failed attempt, which then deletes the lock of the client that holds it.
+    Del,
+}
+
+/// How a holder extends a string lock.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Extend {
+    /// `PEXPIRE` only if the key holds the caller's token (`src/scripts/extend.lua`),
+    /// counted only if the round ends before the current validity does.
+    #[default]
+    Compare,
+    /// Plain `PEXPIRE`, as a heartbeat that refreshes a lock on a timer sends it: a quorum
+    /// of 1 replies is taken as proof that the lock is still the client's own (what the
+    /// compare script would make true), so the extension is judged like an acquisition
+    /// (quorum, validity left after the round) and not against the old deadline. PEXPIRE
+    /// answers 1 whenever the key exists, whoever holds it.
+    Pexpire,
+}
+
+/// Where lock tokens come from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TokenScope {
+    /// A new random token per acquisition attempt (seed 002: "unique across all clients
+    /// and all lock requests").
+    #[default]
+    Random,
+    /// One token per client, reused by every acquisition (a client id as the lock
+    /// value): a late release of an earlier hold deletes the client's newer key. A
+    /// release is late only if it can be overtaken by the client's next SET, which one
+    /// ordered connection per node never allows (`[network] fifo = false` allows it).
+    PerClient,
+}
+
+/// The classic client mistakes, each off (the correct choice) by default.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Mistakes {
+    pub release: Release,
+    pub extend: Extend,
+    pub token: TokenScope,
+}
+
 /// Resolved algorithm parameters.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct AlgorithmConfig {
@@ -92,6 +147,8 @@ pub struct AlgorithmConfig {
     pub fence_rounds: u8,
     /// The fair variant: an acquisition that has waited this long joins the queue.
     pub fair_after_us: u64,
+    /// Client mistakes to reproduce; all off by default.
+    pub mistakes: Mistakes,
 }
 
 impl AlgorithmConfig {

@@ -29,7 +29,7 @@ mod redlock;
 mod round;
 mod rw;
 
-pub use config::{AlgorithmConfig, AlgorithmKind, Fanout};
+pub use config::{AlgorithmConfig, AlgorithmKind, Extend, Fanout, Mistakes, Release, TokenScope};
 pub use redlock::Redlock;
 
 use crate::command::{Cmd, LockId, NodeId, Reply, Token};

@@ -22,6 +22,10 @@
 //! `max_extensions` extensions per hold, so a holder cannot keep a lock forever (seed
 //! 002: an unbounded number would violate liveness); the client enforces the bound.
 //!
+//! The client mistakes of [`super::Mistakes`] are reproduced here: a plain `DEL`
+//! release (also for the unlock after a failed attempt), a plain `PEXPIRE` extension
+//! that trusts its replies, and one token per client instead of one per attempt.
+//!
 //! Call order: `acquire` → (`on_reply` | `on_timer`)* → `Acquired` | `NotAcquired`;
 //! then, while holding, `extend` → (`on_reply` | `on_timer`)* → `Extended` |
 //! `NotExtended`, any number of times up to the bound; then `release` → `Released`.
@@ -30,7 +34,7 @@ use super::fair;
 use super::fencing;
 use super::round::{Net, Progress, Round};
 use super::rw;
-use super::{AlgorithmConfig, LockAlgorithm, Mode, NodeSet, Now, Output, ReqId, TimerId};
+use super::{AlgorithmConfig, Extend, LockAlgorithm, Mode, NodeSet, Now, Output, ReqId, TimerId, TokenScope};
 use crate::command::{Cmd, FairArgs, LockId, Reply, Ticket, Token};
 use crate::rng::Rng;
 use rand::RngCore;
@@ -41,6 +45,9 @@ pub struct Redlock {
     rng: Rng,
     /// Whether lock commands go through the fair queue ([`super::fair`]).
     fair: bool,
+    /// The one token of every acquisition with `token = "per_client"`; drawn only then,
+    /// so the default draws the same random stream as ever.
+    client_token: Option<Token>,
     state: State,
 }
 
@@ -90,16 +97,27 @@ enum State {
 }
 
 impl Redlock {
-    pub fn new(config: AlgorithmConfig, nodes: usize, rng: Rng) -> Self {
+    pub fn new(config: AlgorithmConfig, nodes: usize, mut rng: Rng) -> Self {
         assert!((1..=64).contains(&nodes), "Redlock supports 1 to 64 nodes");
         let fair = config.kind == super::AlgorithmKind::FairRwRedlock;
+        let client_token = (config.mistakes.token == TokenScope::PerClient).then(|| Token(rng.next_u64()));
         Redlock {
             config,
             net: Net::new(nodes),
             rng,
             fair,
+            client_token,
             state: State::Idle,
         }
+    }
+
+    /// A fresh token for an attempt, or the client's one token.
+    fn next_token(&mut self) -> Token {
+        self.client_token.unwrap_or_else(|| Token(self.rng.next_u64()))
+    }
+
+    fn unlock_cmd(&self, mode: Mode, lock: LockId, token: Token) -> Cmd {
+        rw::unlock_cmd(mode, lock, token, self.config.mistakes.release)
     }
 
     fn start_round(&mut self, now: Now, cmd: Cmd, out: &mut Vec<Output>) -> Round {
@@ -109,7 +127,7 @@ impl Redlock {
 
     fn start_attempt(&mut self, now: Now, mut acq: Acq, out: &mut Vec<Output>) {
         acq.number += 1;
-        acq.token = Token(self.rng.next_u64());
+        acq.token = self.next_token();
         let now_ms = now.wall_us / 1_000;
         let ttl_ms = self.config.ttl_ms;
         let cmd = if self.fair {
@@ -217,8 +235,8 @@ impl Redlock {
     /// Step 5: unlock everywhere, then retry or give up. A fair attempt that was only
     /// waiting its turn does not count against `retry_count`.
     fn fail_attempt(&mut self, now: Now, mut acq: Acq, unknown: bool, waiting: bool, out: &mut Vec<Output>) {
-        self.net
-            .send_all(rw::unlock_cmd(acq.mode, acq.lock, acq.token), out);
+        let unlock = self.unlock_cmd(acq.mode, acq.lock, acq.token);
+        self.net.send_all(unlock, out);
         if !waiting {
             acq.counted += 1;
         }
@@ -246,7 +264,10 @@ impl Redlock {
     }
 
     fn extend_done(&mut self, now: Now, mut held: Held, round: Round, out: &mut Vec<Output>) {
-        let in_time = now.mono_us < held.valid_until_mono_us;
+        // A plain-PEXPIRE extension trusts its replies as proof of ownership (see
+        // `Extend::Pexpire`); the compare script's extension must also end in time.
+        let trusts_replies = self.config.mistakes.extend == Extend::Pexpire && held.mode != Mode::Read;
+        let in_time = trusts_replies || now.mono_us < held.valid_until_mono_us;
         match self.validity(now, round.t1_mono_us) {
             Some(v) if in_time && round.acked.len() >= self.config.quorum => {
                 held.valid_until_mono_us = v;
@@ -287,8 +308,8 @@ impl LockAlgorithm for Redlock {
 
     fn release(&mut self, _now: Now, out: &mut Vec<Output>) {
         if let State::Holding(held) = std::mem::replace(&mut self.state, State::Idle) {
-            self.net
-                .send_all(rw::unlock_cmd(held.mode, held.lock, held.token), out);
+            let unlock = self.unlock_cmd(held.mode, held.lock, held.token);
+            self.net.send_all(unlock, out);
             out.push(Output::Released { token: held.token });
         } else {
             debug_assert!(false, "release while not holding");
@@ -304,6 +325,7 @@ impl LockAlgorithm for Redlock {
                     held.token,
                     now.wall_us / 1_000,
                     self.config.ttl_ms,
+                    self.config.mistakes.extend,
                 );
                 let round = self.start_round(now, cmd, out);
                 self.state = State::Extending(held, round);
@@ -367,3 +389,6 @@ mod tests;
 
 #[cfg(test)]
 mod rw_tests;
+
+#[cfg(test)]
+mod mistakes_tests;

@@ -18,8 +18,13 @@
 //! wall clock runs ahead drops live readers.
 //!
 //! A grant is `OK` (for `SET NX`) or `Int(1)` (for the scripts); anything else is a refusal.
+//!
+//! The client mistakes of [`super::Mistakes`] change the string-key commands only:
+//! `release = "del"` sends plain `DEL L` / `DEL w_{L}`, `extend = "pexpire"` plain
+//! `PEXPIRE`. A reader's commands name its own token by nature (it is the member of
+//! `r_{L}`), so they stay as they are.
 
-use super::Mode;
+use super::{Extend, Mode, Release};
 use crate::command::{rw_reply, Cmd, Key, LockId, Reply, Token};
 
 /// The lock command of one attempt, `now_ms` being the client's wall clock in ms.
@@ -44,18 +49,21 @@ pub(super) fn lock_cmd(mode: Mode, lock: LockId, token: Token, now_ms: u64, ttl_
     }
 }
 
-/// The release (and unlock-on-failure) command.
-pub(super) fn unlock_cmd(mode: Mode, lock: LockId, token: Token) -> Cmd {
+/// The string key of an exclusive or write lock; `None` for a reader.
+fn string_key(mode: Mode, lock: LockId) -> Option<Key> {
     match mode {
-        Mode::Exclusive => Cmd::DelIfEq {
-            key: Key::plain(lock),
-            token,
-        },
-        Mode::Write => Cmd::DelIfEq {
-            key: Key::writer(lock),
-            token,
-        },
-        Mode::Read => Cmd::ZRem {
+        Mode::Exclusive => Some(Key::plain(lock)),
+        Mode::Write => Some(Key::writer(lock)),
+        Mode::Read => None,
+    }
+}
+
+/// The release (and unlock-on-failure) command.
+pub(super) fn unlock_cmd(mode: Mode, lock: LockId, token: Token, release: Release) -> Cmd {
+    match (string_key(mode, lock), release) {
+        (Some(key), Release::Compare) => Cmd::DelIfEq { key, token },
+        (Some(key), Release::Del) => Cmd::Del { key },
+        (None, _) => Cmd::ZRem {
             key: Key::readers(lock),
             token,
         },
@@ -64,19 +72,18 @@ pub(super) fn unlock_cmd(mode: Mode, lock: LockId, token: Token) -> Cmd {
 
 /// The extension command: the key lives `ttl_ms` more from the node's (or, for a reader,
 /// the client's) `now`.
-pub(super) fn extend_cmd(mode: Mode, lock: LockId, token: Token, now_ms: u64, ttl_ms: u64) -> Cmd {
-    match mode {
-        Mode::Exclusive => Cmd::PExpireIfEq {
-            key: Key::plain(lock),
-            token,
-            ttl_ms,
-        },
-        Mode::Write => Cmd::PExpireIfEq {
-            key: Key::writer(lock),
-            token,
-            ttl_ms,
-        },
-        Mode::Read => Cmd::ExtendRead {
+pub(super) fn extend_cmd(
+    mode: Mode,
+    lock: LockId,
+    token: Token,
+    now_ms: u64,
+    ttl_ms: u64,
+    extend: Extend,
+) -> Cmd {
+    match (string_key(mode, lock), extend) {
+        (Some(key), Extend::Compare) => Cmd::PExpireIfEq { key, token, ttl_ms },
+        (Some(key), Extend::Pexpire) => Cmd::PExpire { key, ttl_ms },
+        (None, _) => Cmd::ExtendRead {
             lock,
             token,
             now_ms,

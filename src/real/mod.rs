@@ -50,6 +50,8 @@ pub enum RealError {
         addr: String,
         message: String,
     },
+    #[error("{0}: simulator-only")]
+    SimOnly(String),
     #[error("fault {id} ({kind}) cannot run on the real backend: {why}")]
     Unsupported { id: usize, kind: String, why: String },
     /// A worker could not be started or greeted.

@@ -1,9 +1,10 @@
 //! How the algorithms' [`Cmd`]s go over the wire to a real Redis, and how replies come back.
 //!
-//! Plain commands are sent as they are (`SET k token NX PX ttl`); every script is one of
-//! the Lua files in `src/scripts/`, loaded with `SCRIPT LOAD` when a node starts or
-//! restarts and run with `EVALSHA`. The match on [`Cmd`] has no wildcard on purpose: a new
-//! command does not compile until it is mapped here.
+//! Plain commands are sent as they are (`SET k token NX PX ttl`, `DEL`, `PEXPIRE`,
+//! `ZREM`, `INCR`); every script is one of the Lua files in `src/scripts/`, loaded with
+//! `SCRIPT LOAD` when a node starts or restarts and run with `EVALSHA`. The match on
+//! [`Cmd`] has no wildcard on purpose: a new command does not compile until it is
+//! mapped here.
 
 use crate::command::{Cmd, FairArgs, Key, KeyKind, LockId, Reply};
 
@@ -119,6 +120,16 @@ pub fn to_redis(cmd: &Cmd) -> redis::Cmd {
             &rw_keys(lock),
             &[token.to_string(), exp_at_ms.to_string()],
         ),
+        Cmd::Del { key } => {
+            let mut c = redis::cmd("DEL");
+            c.arg(key.to_string());
+            c
+        }
+        Cmd::PExpire { key, ttl_ms } => {
+            let mut c = redis::cmd("PEXPIRE");
+            c.arg(key.to_string()).arg(ttl_ms);
+            c
+        }
         Cmd::ZRem { key, token } => {
             let mut c = redis::cmd("ZREM");
             c.arg(key.to_string()).arg(token.to_string());

@@ -34,7 +34,8 @@ pub struct Case {
     pub availability: f64,
     pub latency_p99_us: u64,
     pub story: Option<Story>,
-    /// The timeline to show: around the first violation, else the overview.
+    /// The timeline to show: the report's first plot (around the first violation, else the
+    /// first stale write, else the first fault), or the overview.
     pub timeline: String,
     pub rerun: String,
 }

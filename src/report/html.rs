@@ -1,7 +1,9 @@
 //! index.html: the page a person reads. Self-contained: inline CSS, no script, no
 //! network; the plots are the PNG files next to it (relative links), with their SVG
 //! twins linked. Everything shown comes from summary.json (the verdict over all seeds)
-//! and the reported seed's history with its findings.
+//! and the reported seed's history with its findings: the violations with their
+//! stories, the stale writes to the guarded resource in their own table with theirs,
+//! the liveness findings and the faults.
 
 use super::narrative::{fault_sentence, secs, span, Story};
 use super::view::{Outcome, RunView};
@@ -56,6 +58,7 @@ pub fn page(
     view: &RunView,
     plots: &[PlotInfo],
     stories: &[Story],
+    stale: &[Story],
     has_history: bool,
 ) -> String {
     let f = view.findings;
@@ -107,6 +110,14 @@ pub fn page(
         }
     );
 
+    if !f.resource_violations.is_empty() {
+        let _ = writeln!(
+            h,
+            "<p class=\"verdict unsafe\">Guarded resource: {} stale write(s) accepted (seed {}) — see <a href=\"#stale-writes\">Stale writes</a></p>",
+            f.resource_violations.len(),
+            esc(&text(summary, "reported_seed"))
+        );
+    }
     facts(&mut h, summary, view);
     seeds_table(&mut h, seeds, summary["reported_seed"].as_u64());
     mode_table(&mut h, view);
@@ -121,6 +132,7 @@ pub fn page(
         );
     }
     violations(&mut h, view, stories);
+    stale_writes(&mut h, view, stale);
     liveness(&mut h, f);
     faults(&mut h, view);
 
@@ -130,7 +142,7 @@ pub fn page(
     } else {
         h.push_str("<li>history.jsonl is not kept here (too large); the rerun command above writes it again, byte for byte</li>");
     }
-    h.push_str("<li><a href=\"narrative.md\">narrative.md</a>: the story of each violation</li></ul>\n</body></html>\n");
+    h.push_str("<li><a href=\"narrative.md\">narrative.md</a>: the story of each violation and stale write</li></ul>\n</body></html>\n");
     h
 }
 
@@ -165,12 +177,6 @@ fn facts(h: &mut String, summary: &Value, view: &RunView) {
             view.faults.len()
         )),
     );
-    if let Some(ops) = summary["sim_lock_ops_per_sec"].as_f64() {
-        row(
-            "simulator speed",
-            esc(&format!("{ops:.0} lock operations per wall second")),
-        );
-    }
     h.push_str("</table>\n");
 }
 
@@ -275,30 +281,114 @@ fn violations(h: &mut String, view: &RunView, stories: &[Story]) {
     for (i, (v, s)) in vs.iter().zip(stories).take(STORIES_ON_PAGE).enumerate() {
         let _ = write!(
             h,
-            "<h3>Violation {}: clients {} and {} on {} for {}</h3><ol class=steps>",
+            "<h3>Violation {}: clients {} and {} on {} for {}</h3>",
             i + 1,
             v.first.client,
             v.second.client,
             esc(&v.lock),
             span(v.overlap_us())
         );
-        for step in &s.steps {
-            let _ = write!(h, "<li><b>t={}</b> {}</li>", secs(step.t_us), esc(&step.text));
-        }
-        let _ = writeln!(
-            h,
-            "<li>{}</li></ol><p class=why>{} (history lines {}–{}.)</p>",
-            esc(&s.overlap),
-            esc(&s.why),
-            s.first_line,
-            s.last_line
-        );
+        story(h, s);
     }
     if vs.len() > STORIES_ON_PAGE {
         let _ = writeln!(
             h,
             "<p>{} more violations: see <a href=\"narrative.md\">narrative.md</a> and summary.json.</p>",
             vs.len() - STORIES_ON_PAGE
+        );
+    }
+}
+
+/// One story as an ordered list of its steps, then the closing line and the why.
+fn story(h: &mut String, s: &Story) {
+    h.push_str("<ol class=steps>");
+    for step in &s.steps {
+        let _ = write!(h, "<li><b>t={}</b> {}</li>", secs(step.t_us), esc(&step.text));
+    }
+    let _ = writeln!(
+        h,
+        "<li>{}</li></ol><p class=why>{} (history lines {}–{}.)</p>",
+        esc(&s.overlap),
+        esc(&s.why),
+        s.first_line,
+        s.last_line
+    );
+}
+
+/// The guarded resource: every stale write it accepted (a table, then the first stories),
+/// the fencing tokens that did not grow, and how many writes fencing rejected.
+fn stale_writes(h: &mut String, view: &RunView, stories: &[Story]) {
+    let f = view.findings;
+    if f.resource.writes == 0 && f.resource_violations.is_empty() {
+        return;
+    }
+    let rvs = &f.resource_violations;
+    let _ = writeln!(
+        h,
+        "<h2 id=\"stale-writes\">Stale writes ({})</h2><p>The guarded resource judged {} writes: {} accepted, {} rejected for a stale fencing token. A stale write is one it accepted from a client whose hold had ended, while another client held the lock: the lock may be safe and the data it guards not.</p>",
+        rvs.len(),
+        f.resource.writes,
+        f.resource.accepted,
+        f.resource.rejected
+    );
+    if !rvs.is_empty() {
+        h.push_str("<table><tr><th>write at</th><th>writer</th><th>lock</th><th>fencing token</th><th>writer's hold ended</th><th>holder then</th><th>its hold</th><th>its token</th></tr>");
+        for rv in rvs.iter().take(FAULT_ROWS) {
+            let fence = |f: Option<u64>| f.map_or("none".to_string(), |f| f.to_string());
+            let _ = write!(
+                h,
+                "<tr><td class=n>{}</td><td>client {}</td><td>{}</td><td class=n>{}</td><td class=n>{}</td><td>client {}</td><td>{} – {}</td><td class=n>{}</td></tr>",
+                secs(rv.write_us),
+                rv.client,
+                esc(&rv.lock),
+                fence(rv.fence),
+                rv.hold_end_us.map_or("no such hold".into(), secs),
+                rv.holder.client,
+                secs(rv.holder.start_us),
+                secs(rv.holder.end_us),
+                fence(rv.holder.fence)
+            );
+        }
+        h.push_str("</table>");
+        if rvs.len() > FAULT_ROWS {
+            let _ = write!(h, "<p>{} more in summary.json.</p>", rvs.len() - FAULT_ROWS);
+        }
+        for (i, (rv, s)) in rvs.iter().zip(stories).take(STORIES_ON_PAGE).enumerate() {
+            let _ = write!(
+                h,
+                "<h3>Stale write {}: client {} on {} while client {} holds it</h3>",
+                i + 1,
+                rv.client,
+                esc(&rv.lock),
+                rv.holder.client
+            );
+            story(h, s);
+        }
+    }
+    let regressions = &f.fence_regressions;
+    if !regressions.is_empty() {
+        let _ = write!(
+            h,
+            "<h3>Fencing tokens that did not grow ({})</h3><p>A hold that started after another had ended got a token not above that hold's: the earlier holder's late writes would get through.</p><table><tr><th>lock</th><th>earlier hold</th><th>its token</th><th>later hold</th><th>its token</th></tr>",
+            regressions.len()
+        );
+        for r in regressions.iter().take(FAULT_ROWS) {
+            let _ = write!(
+                h,
+                "<tr><td>{}</td><td>client {}, {} – {}</td><td class=n>{}</td><td>client {}, from {}</td><td class=n>{}</td></tr>",
+                esc(&r.lock),
+                r.earlier.client,
+                secs(r.earlier.start_us),
+                secs(r.earlier.end_us),
+                r.earlier.fence.unwrap_or(0),
+                r.later.client,
+                secs(r.later.start_us),
+                r.later.fence.unwrap_or(0)
+            );
+        }
+        h.push_str(
+            "</table>
+",
         );
     }
 }

@@ -6,18 +6,23 @@
 //! rendered from the reported seed's history and its findings ([`render`]), which is
 //! also how `lockstorm report DIR` redraws a folder from its history.jsonl
 //! ([`rerender`]). [`view`] gathers what is shown, [`plots`] draws it, [`narrative`]
-//! tells each violation, [`html`] puts it on one page; [`analysis`] writes the index of
-//! reports/analysis/; [`sweep`] a sweep's CSV and phase diagrams. Wall-clock figures go
-//! to timing.json ([`timing`]), so that summary.json depends only on the seeds run.
+//! tells each violation ([`causes`]: which faults, [`why`]: in the lock's own terms) and
+//! [`stale`] each stale write, [`html`] puts it on one page; [`analysis`] writes the index
+//! of reports/analysis/; [`matrix`] the library matrix; [`sweep`] a sweep's CSV and phase
+//! diagrams. Wall-clock figures go to timing.json ([`timing`]), so that summary.json
+//! depends only on the seeds run.
 
 pub mod analysis;
+pub mod causes;
 pub mod html;
 pub mod matrix;
 pub mod narrative;
 pub mod plots;
+pub mod stale;
 pub mod sweep;
 pub mod timing;
 pub mod view;
+pub mod why;
 
 use crate::checker::{
     self, Findings, LivenessFinding, Malformed, ResourceStats, ResourceViolation, Stats, Violation,
@@ -251,7 +256,7 @@ pub fn render(
             "timeline-violation",
             "Holder timeline around the first violation",
             format!(
-                "The first violation: clients {} and {} both hold {} (outlined in red) from t={} to t={}. Rows: nodes, then clients; bars are holds (colour = mode), orange = a fault hitting that row, red band = two holders.",
+                "The first violation: clients {} and {} both hold {} (outlined in red) from t={} to t={}. Rows: nodes, then clients; bars are holds (colour = mode); thin lanes under them are faults hitting that row, one lane and colour per kind; a clock jump is a mark on the row whose clock jumped; red band = two holders.",
                 v.first.client,
                 v.second.client,
                 v.lock,
@@ -260,13 +265,28 @@ pub fn render(
             ),
         )?;
     }
-    if let (None, Some(w)) = (view.violations().first(), view.faults.first()) {
+    if let Some(rv) = view.findings.resource_violations.first() {
+        add(
+            &|d, s| save(&Timeline::around_write(&view, rv), d, s),
+            "timeline-stale-write",
+            "Holder timeline around the first stale write",
+            format!(
+                "The first stale write: client {} writes to {} at t={} (red cross) after its hold ended, while client {} holds the lock. Rows: nodes, then clients; bars are holds, lanes under them are faults by kind.",
+                rv.client,
+                rv.lock,
+                narrative::secs(rv.write_us),
+                rv.holder.client
+            ),
+        )?;
+    }
+    let findings_shown = !view.violations().is_empty() || !view.findings.resource_violations.is_empty();
+    if let (false, Some(w)) = (findings_shown, view.faults.first()) {
         add(
             &|d, s| save(&Timeline::around_fault(&view, w), d, s),
             "timeline-fault",
             "Holder timeline around the first fault",
             format!(
-                "No violation. The first fault, #{} from t={}: {}. Rows: nodes, then clients; bars are holds (colour = mode), orange = the fault on the rows it hits.",
+                "No violation. The first fault, #{} from t={}: {}. Rows: nodes, then clients; bars are holds (colour = mode), lanes under them are faults by kind on the rows they hit.",
                 w.id,
                 narrative::secs(w.start_us),
                 narrative::fault_sentence(&w.fault, view.clients)
@@ -277,7 +297,7 @@ pub fn render(
         &|d, s| save(&Timeline::overview(&view), d, s),
         "timeline",
         "Holder timeline, whole run",
-        "The whole run. Holds closer than a pixel are merged into one bar; red bands are violation windows, orange shading marks faults on the nodes and clients they hit, the black line is the heal.".into(),
+        "The whole run. Holds closer than a pixel are merged into one bar; red bands are violation windows; each row has a lane per fault kind, coloured by kind, shaded where that kind of fault hit that node or client; clock jumps are marks; red crosses are stale writes; the black line is the heal.".into(),
     )?;
     let modes = view.modes();
     add(
@@ -321,13 +341,66 @@ pub fn render(
         .take(STORIES_IN_FULL)
         .map(|v| narrative::explain(&view, v))
         .collect();
-    let md = narrative_markdown(summary, &view, &stories);
+    let stale: Vec<narrative::Story> = view
+        .findings
+        .resource_violations
+        .iter()
+        .take(STORIES_IN_FULL)
+        .map(|rv| stale::explain(&view, rv))
+        .collect();
+    let mut md = narrative_markdown(summary, &view, &stories);
+    stale_markdown(&mut md, &view, &stale);
     let path = dir.join("narrative.md");
     std::fs::write(&path, md).map_err(io_err(&path))?;
-    let page = html::page(summary, &view, &plots, &stories, has_history);
+    let page = html::page(summary, &view, &plots, &stories, &stale, has_history);
     let path = dir.join("index.html");
     std::fs::write(&path, page).map_err(io_err(&path))?;
     Ok(Rendered { plots, stories })
+}
+
+/// The stale writes' section of narrative.md, after the violations.
+fn stale_markdown(md: &mut String, view: &view::RunView, stories: &[narrative::Story]) {
+    use std::fmt::Write as _;
+    let all = &view.findings.resource_violations;
+    if all.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        md,
+        "# Stale writes ({})
+
+The guarded resource accepted a write from a client whose hold had ended, while another client held the lock.
+",
+        all.len()
+    );
+    for (i, s) in stories.iter().enumerate() {
+        let _ = writeln!(
+            md,
+            "## Stale write {}
+
+{}",
+            i + 1,
+            s.markdown()
+        );
+    }
+    if all.len() > stories.len() {
+        let _ = writeln!(
+            md,
+            "## {} more stale writes
+",
+            all.len() - stories.len()
+        );
+        for rv in &all[stories.len()..] {
+            let _ = writeln!(
+                md,
+                "- client {} wrote to {} at t={} while client {} held it",
+                rv.client,
+                rv.lock,
+                narrative::secs(rv.write_us),
+                rv.holder.client
+            );
+        }
+    }
 }
 
 fn narrative_markdown(
@@ -367,3 +440,6 @@ fn narrative_markdown(
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod finding_tests;

@@ -2,12 +2,16 @@
 //! step by step in plain words, in the manner of Kleppmann's analysis of Redlock.
 //!
 //! A story starts when the first holder asks for the lock and ends when the overlap
-//! ends. Its steps are the first holder's acquisition, every fault the checker found
-//! active around the violation (its start, and its end if the overlap outlived it), the
-//! second holder's acquisition with what the two quorums have in common, and the
-//! overlap. Each fault kind has its own sentence ([`fault_sentence`]).
+//! ends. Its steps are the first holder's acquisition, every fault linked to the
+//! violation (one that acted on the two holders or their nodes inside that window, a
+//! clock jump included: [`super::causes`]) with its start and, if inside, its end, the
+//! second holder's acquisition, and the overlap; then why, in the lock's own terms
+//! ([`super::why`]). Each fault kind has its own sentence ([`fault_sentence`]). Stale
+//! writes to the guarded resource get stories of the same shape ([`super::stale`]).
 
+use super::causes::{self, Parties};
 use super::view::{targets, FaultWindow, RunView};
+use super::why;
 use crate::checker::{Hold, HoldEnd, Violation};
 use crate::fault::{CutDirection, Fault, PausePoint};
 use crate::history::{Event, OpKind};
@@ -78,11 +82,11 @@ pub fn span(us: u64) -> String {
     }
 }
 
-fn list(items: &[usize]) -> String {
+pub(super) fn list(items: &[usize]) -> String {
     items.iter().map(usize::to_string).collect::<Vec<_>>().join(",")
 }
 
-fn plural(word: &str, n: usize) -> String {
+pub(super) fn plural(word: &str, n: usize) -> String {
     if n == 1 {
         word.to_string()
     } else {
@@ -196,8 +200,18 @@ pub fn fault_end_sentence(fault: &Fault, id: usize) -> Option<String> {
     }
 }
 
+/// How a hold began: an acquisition, or an extension that succeeded after the client's
+/// earlier hold had run out (the checker starts a new hold there).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Began {
+    Acquired,
+    ExtendedLate,
+}
+
 fn acquire_sentence(
     h: &Hold,
+    began: Began,
+    nodes: &[usize],
     attempts: Option<u32>,
     valid_until_us: Option<u64>,
     asked_us: Option<u64>,
@@ -208,13 +222,20 @@ fn acquire_sentence(
     } else {
         format!(" for {mode}")
     };
+    let verb = match began {
+        Began::Acquired => "acquires",
+        Began::ExtendedLate => "extends",
+    };
     let mut s = format!(
-        "client {} acquires {}{how} on {} {}",
+        "client {} {verb} {}{how} on {} {}",
         h.client,
         h.lock,
-        plural("node", h.nodes.len()),
-        list(&h.nodes)
+        plural("node", nodes.len()),
+        list(nodes)
     );
+    if began == Began::ExtendedLate {
+        s.push_str(" after its validity had run out, and holds the lock anew");
+    }
     let mut notes = Vec::new();
     if let Some(t) = asked_us {
         notes.push(format!("asked at t={}", secs(t)));
@@ -235,20 +256,30 @@ fn acquire_sentence(
     s
 }
 
-/// The `ok` event of a hold (its line is 1-based) and the line of the invoke before it.
-fn acquire_lines<'a>(history: &'a [Event], h: &Hold) -> (Option<&'a crate::history::Op>, usize) {
+/// The `ok` event that began a hold (its line is 1-based: an acquire, or a late
+/// extension) and the line of the invoke before it.
+pub(super) fn acquire_lines<'a>(history: &'a [Event], h: &Hold) -> (Option<&'a crate::history::Op>, usize) {
     let ok = history.get(h.ok_line.wrapping_sub(1)).and_then(|e| match e {
         Event::Ok(op) => Some(op),
         _ => None,
     });
+    let kind = ok.map_or(OpKind::Acquire, |o| o.op);
     let invoke = history[..h.ok_line.saturating_sub(1).min(history.len())]
         .iter()
-        .rposition(|e| matches!(e, Event::Invoke(op) if op.client == h.client && op.op == OpKind::Acquire))
+        .rposition(|e| matches!(e, Event::Invoke(op) if op.client == h.client && op.op == kind))
         .map_or(h.ok_line, |i| i + 1);
     (ok, invoke)
 }
 
-fn end_sentence(h: &Hold) -> String {
+/// Whether a hold began with a late extension.
+pub(super) fn began(view: &RunView, h: &Hold) -> Began {
+    match acquire_lines(view.history, h).0 {
+        Some(op) if op.op == OpKind::Extend => Began::ExtendedLate,
+        _ => Began::Acquired,
+    }
+}
+
+pub(super) fn end_sentence(h: &Hold) -> String {
     match h.ended_by {
         HoldEnd::Release => format!("client {} releases", h.client),
         HoldEnd::Validity => format!("client {}'s validity runs out", h.client),
@@ -256,84 +287,120 @@ fn end_sentence(h: &Hold) -> String {
     }
 }
 
-/// Explains one violation.
-pub fn explain(view: &RunView, v: &Violation) -> Story {
-    let (a, b) = (&v.first, &v.second);
-    let (a_ok, a_invoke) = acquire_lines(view.history, a);
-    let (b_ok, b_invoke) = acquire_lines(view.history, b);
-    let invoke_us = |line: usize| view.history.get(line.wrapping_sub(1)).map(Event::t_us);
-    let (a_asked, b_asked) = (invoke_us(a_invoke), invoke_us(b_invoke));
-    let mut first_line = a_invoke;
-    let last_line = b.ok_line.max(a.ok_line);
+/// The steps of the faults linked to a finding: each start (marked "already under way"
+/// if before `from_us`) and each end inside the window, with the first history line
+/// they draw on and the times at which something happened.
+pub(super) struct FaultSteps {
+    pub steps: Vec<Step>,
+    /// Steps told after an acquisition at the same time: a pause that starts right
+    /// after the client acquires.
+    pub after: Vec<Step>,
+    pub first_line: usize,
+    pub times: Vec<u64>,
+}
 
-    // The faults the checker relates to the violation, and any fault that started or
-    // ended from the moment the first holder asked (a crash while its SET was on its
-    // way explains as much as one during the hold).
-    let from_us = a_asked.unwrap_or(a.start_us).min(a.start_us);
-    let faults: Vec<&FaultWindow> = view
-        .faults
-        .iter()
-        .filter(|w| w.start_us < v.overlap_end_us)
-        .filter(|w| v.faults.contains(&w.id) || w.end_us.is_none_or(|e| e >= from_us))
-        .collect();
-    let mut steps = Vec::new();
-    let mut fault_times = Vec::new();
-    for w in &faults {
-        let since = if w.start_us < from_us {
-            " (already under way)"
-        } else {
-            ""
+pub(super) fn fault_steps(view: &RunView, faults: &[&FaultWindow], from_us: u64, to_us: u64) -> FaultSteps {
+    let mut out = FaultSteps {
+        steps: Vec::new(),
+        after: Vec::new(),
+        first_line: usize::MAX,
+        times: Vec::new(),
+    };
+    for w in faults {
+        let since = match (w.start_us < from_us, &w.fault) {
+            (false, _) => "",
+            (true, Fault::ClockJump { .. }) => " (earlier; the clock stays where it jumped)",
+            (true, _) => " (already under way)",
         };
-        steps.push(Step {
+        let start = Step {
             t_us: w.start_us,
             text: format!(
                 "{}{since} [fault #{}]",
                 fault_sentence(&w.fault, view.clients),
                 w.id
             ),
-        });
-        fault_times.push(w.start_us);
-        first_line = first_line.min(w.line);
-        let ended = w.end_us.filter(|&e| e < v.overlap_end_us && e >= from_us);
+        };
+        let after_acquire = matches!(
+            w.fault,
+            Fault::Pause {
+                point: Some(PausePoint::AfterAcquire),
+                ..
+            }
+        );
+        if after_acquire {
+            out.after.push(start);
+        } else {
+            out.steps.push(start);
+        }
+        out.times.push(w.start_us);
+        out.first_line = out.first_line.min(w.line);
+        let ended = w.end_us.filter(|&e| e < to_us && e >= from_us);
         if let (Some(end), Some(text)) = (ended, fault_end_sentence(&w.fault, w.id)) {
             // Faults are sets: the end of one leaves the process under the others.
             let text = match still_under(&view.faults, w, end) {
                 Some(other) => format!("fault #{} ends, but fault #{other} still holds its target", w.id),
                 None => text,
             };
-            steps.push(Step { t_us: end, text });
-            fault_times.push(end);
+            out.steps.push(Step { t_us: end, text });
+            out.times.push(end);
         }
     }
-    // Say when a holder asked if something happened meanwhile or the asking took long.
-    let asked = |h: &Hold, at: Option<u64>, valid_until: Option<u64>| {
-        at.filter(|&t| {
-            let validity = valid_until.unwrap_or(h.start_us).saturating_sub(h.start_us);
-            fault_times.iter().any(|&f| f >= t && f < h.start_us) || (h.start_us - t) * 10 > validity
-        })
+    out
+}
+
+/// A hold's acquisition as a step: when it was asked for is told if a fault struck
+/// meanwhile or the asking took more than a tenth of the validity.
+pub(super) fn acquire_step(view: &RunView, h: &Hold, fault_times: &[u64]) -> (Step, Option<u64>, usize) {
+    let (ok, invoke_line) = acquire_lines(view.history, h);
+    let asked_us = view.history.get(invoke_line.wrapping_sub(1)).map(Event::t_us);
+    let valid_until = ok.and_then(|o| o.valid_until_us);
+    let told = asked_us.filter(|&t| {
+        let validity = valid_until.unwrap_or(h.start_us).saturating_sub(h.start_us);
+        fault_times.iter().any(|&f| f >= t && f < h.start_us) || (h.start_us - t) * 10 > validity
+    });
+    let began = began(view, h);
+    let nodes = ok.and_then(|o| o.nodes.as_deref()).unwrap_or(&h.nodes);
+    let step = Step {
+        t_us: h.start_us,
+        text: acquire_sentence(h, began, nodes, ok.and_then(|o| o.attempts), valid_until, told),
     };
-    let a_until = a_ok.and_then(|o| o.valid_until_us);
-    let b_until = b_ok.and_then(|o| o.valid_until_us);
-    steps.push(Step {
-        t_us: a.start_us,
-        text: acquire_sentence(
-            a,
-            a_ok.and_then(|o| o.attempts),
-            a_until,
-            asked(a, a_asked, a_until),
-        ),
-    });
-    steps.push(Step {
-        t_us: b.start_us,
-        text: acquire_sentence(
-            b,
-            b_ok.and_then(|o| o.attempts),
-            b_until,
-            asked(b, b_asked, b_until),
-        ),
-    });
+    (step, asked_us, invoke_line)
+}
+
+/// The parties of two holds: both clients and every node that granted either.
+pub(super) fn parties(holds: &[&Hold]) -> Parties {
+    let mut p = Parties::default();
+    for h in holds {
+        p.clients.push(h.client);
+        p.nodes.extend(h.nodes.iter().copied());
+    }
+    p.clients.sort_unstable();
+    p.clients.dedup();
+    p.nodes.sort_unstable();
+    p.nodes.dedup();
+    p
+}
+
+/// Explains one violation.
+pub fn explain(view: &RunView, v: &Violation) -> Story {
+    let (a, b) = (&v.first, &v.second);
+    let (_, a_invoke) = acquire_lines(view.history, a);
+    let a_asked = view.history.get(a_invoke.wrapping_sub(1)).map(Event::t_us);
+    // The window starts when the first holder asked: a crash while its SET was on its
+    // way explains as much as one during the hold. Only faults that acted on the two
+    // holders or their nodes are told ([`causes`]).
+    let from_us = a_asked.unwrap_or(a.start_us).min(a.start_us);
+    let faults = causes::linked(view, &parties(&[a, b]), from_us, v.overlap_end_us);
+    let told = fault_steps(view, &faults, from_us, v.overlap_end_us);
+    let mut steps = told.steps;
+    let (a_step, _, a_line) = acquire_step(view, a, &told.times);
+    let (b_step, _, _) = acquire_step(view, b, &told.times);
+    steps.push(a_step);
+    steps.push(b_step);
+    steps.extend(told.after);
     steps.extend(belief_steps(view, v, a_invoke));
-    // Stable: at equal times a fault is told before an acquisition it may explain.
+    // Stable: at equal times a fault is told before an acquisition it may explain, and
+    // a pause right after acquiring after the acquisition.
     steps.sort_by_key(|s| s.t_us);
 
     let ender = if a.end_us <= b.end_us { a } else { b };
@@ -351,9 +418,9 @@ pub fn explain(view: &RunView, v: &Violation) -> Story {
         lock: v.lock.clone(),
         steps,
         overlap,
-        why: why(view, a, b, &faults),
-        first_line,
-        last_line,
+        why: why::why(view, a, b, &faults),
+        first_line: a_line.min(told.first_line),
+        last_line: b.ok_line.max(a.ok_line),
     }
 }
 
@@ -400,65 +467,4 @@ fn belief_steps(view: &RunView, v: &Violation, from_line: usize) -> Vec<Step> {
             _ => None,
         })
         .collect()
-}
-
-/// What the two quorums share, and what that implies.
-fn why(view: &RunView, a: &Hold, b: &Hold, faults: &[&FaultWindow]) -> String {
-    let shared: Vec<usize> = a.nodes.iter().copied().filter(|n| b.nodes.contains(n)).collect();
-    if a.nodes.is_empty() || b.nodes.is_empty() {
-        return format!(
-            "The history does not say which nodes granted the lock; client {} acquired while client {} still believed it held it.",
-            b.client, a.client
-        );
-    }
-    if shared.is_empty() {
-        let mut s = format!(
-            "The two quorums ({} {} and {} {}) share no node, so no node ever saw both requests",
-            plural("node", a.nodes.len()),
-            list(&a.nodes),
-            plural("node", b.nodes.len()),
-            list(&b.nodes)
-        );
-        if view.nodes > 0 && a.nodes.len().min(b.nodes.len()) * 2 <= view.nodes {
-            let _ = write!(
-                s,
-                ": a quorum of {} out of {} nodes is not a majority",
-                a.nodes.len().min(b.nodes.len()),
-                view.nodes
-            );
-        }
-        s.push('.');
-        return s;
-    }
-    let hit: Vec<usize> = shared
-        .iter()
-        .copied()
-        .filter(|n| faults.iter().any(|w| targets(&w.fault).0.contains(n)))
-        .collect();
-    let mut s = format!(
-        "{} {} granted {} to both clients: by the time client {} asked, {} no longer had client {}'s key",
-        plural("Node", shared.len()),
-        list(&shared),
-        a.lock,
-        b.client,
-        if shared.len() == 1 { "it" } else { "they" },
-        a.client
-    );
-    let _ = write!(
-        s,
-        " (it had expired or been lost while client {} still trusted its validity",
-        a.client
-    );
-    if !hit.is_empty() {
-        let _ = write!(
-            s,
-            "; {} {} {} hit by the faults above",
-            plural("node", hit.len()),
-            list(&hit),
-            if hit.len() == 1 { "was" } else { "were" }
-        );
-    }
-    s.push(')');
-    s.push('.');
-    s
 }

@@ -6,9 +6,10 @@ use crate::algorithm::Mode;
 use crate::checker::check;
 use crate::fault::{Fault, Origin};
 use crate::history::{Event, FaultAction, FaultEvent, Meta, Op, OpKind};
+use serde_json::json;
 
 /// Built from JSON, as a history has it, so fields added later keep their defaults.
-fn meta(nodes: usize, clients: usize) -> Event {
+pub(super) fn meta(nodes: usize, clients: usize) -> Event {
     Event::Meta(
         serde_json::from_value::<Meta>(serde_json::json!({
             "t_us": 0, "scenario": "hand", "seed": 7, "algorithm": "redlock", "nodes": nodes,
@@ -17,10 +18,10 @@ fn meta(nodes: usize, clients: usize) -> Event {
         .unwrap(),
     )
 }
-fn acq(t: u64, c: usize) -> Event {
+pub(super) fn acq(t: u64, c: usize) -> Event {
     Event::Invoke(Op::new(t, c, OpKind::Acquire, "L0", Mode::Exclusive))
 }
-fn ok(t: u64, c: usize, valid_until: u64, nodes: &[usize], attempts: u32) -> Event {
+pub(super) fn ok(t: u64, c: usize, valid_until: u64, nodes: &[usize], attempts: u32) -> Event {
     let mut o = Op::new(t, c, OpKind::Acquire, "L0", Mode::Exclusive);
     o.valid_until_us = Some(valid_until);
     o.nodes = Some(nodes.to_vec());
@@ -31,19 +32,30 @@ fn ok(t: u64, c: usize, valid_until: u64, nodes: &[usize], attempts: u32) -> Eve
 fn fail(t: u64, c: usize) -> Event {
     Event::Fail(Op::new(t, c, OpKind::Acquire, "L0", Mode::Exclusive))
 }
-fn rel(t: u64, c: usize) -> Event {
+pub(super) fn rel(t: u64, c: usize) -> Event {
     Event::Invoke(Op::new(t, c, OpKind::Release, "L0", Mode::Exclusive))
 }
-fn rel_ok(t: u64, c: usize) -> Event {
+pub(super) fn rel_ok(t: u64, c: usize) -> Event {
     Event::Ok(Op::new(t, c, OpKind::Release, "L0", Mode::Exclusive))
 }
-fn partition(t: u64, id: usize, action: FaultAction, nodes: &[usize], clients: &[usize]) -> Event {
+pub(super) fn partition(t: u64, id: usize, action: FaultAction, nodes: &[usize], clients: &[usize]) -> Event {
     Event::Fault(FaultEvent {
         t_us: t,
         id,
         action,
         origin: Origin::Script,
         fault: partition_fault(nodes, clients),
+    })
+}
+
+/// A fault event of any kind, the fault given as its history JSON.
+pub(super) fn fault(t: u64, id: usize, action: FaultAction, f: serde_json::Value) -> Event {
+    Event::Fault(FaultEvent {
+        t_us: t,
+        id,
+        action,
+        origin: Origin::Script,
+        fault: serde_json::from_value(f).unwrap(),
     })
 }
 
@@ -81,7 +93,7 @@ fn a_shared_node_that_granted_twice_is_told_with_the_fault_between() {
     assert_eq!(
         story.why,
         "Node 3 granted L0 to both clients: by the time client 5 asked, it no longer had client 3's key \
-         (it had expired or been lost while client 3 still trusted its validity)."
+         (it had expired, been lost, or been deleted by a release that does not check the token, while client 3 still trusted its validity)."
     );
     // From client 3's acquire invoke (line 2) to client 5's ok (line 6).
     assert_eq!((story.first_line, story.last_line), (2, 6));
@@ -121,7 +133,7 @@ fn disjoint_minority_quorums_are_blamed_on_the_quorum_size() {
 fn a_fault_already_under_way_is_told_first_and_later_faults_are_left_out() {
     let h = [
         meta(3, 3),
-        partition(100, 0, FaultAction::Start, &[1], &[2]),
+        partition(100, 0, FaultAction::Start, &[1], &[0]),
         acq(1_000, 0),
         ok(2_000, 0, 50_000, &[1, 2], 1),
         acq(3_000, 1),
@@ -137,17 +149,109 @@ fn a_fault_already_under_way_is_told_first_and_later_faults_are_left_out() {
     assert_eq!(
         texts,
         [
-            "the network cuts node 1 off from client 2 (already under way) [fault #0]",
+            "the network cuts node 1 off from client 0 (already under way) [fault #0]",
             "client 0 acquires L0 on nodes 1,2 (validity 48.0 ms, until t=0.050 s)",
             "client 1 acquires L0 on nodes 0,1 (validity 56.0 ms, until t=0.060 s)",
         ]
     );
     assert_eq!(story.first_line, 2, "the story starts at the fault's line");
     assert!(
-        story.why.ends_with("(it had expired or been lost while client 0 still trusted its validity; node 1 was hit by the faults above)."),
+        story
+            .why
+            .ends_with("(it had expired, been lost, or been deleted by a release that does not check the token, while client 0 still trusted its validity)."),
         "{}",
         story.why
     );
+}
+
+/// Issue 10, 3(b): only faults that acted on the two holders or their nodes inside the
+/// window are told, not every fault active at the time.
+#[test]
+fn only_faults_on_the_holders_and_their_nodes_are_told() {
+    let h = [
+        meta(5, 4),
+        fault(500, 0, FaultAction::Start, json!({"kind": "crash", "node": 4})),
+        fault(600, 1, FaultAction::Start, json!({"kind": "pause", "client": 3})),
+        partition(700, 2, FaultAction::Start, &[0, 1], &[2, 3]),
+        acq(1_000, 0),
+        ok(2_000, 0, 900_000, &[0, 1, 2], 1),
+        fault(3_000, 3, FaultAction::Start, json!({"kind": "crash", "node": 2})),
+        fault(4_000, 3, FaultAction::End, json!({"kind": "crash", "node": 2})),
+        acq(5_000, 1),
+        ok(6_000, 1, 900_000, &[2, 3], 1),
+        fault(
+            7_000,
+            4,
+            FaultAction::Start,
+            json!({"kind": "clock_rate", "client": 1, "rate": 1.01}),
+        ),
+    ];
+    let f = check(&h).unwrap();
+    assert_eq!(f.violations.len(), 1);
+    let view = RunView::new(&h, &f);
+    let story = explain(&view, &f.violations[0]);
+    let told: Vec<&str> = story.steps.iter().map(|s| s.text.as_str()).collect();
+    assert_eq!(
+        told,
+        [
+            "client 0 acquires L0 on nodes 0,1,2 (validity 898.0 ms, until t=0.900 s)",
+            "node 2's process is killed [fault #3]",
+            "node 2 restarts with what its persistence kept",
+            "client 1 acquires L0 on nodes 2,3 (validity 894.0 ms, until t=0.900 s)",
+            "client 1's clock runs at 1.01 times true time [fault #4]",
+        ],
+        "the crash of node 4, the pause of client 3 and the cut of clients 2,3 are elsewhere"
+    );
+    assert!(
+        story
+            .why
+            .contains("node 2: it was killed and came back with only what its persistence kept (fault #3)"),
+        "{}",
+        story.why
+    );
+}
+
+/// Issue 10, 3(a): a clock jump takes no time, and is told all the same, with what it
+/// did to the key.
+#[test]
+fn a_node_clock_jump_is_told_in_the_story_and_marked_on_the_timeline() {
+    let jump = json!({"kind": "clock_jump", "node": 2, "by_us": 10_000_000});
+    let h = [
+        meta(5, 2),
+        partition(0, 0, FaultAction::Start, &[3, 4], &[0]),
+        acq(1_000, 0),
+        ok(2_000, 0, 9_900_000, &[0, 1, 2], 1),
+        fault(3_000_000, 1, FaultAction::Start, jump.clone()),
+        fault(3_000_000, 1, FaultAction::End, jump),
+        acq(3_100_000, 1),
+        ok(3_101_000, 1, 12_000_000, &[2, 3, 4], 2),
+        rel(4_000_000, 0),
+        rel_ok(4_000_100, 0),
+    ];
+    let f = check(&h).unwrap();
+    let view = RunView::new(&h, &f);
+    let story = explain(&view, &f.violations[0]);
+    assert!(
+        story
+            .steps
+            .iter()
+            .any(|s| s.t_us == 3_000_000 && s.text == "node 2's wall clock jumps +10.000 s [fault #1]"),
+        "{story:?}"
+    );
+    assert!(
+        story.why.contains(
+            "node 2: its wall clock jumped +10.000 s, so keys there expired that much early (fault #1)"
+        ),
+        "{}",
+        story.why
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let around = super::plots::timeline::Timeline::around(&view, &f.violations[0]);
+    super::plots::save(&around, dir.path(), "t").unwrap();
+    let svg = std::fs::read_to_string(dir.path().join("t.svg")).unwrap();
+    assert!(svg.contains("+10.000 s"), "the jump is labelled");
+    assert!(svg.contains("#C80078"), "and marked in the clock-jump colour");
+    assert!(svg.contains("clock jump"), "with a legend entry");
 }
 
 #[test]

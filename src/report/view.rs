@@ -1,14 +1,14 @@
 //! What the report draws and tells, gathered once from a history and its findings.
 //!
 //! The plots, the narrative and the HTML page all read a [`RunView`]: the holds the
-//! checker derived, every fault with its targets and interval, and every completed
-//! acquire with its latency. Modes are kept as their history names (`exclusive`, `read`,
+//! checker derived, every fault with its targets and interval, every completed acquire
+//! with its latency, and every write the guarded resource judged. Modes are kept as their history names (`exclusive`, `read`,
 //! `write`, ...) so a new mode needs no change here.
 
 use crate::algorithm::Mode;
 use crate::checker::{Findings, Hold, Violation};
 use crate::fault::{Fault, Origin};
-use crate::history::{Event, FaultAction, Meta, OpKind, Phase};
+use crate::history::{Event, FaultAction, Meta, OpKind, Phase, ResourceWrite};
 use std::collections::BTreeMap;
 
 /// A fault's interval and what it hits.
@@ -55,6 +55,8 @@ pub struct RunView<'a> {
     pub heal_us: Option<u64>,
     pub faults: Vec<FaultWindow>,
     pub acquires: Vec<Acquire>,
+    /// Every write the guarded resource judged, in history order.
+    pub writes: Vec<&'a ResourceWrite>,
 }
 
 /// The name a mode has in the history (`exclusive`, `read`, `write`).
@@ -73,12 +75,14 @@ impl<'a> RunView<'a> {
         });
         let mut faults: Vec<FaultWindow> = Vec::new();
         let mut acquires = Vec::new();
+        let mut writes = Vec::new();
         let mut open: BTreeMap<usize, (u64, OpKind, Phase)> = BTreeMap::new();
         let mut heal_us = None;
         let (mut max_node, mut max_client) = (0, 0);
         for (i, e) in history.iter().enumerate() {
             match e {
-                Event::Meta(_) | Event::Write(_) | Event::Belief(_) => {}
+                Event::Meta(_) | Event::Belief(_) => {}
+                Event::Write(w) => writes.push(w),
                 Event::Invoke(op) => {
                     max_client = max_client.max(op.client + 1);
                     open.insert(op.client, (op.t_us, op.op, op.phase));
@@ -145,6 +149,7 @@ impl<'a> RunView<'a> {
             heal_us,
             faults,
             acquires,
+            writes,
         }
     }
 

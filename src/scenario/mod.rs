@@ -94,6 +94,9 @@ pub struct Clients {
 pub struct Network {
     /// One-way latency of a message.
     pub latency: Dist,
+    /// Whether each client↔node link delivers in order, as one TCP connection does (the
+    /// default). `false`: a message sent later may arrive first (simulator only).
+    pub fifo: bool,
 }
 
 /// Why a scenario could not be loaded. Every variant names the file.

@@ -3,7 +3,7 @@
 
 use super::faults::{resolve_faults, RawFault, RawNemesis};
 use super::{Backend, Clients, Dur, Expect, Network, RawDist, Scenario, Targets};
-use crate::algorithm::{AlgorithmConfig, AlgorithmKind, Fanout};
+use crate::algorithm::{AlgorithmConfig, AlgorithmKind, Extend, Fanout, Mistakes, Release, TokenScope};
 use crate::fault::{Persistence, Replication};
 use serde::Deserialize;
 
@@ -93,6 +93,13 @@ struct RawAlgorithm {
     #[serde(default = "default_fence_rounds")]
     fence_rounds: i64,
     fair_after: Option<Dur>,
+    /// The client mistakes (`algorithm::Mistakes`), each off by default.
+    #[serde(default)]
+    release: Release,
+    #[serde(default)]
+    extend: Extend,
+    #[serde(default)]
+    token: TokenScope,
 }
 
 fn default_kind() -> AlgorithmKind {
@@ -183,6 +190,8 @@ impl Default for RawClients {
 struct RawNetwork {
     #[serde(default = "default_latency")]
     latency: RawDist,
+    #[serde(default = "yes")]
+    fifo: bool,
 }
 
 fn default_latency() -> RawDist {
@@ -298,6 +307,12 @@ impl RawScenario {
         if a.fair_after.is_some() && a.kind != AlgorithmKind::FairRwRedlock {
             return Err("algorithm.fair_after only applies to kind = \"fair_rw_redlock\"".into());
         }
+        if a.extend == Extend::Pexpire && a.max_extensions == 0 {
+            return Err(
+                "algorithm.extend = \"pexpire\" needs max_extensions above 0: clients never extend otherwise"
+                    .into(),
+            );
+        }
         if !(1..=2).contains(&a.fence_rounds) {
             return Err(format!(
                 "algorithm.fence_rounds = {}: 2 (safe) or 1 (the naive one-round design)",
@@ -319,6 +334,11 @@ impl RawScenario {
             fencing: a.fencing,
             fence_rounds: a.fence_rounds as u8,
             fair_after_us: a.fair_after.map_or(100_000, Dur::us),
+            mistakes: Mistakes {
+                release: a.release,
+                extend: a.extend,
+                token: a.token,
+            },
         };
         if algorithm.drift_us() >= algorithm.ttl_ms * 1_000 {
             return Err(format!(
@@ -391,6 +411,7 @@ impl RawScenario {
         };
         let network = Network {
             latency: self.network.latency.resolve("network.latency")?,
+            fifo: self.network.fifo,
         };
         if self.duration.us() == 0 {
             return Err("duration must be above 0".into());

@@ -312,3 +312,31 @@ fn read_write_knobs_that_make_no_sense_are_refused() {
         assert!(msg.contains(want), "{text:?}: {msg}");
     }
 }
+
+#[test]
+fn client_mistake_knobs_resolve_and_default_to_the_correct_choice() {
+    use crate::algorithm::{Extend, Mistakes, Release, TokenScope};
+    let s = parse("").unwrap();
+    assert_eq!(s.algorithm.mistakes, Mistakes::default());
+    assert_eq!(s.algorithm.mistakes.release, Release::Compare);
+    assert!(s.network.fifo);
+    let s = parse(
+        "[algorithm]\nrelease = \"del\"\nextend = \"pexpire\"\nmax_extensions = 1\ntoken = \"per_client\"\n\
+         [network]\nfifo = false\n",
+    )
+    .unwrap();
+    let m = s.algorithm.mistakes;
+    assert_eq!(
+        (m.release, m.extend, m.token),
+        (Release::Del, Extend::Pexpire, TokenScope::PerClient)
+    );
+    assert!(!s.network.fifo);
+    let msg = parse("[algorithm]\nextend = \"pexpire\"\n")
+        .unwrap_err()
+        .to_string();
+    assert!(msg.contains("max_extensions"), "{msg}");
+    let msg = parse("[algorithm]\nrelease = \"unlink\"\n")
+        .unwrap_err()
+        .to_string();
+    assert!(msg.contains("t.toml:2:") && msg.contains("unlink"), "{msg}");
+}

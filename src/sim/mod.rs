@@ -171,7 +171,8 @@ fn run_world<'a>(
             crate::rng::split(seed, "loss", 0),
             n_clients,
             scenario.nodes,
-        ),
+        )
+        .with_fifo(scenario.network.fifo),
         active: vec![false; plan.len()],
         procs: ProcessFaults::new(scenario.nodes, n_clients),
         client_paused: vec![false; n_clients],

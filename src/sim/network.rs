@@ -3,7 +3,10 @@
 //!
 //! Links are FIFO in each direction, like the TCP connection a Redis client holds: a
 //! message never overtakes an earlier one on the same link, so a delay spike also holds
-//! back what is sent after it. A message is lost if its direction of the link is cut
+//! back what is sent after it. A scenario can turn that off (`[network] fifo = false`):
+//! then every message takes its own latency, as when a client spreads its commands over
+//! a pool of connections or reconnects after a timeout, and a message sent later can
+//! arrive first. A message is lost if its direction of the link is cut
 //! when it is sent or when it would arrive, or by a loss fault's draw when it is sent.
 //! Loss draws come from their own stream, so a run without loss faults draws exactly the
 //! latencies it always did. Which faults are in force on a link, and how overlapping
@@ -25,6 +28,8 @@ pub struct Network {
     /// Per link and direction, the latest arrival scheduled so far.
     last_to_node: Vec<u64>,
     last_to_client: Vec<u64>,
+    /// Whether links keep their order (see the module doc).
+    fifo: bool,
 }
 
 impl Network {
@@ -37,7 +42,14 @@ impl Network {
             faults: LinkFaults::new(clients, nodes),
             last_to_node: vec![0; links],
             last_to_client: vec![0; links],
+            fifo: true,
         }
+    }
+
+    /// Makes links keep their order (the default) or not.
+    pub fn with_fifo(mut self, fifo: bool) -> Self {
+        self.fifo = fifo;
+        self
     }
 
     pub fn is_cut(&self, client: usize, node: usize, dir: Direction) -> bool {
@@ -59,6 +71,9 @@ impl Network {
             return None;
         }
         let latency = self.latency.sample(&mut self.rng) + self.faults.extra_us(link);
+        if !self.fifo {
+            return Some(now_us + latency);
+        }
         let last = match dir {
             Direction::ToNode => &mut self.last_to_node[link],
             Direction::ToClient => &mut self.last_to_client[link],
@@ -103,6 +118,15 @@ mod tests {
         n.faults.delay(&[0], &[0], 5_000, false);
         assert_eq!(n.send(10, 0, 0, Direction::ToNode), Some(5_100), "FIFO");
         assert_eq!(n.send(10, 0, 1, Direction::ToNode), Some(110), "other link");
+    }
+
+    #[test]
+    fn without_fifo_a_message_sent_after_a_delay_spike_overtakes() {
+        let mut n = net().with_fifo(false);
+        n.faults.delay(&[0], &[0], 5_000, true);
+        assert_eq!(n.send(0, 0, 0, Direction::ToNode), Some(5_100));
+        n.faults.delay(&[0], &[0], 5_000, false);
+        assert_eq!(n.send(10, 0, 0, Direction::ToNode), Some(110), "overtakes");
     }
 
     #[test]

@@ -191,6 +191,18 @@ impl Node {
                 token,
                 exp_at_ms,
             } => Reply::Int(self.read_lock(wall, lock, token, exp_at_ms)),
+            Cmd::Del { key } => {
+                let existed = self.live(key, wall).is_some();
+                self.keys.strings.remove(&key);
+                Reply::Int(i64::from(existed))
+            }
+            Cmd::PExpire { key, ttl_ms } => match self.keys.strings.get_mut(&key) {
+                Some(e) if wall < e.expire_at_wall_us => {
+                    e.expire_at_wall_us = wall + ttl_ms * 1_000;
+                    Reply::Int(1)
+                }
+                _ => Reply::Int(0),
+            },
             Cmd::ZRem { key, token } => {
                 let removed = self.keys.zsets.get_mut(&key).and_then(|z| z.remove(&token));
                 Reply::Int(i64::from(removed.is_some()))
@@ -419,6 +431,39 @@ mod tests {
             ),
             Reply::Int(0)
         );
+    }
+
+    #[test]
+    fn plain_del_and_pexpire_act_on_whoevers_key_is_there() {
+        let mut n = Node::default();
+        n.exec(
+            0,
+            Cmd::SetNxPx {
+                key: K,
+                token: Token(1),
+                ttl_ms: 10,
+            },
+        );
+        assert_eq!(n.exec(5_000, Cmd::PExpire { key: K, ttl_ms: 10 }), Reply::Int(1));
+        assert_eq!(
+            n.exec(
+                12_000,
+                Cmd::SetNxPx {
+                    key: K,
+                    token: Token(2),
+                    ttl_ms: 10
+                }
+            ),
+            Reply::Nil,
+            "the key lives 10 ms from the PEXPIRE at 5 ms"
+        );
+        assert_eq!(
+            n.exec(13_000, Cmd::Del { key: K }),
+            Reply::Int(1),
+            "no token asked"
+        );
+        assert_eq!(n.exec(13_000, Cmd::Del { key: K }), Reply::Int(0));
+        assert_eq!(n.exec(14_000, Cmd::PExpire { key: K, ttl_ms: 10 }), Reply::Int(0));
     }
 
     #[test]

@@ -23,6 +23,7 @@ fn config(kind: AlgorithmKind) -> AlgorithmConfig {
         fencing: false,
         fence_rounds: 2,
         fair_after_us: 100_000,
+        mistakes: Default::default(),
     }
 }
 

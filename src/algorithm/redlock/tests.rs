@@ -6,7 +6,8 @@ use crate::algorithm::Fanout;
 use crate::command::{Key, KeyKind, NodeId};
 use crate::rng::Dist;
 
-fn config(fanout: Fanout) -> AlgorithmConfig {
+/// The configuration of these tests (shared with `mistakes_tests`).
+pub(super) fn config(fanout: Fanout) -> AlgorithmConfig {
     AlgorithmConfig {
         kind: crate::algorithm::AlgorithmKind::Redlock,
         ttl_ms: 1_000,
@@ -22,10 +23,11 @@ fn config(fanout: Fanout) -> AlgorithmConfig {
         fencing: false,
         fence_rounds: 2,
         fair_after_us: 100_000,
+        mistakes: Default::default(),
     }
 }
 
-fn now(mono_us: u64) -> Now {
+pub(super) fn now(mono_us: u64) -> Now {
     Now {
         mono_us,
         wall_us: mono_us,

@@ -103,6 +103,11 @@ pub fn run(scenario: &Scenario, seed: u64, options: &RealOptions) -> Result<RunO
     plan.extend(nemesis);
     let external = matches!(scenario.targets, Targets::External(_));
     check_faults(scenario, &plan, external)?;
+    if !scenario.network.fifo {
+        return Err(RealError::SimOnly(
+            "network.fifo = false (a real client keeps one ordered connection per node)".into(),
+        ));
+    }
 
     // Declared before the servers so it is removed after they are killed.
     let tmp = tempfile::Builder::new()

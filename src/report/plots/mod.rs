@@ -81,8 +81,30 @@ pub fn mode_color(mode: &str) -> RGBColor {
     }
 }
 
-/// Fault intervals are shaded in this colour (with transparency).
+/// Fault intervals are shaded in this colour (with transparency) where kinds are not
+/// told apart (the availability plot).
 pub const FAULT: RGBColor = RGBColor(255, 153, 0);
+
+/// The kinds of fault in the order the timeline's lanes stack them, each with its colour
+/// (chosen apart from the mode colours and the violation red).
+pub const FAULT_KINDS: [(&str, RGBColor); 8] = [
+    ("partition", RGBColor(255, 153, 0)),
+    ("delay", RGBColor(23, 190, 207)),
+    ("loss", RGBColor(188, 189, 34)),
+    ("crash", RGBColor(60, 60, 60)),
+    ("failover", RGBColor(140, 86, 75)),
+    ("pause", RGBColor(227, 119, 194)),
+    ("clock_rate", RGBColor(150, 150, 150)),
+    ("clock_jump", RGBColor(200, 0, 120)),
+];
+
+/// The colour of a fault kind (by its history name).
+pub fn fault_color(kind: &str) -> RGBColor {
+    FAULT_KINDS
+        .iter()
+        .find(|(k, _)| *k == kind)
+        .map_or(FAULT, |(_, c)| *c)
+}
 /// Violation windows are marked in this colour.
 pub const VIOLATION: RGBColor = RGBColor(214, 39, 40);
 

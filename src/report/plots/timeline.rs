@@ -1,21 +1,37 @@
 //! The holder timeline: one row per node and per client over true time.
 //!
-//! Client rows show holds as bars coloured by mode (exclusive, read, write). Fault
-//! intervals are shaded on the rows of the nodes and clients they hit (a fault aimed at
-//! every client is shaded on its nodes only, since shading every row would hide the
-//! holds). Violation windows are red bands across all rows; in a zoomed timeline the two
-//! holds of the violation in focus get a red outline. Bars and bands narrower than a
-//! pixel are merged, so a 10-minute run with 100k holds stays a readable overview.
+//! Client rows show holds as bars coloured by mode (exclusive, read, write). Faults are
+//! drawn in lanes: each row has one thin lane per fault kind that occurs in the run,
+//! coloured by kind, so under a dense random nemesis a reader still sees which kind of
+//! fault hit which party and when. A fault is drawn on the rows of the nodes and
+//! clients it hits (a link fault aimed at every client on its nodes only, since it says
+//! nothing about one client). Clock jumps take no time and are drawn as markers on the
+//! row of the node or client whose clock jumped, labelled with the jump when few are in
+//! view. Writes the guarded resource accepted although the writer's hold had ended
+//! (stale writes) are red crosses on the writer's row; writes it rejected for a stale
+//! fencing token are open circles. Violation windows are red bands across all rows; in a
+//! zoomed timeline the two holds in focus get a red outline. Bars, lanes and bands
+//! narrower than a pixel are merged, so a 10-minute run with 100k holds stays a
+//! readable overview. The legend sits to the right of the plot, off the data.
 
-use super::{coalesce, mode_color, seconds_label, us_to_s, DrawResult, Figure, FAULT, VIOLATION};
-use crate::checker::Violation;
+use super::{
+    coalesce, fault_color, mode_color, seconds_label, us_to_s, DrawResult, Figure, FAULT_KINDS, VIOLATION,
+};
+use crate::checker::{ResourceViolation, Violation};
+use crate::fault::Fault;
 use crate::report::view::{mode_name, targets, FaultWindow, RunView};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
 const WIDTH_PX: u32 = 1400;
+/// The legend column to the right of the plot.
+const LEGEND_PX: u32 = 230;
 /// Width of the plotting area, roughly: the resolution at which bars are merged.
-const PLOT_PX: u64 = 1250;
+const PLOT_PX: u64 = 1050;
+/// Jumps in view up to which each gets a label.
+const JUMP_LABELS: usize = 12;
+/// Kinds that can hit a client (the rest hit nodes only).
+const CLIENT_KINDS: [&str; 5] = ["partition", "delay", "loss", "pause", "clock_rate"];
 
 pub struct Timeline<'a> {
     pub view: &'a RunView<'a>,
@@ -42,22 +58,41 @@ impl<'a> Timeline<'a> {
     /// end, with a margin on each side.
     pub fn around(view: &'a RunView<'a>, v: &'a Violation) -> Timeline<'a> {
         let start = v.first.start_us.min(v.second.start_us);
-        let end = v
-            .first
-            .end_us
-            .max(v.second.end_us)
-            .min(view.end_us.max(start + 1));
-        let margin = ((end - start) / 4).max(1_000);
+        let end = v.first.end_us.max(v.second.end_us);
         Timeline {
-            view,
-            from_us: start.saturating_sub(margin),
-            to_us: end + margin,
-            title: format!(
-                "Holder timeline around the first violation: clients {} and {} on {}",
-                v.first.client, v.second.client, v.lock
-            ),
             focus: Some(v),
+            ..Timeline::window(
+                view,
+                start,
+                end,
+                format!(
+                    "Holder timeline around the first violation: clients {} and {} on {}",
+                    v.first.client, v.second.client, v.lock
+                ),
+            )
         }
+    }
+
+    /// The window around a stale write: from the writer's last hold (or the other
+    /// holder's start) to the write.
+    pub fn around_write(view: &'a RunView<'a>, rv: &ResourceViolation) -> Timeline<'a> {
+        let writer_start = view
+            .holds()
+            .iter()
+            .filter(|h| h.client == rv.client && h.lock == rv.lock && h.token.as_deref() == Some(&rv.token))
+            .filter(|h| h.start_us <= rv.write_us)
+            .map(|h| h.start_us)
+            .max();
+        let start = writer_start.unwrap_or(rv.holder.start_us).min(rv.holder.start_us);
+        Timeline::window(
+            view,
+            start,
+            rv.write_us.max(start + 1),
+            format!(
+                "Holder timeline around the first stale write: client {} writes to {} while client {} holds it",
+                rv.client, rv.lock, rv.holder.client
+            ),
+        )
     }
 
     /// The window around a fault's start, for a run without violations: the fault's
@@ -83,6 +118,19 @@ impl<'a> Timeline<'a> {
         }
     }
 
+    /// `[start, end]` with a quarter of its length as margin on each side.
+    fn window(view: &'a RunView<'a>, start: u64, end: u64, title: String) -> Timeline<'a> {
+        let end = end.min(view.end_us.max(start + 1)).max(start + 1);
+        let margin = ((end - start) / 4).max(1_000);
+        Timeline {
+            view,
+            from_us: start.saturating_sub(margin),
+            to_us: end + margin,
+            title,
+            focus: None,
+        }
+    }
+
     fn rows(&self) -> usize {
         self.view.nodes + self.view.clients
     }
@@ -95,12 +143,223 @@ impl<'a> Timeline<'a> {
     fn clip(&self, s: u64, e: u64) -> Option<(u64, u64)> {
         (s < self.to_us && e > self.from_us).then(|| (s.max(self.from_us), e.min(self.to_us)))
     }
+
+    /// The kinds with a lane on node rows and on client rows: those that occur (clock
+    /// jumps are markers, not lanes).
+    fn lanes(&self) -> (Vec<&'static str>, Vec<&'static str>) {
+        let present = |k: &str| self.view.faults.iter().any(|w| w.fault.kind() == k);
+        let node: Vec<&'static str> = FAULT_KINDS
+            .iter()
+            .map(|(k, _)| *k)
+            .filter(|&k| k != "clock_jump" && present(k))
+            .collect();
+        let client = node
+            .iter()
+            .copied()
+            .filter(|k| CLIENT_KINDS.contains(k))
+            .collect();
+        (node, client)
+    }
+
+    /// The clock jumps in view: (row, time, by how much), one per row the jump hit.
+    fn jumps(&self) -> Vec<(usize, u64, i64)> {
+        let mut out = Vec::new();
+        for w in &self.view.faults {
+            if let Fault::ClockJump { by_us, .. } = w.fault {
+                if self.clip(w.start_us, w.start_us + 1).is_some() {
+                    out.extend(
+                        self.rows_hit(&w.fault)
+                            .into_iter()
+                            .map(|r| (r, w.start_us, by_us)),
+                    );
+                }
+            }
+        }
+        out
+    }
+
+    /// Where things go inside a row, relative to its centre.
+    fn layout(&self) -> Layout {
+        let (_, client) = self.lanes();
+        let jumps = self.jumps().len();
+        // Labelled jumps get a strip at the top of each row.
+        let labels = jumps > 0 && jumps <= JUMP_LABELS;
+        let top = if labels { 0.14 } else { 0.44 };
+        let (bar, client_lanes) = match (client.is_empty(), labels) {
+            (true, false) => ((-0.32, 0.32), (0.0, 0.0)),
+            (true, true) => ((-0.40, top), (0.0, 0.0)),
+            (false, false) => ((0.0, top), (-0.46, -0.04)),
+            (false, true) => ((-0.14, top), (-0.46, -0.18)),
+        };
+        Layout {
+            bar,
+            client_lanes,
+            node_lanes: (-0.44, top),
+            labels,
+        }
+    }
+
+    fn row_px(&self) -> u32 {
+        let (node, client) = self.lanes();
+        let base = if node.is_empty() {
+            22
+        } else {
+            (26 + 5 * node.len().max(2 * client.len()) as u32).min(60)
+        };
+        if self.layout().labels {
+            base + 16
+        } else {
+            base
+        }
+    }
+
+    /// The rows a fault is drawn on: its nodes, and its clients unless it names them all.
+    fn rows_hit(&self, fault: &Fault) -> Vec<usize> {
+        let (nodes, clients) = targets(fault);
+        let mut rows: Vec<usize> = nodes.into_iter().filter(|&n| n < self.view.nodes).collect();
+        if clients.len() < self.view.clients || !is_link(fault) {
+            rows.extend(
+                clients
+                    .into_iter()
+                    .filter(|&c| c < self.view.clients)
+                    .map(|c| self.view.nodes + c),
+            );
+        }
+        rows
+    }
+
+    /// The vertical span `(bottom, top)` of `kind`'s lane on `row`, if the row has one.
+    fn lane(
+        &self,
+        row: usize,
+        kind: &str,
+        lanes: &(Vec<&str>, Vec<&str>),
+        layout: &Layout,
+    ) -> Option<(f64, f64)> {
+        let y = self.y(row);
+        let (list, (bottom, top)) = if row < self.view.nodes {
+            (&lanes.0, layout.node_lanes)
+        } else {
+            (&lanes.1, layout.client_lanes)
+        };
+        let (bottom, top) = (y + bottom, y + top);
+        let i = list.iter().position(|k| *k == kind)?;
+        // Thin lanes even when few kinds occur, so the violation band shows between them.
+        let h = ((top - bottom) / list.len() as f64).min(0.22);
+        let t = top - i as f64 * h;
+        Some((t - h * 0.92, t))
+    }
+
+    /// The legend entries: what is drawn, in drawing order.
+    fn legend(&self) -> Vec<(Swatch, String)> {
+        let view = self.view;
+        let mut out = Vec::new();
+        for mode in view.modes() {
+            out.push((Swatch::Bar(mode_color(&mode)), format!("{mode} hold")));
+        }
+        let (lanes, _) = self.lanes();
+        for k in lanes {
+            out.push((Swatch::Lane(fault_color(k)), k.replace('_', " ")));
+        }
+        if view.faults.iter().any(|w| w.fault.kind() == "clock_jump") {
+            out.push((Swatch::Jump, "clock jump".into()));
+        }
+        if !view.violations().is_empty() {
+            out.push((Swatch::Band, "violation (two holders)".into()));
+        }
+        if self.focus.is_some() {
+            out.push((Swatch::Outline, "the two holds in focus".into()));
+        }
+        if !view.findings.resource_violations.is_empty() {
+            out.push((Swatch::Stale, "stale write accepted".into()));
+        }
+        if view.writes.iter().any(|w| !w.accepted) {
+            out.push((Swatch::Rejected, "write rejected (fencing)".into()));
+        }
+        if view.heal_us.is_some_and(|h| self.clip(h, h + 1).is_some()) {
+            out.push((Swatch::Heal, "heal: faults end".into()));
+        }
+        out
+    }
+}
+
+/// Whether a fault acts on client↔node links (partition, delay, loss).
+fn is_link(fault: &Fault) -> bool {
+    matches!(
+        fault,
+        Fault::Partition { .. } | Fault::Delay { .. } | Fault::Loss { .. }
+    )
+}
+
+/// Vertical spans inside a row, relative to its centre (rows are 1 apart).
+struct Layout {
+    /// The hold bars of client rows.
+    bar: (f64, f64),
+    /// The fault lanes of client rows and of node rows.
+    client_lanes: (f64, f64),
+    node_lanes: (f64, f64),
+    /// Whether clock jumps are labelled (a strip at the top of each row).
+    labels: bool,
+}
+
+/// How a legend entry is drawn.
+enum Swatch {
+    Bar(RGBColor),
+    Lane(RGBColor),
+    Jump,
+    Band,
+    Outline,
+    Stale,
+    Rejected,
+    Heal,
+}
+
+fn draw_legend<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, entries: &[(Swatch, String)]) -> DrawResult
+where
+    DB::ErrorType: 'static,
+{
+    let jump = fault_color("clock_jump");
+    for (i, (swatch, label)) in entries.iter().enumerate() {
+        let (x, y) = (10, 48 + 20 * i as i32);
+        match swatch {
+            Swatch::Bar(c) => area.draw(&Rectangle::new([(x, y - 5), (x + 18, y + 5)], c.filled()))?,
+            Swatch::Lane(c) => area.draw(&Rectangle::new(
+                [(x, y - 3), (x + 18, y + 3)],
+                c.mix(0.75).filled(),
+            ))?,
+            Swatch::Jump => area.draw(&PathElement::new(
+                vec![(x + 9, y - 8), (x + 9, y + 8)],
+                jump.stroke_width(3),
+            ))?,
+            Swatch::Band => area.draw(&Rectangle::new(
+                [(x, y - 7), (x + 18, y + 7)],
+                VIOLATION.mix(0.25).filled(),
+            ))?,
+            Swatch::Outline => area.draw(&Rectangle::new(
+                [(x, y - 6), (x + 18, y + 6)],
+                VIOLATION.stroke_width(2),
+            ))?,
+            Swatch::Stale => area.draw(&Cross::new((x + 9, y), 6, VIOLATION.stroke_width(3)))?,
+            Swatch::Rejected => area.draw(&Circle::new((x + 9, y), 5, BLACK.stroke_width(2)))?,
+            Swatch::Heal => area.draw(&PathElement::new(
+                vec![(x, y), (x + 18, y)],
+                BLACK.mix(0.6).stroke_width(2),
+            ))?,
+        }
+        area.draw(&Text::new(
+            label.clone(),
+            (x + 26, y - 7),
+            ("sans-serif", 13).into_font(),
+        ))?;
+    }
+    Ok(())
 }
 
 impl Figure for Timeline<'_> {
     fn size(&self) -> (u32, u32) {
-        let h = 110 + 22 * self.rows() as u32;
-        (WIDTH_PX, h.clamp(260, 1600))
+        let h = 100 + self.row_px() * self.rows() as u32;
+        let legend = 70 + 20 * self.legend().len() as u32;
+        (WIDTH_PX, h.max(legend).clamp(260, 2400))
     }
 
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult
@@ -108,18 +367,17 @@ impl Figure for Timeline<'_> {
         DB::ErrorType: 'static,
     {
         root.fill(&WHITE)?;
+        let (plot_area, legend_area) = root.split_horizontally(WIDTH_PX - LEGEND_PX);
         let rows = self.rows().max(1);
         let (nodes, view) = (self.view.nodes, self.view);
         let res_us = ((self.to_us - self.from_us) / PLOT_PX).max(1);
-        let mut chart = ChartBuilder::on(root)
-            .caption(&self.title, ("sans-serif", 20))
+        let top = rows as f64 - 0.5;
+        let mut chart = ChartBuilder::on(&plot_area)
+            .caption(&self.title, ("sans-serif", 18))
             .margin(12)
             .x_label_area_size(40)
-            .y_label_area_size(80)
-            .build_cartesian_2d(
-                us_to_s(self.from_us)..us_to_s(self.to_us),
-                -0.6..rows as f64 - 0.4,
-            )?;
+            .y_label_area_size(70)
+            .build_cartesian_2d(us_to_s(self.from_us)..us_to_s(self.to_us), -0.5..top)?;
         let label = |y: &f64| {
             let r = y.round();
             if (y - r).abs() > 0.01 || r < 0.0 || r as usize >= rows {
@@ -142,55 +400,62 @@ impl Figure for Timeline<'_> {
             .label_style(("sans-serif", 13))
             .draw()?;
 
-        // Faults, shaded on the rows they hit.
-        let mut shades = Vec::new();
-        for w in &view.faults {
-            let end = w.end_us.unwrap_or(view.end_us);
-            let Some((s, e)) = self.clip(w.start_us, end) else {
-                continue;
-            };
-            let (hit_nodes, hit_clients) = targets(&w.fault);
-            let mut rows_hit: Vec<usize> = hit_nodes.into_iter().filter(|&n| n < nodes).collect();
-            if hit_clients.len() < view.clients {
-                rows_hit.extend(hit_clients.into_iter().map(|c| nodes + c));
-            }
-            for r in rows_hit.into_iter().filter(|&r| r < rows) {
-                shades.push(Rectangle::new(
-                    [(us_to_s(s), self.y(r) - 0.5), (us_to_s(e), self.y(r) + 0.5)],
-                    FAULT.mix(0.3).filled(),
-                ));
-            }
-        }
-        let any_fault = !shades.is_empty();
-        let drawn = chart.draw_series(shades)?;
-        if any_fault {
-            drawn
-                .label("fault (on the rows it hits)")
-                .legend(|(x, y)| Rectangle::new([(x, y - 6), (x + 14, y + 6)], FAULT.mix(0.4).filled()));
-        }
+        // Row separators, so lanes read as belonging to their row.
+        chart.draw_series((1..rows).map(|r| {
+            let y = r as f64 - 0.5;
+            PathElement::new(
+                vec![(us_to_s(self.from_us), y), (us_to_s(self.to_us), y)],
+                BLACK.mix(0.12),
+            )
+        }))?;
 
-        // Violation windows, merged below a pixel.
+        // Violation windows, merged below a pixel, behind everything.
         let mut windows: Vec<(u64, u64)> = view
             .violations()
             .iter()
             .filter_map(|v| self.clip(v.overlap_start_us, v.overlap_end_us))
             .collect();
         windows.sort_unstable();
-        let any_violation = !windows.is_empty();
-        let bands = coalesce(windows, res_us).into_iter().map(|(s, e)| {
+        chart.draw_series(coalesce(windows, res_us).into_iter().map(|(s, e)| {
             Rectangle::new(
-                [(us_to_s(s), -0.6), (us_to_s(e), rows as f64 - 0.4)],
-                VIOLATION.mix(0.25).filled(),
+                [(us_to_s(s), -0.5), (us_to_s(e), top)],
+                VIOLATION.mix(0.2).filled(),
             )
-        });
-        let drawn = chart.draw_series(bands)?;
-        if any_violation {
-            drawn
-                .label("violation window (two holders)")
-                .legend(|(x, y)| Rectangle::new([(x, y - 6), (x + 14, y + 6)], VIOLATION.mix(0.4).filled()));
+        }))?;
+
+        // Faults in lanes: per row and kind, merged below a pixel.
+        let lanes = self.lanes();
+        let layout = self.layout();
+        let mut per_lane: std::collections::BTreeMap<(usize, &str), Vec<(u64, u64)>> = Default::default();
+        for w in &view.faults {
+            let kind = w.fault.kind();
+            if kind == "clock_jump" {
+                continue;
+            }
+            let Some(interval) = self.clip(w.start_us, w.end_us.unwrap_or(view.end_us)) else {
+                continue;
+            };
+            for r in self.rows_hit(&w.fault) {
+                per_lane.entry((r, kind)).or_default().push(interval);
+            }
         }
+        let mut shades = Vec::new();
+        for ((row, kind), mut spans) in per_lane {
+            let Some((lo, hi)) = self.lane(row, kind, &lanes, &layout) else {
+                continue;
+            };
+            spans.sort_unstable();
+            let color = fault_color(kind).mix(0.75);
+            shades.extend(
+                coalesce(spans, res_us)
+                    .into_iter()
+                    .map(|(s, e)| Rectangle::new([(us_to_s(s), lo), (us_to_s(e), hi)], color.filled())),
+            );
+        }
+        chart.draw_series(shades)?;
 
         // Holds, per mode and client, merged below a pixel.
+        let (bar_lo, bar_hi) = layout.bar;
         for mode in view.modes() {
             let color = mode_color(&mode);
             let mut bars = Vec::new();
@@ -204,13 +469,13 @@ impl Figure for Timeline<'_> {
                 mine.sort_unstable();
                 let y = self.y(nodes + c);
                 bars.extend(coalesce(mine, res_us).into_iter().map(|(s, e)| {
-                    Rectangle::new([(us_to_s(s), y - 0.32), (us_to_s(e), y + 0.32)], color.filled())
+                    Rectangle::new(
+                        [(us_to_s(s), y + bar_lo), (us_to_s(e), y + bar_hi)],
+                        color.filled(),
+                    )
                 }));
             }
-            chart
-                .draw_series(bars)?
-                .label(format!("{mode} hold"))
-                .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 14, y + 5)], color.filled()));
+            chart.draw_series(bars)?;
         }
 
         if let Some(v) = self.focus {
@@ -218,29 +483,137 @@ impl Figure for Timeline<'_> {
                 let (s, e) = self.clip(h.start_us, h.end_us)?;
                 let y = self.y(nodes + h.client);
                 Some(Rectangle::new(
-                    [(us_to_s(s), y - 0.42), (us_to_s(e), y + 0.42)],
+                    [(us_to_s(s), y + bar_lo - 0.05), (us_to_s(e), y + bar_hi + 0.04)],
                     VIOLATION.stroke_width(2),
                 ))
             });
             chart.draw_series(outlines)?;
         }
+
+        // Clock jumps: a mark across the row, labelled when few are in view.
+        let jump = fault_color("clock_jump");
+        let jumps = self.jumps();
+        chart.draw_series(jumps.iter().map(|&(r, t, _)| {
+            let y = self.y(r);
+            PathElement::new(
+                vec![(us_to_s(t), y - 0.48), (us_to_s(t), y + 0.48)],
+                jump.stroke_width(3),
+            )
+        }))?;
+        if layout.labels {
+            chart.draw_series(jumps.iter().map(|&(r, t, by_us)| {
+                let text = format!(
+                    "{}{:.3} s",
+                    if by_us >= 0 { "+" } else { "-" },
+                    by_us.unsigned_abs() as f64 / 1e6
+                );
+                EmptyElement::at((us_to_s(t), self.y(r) + 0.49))
+                    + Text::new(text, (5, 0), ("sans-serif", 11).into_font().color(&jump))
+            }))?;
+        }
+
+        // Writes: stale ones the resource accepted, and those fencing rejected.
+        let client_y = |c: usize| self.y(nodes + c) + (bar_lo + bar_hi) / 2.0;
+        let stale = view
+            .findings
+            .resource_violations
+            .iter()
+            .filter(|rv| rv.client < view.clients && self.clip(rv.write_us, rv.write_us + 1).is_some());
+        chart.draw_series(stale.map(|rv| {
+            Cross::new(
+                (us_to_s(rv.write_us), client_y(rv.client)),
+                7,
+                VIOLATION.stroke_width(3),
+            )
+        }))?;
+        let rejected = view
+            .writes
+            .iter()
+            .filter(|w| !w.accepted && w.client < view.clients && self.clip(w.t_us, w.t_us + 1).is_some());
+        chart.draw_series(
+            rejected.map(|w| Circle::new((us_to_s(w.t_us), client_y(w.client)), 5, BLACK.stroke_width(2))),
+        )?;
+
         if let Some(heal) = view.heal_us.and_then(|h| self.clip(h, h + 1)) {
             let x = us_to_s(heal.0);
-            chart
-                .draw_series(std::iter::once(PathElement::new(
-                    vec![(x, -0.6), (x, rows as f64 - 0.4)],
-                    BLACK.mix(0.6).stroke_width(2),
-                )))?
-                .label("heal: faults end, liveness probes start")
-                .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 14, y)], BLACK.mix(0.6).stroke_width(2)));
+            chart.draw_series(std::iter::once(PathElement::new(
+                vec![(x, -0.5), (x, top)],
+                BLACK.mix(0.6).stroke_width(2),
+            )))?;
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK.mix(0.5))
-            .label_font(("sans-serif", 13))
-            .draw()?;
-        Ok(())
+        draw_legend(&legend_area, &self.legend())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checker::check;
+    use crate::history::{Event, FaultAction, FaultEvent};
+
+    fn fault(id: usize, f: serde_json::Value) -> Event {
+        Event::Fault(FaultEvent {
+            t_us: 10 + id as u64,
+            id,
+            action: FaultAction::Start,
+            origin: crate::fault::Origin::Script,
+            fault: serde_json::from_value(f).unwrap(),
+        })
+    }
+
+    #[test]
+    fn faults_go_to_the_rows_they_hit_in_separate_lanes() {
+        let meta: crate::history::Meta = serde_json::from_value(serde_json::json!({
+            "t_us": 0, "scenario": "t", "seed": 1, "algorithm": "redlock", "nodes": 3,
+            "clients": 2, "ttl_ms": 1_000, "liveness_bound_us": 1,
+        }))
+        .unwrap();
+        let h = [
+            Event::Meta(meta),
+            fault(
+                0,
+                serde_json::json!({"kind": "partition", "nodes": [1], "clients": [0, 1]}),
+            ),
+            fault(
+                1,
+                serde_json::json!({"kind": "partition", "nodes": [2], "clients": [1]}),
+            ),
+            fault(2, serde_json::json!({"kind": "pause", "client": 0})),
+            fault(3, serde_json::json!({"kind": "crash", "node": 1})),
+        ];
+        let f = check(&h).unwrap();
+        let view = RunView::new(&h, &f);
+        let t = Timeline::overview(&view);
+        let rows: Vec<Vec<usize>> = view.faults.iter().map(|w| t.rows_hit(&w.fault)).collect();
+        // Rows: nodes 0-2, then clients 0-1 as rows 3-4.
+        assert_eq!(
+            rows,
+            [vec![1], vec![2, 4], vec![3], vec![1]],
+            "a cut from every client stays on its nodes"
+        );
+        let lanes = t.lanes();
+        assert_eq!(
+            lanes,
+            (vec!["partition", "crash", "pause"], vec!["partition", "pause"])
+        );
+        let layout = t.layout();
+        let on_node_1: Vec<(f64, f64)> = ["partition", "crash", "pause"]
+            .iter()
+            .filter_map(|k| t.lane(1, k, &lanes, &layout))
+            .collect();
+        assert_eq!(on_node_1.len(), 3);
+        for w in on_node_1.windows(2) {
+            assert!(w[1].1 <= w[0].0, "lanes do not overlap: {on_node_1:?}");
+        }
+        let (client_pause, bar) = (t.lane(3, "pause", &lanes, &layout).unwrap(), layout.bar);
+        assert!(
+            client_pause.1 <= t.y(3) + bar.0,
+            "client lanes sit under the hold bar"
+        );
+        assert_eq!(
+            t.lane(3, "crash", &lanes, &layout),
+            None,
+            "no crash lane on a client row"
+        );
     }
 }

@@ -1,0 +1,269 @@
+//! Stale writes, read-write stories and fault lanes, on hand-written histories
+//! (issue 10, 3(c)-(e)); the helpers are those of `tests.rs`.
+
+use super::html;
+use super::narrative::explain;
+use super::plots::timeline::Timeline;
+use super::tests::{acq, fault, meta, ok, partition, rel, rel_ok};
+use super::view::RunView;
+use crate::algorithm::Mode;
+use crate::checker::check;
+use crate::history::{Event, FaultAction, Op, OpKind, ResourceWrite};
+use serde_json::json;
+
+fn write(t: u64, c: usize, accepted: bool) -> Event {
+    Event::Write(ResourceWrite {
+        t_us: t,
+        client: c,
+        lock: "L0".into(),
+        token: format!("tok{c}"),
+        fence: None,
+        accepted,
+    })
+}
+
+fn acq_in(t: u64, c: usize, mode: Mode) -> Event {
+    Event::Invoke(Op::new(t, c, OpKind::Acquire, "L0", mode))
+}
+
+fn ok_in(t: u64, c: usize, mode: Mode, valid_until: u64, nodes: &[usize]) -> Event {
+    let mut o = Op::new(t, c, OpKind::Acquire, "L0", mode);
+    o.valid_until_us = Some(valid_until);
+    o.nodes = Some(nodes.to_vec());
+    o.token = Some(format!("tok{c}"));
+    Event::Ok(o)
+}
+
+fn svg_of(fig: &Timeline) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    super::plots::save(fig, dir.path(), "t").unwrap();
+    std::fs::read_to_string(dir.path().join("t.svg")).unwrap()
+}
+
+/// Kleppmann's paused writer: client 1 acquires, stops the world past its validity,
+/// client 0 acquires, client 1 resumes and its write is accepted.
+fn paused_writer() -> Vec<Event> {
+    let pause = json!({"kind": "pause", "client": 1, "point": "after_acquire"});
+    vec![
+        meta(3, 2),
+        acq(1_000, 1),
+        ok(2_000, 1, 500_000, &[0, 1, 2], 1),
+        fault(2_000, 0, FaultAction::Start, pause.clone()),
+        acq(600_000, 0),
+        ok(601_000, 0, 2_100_000, &[0, 1, 2], 1),
+        write(602_000, 0, true),
+        fault(1_502_000, 0, FaultAction::End, pause),
+        write(1_503_000, 1, true),
+        rel(1_504_000, 1),
+        rel_ok(1_504_100, 1),
+    ]
+}
+
+#[test]
+fn a_stale_write_is_told_step_by_step_and_why() {
+    let h = paused_writer();
+    let f = check(&h).unwrap();
+    assert!(f.is_safe(), "the lock itself is safe");
+    assert_eq!(f.resource_violations.len(), 1);
+    let view = RunView::new(&h, &f);
+    let story = super::stale::explain(&view, &f.resource_violations[0]);
+    let told: Vec<(u64, &str)> = story.steps.iter().map(|s| (s.t_us, s.text.as_str())).collect();
+    assert_eq!(
+        told,
+        [
+            (
+                2_000,
+                "client 1 acquires L0 on nodes 0,1,2 (validity 498.0 ms, until t=0.500 s)"
+            ),
+            (
+                2_000,
+                "client 1 stops the world right after it acquires [fault #0]"
+            ),
+            (500_000, "client 1's validity runs out: its hold of L0 is over"),
+            (
+                601_000,
+                "client 0 acquires L0 on nodes 0,1,2 (validity 1.499 s, until t=2.100 s)"
+            ),
+            (1_502_000, "client 1 resumes, unaware of the time that passed"),
+            (
+                1_503_000,
+                "the guarded resource accepts client 1's write to L0 (without a fencing token)"
+            ),
+        ]
+    );
+    assert!(
+        story.overlap.contains("1.003 s after its hold ended"),
+        "{}",
+        story.overlap
+    );
+    assert!(
+        story.why.contains("held back by fault #0") && story.why.contains("Without fencing tokens"),
+        "{}",
+        story.why
+    );
+    assert_eq!((story.first_line, story.last_line), (2, 9));
+}
+
+#[test]
+fn stale_writes_get_their_own_table_and_timeline_marks() {
+    let mut h = paused_writer();
+    // A write fencing rejected, drawn as an open circle.
+    h.push(write(1_600_000, 1, false));
+    let f = check(&h).unwrap();
+    let view = RunView::new(&h, &f);
+    let stories: Vec<_> = f
+        .resource_violations
+        .iter()
+        .map(|rv| super::stale::explain(&view, rv))
+        .collect();
+    let page = html::page(&json!({"scenario": "hand"}), &view, &[], &[], &stories, true);
+    assert!(
+        page.contains("<h2 id=\"stale-writes\">Stale writes (1)</h2>"),
+        "{page}"
+    );
+    assert!(page.contains("judged 3 writes: 2 accepted, 1 rejected"), "{page}");
+    assert!(
+        page.contains("<tr><td class=n>1.503 s</td><td>client 1</td><td>L0</td><td class=n>none</td><td class=n>0.500 s</td><td>client 0</td>"),
+        "{page}"
+    );
+    assert!(page.contains("Stale write 1: client 1 on L0 while client 0 holds it"));
+
+    let svg = svg_of(&Timeline::around_write(&view, &f.resource_violations[0]));
+    assert!(svg.contains("stale write accepted") && svg.contains("write rejected (fencing)"));
+    // The cross is two red strokes; the hold outlines are not drawn here.
+    assert!(svg.matches("stroke=\"#D62728\"").count() >= 2, "{svg}");
+}
+
+#[test]
+fn fault_kinds_get_their_own_lanes_and_colours() {
+    let h = [
+        meta(3, 3),
+        fault(100, 0, FaultAction::Start, json!({"kind": "crash", "node": 1})),
+        partition(200, 1, FaultAction::Start, &[2], &[0]),
+        fault(300, 2, FaultAction::Start, json!({"kind": "pause", "client": 2})),
+        partition(400, 3, FaultAction::Start, &[0], &[0, 1, 2]),
+        acq(1_000, 1),
+        ok(2_000, 1, 900_000, &[0, 1, 2], 1),
+        rel(500_000, 1),
+        rel_ok(500_100, 1),
+    ];
+    let f = check(&h).unwrap();
+    let view = RunView::new(&h, &f);
+    let timeline = Timeline::overview(&view);
+    let svg = svg_of(&timeline);
+    for (kind, colour) in [
+        ("partition", "#FF9900"),
+        ("crash", "#3C3C3C"),
+        ("pause", "#E377C2"),
+    ] {
+        assert!(svg.contains(colour), "{kind} in its colour");
+        assert!(
+            svg.contains(&format!(">{kind}<")) || svg.contains(kind),
+            "{kind} in the legend"
+        );
+    }
+}
+
+#[test]
+fn a_writer_beside_a_reader_is_explained_with_the_rw_scripts() {
+    let jump = json!({"kind": "clock_jump", "client": 1, "by_us": 2_000_000});
+    let h = [
+        meta(3, 2),
+        fault(500, 0, FaultAction::Start, jump.clone()),
+        fault(500, 0, FaultAction::End, jump),
+        acq_in(1_000, 0, Mode::Read),
+        ok_in(2_000, 0, Mode::Read, 990_000, &[0, 1, 2]),
+        acq_in(10_000, 1, Mode::Write),
+        ok_in(11_000, 1, Mode::Write, 990_000, &[0, 1, 2]),
+    ];
+    let f = check(&h).unwrap();
+    let view = RunView::new(&h, &f);
+    let story = explain(&view, &f.violations[0]);
+    assert!(
+        story.why.starts_with(
+            "Nodes 0,1,2 let client 1's writer script take w_{L0} while client 0 held a read lock: \
+             r_{L0} there no longer had client 0's entry"
+        ),
+        "{}",
+        story.why
+    );
+    assert!(
+        story.why.contains("ZREMRANGEBYSCORE r_{L0} 0 now"),
+        "{}",
+        story.why
+    );
+    assert!(
+        story
+            .why
+            .ends_with("Clocks: the writer, client 1, ran ahead (fault #0: its wall clock jumped +2.000 s)."),
+        "{}",
+        story.why
+    );
+    assert!(
+        !story.why.contains("key"),
+        "no Redlock key in a read-write story: {}",
+        story.why
+    );
+    assert_eq!(
+        story.steps[0].text,
+        "client 1's wall clock jumps +2.000 s (earlier; the clock stays where it jumped) [fault #0]"
+    );
+}
+
+#[test]
+fn a_reader_beside_a_writer_is_explained_with_the_writer_key() {
+    let h = [
+        meta(3, 2),
+        acq_in(1_000, 0, Mode::Write),
+        ok_in(2_000, 0, Mode::Write, 990_000, &[0, 1, 2]),
+        acq_in(10_000, 1, Mode::Read),
+        ok_in(11_000, 1, Mode::Read, 990_000, &[1, 2]),
+    ];
+    let f = check(&h).unwrap();
+    let view = RunView::new(&h, &f);
+    let why = explain(&view, &f.violations[0]).why;
+    assert_eq!(
+        why,
+        "Nodes 1,2 let client 1's reader script add it to r_{L0} while client 0 held the write lock: \
+         w_{L0} with client 0's token was gone there (it had expired, been lost, or been deleted by a \
+         release that does not check the token, while client 0 still trusted its validity)."
+    );
+}
+
+/// `extend = "pexpire"`: an extension after the validity ran out, counted on nodes that
+/// hold another client's key, starts a new hold, and the story says which mistake it is.
+#[test]
+fn a_late_extension_on_another_clients_key_is_told_as_such() {
+    let mut ext = Op::new(700_000, 1, OpKind::Extend, "L0", Mode::Exclusive);
+    ext.token = Some("tok1".into());
+    let mut ext_ok = ext.clone();
+    ext_ok.t_us = 701_000;
+    ext_ok.valid_until_us = Some(1_200_000);
+    ext_ok.nodes = Some(vec![0, 1, 2]);
+    let h = [
+        meta(3, 2),
+        acq(1_000, 1),
+        ok(2_000, 1, 500_000, &[0, 1, 2], 1),
+        acq(550_000, 0),
+        ok(600_000, 0, 1_100_000, &[0, 1, 2], 1),
+        Event::Invoke(ext),
+        Event::Ok(ext_ok),
+    ];
+    let f = check(&h).unwrap();
+    assert_eq!(f.violations.len(), 1);
+    let view = RunView::new(&h, &f);
+    let story = explain(&view, &f.violations[0]);
+    assert_eq!(
+        story.steps.last().unwrap().text,
+        "client 1 extends L0 on nodes 0,1,2 after its validity had run out, and holds the lock anew \
+         (validity 499.0 ms, until t=1.200 s)"
+    );
+    assert!(
+        story.why.starts_with(
+            "Nodes 0,1,2 counted client 1's extension of L0 while client 0 held it there, after client 1's \
+             own validity had run out: an extension that does not compare the token (a plain PEXPIRE)"
+        ),
+        "{}",
+        story.why
+    );
+}

@@ -1,0 +1,151 @@
+//! The story of a stale write: a write the guarded resource accepted from a client whose
+//! hold had ended, while another client held the lock (the checker's
+//! [`ResourceViolation`]).
+//!
+//! Kleppmann's scenario, told as the narrative tells a violation: the writer's
+//! acquisition, the faults linked to it ([`super::causes`]: those that acted on the
+//! writer, the other holder or their nodes between the writer's request and the write),
+//! the end of the writer's hold, the other client's acquisition, and the write landing.
+//! Then why the resource let it in: without fencing tokens it cannot tell a stale write
+//! from a current one; with them, the other holder's token was not larger, or had not
+//! reached the resource yet.
+
+use super::narrative::{
+    acquire_lines, acquire_step, end_sentence, fault_steps, parties, secs, span, Step, Story,
+};
+use super::view::RunView;
+use crate::checker::{Hold, ResourceViolation};
+use crate::fault::Fault;
+use crate::history::Event;
+
+/// The writer's hold the write belonged to: the latest one with its token that had ended.
+fn writer_hold<'v>(view: &'v RunView, rv: &ResourceViolation) -> Option<&'v Hold> {
+    view.holds()
+        .iter()
+        .filter(|h| {
+            h.client == rv.client && h.lock == rv.lock && h.token.as_deref() == Some(rv.token.as_str())
+        })
+        .filter(|h| h.end_us <= rv.write_us)
+        .max_by_key(|h| h.end_us)
+}
+
+/// The history line (1-based) of the accepted write.
+fn write_line(view: &RunView, rv: &ResourceViolation) -> usize {
+    view.history
+        .iter()
+        .position(|e| {
+            matches!(e, Event::Write(w) if w.t_us == rv.write_us && w.client == rv.client
+                && w.lock == rv.lock && w.token == rv.token && w.accepted)
+        })
+        .map_or(view.history.len(), |i| i + 1)
+}
+
+/// Explains one stale write.
+pub fn explain(view: &RunView, rv: &ResourceViolation) -> Story {
+    let holder = &rv.holder;
+    let mine = writer_hold(view, rv);
+    let holds: Vec<&Hold> = mine.into_iter().chain(std::iter::once(holder)).collect();
+    let first = mine.unwrap_or(holder);
+    let (_, invoke_line) = acquire_lines(view.history, first);
+    let from_us = view
+        .history
+        .get(invoke_line.wrapping_sub(1))
+        .map_or(first.start_us, Event::t_us)
+        .min(first.start_us);
+    let faults = super::causes::linked(view, &parties(&holds), from_us, rv.write_us + 1);
+    let told = fault_steps(view, &faults, from_us, rv.write_us + 1);
+    let mut steps = told.steps;
+    let mut first_line = told.first_line.min(invoke_line);
+    if let Some(h) = mine {
+        let (step, _, line) = acquire_step(view, h, &told.times);
+        first_line = first_line.min(line);
+        steps.push(step);
+        steps.push(Step {
+            t_us: h.end_us,
+            text: format!("{}: its hold of {} is over", end_sentence(h), h.lock),
+        });
+    }
+    let (step, _, _) = acquire_step(view, holder, &told.times);
+    steps.push(step);
+    let fenced = match rv.fence {
+        Some(f) => format!("with fencing token {f}"),
+        None => "without a fencing token".into(),
+    };
+    steps.push(Step {
+        t_us: rv.write_us,
+        text: format!(
+            "the guarded resource accepts client {}'s write to {} ({fenced})",
+            rv.client, rv.lock
+        ),
+    });
+    steps.extend(told.after);
+    steps.sort_by_key(|s| s.t_us);
+    let late = rv.hold_end_us.map_or(String::new(), |e| {
+        format!(", {} after its hold ended", span(rv.write_us - e))
+    });
+    let overlap = format!(
+        "at t={} client {} writes to {} as if it held the lock{late}, while client {} holds it (from t={} to t={})",
+        secs(rv.write_us),
+        rv.client,
+        rv.lock,
+        holder.client,
+        secs(holder.start_us),
+        secs(holder.end_us)
+    );
+    Story {
+        lock: rv.lock.clone(),
+        steps,
+        overlap,
+        why: why(view, rv, &faults),
+        first_line,
+        last_line: write_line(view, rv),
+    }
+}
+
+/// Why the resource accepted it.
+fn why(view: &RunView, rv: &ResourceViolation, faults: &[&super::view::FaultWindow]) -> String {
+    let stopped: Vec<String> = faults
+        .iter()
+        .filter(|w| match &w.fault {
+            Fault::Pause { client, .. } => *client == Some(rv.client),
+            Fault::Delay { clients, .. } => clients.contains(&rv.client),
+            _ => false,
+        })
+        .map(|w| format!("#{}", w.id))
+        .collect();
+    let cause = if stopped.is_empty() {
+        String::new()
+    } else {
+        format!(" (held back by fault {})", stopped.join(", "))
+    };
+    let mut s = format!(
+        "Client {} decided to write while it held {}, and the write reached the resource after its hold had ended{cause}. ",
+        rv.client, rv.lock
+    );
+    match (rv.fence, rv.holder.fence) {
+        (None, _) => s.push_str(
+            "Without fencing tokens the resource cannot tell a stale write from a current one (Kleppmann, 2016).",
+        ),
+        (Some(f), Some(h)) if h <= f => s.push_str(&format!(
+            "The fencing token did not stop it: client {}'s hold has token {h}, not above client {}'s {f}, so \
+             the resource saw nothing newer (tokens that do not grow: the one-round issue is not monotonic).",
+            rv.holder.client, rv.client
+        )),
+        (Some(f), held) => {
+            let newer = held.map_or("its token".to_string(), |h| format!("its token {h}"));
+            let seen = view.writes.iter().any(|w| {
+                w.accepted && w.lock == rv.lock && w.t_us < rv.write_us && w.fence.is_some_and(|x| x > f)
+            });
+            s.push_str(&if seen {
+                format!("The resource had accepted a larger token than {f} and still let this one in.")
+            } else {
+                format!(
+                    "Client {}'s {newer} had not reached the resource yet, so it had nothing newer than {f} to \
+                     reject it with.",
+                    rv.holder.client
+                )
+            });
+        }
+    }
+    s
+}

@@ -1,0 +1,165 @@
+//! Why two conflicting holds overlapped, in one paragraph, in the terms of the lock
+//! that was held.
+//!
+//! The story of a violation ([`super::narrative`]) ends with this: what the two quorums
+//! shared, and what must have happened on the nodes they shared. For an exclusive lock
+//! that is Redlock's key `L` (a node granted it to both, so the first holder's key was
+//! gone there). For seed 000's read-write lock it is the writer key `w_{L}`, the reader
+//! set `r_{L}` and the two scripts: a writer gets in beside a reader when the writer
+//! script's `ZREMRANGEBYSCORE r_{L} 0 now` drops the reader's entry (scored by the
+//! reader's own wall clock, judged by the writer's), and a reader or writer gets in
+//! beside a writer when `w_{L}` expired, was lost or was deleted by a release that does
+//! not check the token. A hold that began with an extension counted on another
+//! client's key shows an extension that does not check ownership. Linked faults that
+//! explain the loss are named with what they did ([`super::causes`]).
+
+use super::causes::{clock_notes, key_effect};
+use super::narrative::{began, list, plural, Began};
+use super::view::{FaultWindow, RunView};
+use crate::algorithm::Mode;
+use crate::checker::Hold;
+use std::fmt::Write as _;
+
+/// "node 2" or "Nodes 1,2".
+fn nodes(items: &[usize], capital: bool) -> String {
+    let word = plural(if capital { "Node" } else { "node" }, items.len());
+    format!("{word} {}", list(items))
+}
+
+/// What the two quorums of `a` (the earlier hold) and `b` share, and what that implies.
+/// `faults` are the faults linked to the violation.
+pub fn why(view: &RunView, a: &Hold, b: &Hold, faults: &[&FaultWindow]) -> String {
+    if a.nodes.is_empty() || b.nodes.is_empty() {
+        return format!(
+            "The history does not say which nodes granted the lock; client {} acquired while client {} still believed it held it.",
+            b.client, a.client
+        );
+    }
+    let shared: Vec<usize> = a.nodes.iter().copied().filter(|n| b.nodes.contains(n)).collect();
+    if shared.is_empty() {
+        let mut s = format!(
+            "The two quorums ({} and {}) share no node, so no node ever saw both requests",
+            nodes(&a.nodes, false),
+            nodes(&b.nodes, false)
+        );
+        if view.nodes > 0 && a.nodes.len().min(b.nodes.len()) * 2 <= view.nodes {
+            let _ = write!(
+                s,
+                ": a quorum of {} out of {} nodes is not a majority",
+                a.nodes.len().min(b.nodes.len()),
+                view.nodes
+            );
+        }
+        s.push('.');
+        return s;
+    }
+    let mut s = match (a.mode, b.mode) {
+        // The later hold began with an extension counted on nodes that held the other
+        // client's key: the extension cannot have compared the token.
+        _ if began(view, b) == Began::ExtendedLate => format!(
+            "{} counted client {}'s extension of {} while client {} held it there, after client {}'s own \
+             validity had run out: an extension that does not compare the token (a plain PEXPIRE) answers 1 \
+             for whoever's key is there (seed 002 asks to extend only \"if the key exists and its value is \
+             still the random value the client assigned\"",
+            nodes(&shared, true),
+            b.client,
+            a.lock,
+            a.client,
+            b.client
+        ),
+        (Mode::Exclusive, _) | (_, Mode::Exclusive) => format!(
+            "{} granted {} to both clients: by the time client {} asked, {} no longer had client {}'s key \
+             (it had expired, been lost, or been deleted by a release that does not check the token, \
+             while client {} still trusted its validity",
+            nodes(&shared, true),
+            a.lock,
+            b.client,
+            if shared.len() == 1 { "it" } else { "they" },
+            a.client,
+            a.client
+        ),
+        (Mode::Read, _) => format!(
+            "{} let client {}'s writer script take w_{{{}}} while client {} held a read lock: r_{{{}}} there no \
+             longer had client {}'s entry (the script drops readers whose score, their expiry by the reader's own \
+             wall clock, is at or before the writer's now: ZREMRANGEBYSCORE r_{{{}}} 0 now; or the node lost it",
+            nodes(&shared, true),
+            b.client,
+            a.lock,
+            a.client,
+            a.lock,
+            a.client,
+            a.lock
+        ),
+        (Mode::Write, Mode::Read) => format!(
+            "{} let client {}'s reader script add it to r_{{{}}} while client {} held the write lock: \
+             w_{{{}}} with client {}'s token was gone there (it had expired, been lost, or been deleted \
+             by a release that does not check the token, while client {} still trusted its validity",
+            nodes(&shared, true),
+            b.client,
+            a.lock,
+            a.client,
+            a.lock,
+            a.client,
+            a.client
+        ),
+        (Mode::Write, Mode::Write) => format!(
+            "{} let client {}'s writer script set w_{{{}}} while client {} held the write lock: \
+             client {}'s w_{{{}}} was gone there (it had expired, been lost, or been deleted by a \
+             release that does not check the token, while client {} still trusted its validity",
+            nodes(&shared, true),
+            b.client,
+            a.lock,
+            a.client,
+            a.client,
+            a.lock,
+            a.client
+        ),
+    };
+    // What happened on the shared nodes, as far as the linked faults tell.
+    let effects: Vec<String> = shared
+        .iter()
+        .flat_map(|&n| {
+            faults.iter().filter_map(move |w| {
+                key_effect(&w.fault, n).map(|e| format!("node {n}: {e} (fault #{})", w.id))
+            })
+        })
+        .collect();
+    if !effects.is_empty() {
+        let _ = write!(s, "; {}", effects.join("; "));
+    }
+    // The clocks that decide: a reader's entry is judged by the writer's wall clock; a
+    // holder whose clock runs slow trusts its validity past its keys.
+    let mut clocks = Vec::new();
+    if a.mode == Mode::Read && b.mode != Mode::Read {
+        let ahead = clock_notes(faults, b.client, true, true);
+        if !ahead.is_empty() {
+            clocks.push(format!(
+                "the writer, client {}, ran ahead ({})",
+                b.client,
+                ahead.join("; ")
+            ));
+        }
+        let behind = clock_notes(faults, a.client, false, true);
+        if !behind.is_empty() {
+            clocks.push(format!(
+                "the reader, client {}, ran behind ({})",
+                a.client,
+                behind.join("; ")
+            ));
+        }
+    } else {
+        let slow = clock_notes(faults, a.client, false, false);
+        if !slow.is_empty() {
+            clocks.push(format!(
+                "client {}'s clock ran behind ({})",
+                a.client,
+                slow.join("; ")
+            ));
+        }
+    }
+    s.push_str(").");
+    if !clocks.is_empty() {
+        let _ = write!(s, " Clocks: {}.", clocks.join("; "));
+    }
+    s
+}
