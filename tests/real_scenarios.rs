@@ -1,7 +1,7 @@
 //! Runs every real-Redis scenario in scenarios/real/ through the CLI and checks that its
 //! verdict is the one the file expects (exit status 0). One scenario per fault kind the
 //! real backend carries out: partition, crash and restart (with and without AOF), node
-//! pause, clock jump. Needs redis-server and libfaketime (`apt-get install -y
+//! pause, clock jump, replica failover (promoted at once, and later than the ttl). Needs redis-server and libfaketime (`apt-get install -y
 //! redis-server faketime`); without them the test fails and says so.
 
 use std::path::Path;
@@ -71,6 +71,16 @@ fn real_clock_jump_on_a_shared_node_breaks_redlock() {
 }
 
 #[test]
+fn real_replica_failover_lets_a_second_client_in_as_in_seed_002() {
+    run_scenario("replica-failover");
+}
+
+#[test]
+fn real_replica_failover_with_promotion_later_than_the_ttl_stays_safe() {
+    run_scenario("replica-failover-late-promotion");
+}
+
+#[test]
 fn every_real_scenario_file_has_a_test() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/real");
     let mut names: Vec<String> = std::fs::read_dir(dir)
@@ -91,6 +101,8 @@ fn every_real_scenario_file_has_a_test() {
         "crash-restart-aof",
         "node-pause",
         "partition",
+        "replica-failover",
+        "replica-failover-late-promotion",
     ];
     assert_eq!(
         names, tested,

@@ -14,9 +14,15 @@
 //! [`bench`] measures lock latency against one `SET NX PX` round trip.
 
 pub mod bench;
+#[cfg(feature = "docker")]
+pub mod container;
 pub mod driver;
 pub mod faketime;
+pub mod lagline;
+pub mod node;
+pub mod process;
 pub mod proxy;
+pub mod runtime;
 pub mod server;
 pub mod wire;
 
@@ -51,4 +57,28 @@ pub enum RealError {
     },
     #[error("fault {id} ({kind}) cannot run on the real backend: {why}")]
     Unsupported { id: usize, kind: String, why: String },
+    #[error("containers need lockstorm built with the `docker` feature: cargo build --features docker (or run with backend = \"redis\")")]
+    NoDockerFeature,
+    #[error("{0}")]
+    Docker(String),
+}
+
+/// `lockstorm clean`: removes the containers, volumes and networks that lockstorm runs
+/// left in Docker when they were killed by SIGKILL (or, with `all`, everything lockstorm
+/// labelled); says what it removed.
+pub fn clean(all: bool) -> Result<String, RealError> {
+    #[cfg(feature = "docker")]
+    {
+        use container::clean::{remove_blocking, Which};
+        let r = remove_blocking(if all { Which::All } else { Which::Orphaned })?;
+        Ok(format!(
+            "removed {} container(s), {} volume(s), {} network(s)",
+            r.containers, r.volumes, r.networks
+        ))
+    }
+    #[cfg(not(feature = "docker"))]
+    {
+        let _ = all;
+        Err(RealError::NoDockerFeature)
+    }
 }

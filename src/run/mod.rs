@@ -75,7 +75,7 @@ pub fn run(
 ) -> Result<Outcome, RealError> {
     match scenario.backend {
         Backend::Sim => Ok(run_sim(scenario, seeds, progress)),
-        Backend::Redis => run_real(scenario, seeds, real, progress),
+        Backend::Redis | Backend::Docker => run_real(scenario, seeds, real, progress),
     }
 }
 

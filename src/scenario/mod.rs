@@ -139,11 +139,12 @@ impl Scenario {
             || format!("scenarios/{}.toml", self.name),
             |p| p.display().to_string(),
         );
-        let backend = match self.backend {
-            Backend::Sim => "",
-            Backend::Redis => " --backend redis",
+        let (features, backend) = match self.backend {
+            Backend::Sim => ("", ""),
+            Backend::Redis => ("", " --backend redis"),
+            Backend::Docker => (" --features docker", " --backend docker"),
         };
-        format!("cargo run --release -- scenario {file} --seed {seed}{backend}")
+        format!("cargo run --release{features} -- scenario {file} --seed {seed}{backend}")
     }
 }
 

@@ -1,10 +1,9 @@
-//! The driver's I/O: connections through the proxies, requests, script loading and
-//! restarts. Everything here runs as tokio tasks beside the driver's loop and talks
-//! back to it only through the reply channel, so the loop never waits on a socket.
+//! The driver's I/O: connections through the proxies, requests and script loading.
+//! Everything here runs as tokio tasks beside the driver's loop and talks back to it
+//! only through the reply channel, so the loop never waits on a socket.
 
 use crate::algorithm::ReqId;
 use crate::command::{LockId, Reply};
-use crate::real::server::Server;
 use crate::real::{wire, RealError};
 use redis::aio::MultiplexedConnection;
 use std::net::SocketAddr;
@@ -22,30 +21,8 @@ pub(super) struct Answer {
     pub(super) reply: Reply,
 }
 
-/// Restarts a crashed node from its directory, then loads the scripts again.
-pub(super) async fn restart(node: usize, server: Arc<Mutex<Server>>) {
-    let restarted = tokio::task::spawn_blocking(move || {
-        let mut s = server.lock().expect("server lock");
-        s.restart().map(|()| s.addr())
-    })
-    .await;
-    let result = match restarted {
-        Ok(Ok(addr)) => load_scripts(node, addr).await,
-        Ok(Err(e)) => Err(e),
-        Err(e) => Err(RealError::Node {
-            node,
-            addr: String::new(),
-            message: format!("restart task failed: {e}"),
-        }),
-    };
-    if let Err(e) = result {
-        // The run goes on with the node down; the liveness check will show it.
-        eprintln!("lockstorm: warning: restart of node {node} failed: {e:#}");
-    }
-}
-
 /// SCRIPT LOAD every script of the repo on a node, over a direct connection.
-pub(super) async fn load_scripts(node: usize, addr: SocketAddr) -> Result<(), RealError> {
+pub(crate) async fn load_scripts(node: usize, addr: SocketAddr) -> Result<(), RealError> {
     let err = |message: String| RealError::Node {
         node,
         addr: addr.to_string(),

@@ -4,12 +4,13 @@
 //! The match on [`Fault`] in [`Driver::fault`] has no wildcard: a new kind does not
 //! compile until it is carried out here or refused in [`check_faults`].
 
-use super::{conn, Driver, Ev, Host};
+use super::{Driver, Ev};
 use crate::command::NodeId;
 use crate::fault::{CutDirection, Fault, Persistence, PlannedFault};
 use crate::history::{Event, FaultAction, FaultEvent};
 use crate::lifecycle::RunPhase;
-use crate::real::faketime::Faketime;
+use crate::real::node::NodeOp;
+use crate::real::runtime::Host;
 use crate::real::RealError;
 use crate::scenario::Scenario;
 
@@ -61,9 +62,13 @@ pub(super) fn check_faults(
                     "TCP delivers or breaks, it does not lose single messages: use partition or delay",
                 )
             }
-            Fault::Failover { .. } => {
-                return refuse("failover needs replicas, which the real backend does not start")
+            Fault::Failover { .. } if external => {
+                return refuse("failover needs replicas, which lockstorm starts only for servers it runs")
             }
+            Fault::Failover { .. } if scenario.replication.is_none() => {
+                return refuse("failover needs [replication] (a replica per node)")
+            }
+            Fault::Failover { .. } => {}
         }
     }
     Ok(())
@@ -165,27 +170,10 @@ impl Driver<'_> {
                     }
                 }
             }
-            Fault::Crash { node, .. } => {
-                let Host::Local(server) = &self.hosts[node] else {
-                    return;
-                };
-                if on {
-                    server.lock().expect("server lock").kill();
-                } else {
-                    let server = server.clone();
-                    tokio::spawn(conn::restart(node, server));
-                }
-            }
+            Fault::Crash { node, .. } => self.node_op(node, if on { NodeOp::Crash } else { NodeOp::Restart }),
             Fault::Pause { node, .. } => {
-                let Some(node) = node else { return };
-                let Host::Local(server) = &self.hosts[node] else {
-                    return;
-                };
-                let mut server = server.lock().expect("server lock");
-                if on {
-                    server.pause();
-                } else {
-                    server.resume();
+                if let Some(node) = node {
+                    self.node_op(node, if on { NodeOp::Pause } else { NodeOp::Resume });
                 }
             }
             Fault::ClockJump { node, client, by_us } => {
@@ -196,28 +184,27 @@ impl Driver<'_> {
                     self.wall_offset_us[c] += by_us;
                 }
                 if let Some(n) = node {
-                    self.with_faketime(n, |ft| ft.jump(by_us));
+                    self.node_op(n, NodeOp::ClockJump(by_us));
                 }
             }
             Fault::ClockRate { node, rate, .. } => {
                 if let Some(n) = node {
-                    self.with_faketime(n, |ft| ft.set_rate(if on { rate } else { 1.0 }));
+                    self.node_op(n, NodeOp::ClockRate(if on { rate } else { 1.0 }));
                 }
             }
+            Fault::Failover { node } => {
+                self.node_op(node, if on { NodeOp::FailMaster } else { NodeOp::Promote })
+            }
             // Refused by check_faults before the run starts.
-            Fault::Loss { .. } | Fault::Failover { .. } => {}
+            Fault::Loss { .. } => {}
         }
     }
 
-    fn with_faketime(&self, node: NodeId, f: impl FnOnce(&mut Faketime) -> Result<(), RealError>) {
-        let Host::Local(server) = &self.hosts[node] else {
-            return;
-        };
-        let mut server = server.lock().expect("server lock");
-        if let Some(ft) = server.faketime_mut() {
-            if let Err(e) = f(ft) {
-                eprintln!("lockstorm: warning: node {node}: clock fault not applied: {e}");
-            }
+    /// Hands an operation to a node lockstorm runs (check_faults refused the faults
+    /// that need one on servers it does not run).
+    fn node_op(&self, node: NodeId, op: NodeOp) {
+        if let Host::Managed(n) = &self.hosts[node] {
+            n.send(op);
         }
     }
 
