@@ -212,3 +212,26 @@ fn the_simulator_agrees_with_real_redis_on_every_real_scenario() {
         );
     }
 }
+
+/// A build without the `docker` feature says how to get containers, in one line.
+#[cfg(not(feature = "docker"))]
+#[test]
+fn containers_without_the_docker_feature_are_one_line_and_exit_2() {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/docker/partition.toml");
+    let out_dir = tempfile::tempdir().expect("temp dir");
+    for args in [
+        vec!["clean"],
+        vec!["scenario", file.to_str().expect("utf-8 path"), "--out"],
+    ] {
+        let mut cmd = lockstorm();
+        cmd.args(&args);
+        if args[0] == "scenario" {
+            cmd.arg(out_dir.path());
+        }
+        let out = cmd.output().expect("run lockstorm");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        assert!(err.contains("--features docker"), "{err}");
+    }
+}

@@ -16,7 +16,7 @@
 
 use super::lagline::LagLine;
 use super::process::Process;
-use super::RealError;
+use super::{wire, RealError};
 use std::net::SocketAddr;
 use std::time::Duration;
 use tokio::sync::{mpsc, oneshot, watch};
@@ -114,7 +114,7 @@ impl Node {
             node.processes[1].start(Some(line.addr())).await?;
             node.lag_line = Some(line);
         }
-        super::driver::load_scripts(index, node.processes[0].addr()).await?;
+        load_scripts(index, node.processes[0].addr()).await?;
         Ok(node)
     }
 
@@ -180,7 +180,7 @@ impl Node {
             return;
         }
         let result = match self.processes[0].start(None).await {
-            Ok(()) => super::driver::load_scripts(self.index, self.processes[0].addr()).await,
+            Ok(()) => load_scripts(self.index, self.processes[0].addr()).await,
             Err(e) => Err(e),
         };
         self.master_up = true;
@@ -204,7 +204,7 @@ impl Node {
         self.processes.swap(0, 1);
         self.upstream.send_replace(replica);
         self.master_up = true;
-        if let Err(e) = super::driver::load_scripts(self.index, replica).await {
+        if let Err(e) = load_scripts(self.index, replica).await {
             eprintln!("lockstorm: warning: node {}: {e:#}", self.index);
         }
         let line = self.lag_line.as_ref().map(LagLine::addr);
@@ -232,20 +232,37 @@ impl Node {
 
 /// Promotes a replica as Sentinel does.
 async fn replica_of_no_one(node: usize, addr: SocketAddr) -> Result<(), RealError> {
-    let err = |message: String| RealError::Node {
-        node,
-        addr: addr.to_string(),
-        message,
-    };
-    let client = redis::Client::open(format!("redis://{addr}/")).map_err(|e| err(e.to_string()))?;
-    let mut conn = client
-        .get_multiplexed_async_connection()
-        .await
-        .map_err(|e| err(format!("cannot connect: {e}")))?;
+    let mut conn = direct(node, addr).await?;
     redis::cmd("REPLICAOF")
         .arg("NO")
         .arg("ONE")
         .query_async::<()>(&mut conn)
         .await
-        .map_err(|e| err(format!("REPLICAOF NO ONE failed: {e}")))
+        .map_err(|e| node_error(node, addr, format!("REPLICAOF NO ONE failed: {e}")))
+}
+
+/// SCRIPT LOAD every script of the repo on a node, over a direct connection.
+pub async fn load_scripts(node: usize, addr: SocketAddr) -> Result<(), RealError> {
+    let mut conn = direct(node, addr).await?;
+    wire::load_scripts(&mut conn)
+        .await
+        .map_err(|e| node_error(node, addr, format!("SCRIPT LOAD failed: {e}")))
+}
+
+/// A connection straight to one server of node `node`, not through its proxy.
+async fn direct(node: usize, addr: SocketAddr) -> Result<redis::aio::MultiplexedConnection, RealError> {
+    let client =
+        redis::Client::open(format!("redis://{addr}/")).map_err(|e| node_error(node, addr, e.to_string()))?;
+    client
+        .get_multiplexed_async_connection()
+        .await
+        .map_err(|e| node_error(node, addr, format!("cannot connect: {e}")))
+}
+
+fn node_error(node: usize, addr: SocketAddr, message: String) -> RealError {
+    RealError::Node {
+        node,
+        addr: addr.to_string(),
+        message,
+    }
 }

@@ -226,4 +226,23 @@ mod tests {
             "delayed round trip took {took:?}"
         );
     }
+
+    #[tokio::test]
+    async fn new_connections_follow_a_moved_upstream() {
+        let first = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let second = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let (tx, rx) = watch::channel(first.local_addr().unwrap());
+        let proxy = Proxy::start(rx, 1).await.unwrap();
+        let _a = TcpStream::connect(proxy.addr(0)).await.unwrap();
+        tokio::time::timeout(Duration::from_secs(5), first.accept())
+            .await
+            .expect("the first upstream gets the connection")
+            .unwrap();
+        tx.send_replace(second.local_addr().unwrap());
+        let _b = TcpStream::connect(proxy.addr(0)).await.unwrap();
+        tokio::time::timeout(Duration::from_secs(5), second.accept())
+            .await
+            .expect("a connection after the move goes to the new upstream")
+            .unwrap();
+    }
 }

@@ -312,3 +312,12 @@ fn read_write_knobs_that_make_no_sense_are_refused() {
         assert!(msg.contains(want), "{text:?}: {msg}");
     }
 }
+
+#[test]
+fn the_docker_backend_parses_and_refuses_servers_it_does_not_run() {
+    let s = parse("backend = \"docker\"\nnodes = 3\n").unwrap();
+    assert_eq!(s.backend, Backend::Docker);
+    assert!(s.rerun_command(7).contains("--features docker -- scenario"));
+    let e = parse("backend = \"docker\"\nnodes = [\"127.0.0.1:6379\"]\n").unwrap_err();
+    assert!(e.to_string().contains("starts its own containers"), "{e}");
+}

@@ -1,4 +1,4 @@
-//! The driver's I/O: connections through the proxies, requests and script loading.
+//! The driver's I/O: connections through the proxies and requests.
 //! Everything here runs as tokio tasks beside the driver's loop and talks back to it
 //! only through the reply channel, so the loop never waits on a socket.
 
@@ -19,23 +19,6 @@ pub(super) struct Answer {
     pub(super) client: usize,
     pub(super) req: ReqId,
     pub(super) reply: Reply,
-}
-
-/// SCRIPT LOAD every script of the repo on a node, over a direct connection.
-pub(crate) async fn load_scripts(node: usize, addr: SocketAddr) -> Result<(), RealError> {
-    let err = |message: String| RealError::Node {
-        node,
-        addr: addr.to_string(),
-        message,
-    };
-    let client = redis::Client::open(format!("redis://{addr}/")).map_err(|e| err(e.to_string()))?;
-    let mut conn = client
-        .get_multiplexed_async_connection()
-        .await
-        .map_err(|e| err(format!("cannot connect: {e}")))?;
-    wire::load_scripts(&mut conn)
-        .await
-        .map_err(|e| err(format!("SCRIPT LOAD failed: {e}")))
 }
 
 /// Deletes the scenario's lock keys on a server someone else runs, left from earlier runs.

@@ -14,6 +14,7 @@
 mod conn;
 mod faults;
 
+use super::node::load_scripts;
 use super::proxy::{self, Proxy};
 use super::runtime::{Host, Nodes};
 use super::{wire, RealError};
@@ -25,7 +26,6 @@ use crate::history::{Event, Meta};
 use crate::lifecycle::{Lifecycle, RunOutput, RunStats};
 use crate::resource::GuardedResource;
 use crate::scenario::{Scenario, Targets};
-pub(crate) use conn::load_scripts;
 use conn::{clear_locks, connection, request, Answer, Slot};
 use faults::{check_faults, needs_faketime};
 use std::collections::BTreeMap;
