@@ -163,7 +163,7 @@ pub struct ContainerProcess {
     volume: Option<String>,
     /// Never dropped as such (testcontainers removes on drop from inside a runtime):
     /// removed through [`Self::kill`], or by label after a panic.
-    container: Option<ManuallyDrop<ContainerAsync<GenericImage>>>,
+    container: Option<ManuallyDrop<Box<ContainerAsync<GenericImage>>>>,
     starts: u32,
 }
 
@@ -208,7 +208,7 @@ impl ContainerProcess {
             .start()
             .await
             .map_err(|e| RealError::Docker(format!("node {}: cannot start a container: {e}", self.node)))?;
-        self.container = Some(ManuallyDrop::new(container));
+        self.container = Some(ManuallyDrop::new(Box::new(container)));
         self.wait_ready().await
     }
 
@@ -242,7 +242,7 @@ impl ContainerProcess {
             polls += 1;
             let container = self.container.as_ref().expect("started");
             // Asking the engine costs more than a PING: every 20th poll.
-            let exited = polls % 20 == 0 && !container.is_running().await.unwrap_or(false);
+            let exited = polls.is_multiple_of(20) && !container.is_running().await.unwrap_or(false);
             if exited || tokio::time::Instant::now() > deadline {
                 let log = container.stdout_to_vec().await.unwrap_or_default();
                 let log = String::from_utf8_lossy(&log);
