@@ -23,6 +23,13 @@
 //! timer, wake later, write to the resource, or record an event in the history (the
 //! driver stamps it with true time).
 //!
+//! The lock operations are carried out by a [`Locker`]: the built-in sans-IO algorithm
+//! (actions `Send` and `Timer`), or a worker process running any lock library
+//! ([`crate::worker`]; actions `Call`, answered through [`Client::on_answer`]). The
+//! cycle above is the same for both. A worker client's writes go through its worker
+//! first: the `Write` action comes when the worker answers, with the fencing token the
+//! worker reports, so a worker paused before answering makes a late write.
+//!
 //! After [`Client::stop`] the client finishes its current operation and goes idle.
 //! [`Client::probe`] then makes it acquire and release each listed lock once, retrying
 //! until it succeeds: the liveness phase after the heal.
@@ -30,6 +37,7 @@
 use crate::algorithm::{self, LockAlgorithm, Mode, NodeSet, Now, Output, ReqId, TimerId};
 use crate::command::{Cmd, LockId, NodeId, Reply, Token};
 use crate::history::{OpKind, Phase};
+use crate::worker::{AnswerKind, Answered, Request, WorkerLock};
 use crate::workload::Workload;
 
 /// What the driver must do for a client.
@@ -44,6 +52,8 @@ pub enum Action {
         id: TimerId,
         at_mono_us: u64,
     },
+    /// Send `request` to the client's worker; its answer comes back through `on_answer`.
+    Call(Request),
     /// Call `on_wake` once the client's monotonic clock reads `at_mono_us`.
     Wake {
         at_mono_us: u64,
@@ -147,8 +157,16 @@ enum State {
     Idle,
 }
 
+/// Who carries out a client's lock operations.
+pub enum Locker {
+    /// The built-in sans-IO algorithm, talking to the nodes itself.
+    Algorithm(Box<dyn LockAlgorithm>),
+    /// A worker process, talking to the nodes through the client's own proxies.
+    Worker(Box<WorkerLock>),
+}
+
 pub struct Client {
-    algorithm: Box<dyn LockAlgorithm>,
+    locker: Locker,
     workload: Workload,
     state: State,
     stopping: bool,
@@ -165,8 +183,17 @@ pub struct Client {
 
 impl Client {
     pub fn new(algorithm: Box<dyn LockAlgorithm>, workload: Workload) -> Self {
+        Client::with_locker(Locker::Algorithm(algorithm), workload)
+    }
+
+    /// A client whose lock operations go to a worker process.
+    pub fn worker(lock: WorkerLock, workload: Workload) -> Self {
+        Client::with_locker(Locker::Worker(Box::new(lock)), workload)
+    }
+
+    fn with_locker(locker: Locker, workload: Workload) -> Self {
         Client {
-            algorithm,
+            locker,
             workload,
             state: State::Idle,
             stopping: false,
@@ -270,7 +297,10 @@ impl Client {
             lock,
             mode,
         )));
-        self.algorithm.acquire(now, lock, mode, &mut self.scratch);
+        match &mut self.locker {
+            Locker::Algorithm(a) => a.acquire(now, lock, mode, &mut self.scratch),
+            Locker::Worker(w) => out.push(Action::Call(w.acquire(now, lock, mode))),
+        }
         self.drain(now, out);
     }
 
@@ -316,7 +346,10 @@ impl Client {
             hold.lock,
             hold.mode,
         )));
-        self.algorithm.release(now, &mut self.scratch);
+        match &mut self.locker {
+            Locker::Algorithm(a) => a.release(now, &mut self.scratch),
+            Locker::Worker(w) => out.push(Action::Call(w.release(now, hold.lock))),
+        }
         self.drain(now, out);
     }
 
@@ -340,7 +373,7 @@ impl Client {
             State::Holding(hold) => match hold.step {
                 HoldStep::Finish => {
                     if self.writes(&hold) {
-                        self.write(hold, true, out);
+                        self.write(now, hold, true, out);
                     } else {
                         self.release(now, hold, out);
                     }
@@ -351,7 +384,10 @@ impl Client {
                     let mut r = self.record(RecordKind::Invoke, OpKind::Extend, hold.lock, hold.mode);
                     r.token = Some(hold.token);
                     out.push(Action::Record(r));
-                    self.algorithm.extend(now, &mut self.scratch);
+                    match &mut self.locker {
+                        Locker::Algorithm(a) => a.extend(now, &mut self.scratch),
+                        Locker::Worker(w) => out.push(Action::Call(w.extend(now, hold.lock))),
+                    }
                     self.drain(now, out);
                 }
             },
@@ -359,13 +395,58 @@ impl Client {
         }
     }
 
-    fn write(&mut self, hold: Hold, release: bool, out: &mut Vec<Action>) {
+    fn write(&mut self, now: Now, hold: Hold, release: bool, out: &mut Vec<Action>) {
         self.state = State::Writing { hold, release };
-        out.push(Action::Write {
-            lock: hold.lock,
-            token: hold.token,
-            fence: hold.fence,
-        });
+        match &mut self.locker {
+            Locker::Algorithm(_) => out.push(Action::Write {
+                lock: hold.lock,
+                token: hold.token,
+                fence: hold.fence,
+            }),
+            // The resource sees the write when the worker answers it.
+            Locker::Worker(w) => out.push(Action::Call(w.write(now, hold.lock))),
+        }
+    }
+
+    /// The worker answered the client's open request.
+    pub fn on_answer(&mut self, now: Now, answer: Answered, out: &mut Vec<Action>) {
+        let Locker::Worker(w) = &mut self.locker else {
+            return;
+        };
+        if let (&State::Writing { hold, .. }, Some(Request::Write { .. })) = (&self.state, w.open()) {
+            w.on_answer(answer, &mut self.scratch);
+            if answer.kind == AnswerKind::Ok {
+                out.push(Action::Write {
+                    lock: hold.lock,
+                    token: hold.token,
+                    fence: answer.fence,
+                });
+            } else {
+                // Not written: carry on as after a rejected write.
+                self.on_write_ack(now, out);
+            }
+            return;
+        }
+        w.on_answer(answer, &mut self.scratch);
+        self.drain(now, out);
+    }
+
+    /// The worker request in flight, ended as an unknown outcome (`info`), for a driver
+    /// that stops while the client waits for its worker; `None` when no lock
+    /// operation is open.
+    pub fn unknown_outcome(&self) -> Option<Record> {
+        let Locker::Worker(w) = &self.locker else {
+            return None;
+        };
+        let (op, lock, mode, token) = match (w.open()?, &self.state) {
+            (Request::Acquire { lock, mode }, _) => (OpKind::Acquire, lock, mode, w.token()),
+            (Request::Release { .. }, State::Holding(h)) => (OpKind::Release, h.lock, h.mode, h.token),
+            (Request::Extend { .. }, State::Extending(h)) => (OpKind::Extend, h.lock, h.mode, h.token),
+            _ => return None,
+        };
+        let mut r = self.record(RecordKind::Info, op, lock, mode);
+        r.token = Some(token);
+        Some(r)
     }
 
     /// The guarded resource answered the client's write (accepted or not).
@@ -380,12 +461,16 @@ impl Client {
     }
 
     pub fn on_reply(&mut self, now: Now, req: ReqId, reply: Reply, out: &mut Vec<Action>) {
-        self.algorithm.on_reply(now, req, reply, &mut self.scratch);
+        if let Locker::Algorithm(a) = &mut self.locker {
+            a.on_reply(now, req, reply, &mut self.scratch);
+        }
         self.drain(now, out);
     }
 
     pub fn on_timer(&mut self, now: Now, id: TimerId, out: &mut Vec<Action>) {
-        self.algorithm.on_timer(now, id, &mut self.scratch);
+        if let Locker::Algorithm(a) = &mut self.locker {
+            a.on_timer(now, id, &mut self.scratch);
+        }
         self.drain(now, out);
     }
 
@@ -409,8 +494,9 @@ impl Client {
                     let mut r = self.record(RecordKind::Ok, OpKind::Acquire, lock, mode);
                     r.token = Some(token);
                     r.valid_until_mono_us = Some(valid_until_mono_us);
-                    r.nodes = Some(nodes);
-                    r.attempts = Some(attempts);
+                    // A worker reports neither (empty, 0).
+                    r.nodes = (!nodes.is_empty()).then_some(nodes);
+                    r.attempts = (attempts > 0).then_some(attempts);
                     r.fence = fence;
                     out.push(Action::Record(r));
                     // Probes release at once; workload clients work for their hold time.
@@ -430,7 +516,7 @@ impl Client {
                         step: HoldStep::Finish,
                     };
                     if self.writes(&hold) {
-                        self.write(hold, false, out);
+                        self.write(now, hold, false, out);
                     } else {
                         self.schedule(now, hold, out);
                     }
@@ -450,7 +536,7 @@ impl Client {
                     };
                     let mut r = self.record(kind, OpKind::Acquire, lock, mode);
                     r.token = Some(token);
-                    r.attempts = Some(attempts);
+                    r.attempts = (attempts > 0).then_some(attempts);
                     out.push(Action::Record(r));
                     if self.probes.is_empty() {
                         let want = self.keep_wanting.then_some((lock, mode));
@@ -470,7 +556,7 @@ impl Client {
                     let mut r = self.record(RecordKind::Ok, OpKind::Extend, hold.lock, hold.mode);
                     r.token = Some(token);
                     r.valid_until_mono_us = Some(valid_until_mono_us);
-                    r.nodes = Some(nodes);
+                    r.nodes = (!nodes.is_empty()).then_some(nodes);
                     out.push(Action::Record(r));
                     hold.valid_until_mono_us = valid_until_mono_us;
                     hold.extensions += 1;
@@ -503,21 +589,24 @@ impl Client {
     }
 }
 
-/// Builds the clients of a scenario, each with its own algorithm and workload streams.
+/// Builds the clients of a scenario, each with its own algorithm and workload streams:
+/// the built-in algorithm, or the scenario's worker.
 pub fn build_clients(scenario: &crate::scenario::Scenario, seed: u64) -> Vec<Client> {
     let a = &scenario.algorithm;
     (0..scenario.clients.count)
         .map(|i| {
-            let algorithm =
-                algorithm::build(a, scenario.nodes, crate::rng::split(seed, "algorithm", i as u64));
+            let rng = crate::rng::split(seed, "algorithm", i as u64);
             let workload = Workload::new(
                 &scenario.clients,
                 a.kind.is_read_write(),
                 crate::rng::split(seed, "workload", i as u64),
             );
-            let client = Client::new(algorithm, workload)
-                .with_extensions(a.max_extensions, a.extend_before_us)
-                .with_resource_writes(scenario.clients.resource_writes);
+            let client = match scenario.clients.worker {
+                Some(_) => Client::worker(WorkerLock::new(a.ttl_ms, rng), workload),
+                None => Client::new(algorithm::build(a, scenario.nodes, rng), workload),
+            }
+            .with_extensions(a.max_extensions, a.extend_before_us)
+            .with_resource_writes(scenario.clients.resource_writes);
             if a.kind.is_read_write() {
                 client.keep_wanting()
             } else {

@@ -2,7 +2,8 @@
 //!
 //! The flow runs one way: a [`scenario`] file is run by a driver (the deterministic
 //! simulator in [`sim`], or real redis-server processes in [`real`]), which drives
-//! sans-IO [`client`]s running the lock [`algorithm`]s on a [`workload`], applies
+//! sans-IO [`client`]s running the lock [`algorithm`]s (or any lock library in a
+//! [`worker`] process, on the real backend) on a [`workload`], applies
 //! [`fault`]s and keeps the guarded [`resource`]; the run is recorded as a [`history`];
 //! the [`checker`] judges the history against the reference lock model; [`report`]
 //! renders the verdict and the evidence. [`run`] is the orchestration: it runs seeds and
@@ -29,4 +30,5 @@ pub mod rng;
 pub mod run;
 pub mod scenario;
 pub mod sim;
+pub mod worker;
 pub mod workload;

@@ -18,6 +18,8 @@ pub struct RunOutput {
     /// Every fault the run planned, scripted and random, in id order.
     pub plan: Vec<crate::fault::PlannedFault>,
     pub stats: RunStats,
+    /// The workers' stderr logs, when the clients were worker processes.
+    pub worker_logs: Option<crate::worker::process::WorkerLogs>,
 }
 
 /// Work a driver did, for throughput figures.

@@ -9,7 +9,7 @@ use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 use lockstorm::checker;
 use lockstorm::history;
-use lockstorm::real::RealOptions;
+use lockstorm::real::{RealError, RealOptions, WorkerFailure};
 use lockstorm::run::{self, Outcome};
 use lockstorm::scenario::{Backend, Scenario};
 use std::path::{Path, PathBuf};
@@ -52,6 +52,30 @@ enum Command {
         /// Real backend: keep the nodes' temporary directories (configs, logs, AOFs).
         #[arg(long)]
         keep: bool,
+        /// Run the clients as this adapter's worker (a name in adapters/adapters.toml).
+        #[arg(long)]
+        adapter: Option<String>,
+    },
+    /// Run every adapter (lock library) against every fault of the catalogue and write
+    /// the library matrix (index.html, README.md, matrix.json).
+    Matrix {
+        /// Adapters to run, by name (default: every one in the list).
+        #[arg(long, value_delimiter = ',')]
+        adapters: Vec<String>,
+        /// Faults to run, by template name (default: the whole catalogue).
+        #[arg(long, value_delimiter = ',')]
+        faults: Vec<String>,
+        /// The adapter list.
+        #[arg(long, default_value = lockstorm::worker::adapters::DEFAULT_LIST)]
+        list: PathBuf,
+        /// The fault catalogue (with multi/ and single/).
+        #[arg(long, default_value = "scenarios/matrix")]
+        catalogue: PathBuf,
+        /// Where the matrix goes.
+        #[arg(long, default_value = "reports/libraries")]
+        out: PathBuf,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
     },
     /// Measure Redlock acquire and release on local redis-servers against one SET NX PX.
     Bench {
@@ -61,7 +85,20 @@ enum Command {
         /// Samples per series.
         #[arg(long, default_value_t = 2_000, value_parser = clap::value_parser!(u64).range(10..=1_000_000))]
         iterations: u64,
+        /// Instead: lock cycles per second through `lockstorm worker` next to the same
+        /// workload in-process (what the worker protocol costs).
+        #[arg(long)]
+        protocol: bool,
+        /// With --protocol: clients (each on its own lock).
+        #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u64).range(1..=1_000))]
+        clients: u64,
+        /// With --protocol: alternating rounds per series, 3 s each.
+        #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..=100))]
+        rounds: u64,
     },
+    /// Serve the worker protocol on stdin/stdout with lockstorm's own algorithms (what
+    /// `[clients] worker = ["lockstorm", "worker"]` starts; see docs/worker-protocol.md).
+    Worker,
     /// Check a history (JSONL, from lockstorm or any client) against the lock model.
     Check {
         /// The history file, e.g. reports/partition/history.jsonl.
@@ -104,9 +141,45 @@ fn main() -> ExitCode {
             quiet,
             backend,
             keep,
-        } => scenario(&file, seed, seeds, out, quiet, backend, keep),
+            adapter,
+        } => scenario(
+            &file,
+            seed,
+            seeds,
+            out,
+            quiet,
+            RunWith {
+                backend,
+                keep,
+                adapter,
+            },
+        ),
+        Command::Matrix {
+            adapters,
+            faults,
+            list,
+            catalogue,
+            out,
+            seed,
+        } => matrix(&lockstorm::run::matrix::MatrixOptions {
+            list,
+            catalogue,
+            out,
+            adapters,
+            faults,
+            seed,
+        }),
         Command::Check { history } => check(&history),
-        Command::Bench { nodes, iterations } => bench(nodes as usize, iterations as usize),
+        Command::Worker => lockstorm::real::serve::serve().map(|()| true).map_err(Into::into),
+        Command::Bench {
+            protocol: true,
+            clients,
+            rounds,
+            ..
+        } => bench_protocol(clients as usize, rounds as usize),
+        Command::Bench {
+            nodes, iterations, ..
+        } => bench(nodes as usize, iterations as usize),
         Command::Report { dir } => report(&dir),
         Command::Analysis {
             scenarios,
@@ -130,18 +203,34 @@ fn clean(all: bool) -> Result<bool> {
     Ok(true)
 }
 
+/// How `scenario` runs a file: the command line's overrides.
+struct RunWith {
+    backend: Option<Backend>,
+    keep: bool,
+    adapter: Option<String>,
+}
+
 fn scenario(
     file: &Path,
     seed: Option<u64>,
     count: u64,
     out: Option<PathBuf>,
     quiet: bool,
-    backend: Option<Backend>,
-    keep: bool,
+    with: RunWith,
 ) -> Result<bool> {
+    let RunWith {
+        backend,
+        keep,
+        adapter,
+    } = with;
     let mut scenario = Scenario::load(file)?;
     if let Some(b) = backend {
         scenario.backend = b;
+    }
+    if let Some(name) = adapter {
+        let list = Path::new(lockstorm::worker::adapters::DEFAULT_LIST);
+        let a = lockstorm::worker::adapters::select(lockstorm::worker::adapters::load(list)?, &[name], list)?;
+        scenario.clients.worker = Some(a[0].spec());
     }
     let first = seed.unwrap_or(scenario.seed);
     let seeds: Vec<u64> = (0..count).map(|i| first.wrapping_add(i)).collect();
@@ -158,20 +247,53 @@ fn scenario(
     );
     bar.set_message(format!("{count} seed(s) of {}", scenario.name));
     let real = RealOptions { keep };
-    let outcome = run::run(&scenario, &seeds, &real, &|fraction| {
-        bar.set_position((fraction * 1_000.0) as u64)
-    })?;
-    bar.finish_and_clear();
-
     let dir = out.unwrap_or_else(|| Path::new("reports").join(&scenario.name));
+    let result = run::run(&scenario, &seeds, &real, &|fraction| {
+        bar.set_position((fraction * 1_000.0) as u64)
+    });
+    bar.finish_and_clear();
+    let outcome = match result {
+        Ok(outcome) => outcome,
+        Err(RealError::WorkerFailed(failure)) => return Err(keep_failed_run(&dir, &failure)),
+        Err(e) => return Err(e.into()),
+    };
+
     lockstorm::report::write(&dir, &scenario, &outcome)
         .with_context(|| format!("cannot write the report to {}", dir.display()))?;
+    if let Some(logs) = &outcome.worker_logs {
+        logs.copy_to(&dir)
+            .with_context(|| format!("cannot keep the worker logs in {}", dir.display()))?;
+    }
 
     if !quiet {
         print_table(&scenario, &outcome);
     }
     print_verdict(&scenario, &outcome, &dir);
     Ok(outcome.as_expected)
+}
+
+/// Keeps what a run stopped by a worker recorded (its history and the workers' logs)
+/// in `dir`, and returns the error to print.
+fn keep_failed_run(dir: &Path, failure: &WorkerFailure) -> anyhow::Error {
+    let kept = std::fs::create_dir_all(dir)
+        .and_then(|()| std::fs::File::create(dir.join("history.jsonl")))
+        .and_then(|f| history::write_jsonl(&failure.output.history, std::io::BufWriter::new(f)))
+        .and_then(|()| match &failure.output.worker_logs {
+            Some(logs) => logs.copy_to(dir),
+            None => Ok(()),
+        });
+    match kept {
+        Ok(()) => anyhow::anyhow!(
+            "{}; the history so far and the worker logs are in {}",
+            failure.message,
+            dir.display()
+        ),
+        Err(e) => anyhow::anyhow!(
+            "{} (and its history could not be kept in {}: {e})",
+            failure.message,
+            dir.display()
+        ),
+    }
 }
 
 fn print_table(scenario: &Scenario, outcome: &Outcome) {
@@ -333,6 +455,34 @@ fn bench(nodes: usize, iterations: usize) -> Result<bool> {
         );
     }
     println!("({nodes} local redis-server nodes; ratios are to the single SET NX PX p50)");
+    Ok(true)
+}
+
+fn matrix(options: &lockstorm::run::matrix::MatrixOptions) -> Result<bool> {
+    let m = lockstorm::run::matrix::run_matrix(options, &|cell| eprintln!("running {cell}..."))?;
+    for a in &m.adapters {
+        let ran = a
+            .cells
+            .iter()
+            .filter(|c| matches!(c, lockstorm::report::matrix::Cell::Ran(_)))
+            .count();
+        println!("{:<24} {ran} of {} cells ran", a.name, a.cells.len());
+    }
+    println!("matrix in {}", options.out.join("README.md").display());
+    Ok(true)
+}
+
+fn bench_protocol(clients: usize, rounds: usize) -> Result<bool> {
+    let [direct, through] = lockstorm::run::bench::run(clients, rounds, 3_000)?;
+    println!("{:<44} {:>10} {:>12}", "series", "cycles", "cycles/s");
+    for r in [&direct, &through] {
+        println!("{:<44} {:>10} {:>12.0}", r.name, r.cycles, r.per_second());
+    }
+    println!(
+        "through the protocol: {:.2}x the in-process rate (goal: at least 0.5x); Redlock on 5 local \
+         redis-servers, {rounds} alternating rounds of 3 s each",
+        through.per_second() / direct.per_second().max(1e-9)
+    );
     Ok(true)
 }
 

@@ -8,7 +8,7 @@
 
 use rand::{Rng as _, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The RNG used everywhere in lockstorm.
 pub type Rng = ChaCha8Rng;
@@ -32,7 +32,7 @@ fn splitmix(x: u64) -> u64 {
 }
 
 /// A resolved distribution over microseconds.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "dist", rename_all = "snake_case")]
 pub enum Dist {
     Fixed { us: u64 },

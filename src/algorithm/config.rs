@@ -39,7 +39,7 @@ pub enum Fanout {
 }
 
 /// Resolved algorithm parameters.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct AlgorithmConfig {
     pub kind: AlgorithmKind,
     /// Key time-to-live, sent as `PX`.

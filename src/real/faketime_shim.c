@@ -37,3 +37,23 @@ size_t malloc_usable_size(void *p) {
     }
     return p ? real(p) : 0;
 }
+
+/* libfaketime 0.9.10 answers EINVAL to clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME)
+ * under DONT_FAKE_MONOTONIC=1: it converts the deadline as if the monotonic clock were
+ * faked. CPython 3.11's time.sleep() sleeps exactly that way (adapters/README.md). With
+ * the monotonic clock left real the deadline is a real one: hand it to the kernel. */
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+int clock_nanosleep(clockid_t clock, int flags, const struct timespec *req, struct timespec *rem) {
+    static int (*next)(clockid_t, int, const struct timespec *, struct timespec *);
+    const char *real_monotonic = getenv("DONT_FAKE_MONOTONIC");
+    if (clock == CLOCK_MONOTONIC && real_monotonic && real_monotonic[0] == '1')
+        return syscall(SYS_clock_nanosleep, clock, flags, req, rem) == -1 ? errno : 0;
+    if (!next)
+        next = (int (*)(clockid_t, int, const struct timespec *, struct timespec *))dlsym(RTLD_NEXT, "clock_nanosleep");
+    return next(clock, flags, req, rem);
+}

@@ -23,6 +23,7 @@ pub mod node;
 pub mod process;
 pub mod proxy;
 pub mod runtime;
+pub mod serve;
 pub mod server;
 pub mod wire;
 
@@ -61,6 +62,33 @@ pub enum RealError {
     NoDockerFeature,
     #[error("{0}")]
     Docker(String),
+    /// A worker could not be started or greeted.
+    #[error("{0}")]
+    Worker(String),
+    /// A worker broke the protocol during the run; what was recorded is kept.
+    #[error("{}", .0.message)]
+    WorkerFailed(Box<WorkerFailure>),
+    #[error("clients.worker needs the real backend: the simulator runs only the built-in algorithms (use --backend redis)")]
+    WorkerOnSimulator,
+}
+
+/// A run stopped by a worker's breach of the protocol, with the history recorded until
+/// then (the breaching client's open operation closed as an unknown outcome).
+pub struct WorkerFailure {
+    /// Names the client, the worker command and the offending line.
+    pub message: String,
+    pub output: crate::lifecycle::RunOutput,
+}
+
+impl std::fmt::Debug for WorkerFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "WorkerFailure({:?}, {} events)",
+            self.message,
+            self.output.history.len()
+        )
+    }
 }
 
 /// `lockstorm clean`: removes the containers, volumes and networks that lockstorm runs

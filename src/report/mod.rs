@@ -11,6 +11,7 @@
 
 pub mod analysis;
 pub mod html;
+pub mod matrix;
 pub mod narrative;
 pub mod plots;
 pub mod view;

@@ -109,7 +109,7 @@ pub fn run_all(
 }
 
 /// "kind ×n" for each kind of liveness finding, or "none".
-fn liveness_kinds(findings: &[crate::checker::LivenessFinding]) -> String {
+pub(crate) fn liveness_kinds(findings: &[crate::checker::LivenessFinding]) -> String {
     let mut counts: std::collections::BTreeMap<String, usize> = std::collections::BTreeMap::new();
     for f in findings {
         let kind = serde_json::to_value(f)

@@ -11,6 +11,8 @@
 //! history is kept, since a real run cannot be replayed.
 
 pub mod analysis;
+pub mod bench;
+pub mod matrix;
 mod outcome;
 
 pub use outcome::{Outcome, SeedResult};
@@ -74,6 +76,7 @@ pub fn run(
     progress: &(dyn Fn(f64) + Sync),
 ) -> Result<Outcome, RealError> {
     match scenario.backend {
+        Backend::Sim if scenario.clients.worker.is_some() => Err(RealError::WorkerOnSimulator),
         Backend::Sim => Ok(run_sim(scenario, seeds, progress)),
         Backend::Redis | Backend::Docker => run_real(scenario, seeds, real, progress),
     }
@@ -175,6 +178,7 @@ fn decide(
         history: output.history,
         findings,
         plan: output.plan,
+        worker_logs: output.worker_logs,
         safe,
         live,
         resource_safe,

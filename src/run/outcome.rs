@@ -32,6 +32,8 @@ pub struct Outcome {
     pub history: Vec<Event>,
     pub findings: Findings,
     pub plan: Vec<crate::fault::PlannedFault>,
+    /// The reported seed's worker logs, when the clients were worker processes.
+    pub worker_logs: Option<crate::worker::process::WorkerLogs>,
     pub safe: bool,
     pub live: bool,
     /// No seed had a resource-level violation.

@@ -80,6 +80,9 @@ pub struct Clients {
     /// Whether holders write to the guarded resource (default: when fencing is on).
     /// Writes are synchronous, so they lengthen holds by two network delays each.
     pub resource_writes: bool,
+    /// A worker process per client running a lock library (real backend only); `None`:
+    /// the built-in algorithm.
+    pub worker: Option<crate::worker::WorkerSpec>,
 }
 
 /// The simulated network between clients and nodes.

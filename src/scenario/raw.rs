@@ -144,6 +144,12 @@ struct RawClients {
     read_share: Option<f64>,
     writer_wait_bound: Option<Dur>,
     resource_writes: Option<bool>,
+    /// A worker process per client (argv), instead of the built-in algorithm.
+    worker: Option<Vec<String>>,
+    /// Whether libfaketime reaches the worker library's clock.
+    worker_faketime: Option<bool>,
+    /// How long a worker request may go unanswered.
+    worker_deadline: Option<Dur>,
 }
 
 fn default_clients() -> i64 {
@@ -355,7 +361,31 @@ impl RawScenario {
         if c.writer_wait_bound.is_some_and(|d| d.us() == 0) {
             return Err("clients.writer_wait_bound must be above 0".into());
         }
+        let worker = match &c.worker {
+            None => {
+                if c.worker_faketime.is_some() || c.worker_deadline.is_some() {
+                    return Err("clients.worker_faketime and clients.worker_deadline need clients.worker".into());
+                }
+                None
+            }
+            Some(argv) if argv.is_empty() || argv[0].trim().is_empty() => {
+                return Err("clients.worker is empty: give the command and its arguments, e.g. [\"python3\", \"adapters/python/example_worker.py\"]".into())
+            }
+            Some(_) if self.backend != Backend::Redis => {
+                return Err("clients.worker runs against real Redis: add `backend = \"redis\"`".into())
+            }
+            Some(argv) => Some(crate::worker::WorkerSpec {
+                argv: argv.clone(),
+                faketime: c.worker_faketime.unwrap_or(false),
+                deadline_us: match c.worker_deadline {
+                    Some(d) if d.us() == 0 => return Err("clients.worker_deadline must be above 0".into()),
+                    Some(d) => d.us(),
+                    None => crate::worker::DEFAULT_DEADLINE_US,
+                },
+            }),
+        };
         let clients = Clients {
+            worker,
             read_share,
             writer_wait_bound_us: c.writer_wait_bound.map(Dur::us),
             resource_writes: c.resource_writes.unwrap_or(a.fencing),

@@ -177,6 +177,7 @@ pub fn run_with_progress(scenario: &Scenario, seed: u64, progress: &mut dyn FnMu
     }));
     world.run(progress);
     RunOutput {
+        worker_logs: None,
         history: world.history,
         plan: world.plan,
         stats: world.stats,
@@ -383,6 +384,8 @@ impl World<'_> {
                 }
                 Action::Record(r) => self.record(t, c, r),
                 Action::Idle => self.on_idle(t),
+                // Worker clients run on the real backend only (refused at load).
+                Action::Call(_) => {}
             }
         }
         self.out = out;

@@ -12,17 +12,17 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 
 /// One connection slot per (client, node); emptied when the connection breaks.
-pub(super) type Slot = Arc<Mutex<Option<MultiplexedConnection>>>;
+pub(crate) type Slot = Arc<Mutex<Option<MultiplexedConnection>>>;
 
 /// A reply on its way from a request task to the driver.
-pub(super) struct Answer {
-    pub(super) client: usize,
-    pub(super) req: ReqId,
-    pub(super) reply: Reply,
+pub(crate) struct Answer {
+    pub(crate) client: usize,
+    pub(crate) req: ReqId,
+    pub(crate) reply: Reply,
 }
 
 /// Deletes the scenario's lock keys on a server someone else runs, left from earlier runs.
-pub(super) async fn clear_locks(node: usize, addr: SocketAddr, locks: u32) -> Result<(), RealError> {
+pub(crate) async fn clear_locks(node: usize, addr: SocketAddr, locks: u32) -> Result<(), RealError> {
     let err = |e: redis::RedisError| RealError::Node {
         node,
         addr: addr.to_string(),
@@ -40,7 +40,7 @@ pub(super) async fn clear_locks(node: usize, addr: SocketAddr, locks: u32) -> Re
 }
 
 /// The slot's connection, connecting first if there is none.
-pub(super) async fn connection(
+pub(crate) async fn connection(
     slot: &Slot,
     addr: SocketAddr,
     timeout: Duration,
@@ -63,7 +63,7 @@ pub(super) async fn connection(
 
 /// One request: its reply goes to the driver; a broken connection or no answer sends
 /// nothing (the algorithm's timeout makes it an unknown outcome).
-pub(super) async fn request(
+pub(crate) async fn request(
     slot: Slot,
     addr: SocketAddr,
     cmd: redis::Cmd,

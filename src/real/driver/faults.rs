@@ -1,14 +1,17 @@
 //! Faults on real nodes: what each [`Fault`] kind does to the proxies, the processes and
-//! their clocks, and which kinds the real backend refuses before a run starts.
+//! their clocks, and which kinds the real backend refuses before a run starts. Client
+//! pauses are in `pauses.rs`; a worker client's clock faults move its libfaketime
+//! clock.
 //!
 //! The match on [`Fault`] in [`Driver::fault`] has no wildcard: a new kind does not
 //! compile until it is carried out here or refused in [`check_faults`].
 
 use super::{Driver, Ev};
 use crate::command::NodeId;
-use crate::fault::{CutDirection, Fault, Persistence, PlannedFault};
+use crate::fault::{CutDirection, Fault, PausePoint, Persistence, PlannedFault};
 use crate::history::{Event, FaultAction, FaultEvent};
 use crate::lifecycle::RunPhase;
+use crate::real::faketime::Faketime;
 use crate::real::node::NodeOp;
 use crate::real::runtime::Host;
 use crate::real::RealError;
@@ -21,6 +24,7 @@ pub(super) fn check_faults(
     plan: &[PlannedFault],
     external: bool,
 ) -> Result<(), RealError> {
+    let worker = scenario.clients.worker.as_ref();
     for f in plan {
         let refuse = |why: &str| {
             Err(RealError::Unsupported {
@@ -44,18 +48,34 @@ pub(super) fn check_faults(
                     );
                 }
             }
-            Fault::Pause { node, client, .. } => match (node, client) {
-                (Some(_), _) if external => return refuse(process),
-                (Some(_), None) => {}
-                _ => return refuse("client pauses are simulator-only (the real driver pauses nodes)"),
+            Fault::Pause { node, point, .. } => match node {
+                Some(_) if external => return refuse(process),
+                None if worker.is_some() && *point == Some(PausePoint::BeforeValidityCheck) => {
+                    return refuse(
+                        "before_validity_check is inside the worker's library, where lockstorm cannot stop it: \
+                         use after_acquire or while_holding",
+                    )
+                }
+                _ => {}
             },
             Fault::ClockJump { node, .. } | Fault::ClockRate { node, .. } if node.is_some() && external => {
                 return refuse(process)
             }
+            Fault::ClockJump { client: Some(_), .. } | Fault::ClockRate { client: Some(_), .. }
+                if worker.is_some_and(|w| !w.faketime) =>
+            {
+                return refuse(
+                    "lockstorm cannot tell whether libfaketime reaches the clock this worker's library reads: \
+                     set `clients.worker_faketime = true` if it does (see adapters/README.md)",
+                )
+            }
             Fault::ClockJump { .. } => {}
             Fault::ClockRate { node: Some(_), .. } => {}
+            Fault::ClockRate { .. } if worker.is_some() => {}
             Fault::ClockRate { .. } => {
-                return refuse("a client clock rate is simulator-only (real clients share lockstorm's clock)")
+                return refuse(
+                    "a client clock rate needs a worker client (built-in real clients share lockstorm's clock)",
+                )
             }
             Fault::Loss { .. } => {
                 return refuse(
@@ -72,6 +92,16 @@ pub(super) fn check_faults(
         }
     }
     Ok(())
+}
+
+/// Whether any fault of the run moves a client's clock (a worker's, by libfaketime).
+pub(super) fn needs_worker_faketime(plan: &[PlannedFault]) -> bool {
+    plan.iter().any(|f| {
+        matches!(
+            f.fault,
+            Fault::ClockJump { client: Some(_), .. } | Fault::ClockRate { client: Some(_), .. }
+        )
+    })
 }
 
 /// Whether any fault of the run moves a node's clock.
@@ -112,9 +142,14 @@ impl Driver<'_> {
     }
 
     pub(super) fn start_fault(&mut self, t: u64, i: usize) {
-        if self.lifecycle.phase() != RunPhase::Workload {
+        if self.lifecycle.phase() != RunPhase::Workload || self.arm_pause(i) {
             return;
         }
+        self.begin_fault(t, i);
+    }
+
+    /// Marks fault `i` active, records it, carries it out and schedules its end.
+    pub(super) fn begin_fault(&mut self, t: u64, i: usize) {
         self.active[i] = true;
         self.fault_event(t, i, FaultAction::Start);
         self.fault(i, true);
@@ -171,7 +206,10 @@ impl Driver<'_> {
                 }
             }
             Fault::Crash { node, .. } => self.node_op(node, if on { NodeOp::Crash } else { NodeOp::Restart }),
-            Fault::Pause { node, .. } => {
+            Fault::Pause { node, client, .. } => {
+                if let Some(c) = client {
+                    self.pause_client(c, on);
+                }
                 if let Some(node) = node {
                     self.node_op(node, if on { NodeOp::Pause } else { NodeOp::Resume });
                 }
@@ -182,14 +220,19 @@ impl Driver<'_> {
                 }
                 if let Some(c) = client {
                     self.wall_offset_us[c] += by_us;
+                    self.with_worker_clock(c, |ft| ft.jump(by_us));
                 }
                 if let Some(n) = node {
                     self.node_op(n, NodeOp::ClockJump(by_us));
                 }
             }
-            Fault::ClockRate { node, rate, .. } => {
+            Fault::ClockRate { node, client, rate } => {
+                let rate = if on { rate } else { 1.0 };
                 if let Some(n) = node {
-                    self.node_op(n, NodeOp::ClockRate(if on { rate } else { 1.0 }));
+                    self.node_op(n, NodeOp::ClockRate(rate));
+                }
+                if let Some(c) = client {
+                    self.with_worker_clock(c, |ft| ft.set_rate(rate));
                 }
             }
             Fault::Failover { node } => {
@@ -197,6 +240,14 @@ impl Driver<'_> {
             }
             // Refused by check_faults before the run starts.
             Fault::Loss { .. } => {}
+        }
+    }
+
+    fn with_worker_clock(&mut self, c: usize, f: impl FnOnce(&mut Faketime) -> Result<(), RealError>) {
+        if let Some(ft) = self.workers.as_mut().and_then(|w| w.clock(c)) {
+            if let Err(e) = f(ft) {
+                eprintln!("lockstorm: warning: client {c}: clock fault not applied: {e}");
+            }
         }
     }
 

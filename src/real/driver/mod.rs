@@ -10,9 +10,16 @@
 //!
 //! Phases are the simulator's: workload with faults until `duration`, heal (every fault
 //! ends), drain, then one client probes every lock for the liveness check.
+//!
+//! With `[clients] worker`, each client's lock operations go to its own worker process
+//! ([`workers`]) instead of the built-in algorithm; the cycle, the nodes, the proxies
+//! (the worker connects to its client's), the faults and the history stay lockstorm's.
+//! Client pauses ([`pauses`]) hold a client's events back, and stop its worker.
 
-mod conn;
+pub(crate) mod conn;
 mod faults;
+mod pauses;
+mod workers;
 
 use super::node::load_scripts;
 use super::proxy::{self, Proxy};
@@ -27,10 +34,12 @@ use crate::lifecycle::{Lifecycle, RunOutput, RunStats};
 use crate::resource::GuardedResource;
 use crate::scenario::{Scenario, Targets};
 use conn::{clear_locks, connection, request, Answer, Slot};
-use faults::{check_faults, needs_faketime};
+use faults::{check_faults, needs_faketime, needs_worker_faketime};
+use pauses::{ClientPauses, Held};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
+use workers::Workers;
 
 /// Options of a real run that are not part of the scenario.
 #[derive(Clone, Debug, Default)]
@@ -55,6 +64,11 @@ enum Ev {
     FaultStart(usize),
     FaultEnd(usize),
     EndWorkload,
+    /// Client `client`'s worker request `id` may be out of time.
+    WorkerDeadline {
+        client: usize,
+        id: u64,
+    },
 }
 
 /// Runs `scenario` with `seed` against real Redis. Nodes are started (or reached), the
@@ -90,7 +104,7 @@ pub fn run(scenario: &Scenario, seed: u64, options: &RealOptions) -> Result<RunO
             Targets::External(addrs) => Nodes::external(addrs),
             Targets::Local => Nodes::start(scenario, needs_faketime(&plan), tmp.path()).await?,
         };
-        let result = drive(scenario, seed, plan, &nodes.hosts).await;
+        let result = drive(scenario, seed, plan, &nodes.hosts, tmp.path()).await;
         nodes.shutdown().await;
         result
     });
@@ -108,6 +122,7 @@ async fn drive(
     seed: u64,
     plan: Vec<PlannedFault>,
     hosts: &[Host],
+    tmp: &std::path::Path,
 ) -> Result<RunOutput, RealError> {
     let n_clients = scenario.clients.count;
     let mut proxies = Vec::with_capacity(hosts.len());
@@ -128,9 +143,29 @@ async fn drive(
     let slots: Vec<Vec<Slot>> = (0..n_clients)
         .map(|_| (0..hosts.len()).map(|_| Slot::default()).collect())
         .collect();
+    let (worker_tx, mut worker_rx) = mpsc::unbounded_channel();
+    let workers = match &scenario.clients.worker {
+        Some(spec) => {
+            let faketime = needs_worker_faketime(&plan).then(|| tmp.join("workers"));
+            Some(
+                Workers::start(
+                    scenario,
+                    seed,
+                    spec,
+                    &proxies,
+                    faketime.as_deref(),
+                    worker_tx,
+                    &mut worker_rx,
+                )
+                .await?,
+            )
+        }
+        None => None,
+    };
     // Connect every link before the clock starts, so first requests do not pay for it.
+    // Workers connect by themselves.
     let connect_timeout = Duration::from_secs(5);
-    for (c, row) in slots.iter().enumerate() {
+    for (c, row) in slots.iter().enumerate().filter(|_| workers.is_none()) {
         for (n, slot) in row.iter().enumerate() {
             if connection(slot, proxies[n].addr(c), connect_timeout)
                 .await
@@ -169,6 +204,9 @@ async fn drive(
         resource: GuardedResource::default(),
         request_lifetime: Duration::from_micros(scenario.algorithm.request_timeout_us * 20)
             .max(Duration::from_secs(1)),
+        workers,
+        pauses: ClientPauses::new(n_clients),
+        failure: None,
     };
     d.history.push(Event::Meta(Meta {
         t_us: 0,
@@ -181,12 +219,24 @@ async fn drive(
         liveness_bound_us: scenario.algorithm.liveness_bound_us(scenario.nodes),
         writer_wait_bound_us: scenario.clients.writer_wait_bound_us,
     }));
-    d.run(rx).await;
-    Ok(RunOutput {
+    d.run(rx, worker_rx).await;
+    let worker_logs = d.workers.take().map(|mut w| {
+        w.shutdown();
+        w.logs
+    });
+    let output = RunOutput {
         history: d.history,
         plan: d.plan,
         stats: d.stats,
-    })
+        worker_logs,
+    };
+    match d.failure {
+        Some(message) => Err(RealError::WorkerFailed(Box::new(super::WorkerFailure {
+            message,
+            output,
+        }))),
+        None => Ok(output),
+    }
 }
 
 struct Driver<'a> {
@@ -221,6 +271,11 @@ struct Driver<'a> {
     request_lifetime: Duration,
     /// The storage the locks protect (shared with the other driver).
     resource: GuardedResource,
+    /// One worker process per client, when the scenario's clients are workers.
+    workers: Option<Workers>,
+    pauses: ClientPauses,
+    /// Why the run stopped early: a worker broke the protocol.
+    failure: Option<String>,
 }
 
 impl Driver<'_> {
@@ -242,7 +297,11 @@ impl Driver<'_> {
         self.timers.insert((at_us, self.seq), ev);
     }
 
-    async fn run(&mut self, mut rx: mpsc::UnboundedReceiver<Answer>) {
+    async fn run(
+        &mut self,
+        mut rx: mpsc::UnboundedReceiver<Answer>,
+        mut worker_rx: mpsc::UnboundedReceiver<crate::worker::process::WorkerEvent>,
+    ) {
         let s = self.scenario;
         for i in 0..self.plan.len() {
             self.schedule(self.plan[i].at_us, Ev::FaultStart(i));
@@ -268,9 +327,14 @@ impl Driver<'_> {
                 Some(r) = rx.recv() => {
                     let t = self.now_us();
                     self.stats.events += 1;
-                    let now = self.now(r.client, t);
-                    self.clients[r.client].on_reply(now, r.req, r.reply, &mut self.out);
-                    self.apply(t, r.client);
+                    self.on_reply(t, r);
+                }
+                Some(ev) = worker_rx.recv() => {
+                    let t = self.now_us();
+                    self.stats.events += 1;
+                    if let Some(Held::Worker(ev)) = self.hold_back(ev.client, Held::Worker(ev)) {
+                        self.on_worker(t, ev);
+                    }
                 }
                 _ = tokio::time::sleep_until(deadline) => {
                     let t = self.now_us();
@@ -286,7 +350,7 @@ impl Driver<'_> {
             }
             let t = self.now_us();
             self.stats.end_us = t;
-            if t > limit_us {
+            if t > limit_us || self.failure.is_some() {
                 break;
             }
         }
@@ -294,7 +358,28 @@ impl Driver<'_> {
         self.heal(self.now_us());
     }
 
+    /// A node's reply to a client (held back while the client is paused).
+    fn on_reply(&mut self, t: u64, r: Answer) {
+        if self.pauses.is_acquiring(r.client) {
+            self.trigger_pause(t, r.client, crate::fault::PausePoint::BeforeValidityCheck);
+        }
+        if let Some(Held::Reply(r)) = self.hold_back(r.client, Held::Reply(r)) {
+            let now = self.now(r.client, t);
+            self.clients[r.client].on_reply(now, r.req, r.reply, &mut self.out);
+            self.apply(t, r.client);
+        }
+    }
+
     fn step(&mut self, t: u64, ev: Ev) {
+        let ev = match ev {
+            Ev::Wake { client, .. } | Ev::Timer { client, .. } | Ev::WriteAck { client } => {
+                match self.hold_back(client, Held::Ev(ev)) {
+                    Some(Held::Ev(ev)) => ev,
+                    _ => return,
+                }
+            }
+            ev => ev,
+        };
         match ev {
             Ev::Wake { client, generation } => {
                 if generation == self.wake_generation[client] {
@@ -313,6 +398,7 @@ impl Driver<'_> {
                 self.clients[client].on_timer(now, id, &mut self.out);
                 self.apply(t, client);
             }
+            Ev::WorkerDeadline { client, id } => self.deadline(t, client, id),
             Ev::FaultStart(i) => self.start_fault(t, i),
             Ev::FaultEnd(i) => self.end_fault(t, i),
             Ev::EndWorkload => {
@@ -369,6 +455,7 @@ impl Driver<'_> {
                 Action::Write { lock, token, fence } => self.resource_write(t, c, lock, token, fence),
                 Action::Record(r) => self.record(t, c, r),
                 Action::Idle => self.on_idle(t),
+                Action::Call(request) => self.call(t, c, request),
             }
         }
         self.out = out;
@@ -402,5 +489,11 @@ impl Driver<'_> {
             self.stats.lock_ops += 1;
         }
         self.history.push(r.to_event(t, c, r.valid_until_mono_us));
+        self.pauses.on_record(c, &r);
+        // A pause at this point starts after the acquisition is on record.
+        if (r.kind, r.op) == (RecordKind::Ok, crate::history::OpKind::Acquire) {
+            self.trigger_pause(t, c, crate::fault::PausePoint::AfterAcquire);
+            self.trigger_pause(t, c, crate::fault::PausePoint::WhileHolding);
+        }
     }
 }

@@ -1,0 +1,327 @@
+//! The real driver's worker clients: their processes started and greeted before the
+//! clock starts, each client's request written to its worker with a wire id, every
+//! answer matched to the one open request, and every breach of the protocol turned into
+//! an error that names the client, the worker command and the offending line.
+//!
+//! A breach stops the run: the client's open operation is recorded as an unknown
+//! outcome (`info`), the history so far is kept ([`super::super::WorkerFailure`]) and
+//! every process is stopped. A request that goes unanswered for the scenario's
+//! `worker_deadline` (time the worker spent paused by a fault not counted) is a breach
+//! too; a worker that is merely slow is not.
+
+use super::{Driver, Ev};
+use crate::real::faketime::{Faketime, FaketimeLibs};
+use crate::real::proxy::Proxy;
+use crate::real::RealError;
+use crate::scenario::Scenario;
+use crate::worker::process::{self, FromProcess, WorkerEvent, WorkerLogs, WorkerProcess};
+use crate::worker::protocol::{self, Capabilities, FromWorker, Hello, HelloAlgorithm, ToWorker};
+use crate::worker::{AnswerKind, Answered, Request, WorkerSpec};
+use std::time::Duration;
+use tokio::sync::mpsc;
+
+/// How long every worker together has to answer the hello (imports, connections).
+const HELLO_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// A request written to a worker and not answered yet.
+struct Open {
+    id: u64,
+    request: Request,
+    /// When the worker is out of time (moved on by the time it spends paused).
+    deadline_us: u64,
+}
+
+/// The worker processes of a run, one per client.
+pub(super) struct Workers {
+    spec: WorkerSpec,
+    procs: Vec<WorkerProcess>,
+    open: Vec<Option<Open>>,
+    next_id: Vec<u64>,
+    /// Each worker's clock, when libfaketime reaches it.
+    clocks: Vec<Option<Faketime>>,
+    pub(super) logs: WorkerLogs,
+}
+
+impl Workers {
+    /// Starts every client's worker, sends each its hello and waits for every
+    /// `hello_ok`. `proxies[n].addr(c)` is client `c`'s address of node `n`.
+    pub(super) async fn start(
+        scenario: &Scenario,
+        seed: u64,
+        spec: &WorkerSpec,
+        proxies: &[Proxy],
+        faketime_dir: Option<&std::path::Path>,
+        events: mpsc::UnboundedSender<WorkerEvent>,
+        rx: &mut mpsc::UnboundedReceiver<WorkerEvent>,
+    ) -> Result<Workers, RealError> {
+        let n = scenario.clients.count;
+        let logs = WorkerLogs::new(n).map_err(|e| RealError::Io("create the worker log folder".into(), e))?;
+        let libs = faketime_dir.map(FaketimeLibs::build).transpose()?;
+        let mut w = Workers {
+            spec: spec.clone(),
+            procs: Vec::with_capacity(n),
+            open: (0..n).map(|_| None).collect(),
+            next_id: vec![1; n],
+            clocks: Vec::with_capacity(n),
+            logs,
+        };
+        for c in 0..n {
+            let mut clock = match (&libs, faketime_dir) {
+                (Some(libs), Some(dir)) => {
+                    let d = dir.join(format!("client{c}"));
+                    std::fs::create_dir_all(&d)
+                        .map_err(|e| RealError::Io(format!("create {}", d.display()), e))?;
+                    Some(libs.node(&d)?)
+                }
+                _ => None,
+            };
+            let prepare = |cmd: &mut std::process::Command| {
+                if let Some(ft) = &mut clock {
+                    ft.apply(cmd);
+                }
+            };
+            let p = WorkerProcess::start(spec, c, &w.logs.path(c), prepare, events.clone())
+                .map_err(|e| RealError::Worker(e.to_string()))?;
+            w.procs.push(p);
+            w.clocks.push(clock);
+            let hello = ToWorker::Hello(Box::new(Hello {
+                id: 0,
+                protocol: protocol::VERSION,
+                client: c,
+                clients: n,
+                nodes: proxies.iter().map(|p| p.addr(c).to_string()).collect(),
+                locks: (0..scenario.clients.locks.min(1_000))
+                    .map(|l| crate::command::LockId(l).to_string())
+                    .collect(),
+                ttl_ms: scenario.algorithm.ttl_ms,
+                seed,
+                algorithm: HelloAlgorithm::from_config(&scenario.algorithm),
+            }));
+            if let Err(e) = w.procs[c].send(&protocol::to_line(&hello)) {
+                return Err(RealError::Worker(w.breach(
+                    c,
+                    &format!("cannot send the hello ({e})"),
+                    None,
+                )));
+            }
+        }
+        let deadline = tokio::time::Instant::now() + HELLO_TIMEOUT;
+        let mut greeted = vec![false; n];
+        while let Some(c) = greeted.iter().position(|g| !g) {
+            let Ok(Some(ev)) = tokio::time::timeout_at(deadline, rx.recv()).await else {
+                let what = format!("no hello_ok within {}s", HELLO_TIMEOUT.as_secs());
+                return Err(RealError::Worker(w.breach(c, &what, None)));
+            };
+            let c = ev.client;
+            let line = match ev.what {
+                FromProcess::Line(line) => line,
+                FromProcess::Garbage(what) => return Err(RealError::Worker(w.breach(c, &what, None))),
+                FromProcess::Closed => {
+                    let what = w.exited(c, "before answering the hello");
+                    return Err(RealError::Worker(w.breach(c, &what, None)));
+                }
+            };
+            match serde_json::from_str::<FromWorker>(&line) {
+                Ok(FromWorker::HelloOk {
+                    in_reply_to: 0,
+                    library,
+                    version,
+                    capabilities,
+                }) => {
+                    if let Err(why) = fits(scenario, &capabilities) {
+                        return Err(RealError::Worker(w.breach(c, &why, Some(&line))));
+                    }
+                    if w.logs.library.is_none() {
+                        w.logs.library = Some((library, version));
+                    }
+                    greeted[c] = true;
+                }
+                Ok(_) => {
+                    let what = "answered the hello with something other than hello_ok to id 0";
+                    return Err(RealError::Worker(w.breach(c, what, Some(&line))));
+                }
+                Err(e) => {
+                    let what = format!("not a protocol message ({e})");
+                    return Err(RealError::Worker(w.breach(c, &what, Some(&line))));
+                }
+            }
+        }
+        Ok(w)
+    }
+
+    /// The error text for client `c`: who, what, the offending line, its stderr's tail.
+    fn breach(&self, c: usize, what: &str, line: Option<&str>) -> String {
+        let mut m = format!("client {c} (worker `{}`): {what}", self.spec.command_line());
+        if let Some(l) = line {
+            const SHOWN: usize = 300;
+            let cut: String = l.chars().take(SHOWN).collect();
+            let more = if l.chars().count() > SHOWN { "..." } else { "" };
+            m.push_str(&format!(": {cut:?}{more}"));
+        }
+        let tail = self.procs.get(c).map(|p| p.log_tail(3)).unwrap_or_default();
+        if !tail.is_empty() {
+            m.push_str(&format!(" (its stderr ends: {tail})"));
+        }
+        m
+    }
+
+    /// "exited with status N <when>", or "closed its stdout <when>".
+    fn exited(&mut self, c: usize, when: &str) -> String {
+        match self.procs[c].exit_status(process::EXIT_GRACE) {
+            Some(status) => format!("exited ({status}) {when}"),
+            None => format!("closed its stdout {when}"),
+        }
+    }
+
+    pub(super) fn pause(&mut self, c: usize) {
+        self.procs[c].pause();
+    }
+
+    /// Resumes client `c`'s worker after `paused_us`; its deadline moves on by as much.
+    pub(super) fn resume(&mut self, c: usize, paused_us: u64) -> Option<(u64, u64)> {
+        self.procs[c].resume();
+        let open = self.open[c].as_mut()?;
+        open.deadline_us += paused_us;
+        Some((open.id, open.deadline_us))
+    }
+
+    pub(super) fn clock(&mut self, c: usize) -> Option<&mut Faketime> {
+        self.clocks[c].as_mut()
+    }
+
+    /// Closes every stdin, waits a moment, kills the rest.
+    pub(super) fn shutdown(&mut self) {
+        process::shutdown(&mut self.procs);
+    }
+}
+
+/// Whether a worker's capabilities cover what the scenario will ask of it.
+fn fits(scenario: &Scenario, caps: &Capabilities) -> Result<(), String> {
+    use crate::algorithm::Mode;
+    let modes: &[Mode] = if scenario.algorithm.kind.is_read_write() {
+        &[Mode::Read, Mode::Write]
+    } else {
+        &[Mode::Exclusive]
+    };
+    for m in modes {
+        if !caps.modes.contains(m) {
+            return Err(format!(
+                "the scenario takes {m:?} locks, which the worker does not list in capabilities.modes"
+            ));
+        }
+    }
+    if scenario.algorithm.max_extensions > 0 && !caps.extend {
+        return Err("the scenario extends locks (algorithm.max_extensions), which the worker cannot (capabilities.extend is false)".into());
+    }
+    Ok(())
+}
+
+impl Driver<'_> {
+    /// Writes client `c`'s request to its worker and starts its deadline.
+    pub(super) fn call(&mut self, t: u64, c: usize, request: Request) {
+        let Some(w) = &mut self.workers else { return };
+        let id = w.next_id[c];
+        w.next_id[c] += 1;
+        let line = protocol::to_line(&request.to_message(id, c));
+        let deadline_us = t + w.spec.deadline_us;
+        w.open[c] = Some(Open {
+            id,
+            request,
+            deadline_us,
+        });
+        if let Err(e) = w.procs[c].send(&line) {
+            let what = w.exited(c, &format!("(cannot write the {} request: {e})", request.name()));
+            self.fail(t, c, &what, None);
+            return;
+        }
+        self.schedule(deadline_us, Ev::WorkerDeadline { client: c, id });
+    }
+
+    /// A request's deadline came: still unanswered and not paused, the run stops.
+    pub(super) fn deadline(&mut self, t: u64, c: usize, id: u64) {
+        let Some(w) = &self.workers else { return };
+        match &w.open[c] {
+            Some(open) if open.id == id && open.deadline_us <= t && !self.pauses.is_paused(c) => {
+                let request = open.request;
+                let what = format!(
+                    "no answer to its {} request (id {id}) within {}",
+                    request.name(),
+                    crate::scenario::Dur(w.spec.deadline_us)
+                );
+                self.fail(t, c, &what, None);
+            }
+            _ => {}
+        }
+    }
+
+    /// Something came from a worker's stdout.
+    pub(super) fn on_worker(&mut self, t: u64, ev: WorkerEvent) {
+        let c = ev.client;
+        let Some(w) = &mut self.workers else { return };
+        let line = match ev.what {
+            FromProcess::Line(line) => line,
+            FromProcess::Garbage(what) => return self.fail(t, c, &what, None),
+            FromProcess::Closed => {
+                let what = w.exited(c, "during the run");
+                return self.fail(t, c, &what, None);
+            }
+        };
+        let message = match serde_json::from_str::<FromWorker>(&line) {
+            Ok(m) => m,
+            Err(e) => return self.fail(t, c, &format!("not a protocol message ({e})"), Some(&line)),
+        };
+        let id = message.in_reply_to();
+        let Some(open) = w.open[c].take_if(|o| o.id == id) else {
+            return self.fail(
+                t,
+                c,
+                &format!("answered id {id}, which it was not asked"),
+                Some(&line),
+            );
+        };
+        let (kind, validity_ms, fence) = match message {
+            FromWorker::Ok {
+                validity_ms,
+                fence,
+                value,
+                ..
+            } => {
+                if let Request::Write { seq, .. } = open.request {
+                    let expected = protocol::write_value(c, seq);
+                    if value.as_deref() != Some(expected.as_str()) {
+                        let what = format!("answered the write of {expected:?} with another value");
+                        return self.fail(t, c, &what, Some(&line));
+                    }
+                }
+                (AnswerKind::Ok, validity_ms, fence)
+            }
+            FromWorker::Fail { .. } => (AnswerKind::Fail, None, None),
+            FromWorker::Error { .. } => (AnswerKind::Error, None, None),
+            FromWorker::HelloOk { .. } => {
+                return self.fail(t, c, "answered a request with hello_ok", Some(&line));
+            }
+        };
+        let answer = Answered {
+            kind,
+            validity_ms,
+            fence,
+        };
+        let now = self.now(c, t);
+        self.clients[c].on_answer(now, answer, &mut self.out);
+        self.apply(t, c);
+    }
+
+    /// Stops the run for a breach by client `c`'s worker, recording its open operation
+    /// as an unknown outcome. The first breach is the one reported.
+    pub(super) fn fail(&mut self, t: u64, c: usize, what: &str, line: Option<&str>) {
+        if self.failure.is_some() {
+            return;
+        }
+        let Some(w) = &mut self.workers else { return };
+        w.open[c] = None;
+        self.failure = Some(w.breach(c, what, line));
+        if let Some(r) = self.clients[c].unknown_outcome() {
+            self.record(t, c, r);
+        }
+    }
+}

@@ -1,0 +1,356 @@
+//! `lockstorm worker`: lockstorm's own lock algorithms behind the worker protocol.
+//!
+//! The built-in sans-IO state machine (the same one scenarios run in-process), driven
+//! in real time by a small loop: read the hello from stdin, connect to the node
+//! addresses it names (the client's proxies), answer `hello_ok`, then carry out each
+//! request (node commands over one multiplexed connection per node, timers on the
+//! process's monotonic clock, the wall clock from the system, so libfaketime reaches it)
+//! and answer it on stdout. It is a worker like any other: lockstorm starts it with
+//! `[clients] worker = ["lockstorm", "worker"]`, which lets the same scenario run
+//! direct and through the protocol (the differential test) and measures what the
+//! protocol costs (`lockstorm bench --protocol`). Logs go to stderr.
+
+use super::driver::conn::{connection, request, Answer, Slot};
+use super::wire;
+use crate::algorithm::{self, AlgorithmConfig, AlgorithmKind, LockAlgorithm, Mode, Now, Output};
+use crate::command::LockId;
+use crate::worker::protocol::{self, Capabilities, FromWorker, Hello, ToWorker};
+use futures_util::StreamExt;
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+use tokio::sync::mpsc;
+use tokio_util::codec::{FramedRead, LinesCodec};
+
+/// Why `lockstorm worker` stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error("stdin: {0}")]
+    Input(String),
+    #[error("the first message must be a hello, got: {0}")]
+    NoHello(String),
+    #[error("hello: {0}")]
+    Hello(String),
+    #[error("stdout: {0}")]
+    Output(#[from] std::io::Error),
+}
+
+/// Serves the protocol on stdin/stdout until stdin closes.
+pub fn serve() -> Result<(), ServeError> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(async {
+        let mut lines = FramedRead::new(tokio::io::stdin(), LinesCodec::new_with_max_length(1 << 20));
+        let first = match lines.next().await {
+            Some(Ok(l)) => l,
+            Some(Err(e)) => return Err(ServeError::Input(e.to_string())),
+            None => return Ok(()),
+        };
+        let hello = match serde_json::from_str::<ToWorker>(&first) {
+            Ok(ToWorker::Hello(h)) => h,
+            _ => return Err(ServeError::NoHello(first)),
+        };
+        let mut w = Served::greet(&hello).await?;
+        w.run(&mut lines).await
+    })
+}
+
+/// The algorithm a hello asks for: lockstorm's exact configuration if it sent one,
+/// else the documented fields over lockstorm's defaults.
+fn config(hello: &Hello) -> Result<AlgorithmConfig, ServeError> {
+    if let Some(c) = &hello.algorithm.config {
+        return Ok(c.clone());
+    }
+    let a = &hello.algorithm;
+    let mut c = crate::scenario::Scenario::parse("", "hello", "hello")
+        .map_err(|e| ServeError::Hello(e.to_string()))?
+        .algorithm;
+    c.kind = a.kind;
+    c.ttl_ms = hello.ttl_ms;
+    c.quorum = a.quorum;
+    c.retry_count = a.retry_count;
+    c.drift_factor = a.drift_factor;
+    c.request_timeout_us = a.request_timeout_ms * 1_000;
+    c.fencing = a.fencing;
+    let d = a.retry_delay_ms;
+    c.retry_delay = match (d.min, d.mean) {
+        (_, Some(mean)) => crate::rng::Dist::Exponential {
+            mean_us: mean * 1_000,
+            max_us: d.max * 1_000,
+        },
+        (min, None) => crate::rng::Dist::uniform(min.unwrap_or(0) * 1_000, d.max * 1_000),
+    };
+    Ok(c)
+}
+
+/// What the loop answers once the algorithm decides.
+#[derive(Clone, Copy)]
+struct Pending {
+    id: u64,
+}
+
+struct Served {
+    algorithm: Box<dyn LockAlgorithm>,
+    slots: Vec<Slot>,
+    addrs: Vec<SocketAddr>,
+    lifetime: Duration,
+    start: Instant,
+    timers: BTreeMap<(u64, u64), u64>,
+    seq: u64,
+    pending: Option<Pending>,
+    /// The fencing token of the current hold, echoed with writes.
+    fence: Option<u64>,
+    tx: mpsc::UnboundedSender<Answer>,
+    rx: mpsc::UnboundedReceiver<Answer>,
+    out: Vec<Output>,
+}
+
+impl Served {
+    async fn greet(hello: &Hello) -> Result<Served, ServeError> {
+        let config = config(hello)?;
+        let addrs: Vec<SocketAddr> = hello
+            .nodes
+            .iter()
+            .map(|a| {
+                a.parse()
+                    .map_err(|_| ServeError::Hello(format!("{a:?} is not a node address")))
+            })
+            .collect::<Result<_, _>>()?;
+        let nodes = match config.kind {
+            AlgorithmKind::Single => 1,
+            _ => addrs.len(),
+        };
+        if addrs.len() < nodes || nodes == 0 {
+            return Err(ServeError::Hello("no node address".into()));
+        }
+        let rng = crate::rng::split(hello.seed, "algorithm", hello.client as u64);
+        let slots: Vec<Slot> = addrs.iter().map(|_| Slot::default()).collect();
+        for (slot, &addr) in slots.iter().zip(&addrs) {
+            // A node down at the start is simply not connected yet; requests retry.
+            let _ = connection(slot, addr, Duration::from_secs(5)).await;
+        }
+        let (tx, rx) = mpsc::unbounded_channel();
+        let modes = if config.kind.is_read_write() {
+            vec![Mode::Read, Mode::Write]
+        } else {
+            vec![Mode::Exclusive]
+        };
+        eprintln!(
+            "lockstorm worker: client {} of {}, {:?} on {} node(s), ttl {} ms",
+            hello.client, hello.clients, config.kind, nodes, config.ttl_ms
+        );
+        let served = Served {
+            algorithm: algorithm::build(&config, nodes, rng),
+            slots,
+            addrs,
+            lifetime: Duration::from_micros(config.request_timeout_us * 20).max(Duration::from_secs(1)),
+            start: Instant::now(),
+            timers: BTreeMap::new(),
+            seq: 0,
+            pending: None,
+            fence: None,
+            tx,
+            rx,
+            out: Vec::new(),
+        };
+        answer(&FromWorker::HelloOk {
+            in_reply_to: hello.id,
+            library: "lockstorm".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+            capabilities: Capabilities {
+                extend: true,
+                validity: true,
+                fencing: config.fencing,
+                modes,
+            },
+        })?;
+        Ok(served)
+    }
+
+    fn now(&self) -> Now {
+        Now {
+            mono_us: self.start.elapsed().as_micros() as u64,
+            wall_us: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_micros() as u64),
+        }
+    }
+
+    async fn run(&mut self, lines: &mut FramedRead<tokio::io::Stdin, LinesCodec>) -> Result<(), ServeError> {
+        loop {
+            let next_us = self.timers.keys().next().map(|k| k.0);
+            let sleep = next_us.map_or(Duration::from_secs(3600), |at| {
+                Duration::from_micros(at.saturating_sub(self.now().mono_us))
+            });
+            tokio::select! {
+                biased;
+                Some(r) = self.rx.recv() => {
+                    let now = self.now();
+                    self.algorithm.on_reply(now, r.req, r.reply, &mut self.out);
+                }
+                line = lines.next() => match line {
+                    None => return Ok(()),
+                    Some(Err(e)) => return Err(ServeError::Input(e.to_string())),
+                    Some(Ok(l)) => self.request(&l)?,
+                },
+                _ = tokio::time::sleep(sleep), if next_us.is_some() => {
+                    let t = self.now().mono_us;
+                    while let Some(entry) = self.timers.first_entry() {
+                        if entry.key().0 > t {
+                            break;
+                        }
+                        let id = entry.remove();
+                        let now = self.now();
+                        self.algorithm.on_timer(now, id, &mut self.out);
+                    }
+                }
+            }
+            self.carry_out()?;
+        }
+    }
+
+    /// One request line from lockstorm.
+    fn request(&mut self, line: &str) -> Result<(), ServeError> {
+        let message = match serde_json::from_str::<ToWorker>(line) {
+            Ok(m) => m,
+            Err(e) => {
+                eprintln!("lockstorm worker: ignoring a line that is not a request ({e}): {line}");
+                return Ok(());
+            }
+        };
+        let now = self.now();
+        let lock_id = |lock: &str| lock.strip_prefix('L').and_then(|n| n.parse().ok()).map(LockId);
+        match message {
+            ToWorker::Hello(h) => {
+                eprintln!("lockstorm worker: a second hello (id {}) is ignored", h.id);
+            }
+            ToWorker::Acquire { id, lock, mode } => {
+                let Some(l) = lock_id(&lock) else {
+                    return fail(
+                        id,
+                        &format!("unknown lock name {lock:?} (lockstorm's are L0, L1, ...)"),
+                    );
+                };
+                self.pending = Some(Pending { id });
+                self.algorithm.acquire(now, l, mode, &mut self.out);
+            }
+            ToWorker::Release { id, .. } => {
+                self.pending = Some(Pending { id });
+                self.fence = None;
+                self.algorithm.release(now, &mut self.out);
+            }
+            ToWorker::Extend { id, .. } => {
+                self.pending = Some(Pending { id });
+                self.algorithm.extend(now, &mut self.out);
+            }
+            ToWorker::Write { id, value, .. } => answer(&FromWorker::Ok {
+                in_reply_to: id,
+                validity_ms: None,
+                token: None,
+                fence: self.fence,
+                value: Some(value),
+            })?,
+        }
+        Ok(())
+    }
+
+    /// Carries out the algorithm's outputs: sends, timers, and answers to lockstorm.
+    fn carry_out(&mut self) -> Result<(), ServeError> {
+        let now = self.now();
+        for o in std::mem::take(&mut self.out) {
+            let validity = |until_us: u64| Some((until_us.saturating_sub(now.mono_us) / 1_000) as f64);
+            let reply = match o {
+                Output::Send { node, req, cmd } => {
+                    let reply = Answer {
+                        client: 0,
+                        req,
+                        reply: crate::command::Reply::Error,
+                    };
+                    tokio::spawn(request(
+                        self.slots[node].clone(),
+                        self.addrs[node],
+                        wire::to_redis(&cmd),
+                        self.lifetime,
+                        self.tx.clone(),
+                        reply,
+                    ));
+                    None
+                }
+                Output::Timer { id, at_mono_us } => {
+                    self.seq += 1;
+                    self.timers.insert((at_mono_us, self.seq), id);
+                    None
+                }
+                Output::Acquired {
+                    token,
+                    valid_until_mono_us,
+                    fence,
+                    ..
+                } => {
+                    self.fence = fence;
+                    Some((
+                        true,
+                        validity(valid_until_mono_us),
+                        Some(token.to_string()),
+                        fence,
+                    ))
+                }
+                Output::NotAcquired { unknown: true, .. } => {
+                    self.settle(|id| FromWorker::Error {
+                        in_reply_to: id,
+                        message: Some("some node never answered the last attempt".into()),
+                    })?;
+                    None
+                }
+                Output::NotAcquired { .. } => Some((false, None, None, None)),
+                Output::Released { .. } => Some((true, None, None, None)),
+                Output::Extended {
+                    valid_until_mono_us, ..
+                } => Some((true, validity(valid_until_mono_us), None, None)),
+                Output::NotExtended { .. } => Some((false, None, None, None)),
+            };
+            if let Some((ok, validity_ms, token, fence)) = reply {
+                self.settle(|id| match ok {
+                    true => FromWorker::Ok {
+                        in_reply_to: id,
+                        validity_ms,
+                        token,
+                        fence,
+                        value: None,
+                    },
+                    false => FromWorker::Fail {
+                        in_reply_to: id,
+                        reason: None,
+                    },
+                })?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Answers the pending request, if there is one.
+    fn settle(&mut self, message: impl FnOnce(u64) -> FromWorker) -> Result<(), ServeError> {
+        match self.pending.take() {
+            Some(p) => answer(&message(p.id)),
+            None => Ok(()),
+        }
+    }
+}
+
+fn fail(id: u64, reason: &str) -> Result<(), ServeError> {
+    answer(&FromWorker::Fail {
+        in_reply_to: id,
+        reason: Some(reason.into()),
+    })
+}
+
+/// Writes one message to stdout, flushed (lockstorm waits for it).
+fn answer(message: &FromWorker) -> Result<(), ServeError> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(protocol::to_line(message).as_bytes())?;
+    out.write_all(b"\n")?;
+    out.flush()?;
+    Ok(())
+}

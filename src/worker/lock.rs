@@ -1,0 +1,222 @@
+//! A worker's side of a client, sans-IO: the lock operations of a client's cycle
+//! ([`crate::client::Client`]) turned into protocol requests, and the worker's answers
+//! turned back into the outcomes the built-in algorithms report ([`Output`]).
+//!
+//! This is what makes the cycle the same for both kinds of client: the client asks
+//! [`WorkerLock`] for a request where it would call the algorithm, and feeds it the
+//! answer where it would feed replies and timers. Like an algorithm it reads no clock
+//! (the caller passes [`Now`]) and touches no pipe (the driver carries the request).
+//!
+//! Validity is counted from the moment the request was sent: an `ok` with
+//! `validity_ms = v` holds until `sent + v`, and without `validity_ms` until
+//! `sent + ttl`. The pipe's latency can then only shorten the hold lockstorm believes
+//! in, so it can hide a violation but never invent one. Tokens are lockstorm's own
+//! (one per acquisition, from the client's seeded stream), so the history ties each
+//! write to its hold whatever the library's token looks like.
+
+use super::protocol::Request;
+use crate::algorithm::{Mode, NodeSet, Now, Output};
+use crate::command::{LockId, Token};
+use crate::rng::Rng;
+use rand::RngCore;
+
+/// How a worker answered the open request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AnswerKind {
+    Ok,
+    /// Definitely not done.
+    Fail,
+    /// Unknown outcome.
+    Error,
+}
+
+/// A worker's answer, as the client's cycle needs it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Answered {
+    pub kind: AnswerKind,
+    pub validity_ms: Option<f64>,
+    pub fence: Option<u64>,
+}
+
+/// One client's lock operations, carried out by its worker process.
+pub struct WorkerLock {
+    ttl_us: u64,
+    rng: Rng,
+    /// The request waiting for its answer, and the client's clock when it was sent.
+    open: Option<(Request, u64)>,
+    /// The current acquisition's token (lockstorm's, not the library's).
+    token: Token,
+    writes: u32,
+}
+
+impl WorkerLock {
+    /// `ttl_ms` is what a hold is believed valid for when the worker reports no validity.
+    pub fn new(ttl_ms: u64, rng: Rng) -> Self {
+        WorkerLock {
+            ttl_us: ttl_ms * 1_000,
+            rng,
+            open: None,
+            token: Token(0),
+            writes: 0,
+        }
+    }
+
+    fn send(&mut self, now: Now, request: Request) -> Request {
+        debug_assert!(self.open.is_none(), "a client's requests never overlap");
+        self.open = Some((request, now.mono_us));
+        request
+    }
+
+    pub fn acquire(&mut self, now: Now, lock: LockId, mode: Mode) -> Request {
+        self.token = Token(self.rng.next_u64());
+        self.send(now, Request::Acquire { lock, mode })
+    }
+
+    pub fn release(&mut self, now: Now, lock: LockId) -> Request {
+        self.send(now, Request::Release { lock })
+    }
+
+    pub fn extend(&mut self, now: Now, lock: LockId) -> Request {
+        self.send(now, Request::Extend { lock })
+    }
+
+    pub fn write(&mut self, now: Now, lock: LockId) -> Request {
+        self.writes += 1;
+        let seq = self.writes;
+        self.send(now, Request::Write { lock, seq })
+    }
+
+    /// The current acquisition's token.
+    pub fn token(&self) -> Token {
+        self.token
+    }
+
+    /// The open request, if any.
+    pub fn open(&self) -> Option<Request> {
+        self.open.map(|(r, _)| r)
+    }
+
+    /// The answer to the open request: pushes the outcome a built-in algorithm would
+    /// report. A write's answer pushes nothing (the client applies it to the resource).
+    pub fn on_answer(&mut self, answer: Answered, out: &mut Vec<Output>) {
+        let Some((request, sent_us)) = self.open.take() else {
+            return;
+        };
+        let token = self.token;
+        let valid_until_mono_us = || {
+            let validity_us = answer
+                .validity_ms
+                .map_or(self.ttl_us, |ms| (ms.max(0.0) * 1_000.0) as u64);
+            sent_us + validity_us
+        };
+        // A worker names no nodes and no attempts: empty and 0 say "not reported".
+        let nodes = NodeSet::default();
+        match (request, answer.kind) {
+            (Request::Acquire { .. }, AnswerKind::Ok) => out.push(Output::Acquired {
+                token,
+                valid_until_mono_us: valid_until_mono_us(),
+                nodes,
+                attempts: 0,
+                fence: answer.fence,
+            }),
+            (Request::Acquire { .. }, kind) => out.push(Output::NotAcquired {
+                token,
+                unknown: kind == AnswerKind::Error,
+                attempts: 0,
+            }),
+            // The hold ended when the release was sent, whatever the answer.
+            (Request::Release { .. }, _) => out.push(Output::Released { token }),
+            (Request::Extend { .. }, AnswerKind::Ok) => out.push(Output::Extended {
+                token,
+                valid_until_mono_us: valid_until_mono_us(),
+                nodes,
+            }),
+            // An unknown extension is not counted on: the hold keeps its earlier end.
+            (Request::Extend { .. }, _) => out.push(Output::NotExtended { token }),
+            (Request::Write { .. }, _) => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(mono_us: u64) -> Now {
+        Now {
+            mono_us,
+            wall_us: mono_us,
+        }
+    }
+
+    fn ok(validity_ms: Option<f64>) -> Answered {
+        Answered {
+            kind: AnswerKind::Ok,
+            validity_ms,
+            fence: Some(4),
+        }
+    }
+
+    #[test]
+    fn validity_counts_from_the_send_and_defaults_to_the_ttl() {
+        let mut w = WorkerLock::new(10_000, crate::rng::split(1, "t", 0));
+        let mut out = Vec::new();
+        w.acquire(at(1_000), LockId(0), Mode::Exclusive);
+        // Answered 5 ms later: the validity still counts from 1 ms.
+        w.on_answer(ok(Some(9_950.0)), &mut out);
+        let Output::Acquired {
+            valid_until_mono_us,
+            fence,
+            ..
+        } = out[0]
+        else {
+            panic!("{out:?}")
+        };
+        assert_eq!(valid_until_mono_us, 1_000 + 9_950_000);
+        assert_eq!(fence, Some(4));
+
+        out.clear();
+        w.release(at(20_000), LockId(0));
+        w.on_answer(ok(None), &mut out);
+        assert!(matches!(out[0], Output::Released { .. }));
+
+        out.clear();
+        w.acquire(at(30_000), LockId(0), Mode::Exclusive);
+        w.on_answer(ok(None), &mut out);
+        assert!(
+            matches!(out[0], Output::Acquired { valid_until_mono_us, .. } if valid_until_mono_us == 30_000 + 10_000_000)
+        );
+    }
+
+    #[test]
+    fn fail_is_not_acquired_and_error_is_unknown() {
+        let mut w = WorkerLock::new(10_000, crate::rng::split(1, "t", 0));
+        let mut out = Vec::new();
+        for (kind, unknown) in [(AnswerKind::Fail, false), (AnswerKind::Error, true)] {
+            w.acquire(at(0), LockId(0), Mode::Exclusive);
+            let answer = Answered {
+                kind,
+                validity_ms: None,
+                fence: None,
+            };
+            w.on_answer(answer, &mut out);
+            assert!(
+                matches!(out.pop(), Some(Output::NotAcquired { unknown: u, .. }) if u == unknown),
+                "{kind:?}"
+            );
+        }
+        w.extend(at(0), LockId(0));
+        w.on_answer(ok(Some(-5.0)), &mut out);
+        assert!(
+            matches!(
+                out.pop(),
+                Some(Output::Extended {
+                    valid_until_mono_us: 0,
+                    ..
+                })
+            ),
+            "a negative validity is none"
+        );
+        assert_eq!(w.open(), None);
+    }
+}

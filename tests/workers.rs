@@ -1,0 +1,311 @@
+//! Worker clients end to end, through the CLI: a paused worker's stale write, the same
+//! verdicts direct and through the protocol (`lockstorm worker`), a clear error for
+//! every way a worker can break the protocol (with the history kept), and no process
+//! left behind when a worker is killed or lockstorm is interrupted. The misbehaving
+//! worker is tests/workers/misbehave.py. Needs redis-server and python3.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn lockstorm() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_lockstorm"))
+}
+
+fn repo(path: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(path)
+}
+
+fn run(file: &Path, out: &Path) -> Output {
+    lockstorm()
+        .arg("scenario")
+        .arg(file)
+        .arg("--quiet")
+        .arg("--out")
+        .arg(out)
+        .output()
+        .expect("run lockstorm")
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "status {:?}\nstdout: {}\nstderr: {}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+fn summary(dir: &Path) -> serde_json::Value {
+    let s = std::fs::read_to_string(dir.join("summary.json")).expect("summary.json");
+    serde_json::from_str(&s).expect("summary.json is JSON")
+}
+
+/// `text` with `line` added right after the `[clients]` header.
+fn with_clients_line(text: &str, line: &str) -> String {
+    assert!(
+        text.contains("\n[clients]\n"),
+        "the scenario has a [clients] table"
+    );
+    text.replacen("\n[clients]\n", &format!("\n[clients]\n{line}\n"), 1)
+}
+
+#[test]
+fn a_paused_worker_makes_a_stale_write_that_its_report_shows() {
+    let out = tempfile::tempdir().unwrap();
+    let o = run(&repo("scenarios/workers/pause-stale-write.toml"), out.path());
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let s = summary(out.path());
+    let stale = s["resource_violations"].as_array().expect("resource_violations");
+    assert!(!stale.is_empty(), "no stale write: {s}");
+    assert_eq!(stale[0]["client"], 0, "the paused client wrote late");
+    let narrative = std::fs::read_to_string(out.path().join("narrative.md")).unwrap();
+    assert!(narrative.to_lowercase().contains("stale"), "{narrative}");
+    let log = std::fs::read_to_string(out.path().join("workers/client-0.log")).unwrap();
+    assert!(log.contains("lockstorm worker: client 0"), "{log}");
+}
+
+#[test]
+fn real_scenarios_give_the_same_verdicts_direct_and_through_lockstorm_worker() {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(repo("scenarios/real"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        .collect();
+    files.sort();
+    assert!(!files.is_empty());
+    let dir = tempfile::tempdir().unwrap();
+    for file in files {
+        let name = file.file_stem().unwrap().to_string_lossy().into_owned();
+        let original = std::fs::read_to_string(&file).unwrap();
+        let through = dir.path().join(format!("{name}.toml"));
+        std::fs::write(
+            &through,
+            with_clients_line(&original, r#"worker = ["lockstorm", "worker"]"#),
+        )
+        .unwrap();
+        let (a, b) = (
+            dir.path().join(format!("{name}-direct")),
+            dir.path().join(format!("{name}-worker")),
+        );
+        let direct = run(&file, &a);
+        let worker = run(&through, &b);
+        assert_eq!(direct.status.code(), Some(0), "{name} direct: {}", text(&direct));
+        assert_eq!(
+            worker.status.code(),
+            Some(0),
+            "{name} through the protocol: {}",
+            text(&worker)
+        );
+        let (sa, sb) = (summary(&a), summary(&b));
+        for key in ["verdict", "live"] {
+            assert_eq!(
+                sa[key], sb[key],
+                "{name}: {key} differs direct and through the protocol"
+            );
+        }
+    }
+}
+
+/// A one-client scenario whose worker is `misbehave.py MODE`.
+fn misbehaving(dir: &Path, mode: &str) -> PathBuf {
+    let script = repo("tests/workers/misbehave.py");
+    let file = dir.join(format!("{mode}.toml"));
+    let scenario = format!(
+        "backend = \"redis\"\nduration = \"2s\"\nnodes = 1\n[algorithm]\nkind = \"single\"\nttl = \"1s\"\n\
+         [clients]\ncount = 1\nworker = [\"python3\", {:?}, {mode:?}]\nworker_deadline = \"1s\"\n",
+        script.display().to_string()
+    );
+    std::fs::write(&file, scenario).unwrap();
+    file
+}
+
+#[test]
+fn a_worker_that_breaks_the_protocol_is_a_clear_error_and_the_history_is_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        (
+            "garbage",
+            "not a protocol message",
+            Some("this is not a protocol message"),
+        ),
+        ("crash", "exited (exit status: 3)", Some("crashing on purpose")),
+        ("silent", "no answer to its acquire request", None),
+        (
+            "wrong-id",
+            "answered id 101, which it was not asked",
+            Some("in_reply_to"),
+        ),
+        (
+            "no-hello",
+            "before answering the hello",
+            Some("No module named 'no_such_library'"),
+        ),
+    ];
+    for (mode, what, shown) in cases {
+        let out = dir.path().join(format!("{mode}-out"));
+        let o = run(&misbehaving(dir.path(), mode), &out);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{mode}: {}", text(&o));
+        assert_eq!(stderr.trim().lines().count(), 1, "{mode}: one line: {stderr}");
+        assert!(stderr.contains("client 0 (worker `python3 "), "{mode}: {stderr}");
+        assert!(
+            stderr.contains("misbehave.py"),
+            "{mode}: names the command: {stderr}"
+        );
+        assert!(stderr.contains(what), "{mode}: says what happened: {stderr}");
+        if let Some(s) = shown {
+            assert!(stderr.contains(s), "{mode}: shows {s:?}: {stderr}");
+        }
+        if mode == "no-hello" {
+            continue;
+        }
+        // The open acquisition is an unknown outcome in the history kept.
+        let history = std::fs::read_to_string(out.join("history.jsonl")).expect("history kept");
+        let last = history.lines().last().unwrap();
+        assert!(
+            last.contains(r#""type":"info""#) && last.contains(r#""op":"acquire""#),
+            "{mode}: {last}"
+        );
+        assert!(out.join("workers/client-0.log").is_file(), "{mode}: log kept");
+    }
+}
+
+#[test]
+fn a_missing_worker_command_or_the_simulator_is_refused_with_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("missing.toml");
+    std::fs::write(
+        &file,
+        "backend = \"redis\"\nduration = \"1s\"\nnodes = 1\n[algorithm]\nkind = \"single\"\n\
+         [clients]\ncount = 1\nworker = [\"no-such-lockstorm-worker\"]\n",
+    )
+    .unwrap();
+    let o = run(&file, &dir.path().join("out"));
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("client 0: cannot start worker `no-such-lockstorm-worker`"),
+        "{}",
+        text(&o)
+    );
+
+    let o = lockstorm()
+        .args(["scenario", "--backend", "sim", "--quiet"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("needs the real backend"), "{}", text(&o));
+}
+
+/// Every process whose parent is `pid`, with its command line.
+fn children_of(pid: u32) -> Vec<(u32, String)> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(p) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{p}/stat")) else {
+            continue;
+        };
+        // The fields after the command name: state, ppid, ...
+        let rest = &stat[stat.rfind(')').unwrap_or(0) + 2..];
+        let ppid: u32 = rest.split(' ').nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+        if ppid == pid {
+            let cmd = std::fs::read_to_string(format!("/proc/{p}/cmdline")).unwrap_or_default();
+            out.push((p, cmd.replace('\0', " ")));
+        }
+    }
+    out
+}
+
+/// Whether `pid` is a running process (a zombie has exited).
+fn running(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => !stat[stat.rfind(')').unwrap_or(0) + 2..].starts_with('Z'),
+        Err(_) => false,
+    }
+}
+
+/// Starts a 30 s run of 3 well-behaved python workers on 3 redis-servers, and waits
+/// until the workload has begun (a worker saw its first acquire). The caller waits for
+/// the child it gets back (the lint cannot see that).
+#[allow(clippy::zombie_processes)]
+fn start_long_run(dir: &Path) -> (Child, Vec<(u32, String)>) {
+    let file = dir.join("long.toml");
+    let mark = dir.join("started");
+    let text = format!(
+        "backend = \"redis\"\nduration = \"30s\"\nnodes = 3\n[clients]\ncount = 3\n\
+         worker = [\"python3\", {:?}, {:?}]\n",
+        repo("tests/workers/misbehave.py").display().to_string(),
+        format!("mark:{}", mark.display())
+    );
+    std::fs::write(&file, text).unwrap();
+    let mut child = lockstorm()
+        .arg("scenario")
+        .arg(&file)
+        .arg("--quiet")
+        .arg("--out")
+        .arg(dir.join("out"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let kids = children_of(child.id());
+        let workers = kids.iter().filter(|(_, c)| c.contains("misbehave.py")).count();
+        let servers = kids.iter().filter(|(_, c)| c.contains("redis-server")).count();
+        if workers == 3 && servers == 3 && mark.exists() {
+            return (child, kids);
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("the run never started its processes: {kids:?}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn wait_exit(child: &mut Child) -> std::process::ExitStatus {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        assert!(Instant::now() < deadline, "lockstorm did not exit");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_worker_killed_mid_run_stops_the_run_and_leaves_no_process() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut child, kids) = start_long_run(dir.path());
+    let victim = kids.iter().find(|(_, c)| c.contains("misbehave.py")).unwrap().0;
+    // SAFETY: kill(2) on a worker this test's lockstorm started.
+    unsafe { libc::kill(victim as i32, libc::SIGKILL) };
+    let status = wait_exit(&mut child);
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut stderr).unwrap();
+    assert_eq!(status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("exited (signal: 9"), "{stderr}");
+    assert!(dir.path().join("out/history.jsonl").is_file(), "history kept");
+    for (pid, cmd) in kids {
+        assert!(!running(pid), "{pid} ({cmd}) outlived lockstorm");
+    }
+}
+
+#[test]
+fn an_interrupted_worker_run_leaves_no_process() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut child, kids) = start_long_run(dir.path());
+    // SAFETY: kill(2) on the lockstorm this test started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let status = wait_exit(&mut child);
+    assert!(!status.success(), "an interrupted run is no success");
+    for (pid, cmd) in kids {
+        assert!(!running(pid), "{pid} ({cmd}) outlived lockstorm");
+    }
+}
