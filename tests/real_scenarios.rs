@@ -235,3 +235,36 @@ fn containers_without_the_docker_feature_are_one_line_and_exit_2() {
         assert!(err.contains("--features docker"), "{err}");
     }
 }
+
+/// Regression: a fault of duration 0 other than a clock jump (`promote_after = "0s"`,
+/// `restart_after = "0s"`) ended nowhere on the real backend, leaving the node down and
+/// the lock unacquirable. It ends at once, as on the simulator.
+#[test]
+fn a_failover_promoted_after_zero_seconds_leaves_the_lock_live() {
+    require_redis();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = dir.path().join("promote-now.toml");
+    std::fs::write(
+        &file,
+        "expect = \"safe\"\nbackend = \"redis\"\nduration = \"1500ms\"\nnodes = 1\n\
+         [replication]\nlag = \"1ms\"\n[algorithm]\nkind = \"single\"\nttl = \"500ms\"\n\
+         [clients]\ncount = 2\nhold = \"20ms\"\n\
+         [[faults]]\nat = \"500ms\"\nkind = \"failover\"\npromote_after = \"0s\"\n\
+         [[faults]]\nat = \"900ms\"\nkind = \"crash\"\nnode = 0\nrestart_after = \"0s\"\n",
+    )
+    .expect("write");
+    let out = lockstorm()
+        .arg("scenario")
+        .arg(&file)
+        .args(["--quiet", "--out"])
+        .arg(dir.path().join("out"))
+        .output()
+        .expect("run lockstorm");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -153,11 +153,14 @@ impl Driver<'_> {
         self.active[i] = true;
         self.fault_event(t, i, FaultAction::Start);
         self.fault(i, true);
-        match self.plan[i].duration_us {
-            // An instantaneous fault (a clock jump) has nothing to undo.
-            Some(0) => self.active[i] = false,
-            Some(d) => self.schedule(t + d, Ev::FaultEnd(i)),
-            None => {}
+        match (self.plan[i].duration_us, &self.plan[i].fault) {
+            // A clock jump is instantaneous: the clock stays moved, nothing to undo.
+            (Some(0), Fault::ClockJump { .. }) => self.active[i] = false,
+            // Any other fault ends, at once if its duration is 0 (a crash with
+            // `restart_after = "0s"` restarts, a failover with `promote_after = "0s"`
+            // promotes), as on the simulator.
+            (Some(d), _) => self.schedule(t + d, Ev::FaultEnd(i)),
+            (None, _) => {}
         }
     }
 
