@@ -1,12 +1,16 @@
-//! The real backend: the same scenario, run against real redis-server processes.
+//! The real backend: the same scenario, run against real redis-servers.
 //!
-//! A driver like the simulator, but over sockets and real time. lockstorm starts one
-//! redis-server per node ([`server`]: free loopback port, temporary directory, config
-//! with the scenario's persistence, a guard that kills it on every exit path), or uses
-//! servers someone else runs (`nodes = ["127.0.0.1:6379", ...]`). Each node sits behind
-//! an in-process TCP proxy ([`proxy`]) with a link per client, through which partitions
-//! and delays are applied; crashes, restarts and pauses are signals to the process and
-//! clock faults go through libfaketime ([`faketime`]). The [`driver`] runs the same
+//! A driver like the simulator, but over sockets and real time. lockstorm starts the
+//! nodes ([`runtime`]) on one node runtime ([`process`]): local redis-server processes
+//! ([`server`]: free loopback port, temporary directory, config with the scenario's
+//! persistence, a guard that kills it on every exit path) or, with the `docker` feature,
+//! containers (`container`); or it uses servers someone else runs (`nodes =
+//! ["127.0.0.1:6379", ...]`). A [`node`] is a master and, with `[replication]`, a
+//! replica that follows it through a lagging replication link ([`lagline`]) and that a
+//! failover promotes. Each node sits behind an in-process TCP proxy ([`proxy`]) with a
+//! link per client, through which partitions and delays are applied; crashes, restarts
+//! and pauses go to the node's processes and clock faults through libfaketime
+//! ([`faketime`]). The [`driver`] runs the same
 //! sans-IO [`crate::client::Client`]s and algorithms the simulator runs, on tokio with
 //! one multiplexed redis-crate connection per (client, node), and stamps the history
 //! with one monotonic clock of the lockstorm process. The history it returns goes to the
