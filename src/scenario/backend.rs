@@ -22,13 +22,6 @@ pub enum Backend {
     Docker,
 }
 
-impl Backend {
-    /// Whether the scenario runs on real servers (processes or containers).
-    pub fn is_real(self) -> bool {
-        self != Backend::Sim
-    }
-}
-
 /// Which real servers the nodes are.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub enum Targets {
