@@ -14,6 +14,8 @@
 //!
 //! Temporary directories of runs in progress are listed here too, so an interrupted run
 //! removes them (a normal exit or an unwinding panic removes them through their guards).
+//! What is not a process or a directory (a run's containers and volumes) registers a
+//! cleanup with [`on_kill_all`], which [`kill_all`] runs after killing the children.
 
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -25,6 +27,12 @@ static LIVE: Mutex<Vec<u32>> = Mutex::new(Vec::new());
 
 /// Temporary directories of runs in progress, removed on an interrupt.
 static DIRS: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+/// A cleanup [`kill_all`] runs, with the id that takes it off the list.
+type Cleanup = (u64, std::sync::Arc<dyn Fn() + Send + Sync>);
+
+/// Cleanups of things that are not child processes, run by [`kill_all`].
+static CLEANUPS: Mutex<Vec<Cleanup>> = Mutex::new(Vec::new());
 
 /// Starts `cmd` as a child that dies with lockstorm, and lists it for [`kill_all`].
 /// The caller reaps it and then calls [`forget`].
@@ -89,6 +97,31 @@ pub fn kill_all() {
             libc::waitpid(pid as libc::pid_t, std::ptr::null_mut(), 0);
         }
         forget(pid);
+    }
+    let cleanups: Vec<_> = CLEANUPS
+        .lock()
+        .map(|v| v.iter().map(|(_, f)| f.clone()).collect())
+        .unwrap_or_default();
+    for f in cleanups {
+        f();
+    }
+}
+
+/// Lists a cleanup for [`kill_all`] (an interrupt or a panic); returns the id that
+/// [`forget_cleanup`] takes once the run has cleaned up by itself.
+pub fn on_kill_all(f: impl Fn() + Send + Sync + 'static) -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let id = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    if let Ok(mut v) = CLEANUPS.lock() {
+        v.push((id, std::sync::Arc::new(f)));
+    }
+    id
+}
+
+/// Takes a cleanup off the [`kill_all`] list.
+pub fn forget_cleanup(id: u64) {
+    if let Ok(mut v) = CLEANUPS.lock() {
+        v.retain(|(i, _)| *i != id);
     }
 }
 

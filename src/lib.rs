@@ -1,8 +1,8 @@
 //! lockstorm finds out, with evidence, whether a Redis-based distributed lock is safe.
 //!
 //! The flow runs one way: a [`scenario`] file is run by a driver (the deterministic
-//! simulator in [`sim`], or real redis-server processes in [`real`]), which drives
-//! sans-IO [`client`]s running the lock [`algorithm`]s (or any lock library in a
+//! simulator in [`sim`], or real redis-servers, local or in containers, in [`real`]),
+//! which drives sans-IO [`client`]s running the lock [`algorithm`]s (or any lock library in a
 //! [`worker`] process, on the real backend) on a [`workload`], applies
 //! [`fault`]s and keeps the guarded [`resource`]; the run is recorded as a [`history`];
 //! the [`checker`] judges the history against the reference lock model; [`report`]

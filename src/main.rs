@@ -50,8 +50,8 @@ enum Command {
         /// Print only the verdict line.
         #[arg(long, short)]
         quiet: bool,
-        /// Where to run: the simulator or real redis-server processes (default: the
-        /// scenario's `backend`, else sim).
+        /// Where to run: the simulator, real redis-server processes, or redis-servers
+        /// in containers (default: the scenario's `backend`, else sim).
         #[arg(long, value_enum)]
         backend: Option<Backend>,
         /// Real backend: keep the nodes' temporary directories (configs, logs, AOFs).
@@ -180,6 +180,13 @@ enum Command {
         #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=10_000))]
         seeds: u64,
     },
+    /// Remove the containers and volumes that lockstorm runs killed by SIGKILL left in
+    /// Docker (found by their labels; runs still going are left alone).
+    Clean {
+        /// Remove everything lockstorm labelled, also of runs still going.
+        #[arg(long)]
+        all: bool,
+    },
 }
 
 fn main() -> ExitCode {
@@ -270,6 +277,7 @@ fn main() -> ExitCode {
             out,
             seeds,
         } => analysis(&scenarios, &out, seeds),
+        Command::Clean { all } => clean(all),
     };
     match result {
         Ok(true) => ExitCode::SUCCESS,
@@ -279,6 +287,11 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+fn clean(all: bool) -> Result<bool> {
+    println!("lockstorm clean: {}", lockstorm::real::clean(all)?);
+    Ok(true)
 }
 
 /// How `scenario` runs a file: the command line's overrides.
@@ -567,6 +580,7 @@ fn print_table(scenario: &Scenario, outcome: &Outcome) {
     let what = match scenario.backend {
         Backend::Sim => "simulated",
         Backend::Redis => "real Redis:",
+        Backend::Docker => "Redis in containers:",
     };
     println!(
         "{what} {:.0} node commands/s, {:.0} lock operations/s ({})",

@@ -1,7 +1,7 @@
 //! Runs every real-Redis scenario in scenarios/real/ through the CLI and checks that its
 //! verdict is the one the file expects (exit status 0). One scenario per fault kind the
 //! real backend carries out: partition, crash and restart (with and without AOF), node
-//! pause, clock jump; and the plain-DEL release among the client mistakes. Needs redis-server and libfaketime (`apt-get install -y
+//! pause, clock jump, replica failover (promoted at once, and later than the ttl); and the plain-DEL release among the client mistakes. Needs redis-server and libfaketime (`apt-get install -y
 //! redis-server faketime`); without them the test fails and says so.
 
 use std::path::Path;
@@ -93,6 +93,16 @@ fn real_plain_del_release_deletes_another_clients_lock() {
 }
 
 #[test]
+fn real_replica_failover_lets_a_second_client_in_as_in_seed_002() {
+    run_scenario("replica-failover");
+}
+
+#[test]
+fn real_replica_failover_with_promotion_later_than_the_ttl_stays_safe() {
+    run_scenario("replica-failover-late-promotion");
+}
+
+#[test]
 fn every_real_scenario_file_has_a_test() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/real");
     let mut names: Vec<String> = std::fs::read_dir(dir)
@@ -115,6 +125,8 @@ fn every_real_scenario_file_has_a_test() {
         "overlapping-crashes",
         "partition",
         "release-del",
+        "replica-failover",
+        "replica-failover-late-promotion",
     ];
     assert_eq!(
         names, tested,
@@ -249,4 +261,60 @@ fn the_simulator_agrees_with_real_redis_on_every_real_scenario() {
             verdicts[1]
         );
     }
+}
+
+/// A build without the `docker` feature says how to get containers, in one line.
+#[cfg(not(feature = "docker"))]
+#[test]
+fn containers_without_the_docker_feature_are_one_line_and_exit_2() {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/docker/partition.toml");
+    let out_dir = tempfile::tempdir().expect("temp dir");
+    for args in [
+        vec!["clean"],
+        vec!["scenario", file.to_str().expect("utf-8 path"), "--out"],
+    ] {
+        let mut cmd = lockstorm();
+        cmd.args(&args);
+        if args[0] == "scenario" {
+            cmd.arg(out_dir.path());
+        }
+        let out = cmd.output().expect("run lockstorm");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        assert!(err.contains("--features docker"), "{err}");
+    }
+}
+
+/// Regression: a fault of duration 0 other than a clock jump (`promote_after = "0s"`,
+/// `restart_after = "0s"`) ended nowhere on the real backend, leaving the node down and
+/// the lock unacquirable. It ends at once, as on the simulator.
+#[test]
+fn a_failover_promoted_after_zero_seconds_leaves_the_lock_live() {
+    require_redis();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = dir.path().join("promote-now.toml");
+    std::fs::write(
+        &file,
+        "expect = \"safe\"\nbackend = \"redis\"\nduration = \"1500ms\"\nnodes = 1\n\
+         [replication]\nlag = \"1ms\"\n[algorithm]\nkind = \"single\"\nttl = \"500ms\"\n\
+         [clients]\ncount = 2\nhold = \"20ms\"\n\
+         [[faults]]\nat = \"500ms\"\nkind = \"failover\"\npromote_after = \"0s\"\n\
+         [[faults]]\nat = \"900ms\"\nkind = \"crash\"\nnode = 0\nrestart_after = \"0s\"\n",
+    )
+    .expect("write");
+    let out = lockstorm()
+        .arg("scenario")
+        .arg(&file)
+        .args(["--quiet", "--out"])
+        .arg(dir.path().join("out"))
+        .output()
+        .expect("run lockstorm");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

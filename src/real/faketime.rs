@@ -52,6 +52,20 @@ impl FaketimeLibs {
         Ok(FaketimeLibs { shim, libfaketime })
     }
 
+    /// The libraries at fixed paths inside lockstorm's container image
+    /// (`docker/build-rootfs.sh` puts them there).
+    pub fn in_image() -> FaketimeLibs {
+        FaketimeLibs {
+            shim: PathBuf::from("/usr/lib/lockstorm/faketime_shim.so"),
+            libfaketime: PathBuf::from("/usr/lib/lockstorm/libfaketime.so.1"),
+        }
+    }
+
+    /// `LD_PRELOAD`: the shim first, so its allocator is the one libfaketime gets.
+    fn preload(&self) -> String {
+        format!("{}:{}", self.shim.display(), self.libfaketime.display())
+    }
+
     /// A node's clock, with its timestamp file in `node_dir`, starting at no offset.
     pub fn node(&self, node_dir: &Path) -> Result<Faketime, RealError> {
         let ft = Faketime {
@@ -81,12 +95,27 @@ impl Faketime {
     /// Sets the environment of a redis-server command about to start. A restarted
     /// process starts its rate from scratch, which the next rate change accounts for.
     pub fn apply(&mut self, cmd: &mut Command) {
+        let file = self.file.clone();
+        for (k, v) in self.env(&file) {
+            cmd.env(k, v);
+        }
+    }
+
+    /// The environment of a redis-server about to start, which sees this clock's file at
+    /// `file` (a container sees it where its directory is mounted).
+    pub fn env(&mut self, file: &Path) -> Vec<(&'static str, String)> {
         self.started = std::time::Instant::now();
-        let preload = format!("{}:{}", self.libs.shim.display(), self.libs.libfaketime.display());
-        cmd.env("LD_PRELOAD", preload)
-            .env("FAKETIME_TIMESTAMP_FILE", &self.file)
-            .env("FAKETIME_NO_CACHE", "1")
-            .env("DONT_FAKE_MONOTONIC", "1");
+        vec![
+            ("LD_PRELOAD", self.libs.preload()),
+            ("FAKETIME_TIMESTAMP_FILE", file.display().to_string()),
+            ("FAKETIME_NO_CACHE", "1".into()),
+            ("DONT_FAKE_MONOTONIC", "1".into()),
+        ]
+    }
+
+    /// The timestamp file, on this machine.
+    pub fn file(&self) -> &Path {
+        &self.file
     }
 
     /// Moves the node's wall clock by `delta_us` (negative: backwards) from where it is.

@@ -1,12 +1,16 @@
-//! The real backend: the same scenario, run against real redis-server processes.
+//! The real backend: the same scenario, run against real redis-servers.
 //!
-//! A driver like the simulator, but over sockets and real time. lockstorm starts one
-//! redis-server per node ([`server`]: free loopback port, temporary directory, config
-//! with the scenario's persistence, a guard that kills it on every exit path), or uses
-//! servers someone else runs (`nodes = ["127.0.0.1:6379", ...]`). Each node sits behind
-//! an in-process TCP proxy ([`proxy`]) with a link per client, through which partitions
-//! and delays are applied; crashes, restarts and pauses are signals to the process and
-//! clock faults go through libfaketime ([`faketime`]). The [`driver`] runs the same
+//! A driver like the simulator, but over sockets and real time. lockstorm starts the
+//! nodes ([`runtime`]) on one node runtime ([`process`]): local redis-server processes
+//! ([`server`]: free loopback port, temporary directory, config with the scenario's
+//! persistence, a guard that kills it on every exit path) or, with the `docker` feature,
+//! containers (`container`); or it uses servers someone else runs (`nodes =
+//! ["127.0.0.1:6379", ...]`). A [`node`] is a master and, with `[replication]`, a
+//! replica that follows it through a lagging replication link ([`lagline`]) and that a
+//! failover promotes. Each node sits behind an in-process TCP proxy ([`proxy`]) with a
+//! link per client, through which partitions and delays are applied; crashes, restarts
+//! and pauses go to the node's processes and clock faults through libfaketime
+//! ([`faketime`]). The [`driver`] runs the same
 //! sans-IO [`crate::client::Client`]s and algorithms the simulator runs, on tokio with
 //! one multiplexed redis-crate connection per (client, node), and stamps the history
 //! with one monotonic clock of the lockstorm process. The history it returns goes to the
@@ -14,9 +18,15 @@
 //! [`bench`] measures lock latency against one `SET NX PX` round trip.
 
 pub mod bench;
+#[cfg(feature = "docker")]
+pub mod container;
 pub mod driver;
 pub mod faketime;
+pub mod lagline;
+pub mod node;
+pub mod process;
 pub mod proxy;
+pub mod runtime;
 pub mod serve;
 pub mod server;
 pub mod wire;
@@ -54,6 +64,10 @@ pub enum RealError {
     SimOnly(String),
     #[error("fault {id} ({kind}) cannot run on the real backend: {why}")]
     Unsupported { id: usize, kind: String, why: String },
+    #[error("containers need lockstorm built with the `docker` feature: cargo build --features docker (or run with backend = \"redis\")")]
+    NoDockerFeature,
+    #[error("{0}")]
+    Docker(String),
     /// A worker could not be started or greeted.
     #[error("{0}")]
     Worker(String),
@@ -80,5 +94,25 @@ impl std::fmt::Debug for WorkerFailure {
             self.message,
             self.output.history.len()
         )
+    }
+}
+
+/// `lockstorm clean`: removes the containers, volumes and networks that lockstorm runs
+/// left in Docker when they were killed by SIGKILL (or, with `all`, everything lockstorm
+/// labelled); says what it removed.
+pub fn clean(all: bool) -> Result<String, RealError> {
+    #[cfg(feature = "docker")]
+    {
+        use container::clean::{remove_blocking, Which};
+        let r = remove_blocking(if all { Which::All } else { Which::Orphaned })?;
+        Ok(format!(
+            "removed {} container(s), {} volume(s), {} network(s)",
+            r.containers, r.volumes, r.networks
+        ))
+    }
+    #[cfg(not(feature = "docker"))]
+    {
+        let _ = all;
+        Err(RealError::NoDockerFeature)
     }
 }

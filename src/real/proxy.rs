@@ -8,6 +8,10 @@
 //! TCP retransmits: a request sent during a cut may still be applied later, which is why
 //! the algorithm counts a non-answer as an unknown outcome. When the node dies, both
 //! sides of its connections close and the driver reconnects.
+//!
+//! The upstream is a `watch` value, read at each new connection: a failover points the
+//! proxy at the promoted replica, so the node keeps its address for the clients, as
+//! behind Sentinel with a virtual IP.
 
 use std::net::SocketAddr;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -31,15 +35,16 @@ pub struct Proxy {
 }
 
 impl Proxy {
-    /// Starts listening for `clients` clients in front of `upstream`. Must be called
-    /// inside a tokio runtime; the proxy's tasks live as long as that runtime.
-    pub async fn start(upstream: SocketAddr, clients: usize) -> std::io::Result<Proxy> {
+    /// Starts listening for `clients` clients in front of `upstream` (the node's address,
+    /// which may change while the proxy runs). Must be called inside a tokio runtime;
+    /// the proxy's tasks live as long as that runtime.
+    pub async fn start(upstream: watch::Receiver<SocketAddr>, clients: usize) -> std::io::Result<Proxy> {
         let mut links = Vec::with_capacity(clients);
         for _ in 0..clients {
             let listener = TcpListener::bind("127.0.0.1:0").await?;
             let addr = listener.local_addr()?;
             let (tx, rx) = watch::channel(LinkState::default());
-            tokio::spawn(accept_loop(listener, upstream, rx));
+            tokio::spawn(accept_loop(listener, upstream.clone(), rx));
             links.push((addr, tx));
         }
         Ok(Proxy { links })
@@ -62,9 +67,20 @@ impl Proxy {
     }
 }
 
-async fn accept_loop(listener: TcpListener, upstream: SocketAddr, state: watch::Receiver<LinkState>) {
+/// An upstream that never moves (a node without a replica, or a test's server).
+pub fn fixed(addr: SocketAddr) -> watch::Receiver<SocketAddr> {
+    // A receiver whose sender is gone keeps the last value.
+    watch::channel(addr).1
+}
+
+async fn accept_loop(
+    listener: TcpListener,
+    upstream: watch::Receiver<SocketAddr>,
+    state: watch::Receiver<LinkState>,
+) {
     while let Ok((down, _)) = listener.accept().await {
         let state = state.clone();
+        let upstream = *upstream.borrow();
         tokio::spawn(async move {
             // A refused upstream (node down) closes the client's connection at once.
             let Ok(up) = TcpStream::connect(upstream).await else {
@@ -142,7 +158,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_cut_holds_one_clients_bytes_until_it_heals() {
-        let proxy = Proxy::start(echo_server().await, 2).await.unwrap();
+        let proxy = Proxy::start(fixed(echo_server().await), 2).await.unwrap();
         let mut c0 = TcpStream::connect(proxy.addr(0)).await.unwrap();
         let mut c1 = TcpStream::connect(proxy.addr(1)).await.unwrap();
         assert_eq!(roundtrip(&mut c0, Duration::from_secs(5)).await, Some(b'x'));
@@ -174,7 +190,9 @@ mod tests {
     #[tokio::test]
     async fn a_one_way_cut_to_clients_still_delivers_requests() {
         let upstream = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let proxy = Proxy::start(upstream.local_addr().unwrap(), 1).await.unwrap();
+        let proxy = Proxy::start(fixed(upstream.local_addr().unwrap()), 1)
+            .await
+            .unwrap();
         proxy.update(0, |s| s.cut_to_client = true);
         let mut c = TcpStream::connect(proxy.addr(0)).await.unwrap();
         c.write_all(b"req").await.unwrap();
@@ -197,7 +215,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_delay_slows_one_link_both_ways() {
-        let proxy = Proxy::start(echo_server().await, 2).await.unwrap();
+        let proxy = Proxy::start(fixed(echo_server().await), 2).await.unwrap();
         proxy.update(0, |s| s.delay_us = 100_000);
         let mut slow = TcpStream::connect(proxy.addr(0)).await.unwrap();
         let started = std::time::Instant::now();
@@ -207,5 +225,24 @@ mod tests {
             took >= Duration::from_millis(200),
             "delayed round trip took {took:?}"
         );
+    }
+
+    #[tokio::test]
+    async fn new_connections_follow_a_moved_upstream() {
+        let first = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let second = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let (tx, rx) = watch::channel(first.local_addr().unwrap());
+        let proxy = Proxy::start(rx, 1).await.unwrap();
+        let _a = TcpStream::connect(proxy.addr(0)).await.unwrap();
+        tokio::time::timeout(Duration::from_secs(5), first.accept())
+            .await
+            .expect("the first upstream gets the connection")
+            .unwrap();
+        tx.send_replace(second.local_addr().unwrap());
+        let _b = TcpStream::connect(proxy.addr(0)).await.unwrap();
+        tokio::time::timeout(Duration::from_secs(5), second.accept())
+            .await
+            .expect("a connection after the move goes to the new upstream")
+            .unwrap();
     }
 }

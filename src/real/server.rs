@@ -6,6 +6,7 @@
 //! dies with lockstorm whatever happens and an interrupt or a panic kills it too.
 //! Crash = SIGKILL, restart = start again from the same directory and port, pause =
 //! SIGSTOP until SIGCONT. Clock faults go through libfaketime ([`super::faketime`]).
+//! [`config`] is the configuration every node gets, here and in a container.
 
 use super::faketime::Faketime;
 use super::RealError;
@@ -44,15 +45,51 @@ pub fn free_port() -> Result<u16, RealError> {
         .port())
 }
 
-/// One redis-server node: its directory, port and (while running) process.
+/// The configuration every redis-server of a run gets, local or in a container, as
+/// (directive, value) pairs: a config file's lines or `--directive value` arguments.
+pub fn config(
+    port: u16,
+    persistence: Persistence,
+    replica_of: Option<SocketAddr>,
+) -> Vec<(&'static str, String)> {
+    let mut c = vec![
+        ("port", port.to_string()),
+        ("bind", "127.0.0.1".into()),
+        ("protected-mode", "no".into()),
+        // No RDB snapshots: persistence is the AOF alone, as the scenario says.
+        ("save", String::new()),
+        ("daemonize", "no".into()),
+        ("appendfilename", "appendonly.aof".into()),
+        // A replica's full resync starts at once, not after the 5 s default wait for
+        // more replicas.
+        ("repl-diskless-sync-delay", "0".into()),
+    ];
+    match persistence {
+        Persistence::None => c.push(("appendonly", "no".into())),
+        Persistence::AofEverysec => {
+            c.push(("appendonly", "yes".into()));
+            c.push(("appendfsync", "everysec".into()));
+        }
+        Persistence::AofAlways => {
+            c.push(("appendonly", "yes".into()));
+            c.push(("appendfsync", "always".into()));
+        }
+    }
+    if let Some(master) = replica_of {
+        c.push(("replicaof", format!("{} {}", master.ip(), master.port())));
+    }
+    c
+}
+
+/// One redis-server process: its directory, port and (while running) process.
 pub struct Server {
     pub index: usize,
     pub port: u16,
     dir: PathBuf,
     binary: PathBuf,
+    persistence: Persistence,
     child: Option<Child>,
-    /// Whether a pause is in force: kept across a crash, so that a process restarted
-    /// during a pause is stopped again ([`Server::keep_paused`]).
+    /// Whether the running process is stopped (SIGSTOP), so a resume sends SIGCONT.
     paused: bool,
     faketime: Option<Faketime>,
 }
@@ -66,30 +103,30 @@ impl Server {
         persistence: Persistence,
         faketime: Option<Faketime>,
     ) -> Result<Server, RealError> {
-        let port = free_port()?;
-        let aof = match persistence {
-            Persistence::None => "appendonly no\n",
-            Persistence::AofEverysec => "appendonly yes\nappendfsync everysec\n",
-            Persistence::AofAlways => "appendonly yes\nappendfsync always\n",
-        };
-        let config = format!(
-            "port {port}\nbind 127.0.0.1\nprotected-mode no\ndir {}\nsave \"\"\n{aof}\
-             daemonize no\nlogfile redis.log\nappendfilename appendonly.aof\n",
-            dir.display()
-        );
-        std::fs::write(dir.join("redis.conf"), config)
-            .map_err(|e| RealError::Io(format!("write {}", dir.join("redis.conf").display()), e))?;
-        let mut server = Server {
+        let mut server = Server::new(index, binary, dir, persistence, faketime)?;
+        server.launch(None)?;
+        server.wait_ready()?;
+        Ok(server)
+    }
+
+    /// A server on a free port with its directory, not started yet.
+    pub fn new(
+        index: usize,
+        binary: &Path,
+        dir: PathBuf,
+        persistence: Persistence,
+        faketime: Option<Faketime>,
+    ) -> Result<Server, RealError> {
+        Ok(Server {
             index,
-            port,
+            port: free_port()?,
             dir,
             binary: binary.to_path_buf(),
+            persistence,
             child: None,
             paused: false,
             faketime,
-        };
-        server.spawn()?;
-        Ok(server)
+        })
     }
 
     pub fn addr(&self) -> SocketAddr {
@@ -100,6 +137,10 @@ impl Server {
         &self.dir
     }
 
+    pub fn log(&self) -> PathBuf {
+        self.dir.join("redis.log")
+    }
+
     pub fn faketime_mut(&mut self) -> Option<&mut Faketime> {
         self.faketime.as_mut()
     }
@@ -108,9 +149,27 @@ impl Server {
         self.child.is_some()
     }
 
-    fn spawn(&mut self) -> Result<(), RealError> {
+    /// Writes the config and starts the process on the directory's data, as a replica
+    /// of `replica_of` if given; does not wait for it to answer. Call it from a thread
+    /// that outlives the process (see [`crate::children`]).
+    pub fn launch(&mut self, replica_of: Option<SocketAddr>) -> Result<(), RealError> {
+        let mut lines = config(self.port, self.persistence, replica_of);
+        lines.push(("dir", self.dir.display().to_string()));
+        lines.push(("logfile", "redis.log".into()));
+        let text: String = lines
+            .iter()
+            .map(|(k, v)| {
+                if v.is_empty() {
+                    format!("{k} \"\"\n")
+                } else {
+                    format!("{k} {v}\n")
+                }
+            })
+            .collect();
+        let conf = self.dir.join("redis.conf");
+        std::fs::write(&conf, text).map_err(|e| RealError::Io(format!("write {}", conf.display()), e))?;
         let mut cmd = Command::new(&self.binary);
-        cmd.arg(self.dir.join("redis.conf"))
+        cmd.arg(&conf)
             .current_dir(&self.dir)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -121,22 +180,26 @@ impl Server {
         let child = children::spawn(&mut cmd)
             .map_err(|e| RealError::Io(format!("start {}", self.binary.display()), e))?;
         self.child = Some(child);
-        self.wait_ready()
+        Ok(())
+    }
+
+    /// The error to report if the process has exited (while it should be starting).
+    pub fn exited(&mut self) -> Option<RealError> {
+        let status = self.child.as_mut()?.try_wait().ok()??;
+        self.forget();
+        Some(RealError::ServerExited {
+            node: self.index,
+            status: status.to_string(),
+            log: self.log(),
+        })
     }
 
     /// Waits until the port accepts and the server answers PING (it may be loading its AOF).
     fn wait_ready(&mut self) -> Result<(), RealError> {
-        let deadline = Instant::now() + Duration::from_secs(10);
+        let deadline = Instant::now() + READY_TIMEOUT;
         loop {
-            if let Some(child) = &mut self.child {
-                if let Ok(Some(status)) = child.try_wait() {
-                    self.forget();
-                    return Err(RealError::ServerExited {
-                        node: self.index,
-                        status: status.to_string(),
-                        log: self.dir.join("redis.log"),
-                    });
-                }
+            if let Some(e) = self.exited() {
+                return Err(e);
             }
             if ping(self.addr()) {
                 return Ok(());
@@ -144,7 +207,7 @@ impl Server {
             if Instant::now() > deadline {
                 return Err(RealError::ServerNotReady {
                     node: self.index,
-                    log: self.dir.join("redis.log"),
+                    log: self.log(),
                 });
             }
             std::thread::sleep(Duration::from_millis(5));
@@ -158,6 +221,7 @@ impl Server {
             let _ = child.wait();
             children::forget(child.id());
         }
+        self.paused = false;
     }
 
     fn forget(&mut self) {
@@ -169,20 +233,16 @@ impl Server {
     /// Starts the node again from its directory (its AOF, if any) on the same port.
     pub fn restart(&mut self) -> Result<(), RealError> {
         self.kill();
-        self.spawn()
+        self.launch(None)?;
+        self.wait_ready()
     }
 
-    /// SIGSTOP: the process stays, sockets stay open, nothing is answered. A node that
-    /// is down is stopped when it restarts.
+    /// SIGSTOP: the process stays, sockets stay open, nothing is answered. (A pause of
+    /// a node that is down waits for its restart in `super::node`.)
     pub fn pause(&mut self) {
-        self.paused = true;
-        self.keep_paused();
-    }
-
-    /// Stops a restarted process again if a pause is still in force.
-    pub fn keep_paused(&mut self) {
-        if let (Some(child), true) = (&self.child, self.paused) {
+        if let Some(child) = &self.child {
             children::signal(child.id(), libc::SIGSTOP);
+            self.paused = true;
         }
     }
 
@@ -201,6 +261,9 @@ impl Drop for Server {
         self.kill();
     }
 }
+
+/// How long a starting server may take to answer PING (loading an AOF included).
+pub const READY_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// A blocking PING with a short timeout: true when the reply is `+PONG`.
 pub fn ping(addr: SocketAddr) -> bool {
@@ -251,24 +314,6 @@ mod tests {
         assert!(!ping(server.addr()), "a stopped server must not answer");
         server.resume();
         assert!(ping(server.addr()));
-    }
-
-    #[test]
-    fn a_server_paused_while_down_is_stopped_again_once_restarted() {
-        let binary = binary().unwrap_or_else(|e| panic!("{e}"));
-        let dir = tempfile::tempdir().unwrap();
-        let mut server =
-            Server::start(0, &binary, dir.path().to_path_buf(), Persistence::None, None).unwrap();
-        server.kill();
-        server.pause();
-        server.restart().unwrap();
-        assert!(ping(server.addr()), "the restarted process runs until told");
-        server.keep_paused();
-        assert!(!ping(server.addr()), "a pause still in force stops it again");
-        server.resume();
-        assert!(ping(server.addr()));
-        server.keep_paused();
-        assert!(ping(server.addr()), "no pause in force: nothing to keep");
     }
 
     #[test]

@@ -86,7 +86,7 @@ pub fn run(
     match scenario.backend {
         Backend::Sim if scenario.clients.worker.is_some() => Err(RealError::WorkerOnSimulator),
         Backend::Sim => Ok(run_sim(scenario, seeds, jobs, progress)),
-        Backend::Redis => run_real(scenario, seeds, real, progress),
+        Backend::Redis | Backend::Docker => run_real(scenario, seeds, real, progress),
     }
 }
 

@@ -3,7 +3,8 @@
 //! `backend = "redis"` in the file (or `--backend redis` on the command line) sends the
 //! same scenario to real redis-server processes (configured with the scenario's
 //! `persistence`), and `nodes = ["127.0.0.1:6379", ...]` points at servers someone else
-//! runs.
+//! runs. `backend = "docker"` runs the same servers as containers (lockstorm built with
+//! the `docker` feature).
 
 use serde::{Deserialize, Serialize};
 use std::net::SocketAddr;
@@ -17,6 +18,8 @@ pub enum Backend {
     Sim,
     /// Real redis-server processes, real sockets, real time.
     Redis,
+    /// Real redis-servers in containers (testcontainers; the `docker` feature).
+    Docker,
 }
 
 /// Which real servers the nodes are.

@@ -164,16 +164,17 @@ impl Scenario {
             || format!("scenarios/{}.toml", self.name),
             |p| p.display().to_string(),
         );
-        let backend = match self.backend {
-            Backend::Sim => "",
-            Backend::Redis => " --backend redis",
+        let (features, backend) = match self.backend {
+            Backend::Sim => ("", ""),
+            Backend::Redis => ("", " --backend redis"),
+            Backend::Docker => (" --features docker", " --backend docker"),
         };
         let sets: String = self
             .overrides
             .iter()
             .map(|o| format!(" --set {}", overrides::shell_word(o)))
             .collect();
-        format!("cargo run --release -- scenario {file} --seed {seed}{backend}{sets}")
+        format!("cargo run --release{features} -- scenario {file} --seed {seed}{backend}{sets}")
     }
 }
 

@@ -248,6 +248,11 @@ impl RawScenario {
             return Err(format!("nodes = {nodes}: lockstorm runs 1 to 64 nodes"));
         }
         let nodes = nodes as usize;
+        if self.backend == Backend::Docker && matches!(targets, Targets::External(_)) {
+            return Err(
+                "backend = \"docker\" starts its own containers: give `nodes` as a count, or use backend = \"redis\" for servers someone else runs".into(),
+            );
+        }
         let a = &self.algorithm;
         if a.ttl.us() == 0 {
             return Err("algorithm.ttl must be above 0".into());

@@ -340,3 +340,12 @@ fn client_mistake_knobs_resolve_and_default_to_the_correct_choice() {
         .to_string();
     assert!(msg.contains("t.toml:2:") && msg.contains("unlink"), "{msg}");
 }
+
+#[test]
+fn the_docker_backend_parses_and_refuses_servers_it_does_not_run() {
+    let s = parse("backend = \"docker\"\nnodes = 3\n").unwrap();
+    assert_eq!(s.backend, Backend::Docker);
+    assert!(s.rerun_command(7).contains("--features docker -- scenario"));
+    let e = parse("backend = \"docker\"\nnodes = [\"127.0.0.1:6379\"]\n").unwrap_err();
+    assert!(e.to_string().contains("starts its own containers"), "{e}");
+}

@@ -1,10 +1,9 @@
-//! The driver's I/O: connections through the proxies, requests, script loading and
-//! restarts. Everything here runs as tokio tasks beside the driver's loop and talks
-//! back to it only through the reply channel, so the loop never waits on a socket.
+//! The driver's I/O: connections through the proxies and requests.
+//! Everything here runs as tokio tasks beside the driver's loop and talks back to it
+//! only through the reply channel, so the loop never waits on a socket.
 
 use crate::algorithm::ReqId;
 use crate::command::{LockId, Reply};
-use crate::real::server::Server;
 use crate::real::{wire, RealError};
 use redis::aio::MultiplexedConnection;
 use std::net::SocketAddr;
@@ -20,51 +19,6 @@ pub(crate) struct Answer {
     pub(crate) client: usize,
     pub(crate) req: ReqId,
     pub(crate) reply: Reply,
-}
-
-/// Restarts a crashed node from its directory, then loads the scripts again; a node
-/// paused meanwhile is stopped once its scripts are in.
-pub(crate) async fn restart(node: usize, server: Arc<Mutex<Server>>) {
-    let handle = server.clone();
-    let restarted = tokio::task::spawn_blocking(move || {
-        let mut s = handle.lock().expect("server lock");
-        s.restart().map(|()| s.addr())
-    })
-    .await;
-    let result = match restarted {
-        Ok(Ok(addr)) => {
-            let loaded = load_scripts(node, addr).await;
-            server.lock().expect("server lock").keep_paused();
-            loaded
-        }
-        Ok(Err(e)) => Err(e),
-        Err(e) => Err(RealError::Node {
-            node,
-            addr: String::new(),
-            message: format!("restart task failed: {e}"),
-        }),
-    };
-    if let Err(e) = result {
-        // The run goes on with the node down; the liveness check will show it.
-        eprintln!("lockstorm: warning: restart of node {node} failed: {e:#}");
-    }
-}
-
-/// SCRIPT LOAD every script of the repo on a node, over a direct connection.
-pub(crate) async fn load_scripts(node: usize, addr: SocketAddr) -> Result<(), RealError> {
-    let err = |message: String| RealError::Node {
-        node,
-        addr: addr.to_string(),
-        message,
-    };
-    let client = redis::Client::open(format!("redis://{addr}/")).map_err(|e| err(e.to_string()))?;
-    let mut conn = client
-        .get_multiplexed_async_connection()
-        .await
-        .map_err(|e| err(format!("cannot connect: {e}")))?;
-    wire::load_scripts(&mut conn)
-        .await
-        .map_err(|e| err(format!("SCRIPT LOAD failed: {e}")))
 }
 
 /// Deletes the scenario's lock keys on a server someone else runs, left from earlier runs.

@@ -14,13 +14,15 @@
 //! active rate faults; a link is cut while any partition cuts it, and its delay is the
 //! sum of the active ones.
 
-use super::{conn, Driver, Ev, Host};
+use super::{Driver, Ev};
 use crate::command::NodeId;
 use crate::fault::links::Direction;
 use crate::fault::{Fault, PausePoint, Persistence, PlannedFault, Process};
 use crate::history::{Event, FaultAction, FaultEvent};
 use crate::lifecycle::RunPhase;
 use crate::real::faketime::Faketime;
+use crate::real::node::NodeOp;
+use crate::real::runtime::Host;
 use crate::real::RealError;
 use crate::scenario::Scenario;
 
@@ -89,9 +91,13 @@ pub(super) fn check_faults(
                     "TCP delivers or breaks, it does not lose single messages: use partition or delay",
                 )
             }
-            Fault::Failover { .. } => {
-                return refuse("failover needs replicas, which the real backend does not start")
+            Fault::Failover { .. } if external => {
+                return refuse("failover needs replicas, which lockstorm starts only for servers it runs")
             }
+            Fault::Failover { .. } if scenario.replication.is_none() => {
+                return refuse("failover needs [replication] (a replica per node)")
+            }
+            Fault::Failover { .. } => {}
         }
     }
     Ok(())
@@ -151,11 +157,14 @@ impl Driver<'_> {
         self.active[i] = true;
         self.fault_event(t, i, FaultAction::Start);
         self.fault(i, true);
-        match self.plan[i].duration_us {
-            // An instantaneous fault (a clock jump) has nothing to undo.
-            Some(0) => self.active[i] = false,
-            Some(d) => self.schedule(t + d, Ev::FaultEnd(i)),
-            None => {}
+        match (self.plan[i].duration_us, &self.plan[i].fault) {
+            // A clock jump is instantaneous: the clock stays moved, nothing to undo.
+            (Some(0), Fault::ClockJump { .. }) => self.active[i] = false,
+            // Any other fault ends, at once if its duration is 0 (a crash with
+            // `restart_after = "0s"` restarts, a failover with `promote_after = "0s"`
+            // promotes), as on the simulator.
+            (Some(d), _) => self.schedule(t + d, Ev::FaultEnd(i)),
+            (None, _) => {}
         }
     }
 
@@ -191,35 +200,18 @@ impl Driver<'_> {
                 self.push_links(&clients, &nodes);
             }
             Fault::Crash { node, .. } => {
-                if !self.procs.outage(node, on) {
-                    return;
-                }
-                let Host::Local(server) = &self.hosts[node] else {
-                    return;
-                };
-                if on {
-                    server.lock().expect("server lock").kill();
-                } else {
-                    let server = server.clone();
-                    tokio::spawn(conn::restart(node, server));
+                if self.procs.outage(node, on) {
+                    self.node_op(node, if on { NodeOp::Crash } else { NodeOp::Restart });
                 }
             }
             Fault::Pause { node, client, .. } => {
                 if let Some(c) = client {
                     self.pause_client(c, on);
                 }
-                let Some(node) = node else { return };
-                if !self.procs.pause(Process::Node(node), on) {
-                    return;
-                }
-                let Host::Local(server) = &self.hosts[node] else {
-                    return;
-                };
-                let mut server = server.lock().expect("server lock");
-                if on {
-                    server.pause();
-                } else {
-                    server.resume();
+                if let Some(node) = node {
+                    if self.procs.pause(Process::Node(node), on) {
+                        self.node_op(node, if on { NodeOp::Pause } else { NodeOp::Resume });
+                    }
                 }
             }
             Fault::ClockJump { node, client, by_us } => {
@@ -231,21 +223,26 @@ impl Driver<'_> {
                     self.with_worker_clock(c, |ft| ft.jump(by_us));
                 }
                 if let Some(n) = node {
-                    self.with_faketime(n, |ft| ft.jump(by_us));
+                    self.node_op(n, NodeOp::ClockJump(by_us));
                 }
             }
             Fault::ClockRate { node, client, rate } => {
                 if let Some(n) = node {
                     let rate = self.procs.rate(Process::Node(n), id, rate, on);
-                    self.with_faketime(n, |ft| ft.set_rate(rate));
+                    self.node_op(n, NodeOp::ClockRate(rate));
                 }
                 if let Some(c) = client {
                     let rate = self.procs.rate(Process::Client(c), id, rate, on);
                     self.with_worker_clock(c, |ft| ft.set_rate(rate));
                 }
             }
+            Fault::Failover { node } => {
+                if self.procs.outage(node, on) {
+                    self.node_op(node, if on { NodeOp::FailMaster } else { NodeOp::Restart });
+                }
+            }
             // Refused by check_faults before the run starts.
-            Fault::Loss { .. } | Fault::Failover { .. } => {}
+            Fault::Loss { .. } => {}
         }
     }
 
@@ -257,15 +254,11 @@ impl Driver<'_> {
         }
     }
 
-    fn with_faketime(&self, node: NodeId, f: impl FnOnce(&mut Faketime) -> Result<(), RealError>) {
-        let Host::Local(server) = &self.hosts[node] else {
-            return;
-        };
-        let mut server = server.lock().expect("server lock");
-        if let Some(ft) = server.faketime_mut() {
-            if let Err(e) = f(ft) {
-                eprintln!("lockstorm: warning: node {node}: clock fault not applied: {e}");
-            }
+    /// Hands an operation to a node lockstorm runs (check_faults refused the faults
+    /// that need one on servers it does not run).
+    fn node_op(&self, node: NodeId, op: NodeOp) {
+        if let Host::Managed(n) = &self.hosts[node] {
+            n.send(op);
         }
     }
 

@@ -21,8 +21,9 @@ mod faults;
 mod pauses;
 mod workers;
 
-use super::proxy::Proxy;
-use super::server::{self, Server};
+use super::node::load_scripts;
+use super::proxy::{self, Proxy};
+use super::runtime::{Host, Nodes};
 use super::{wire, RealError};
 use crate::algorithm::ReqId;
 use crate::client::{build_clients, Action, Client, Record, RecordKind};
@@ -32,12 +33,10 @@ use crate::history::{Event, Meta};
 use crate::lifecycle::{Lifecycle, RunOutput, RunStats};
 use crate::resource::GuardedResource;
 use crate::scenario::{Scenario, Targets};
-use conn::{clear_locks, connection, load_scripts, request, Answer, Slot};
+use conn::{clear_locks, connection, request, Answer, Slot};
 use faults::{check_faults, needs_faketime, needs_worker_faketime};
 use pauses::{ClientPauses, Held};
 use std::collections::BTreeMap;
-use std::net::SocketAddr;
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 use workers::Workers;
@@ -47,21 +46,6 @@ use workers::Workers;
 pub struct RealOptions {
     /// Keep the nodes' temporary directories (configs, logs, AOFs) and print where.
     pub keep: bool,
-}
-
-/// A node: a redis-server lockstorm runs, or an address someone else's server listens on.
-enum Host {
-    Local(Arc<Mutex<Server>>),
-    External(SocketAddr),
-}
-
-impl Host {
-    fn addr(&self) -> SocketAddr {
-        match self {
-            Host::Local(s) => s.lock().expect("server lock").addr(),
-            Host::External(a) => *a,
-        }
-    }
 }
 
 enum Ev {
@@ -109,48 +93,33 @@ pub fn run(scenario: &Scenario, seed: u64, options: &RealOptions) -> Result<RunO
         ));
     }
 
-    // Declared before the servers so it is removed after they are killed.
+    // Declared before the nodes so it is removed after they are gone.
     let tmp = tempfile::Builder::new()
         .prefix("lockstorm-")
         .tempdir()
         .map_err(|e| RealError::Io("create a temporary directory".into(), e))?;
     crate::children::register_dir(tmp.path());
-    let hosts = match &scenario.targets {
-        Targets::External(addrs) => addrs.iter().map(|&a| Host::External(a)).collect(),
-        Targets::Local => start_servers(scenario, needs_faketime(&plan), tmp.path())?,
-    };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| RealError::Io("start the tokio runtime".into(), e))?;
-    let result = runtime.block_on(drive(scenario, seed, plan, &hosts, tmp.path()));
+    // Nodes start on this thread (the runtime's), which lives as long as they do.
+    let result = runtime.block_on(async {
+        let nodes = match &scenario.targets {
+            Targets::External(addrs) => Nodes::external(addrs),
+            Targets::Local => Nodes::start(scenario, needs_faketime(&plan), tmp.path()).await?,
+        };
+        let result = drive(scenario, seed, plan, &nodes.hosts, tmp.path()).await;
+        nodes.shutdown().await;
+        result
+    });
     drop(runtime);
-    drop(hosts);
     crate::children::unregister_dir(tmp.path());
     if options.keep {
         let kept = tmp.keep();
         eprintln!("lockstorm: kept the nodes' directories in {}", kept.display());
     }
     result
-}
-
-fn start_servers(scenario: &Scenario, faketime: bool, dir: &std::path::Path) -> Result<Vec<Host>, RealError> {
-    let binary = server::binary()?;
-    let libs = if faketime {
-        Some(super::faketime::FaketimeLibs::build(dir)?)
-    } else {
-        None
-    };
-    let mut hosts = Vec::with_capacity(scenario.nodes);
-    for i in 0..scenario.nodes {
-        let node_dir = dir.join(format!("node{i}"));
-        std::fs::create_dir_all(&node_dir)
-            .map_err(|e| RealError::Io(format!("create {}", node_dir.display()), e))?;
-        let faketime = libs.as_ref().map(|l| l.node(&node_dir)).transpose()?;
-        let s = Server::start(i, &binary, node_dir, scenario.persistence[i], faketime)?;
-        hosts.push(Host::Local(Arc::new(Mutex::new(s))));
-    }
-    Ok(hosts)
 }
 
 async fn drive(
@@ -163,11 +132,15 @@ async fn drive(
     let n_clients = scenario.clients.count;
     let mut proxies = Vec::with_capacity(hosts.len());
     for (i, h) in hosts.iter().enumerate() {
-        load_scripts(i, h.addr()).await?;
-        if let Host::External(addr) = h {
-            clear_locks(i, *addr, scenario.clients.locks).await?;
-        }
-        let proxy = Proxy::start(h.addr(), n_clients)
+        let upstream = match h {
+            Host::Managed(n) => n.upstream(),
+            Host::External(addr) => {
+                load_scripts(i, *addr).await?;
+                clear_locks(i, *addr, scenario.clients.locks).await?;
+                proxy::fixed(*addr)
+            }
+        };
+        let proxy = Proxy::start(upstream, n_clients)
             .await
             .map_err(|e| RealError::Io(format!("start the proxy for node {i}"), e))?;
         proxies.push(proxy);
