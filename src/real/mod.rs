@@ -31,7 +31,7 @@ pub enum RealError {
     NoRedisServer,
     #[error("libfaketime not found, needed for clock faults (install it: apt-get install -y faketime)")]
     NoFaketime,
-    #[error("cannot build the faketime shim: the C compiler failed ({0})")]
+    #[error("clock faults on real nodes need the faketime shim, which this build of lockstorm lacks: {0}")]
     Shim(String),
     #[error("redis-server for node {node} exited at start ({status}); see {}", log.display())]
     ServerExited {
