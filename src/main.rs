@@ -3,6 +3,9 @@
 //!
 //! Exit status: 0 when the verdict is as the scenario expects, 1 when it is not,
 //! 2 for bad input or a broken environment.
+//!
+//! Library errors carry their cause in their own message rather than as a `source`, so
+//! `{:#}` prints each cause once.
 
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};

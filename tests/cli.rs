@@ -84,8 +84,19 @@ fn bad_input_exits_2_with_one_line_naming_the_problem() {
         (
             "quorum.toml",
             "nodes = 3\n[algorithm]\nquorum = 4\n",
-            "quorum = 4",
+            "quorum.toml:3: algorithm.quorum = 4",
         ),
+        (
+            "fault-node.toml",
+            "nodes = 3\n\n[[faults]]\nat = \"1s\"\nkind = \"crash\"\nnode = 7\n",
+            "fault-node.toml:6: faults[0]: node 7 does not exist",
+        ),
+        (
+            "think.toml",
+            "[clients]\nthink = true\n",
+            "expected a duration such as \"5ms\"",
+        ),
+        ("count.toml", "nodes = \"five\"\n", "expected a node count"),
         ("ttl.toml", "[algorithm]\nttl = \"0ms\"\n", "ttl must be above 0"),
         ("clients.toml", "[clients]\ncount = 0\n", "at least one client"),
         (
@@ -111,7 +122,9 @@ fn bad_input_exits_2_with_one_line_naming_the_problem() {
     }
     let out = lockstorm(tmp.path(), &["scenario", "missing.toml"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("missing.toml: cannot read"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("missing.toml: cannot read"), "{stderr}");
+    assert_eq!(stderr.matches("os error").count(), 1, "the cause once: {stderr}");
 }
 
 #[test]

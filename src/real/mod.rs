@@ -42,7 +42,7 @@ pub enum RealError {
     #[error("redis-server for node {node} did not answer PING within 10s; see {}", log.display())]
     ServerNotReady { node: usize, log: PathBuf },
     #[error("{0}: {1}")]
-    Io(String, #[source] std::io::Error),
+    Io(String, std::io::Error),
     #[error("node {node} ({addr}): {message}")]
     Node {
         node: usize,

@@ -100,20 +100,20 @@ fn first_violations(all: &[Violation]) -> &[Violation] {
 /// Why a report could not be written or re-rendered.
 #[derive(Debug, thiserror::Error)]
 pub enum ReportError {
-    #[error("{path}: {source}")]
-    Io { path: String, source: std::io::Error },
+    #[error("{path}: {error}")]
+    Io { path: String, error: std::io::Error },
     #[error(transparent)]
     History(#[from] HistoryError),
-    #[error("{path} is malformed: {source}")]
-    Malformed { path: String, source: Malformed },
+    #[error("{path} is malformed: {error}")]
+    Malformed { path: String, error: Malformed },
     #[error(transparent)]
     Plot(#[from] plots::PlotError),
 }
 
 pub(crate) fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> ReportError + '_ {
-    move |source| ReportError::Io {
+    move |error| ReportError::Io {
         path: path.display().to_string(),
-        source,
+        error,
     }
 }
 
@@ -152,7 +152,7 @@ pub fn write_with(
     std::fs::create_dir_all(dir).map_err(io_err(dir))?;
     let summary = serde_json::to_value(summary(scenario, outcome)).map_err(|e| ReportError::Io {
         path: dir.join("summary.json").display().to_string(),
-        source: e.into(),
+        error: e.into(),
     })?;
     write_json(&dir.join("summary.json"), &summary)?;
     let path = dir.join("history.jsonl");
@@ -170,7 +170,7 @@ fn write_json(path: &Path, value: &serde_json::Value) -> Result<(), ReportError>
     let file = std::fs::File::create(path).map_err(io_err(path))?;
     serde_json::to_writer_pretty(std::io::BufWriter::new(file), value).map_err(|e| ReportError::Io {
         path: path.display().to_string(),
-        source: e.into(),
+        error: e.into(),
     })
 }
 
@@ -180,15 +180,15 @@ fn write_json(path: &Path, value: &serde_json::Value) -> Result<(), ReportError>
 pub fn rerender(dir: &Path) -> Result<Findings, ReportError> {
     let path = dir.join("history.jsonl");
     let history = crate::history::read_jsonl(&path)?;
-    let findings = checker::check(&history).map_err(|source| ReportError::Malformed {
+    let findings = checker::check(&history).map_err(|error| ReportError::Malformed {
         path: path.display().to_string(),
-        source,
+        error,
     })?;
     let summary_path = dir.join("summary.json");
     let summary = match std::fs::read_to_string(&summary_path) {
         Ok(text) => serde_json::from_str(&text).map_err(|e| ReportError::Io {
             path: summary_path.display().to_string(),
-            source: e.into(),
+            error: e.into(),
         })?,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             let summary = history_summary(&history, &findings);

@@ -16,8 +16,8 @@ pub const HISTORY_KEEP_EVENTS: usize = 10_000;
 
 #[derive(Debug, thiserror::Error)]
 pub enum AnalysisError {
-    #[error("cannot list {path}: {source}")]
-    List { path: String, source: std::io::Error },
+    #[error("cannot list {path}: {error}")]
+    List { path: String, error: std::io::Error },
     #[error("no scenario (*.toml) in {0}")]
     Empty(String),
     #[error(transparent)]
@@ -47,9 +47,9 @@ pub fn run_all(
     seeds: u64,
     progress: &dyn Fn(&str),
 ) -> Result<Vec<Case>, AnalysisError> {
-    let list_err = |source| AnalysisError::List {
+    let list_err = |error| AnalysisError::List {
         path: scenarios.display().to_string(),
-        source,
+        error,
     };
     let mut files: Vec<PathBuf> = std::fs::read_dir(scenarios)
         .map_err(list_err)?

@@ -10,6 +10,7 @@ mod backend;
 mod dist;
 mod duration;
 mod faults;
+mod locate;
 mod raw;
 
 pub use crate::rng::Dist;
@@ -89,11 +90,12 @@ pub struct Network {
     pub latency: Dist,
 }
 
-/// Why a scenario could not be loaded. Every variant names the file.
+/// Why a scenario could not be loaded. Every variant names the file; a value that
+/// parsed but does not fit also names its line (where the file sets it) and its key.
 #[derive(Debug, thiserror::Error)]
 pub enum ScenarioError {
-    #[error("{path}: cannot read: {source}")]
-    Io { path: String, source: std::io::Error },
+    #[error("{path}: cannot read: {error}")]
+    Io { path: String, error: std::io::Error },
     #[error("{path}:{line}:{column}: {message}")]
     Syntax {
         path: String,
@@ -101,17 +103,46 @@ pub enum ScenarioError {
         column: usize,
         message: String,
     },
-    #[error("{path}: {message}")]
-    Invalid { path: String, message: String },
+    #[error("{}: {message}", at(path, *line))]
+    Invalid {
+        path: String,
+        /// The line of the key the message is about; `None` when the file leaves it to
+        /// its default (and no table around it is written either).
+        line: Option<usize>,
+        message: String,
+    },
+}
+
+fn at(path: &str, line: Option<usize>) -> String {
+    match line {
+        Some(line) => format!("{path}:{line}"),
+        None => path.to_string(),
+    }
+}
+
+/// A value that parsed but does not fit the others: the key it is at, as a path
+/// (`algorithm.quorum`, `faults[2].node`, `nemesis.partition.interval`), and why. The
+/// message names the key too, so it reads on its own.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Invalid {
+    pub key: String,
+    pub message: String,
+}
+
+pub(crate) fn invalid(key: impl Into<String>, message: impl Into<String>) -> Invalid {
+    Invalid {
+        key: key.into(),
+        message: message.into(),
+    }
 }
 
 impl Scenario {
     /// Reads and resolves a scenario file.
     pub fn load(path: &Path) -> Result<Scenario, ScenarioError> {
         let shown = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|source| ScenarioError::Io {
+        let text = std::fs::read_to_string(path).map_err(|error| ScenarioError::Io {
             path: shown.clone(),
-            source,
+            error,
         })?;
         let stem = path
             .file_stem()
@@ -126,11 +157,11 @@ impl Scenario {
     /// file sets no `name`.
     pub fn parse(text: &str, shown: &str, default_name: &str) -> Result<Scenario, ScenarioError> {
         let raw: raw::RawScenario = toml::from_str(text).map_err(|e| syntax_error(text, shown, &e))?;
-        raw.resolve(default_name)
-            .map_err(|message| ScenarioError::Invalid {
-                path: shown.to_string(),
-                message,
-            })
+        raw.resolve(default_name).map_err(|e| ScenarioError::Invalid {
+            path: shown.to_string(),
+            line: locate::line_of(text, &e.key),
+            message: e.message,
+        })
     }
 
     /// The command that reruns this scenario with one seed.

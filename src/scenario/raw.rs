@@ -2,10 +2,11 @@
 //! has a default, and [`RawScenario::resolve`] checks values against each other.
 
 use super::faults::{resolve_faults, RawFault, RawNemesis};
-use super::{Backend, Clients, Dur, Expect, Network, RawDist, Scenario, Targets};
+use super::{invalid, Backend, Clients, Dur, Expect, Invalid, Network, RawDist, Scenario, Targets};
 use crate::algorithm::{AlgorithmConfig, AlgorithmKind, Fanout};
 use crate::fault::{Persistence, Replication};
 use serde::Deserialize;
+use serde_untagged::UntaggedEnumVisitor;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -42,11 +43,21 @@ pub struct RawScenario {
     backend: Backend,
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(untagged)]
+#[derive(Debug)]
 enum RawNodes {
     Count(i64),
     Addrs(Vec<String>),
+}
+
+/// Written by hand (with `serde_untagged`) so a wrong type says what is expected.
+impl<'de> Deserialize<'de> for RawNodes {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        UntaggedEnumVisitor::new()
+            .expecting("a node count such as 5, or a list of addresses such as [\"127.0.0.1:6379\"]")
+            .i64(|n| Ok(RawNodes::Count(n)))
+            .seq(|seq| seq.deserialize().map(RawNodes::Addrs))
+            .deserialize(d)
+    }
 }
 
 fn default_seed() -> u64 {
@@ -194,11 +205,24 @@ impl Default for RawNetwork {
 }
 
 /// `persistence = "aof_everysec"` for every node, or `["none", "aof_always", ...]`.
-#[derive(Debug, Deserialize)]
-#[serde(untagged)]
+#[derive(Debug)]
 enum RawPersistence {
     All(Persistence),
     PerNode(Vec<Persistence>),
+}
+
+impl<'de> Deserialize<'de> for RawPersistence {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::IntoDeserializer;
+        UntaggedEnumVisitor::new()
+            .expecting("\"none\", \"aof_everysec\" or \"aof_always\", or a list of those with one per node")
+            .string(|s| {
+                let d: serde::de::value::StrDeserializer<serde_untagged::de::Error> = s.into_deserializer();
+                Persistence::deserialize(d).map(RawPersistence::All)
+            })
+            .seq(|seq| seq.deserialize().map(RawPersistence::PerNode))
+            .deserialize(d)
+    }
 }
 
 impl Default for RawPersistence {
@@ -215,53 +239,62 @@ struct RawReplication {
 }
 
 impl RawScenario {
-    pub fn resolve(self, default_name: &str) -> Result<Scenario, String> {
+    pub fn resolve(self, default_name: &str) -> Result<Scenario, Invalid> {
         let (nodes, targets) = match &self.nodes {
             RawNodes::Count(n) => (*n, Targets::Local),
             RawNodes::Addrs(addrs) => {
                 let mut out = Vec::with_capacity(addrs.len());
                 for a in addrs {
-                    out.push(
-                        a.parse()
-                            .map_err(|_| format!("nodes: {a:?} is not an address like \"127.0.0.1:6379\""))?,
-                    );
+                    out.push(a.parse().map_err(|_| {
+                        invalid(
+                            "nodes",
+                            format!("nodes: {a:?} is not an address like \"127.0.0.1:6379\""),
+                        )
+                    })?);
                 }
                 (addrs.len() as i64, Targets::External(out))
             }
         };
         if !(1..=64).contains(&nodes) {
-            return Err(format!("nodes = {nodes}: lockstorm runs 1 to 64 nodes"));
+            return Err(invalid(
+                "nodes",
+                format!("nodes = {nodes}: lockstorm runs 1 to 64 nodes"),
+            ));
         }
         let nodes = nodes as usize;
         let a = &self.algorithm;
         if a.ttl.us() == 0 {
-            return Err("algorithm.ttl must be above 0".into());
+            return Err(invalid("algorithm.ttl", "algorithm.ttl must be above 0"));
         }
         if !a.ttl.us().is_multiple_of(1_000) {
-            return Err(format!(
-                "algorithm.ttl = {}: Redis takes PX in whole milliseconds",
-                a.ttl
+            return Err(invalid(
+                "algorithm.ttl",
+                format!("algorithm.ttl = {}: Redis takes PX in whole milliseconds", a.ttl),
             ));
         }
         if !(0.0..1.0).contains(&a.drift_factor) {
-            return Err(format!(
-                "algorithm.drift_factor = {}: must be in [0, 1)",
-                a.drift_factor
+            return Err(invalid(
+                "algorithm.drift_factor",
+                format!("algorithm.drift_factor = {}: must be in [0, 1)", a.drift_factor),
             ));
         }
         if a.retry_count < 0 {
-            return Err(format!(
-                "algorithm.retry_count = {}: must not be negative",
-                a.retry_count
+            return Err(invalid(
+                "algorithm.retry_count",
+                format!("algorithm.retry_count = {}: must not be negative", a.retry_count),
             ));
         }
         if a.request_timeout.us() == 0 {
-            return Err("algorithm.request_timeout must be above 0".into());
+            return Err(invalid(
+                "algorithm.request_timeout",
+                "algorithm.request_timeout must be above 0",
+            ));
         }
         let used_nodes = match a.kind {
             AlgorithmKind::Single if nodes != 1 => {
-                return Err(format!(
-                    "algorithm.kind = \"single\" runs on one node, but nodes = {nodes}"
+                return Err(invalid(
+                    "algorithm.kind",
+                    format!("algorithm.kind = \"single\" runs on one node, but nodes = {nodes}"),
                 ))
             }
             _ => nodes,
@@ -269,33 +302,46 @@ impl RawScenario {
         let quorum = match a.quorum {
             None => used_nodes / 2 + 1,
             Some(q) if q < 1 || q as usize > used_nodes => {
-                return Err(format!(
-                    "algorithm.quorum = {q}: must be between 1 and the node count ({used_nodes})"
+                return Err(invalid(
+                    "algorithm.quorum",
+                    format!("algorithm.quorum = {q}: must be between 1 and the node count ({used_nodes})"),
                 ))
             }
             Some(q) => q as usize,
         };
         if a.max_extensions < 0 {
-            return Err(format!(
-                "algorithm.max_extensions = {}: must not be negative",
-                a.max_extensions
+            return Err(invalid(
+                "algorithm.max_extensions",
+                format!(
+                    "algorithm.max_extensions = {}: must not be negative",
+                    a.max_extensions
+                ),
             ));
         }
         let ttl_us = a.ttl.us();
         let extend_before_us = a.extend_before.map_or(ttl_us / 3, Dur::us);
         if extend_before_us == 0 || extend_before_us >= ttl_us {
-            return Err(format!(
-                "algorithm.extend_before = {}: must be above 0 and below the ttl",
-                Dur(extend_before_us)
+            return Err(invalid(
+                "algorithm.extend_before",
+                format!(
+                    "algorithm.extend_before = {}: must be above 0 and below the ttl",
+                    Dur(extend_before_us)
+                ),
             ));
         }
         if a.fair_after.is_some() && a.kind != AlgorithmKind::FairRwRedlock {
-            return Err("algorithm.fair_after only applies to kind = \"fair_rw_redlock\"".into());
+            return Err(invalid(
+                "algorithm.fair_after",
+                "algorithm.fair_after only applies to kind = \"fair_rw_redlock\"",
+            ));
         }
         if !(1..=2).contains(&a.fence_rounds) {
-            return Err(format!(
-                "algorithm.fence_rounds = {}: 2 (safe) or 1 (the naive one-round design)",
-                a.fence_rounds
+            return Err(invalid(
+                "algorithm.fence_rounds",
+                format!(
+                    "algorithm.fence_rounds = {}: 2 (safe) or 1 (the naive one-round design)",
+                    a.fence_rounds
+                ),
             ));
         }
         let algorithm = AlgorithmConfig {
@@ -315,40 +361,52 @@ impl RawScenario {
             fair_after_us: a.fair_after.map_or(100_000, Dur::us),
         };
         if algorithm.drift_us() >= algorithm.ttl_ms * 1_000 {
-            return Err(format!(
+            return Err(invalid("algorithm.ttl", format!(
                 "algorithm.ttl = {}: no validity is left after the drift allowance (ttl * drift_factor + 2ms)",
                 a.ttl
-            ));
+            )));
         }
 
         let c = &self.clients;
         if c.count < 1 {
-            return Err(format!(
-                "clients.count = {}: a scenario needs at least one client",
-                c.count
+            return Err(invalid(
+                "clients.count",
+                format!(
+                    "clients.count = {}: a scenario needs at least one client",
+                    c.count
+                ),
             ));
         }
         if c.count > 10_000 {
-            return Err(format!("clients.count = {}: at most 10000 clients", c.count));
+            return Err(invalid(
+                "clients.count",
+                format!("clients.count = {}: at most 10000 clients", c.count),
+            ));
         }
         if c.locks < 1 {
-            return Err(format!("clients.locks = {}: at least one lock name", c.locks));
+            return Err(invalid(
+                "clients.locks",
+                format!("clients.locks = {}: at least one lock name", c.locks),
+            ));
         }
         let read_share = match (c.read_share, a.kind.is_read_write()) {
             (Some(r), _) if !(0.0..=1.0).contains(&r) => {
-                return Err(format!("clients.read_share = {r}: must be between 0 and 1"))
+                return Err(invalid("clients.read_share", format!("clients.read_share = {r}: must be between 0 and 1")))
             }
             (Some(r), false) if r > 0.0 => {
-                return Err(format!(
+                return Err(invalid("clients.read_share", format!(
                     "clients.read_share = {r}: only read-write algorithms (rw_redlock, fair_rw_redlock) take read locks"
-                ))
+                )))
             }
             (Some(r), _) => r,
             (None, true) => 0.5,
             (None, false) => 0.0,
         };
         if c.writer_wait_bound.is_some_and(|d| d.us() == 0) {
-            return Err("clients.writer_wait_bound must be above 0".into());
+            return Err(invalid(
+                "clients.writer_wait_bound",
+                "clients.writer_wait_bound must be above 0",
+            ));
         }
         let clients = Clients {
             read_share,
@@ -363,11 +421,14 @@ impl RawScenario {
             latency: self.network.latency.resolve("network.latency")?,
         };
         if self.duration.us() == 0 {
-            return Err("duration must be above 0".into());
+            return Err(invalid("duration", "duration must be above 0"));
         }
         if let Some(m) = self.min_availability {
             if !(0.0..=1.0).contains(&m) {
-                return Err(format!("min_availability = {m}: must be between 0 and 1"));
+                return Err(invalid(
+                    "min_availability",
+                    format!("min_availability = {m}: must be between 0 and 1"),
+                ));
             }
         }
 
@@ -375,9 +436,9 @@ impl RawScenario {
             RawPersistence::All(p) => vec![p; nodes],
             RawPersistence::PerNode(ps) if ps.len() == nodes => ps,
             RawPersistence::PerNode(ps) => {
-                return Err(format!(
-                    "persistence lists {} nodes, but nodes = {nodes}",
-                    ps.len()
+                return Err(invalid(
+                    "persistence",
+                    format!("persistence lists {} nodes, but nodes = {nodes}", ps.len()),
                 ))
             }
         };
