@@ -8,7 +8,8 @@
 //! renders the verdict and the evidence. [`run`] is the orchestration: it runs seeds and
 //! scenarios through the steps and decides; `report` only renders what it is given.
 //! [`command`] is the vocabulary between clients and nodes; [`lifecycle`] the phases of
-//! a run that both drivers follow; [`children`] every process lockstorm starts.
+//! a run that both drivers follow; [`children`] every process lockstorm starts;
+//! [`limits`] the largest numbers any input may set.
 //!
 //! The simulator is fully deterministic: every random choice comes from one `u64` seed
 //! ([`rng`]), time is virtual, and the algorithms never read a clock or a socket, so a
@@ -22,6 +23,7 @@ pub mod command;
 pub mod fault;
 pub mod history;
 pub mod lifecycle;
+pub mod limits;
 pub mod real;
 pub mod report;
 pub mod resource;

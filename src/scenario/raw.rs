@@ -4,7 +4,8 @@
 use super::faults::{resolve_faults, RawFault, RawNemesis};
 use super::{invalid, Backend, Clients, Dur, Expect, Invalid, Network, RawDist, Scenario, Targets};
 use crate::algorithm::{AlgorithmConfig, AlgorithmKind, Fanout};
-use crate::fault::{Persistence, Replication};
+use crate::fault::{Nemesis, Persistence, Replication};
+use crate::limits::{MAX_CLIENTS, MAX_NODES, MAX_PLANNED_FAULTS};
 use serde::Deserialize;
 use serde_untagged::UntaggedEnumVisitor;
 
@@ -255,10 +256,10 @@ impl RawScenario {
                 (addrs.len() as i64, Targets::External(out))
             }
         };
-        if !(1..=64).contains(&nodes) {
+        if !(1..=MAX_NODES as i64).contains(&nodes) {
             return Err(invalid(
                 "nodes",
-                format!("nodes = {nodes}: lockstorm runs 1 to 64 nodes"),
+                format!("nodes = {nodes}: lockstorm runs 1 to {MAX_NODES} nodes"),
             ));
         }
         let nodes = nodes as usize;
@@ -377,10 +378,10 @@ impl RawScenario {
                 ),
             ));
         }
-        if c.count > 10_000 {
+        if c.count > MAX_CLIENTS as i64 {
             return Err(invalid(
                 "clients.count",
-                format!("clients.count = {}: at most 10000 clients", c.count),
+                format!("clients.count = {}: at most {MAX_CLIENTS} clients", c.count),
             ));
         }
         if c.locks < 1 {
@@ -420,6 +421,12 @@ impl RawScenario {
         let network = Network {
             latency: self.network.latency.resolve("network.latency")?,
         };
+        if network.latency.max_us() == 0 {
+            return Err(invalid(
+                "network.latency",
+                "network.latency = 0: a message takes at least 1us, or simulated clients would run without time passing",
+            ));
+        }
         if self.duration.us() == 0 {
             return Err(invalid("duration", "duration must be above 0"));
         }
@@ -449,6 +456,7 @@ impl RawScenario {
 
         let faults = resolve_faults(&self.faults, nodes, clients.count, self.duration, replication)?;
         let nemesis = self.nemesis.resolve(replication)?;
+        planned_faults(faults.len(), &nemesis, self.duration)?;
 
         Ok(Scenario {
             name: self.name.unwrap_or_else(|| default_name.to_string()),
@@ -470,5 +478,29 @@ impl RawScenario {
             backend: self.backend,
             targets,
         })
+    }
+}
+
+/// Refuses a run that would plan more than [`MAX_PLANNED_FAULTS`] faults on average,
+/// naming the nemesis kind that plans the most.
+fn planned_faults(scripted: usize, nemesis: &Nemesis, duration: Dur) -> Result<(), Invalid> {
+    let kinds = nemesis.expected_faults(duration.us());
+    let total = scripted as f64 + kinds.iter().map(|(_, n)| n).sum::<f64>();
+    if total <= MAX_PLANNED_FAULTS as f64 {
+        return Ok(());
+    }
+    let why = format!(
+        "lockstorm plans at most {MAX_PLANNED_FAULTS} faults per run (each is checked against every \
+         failed acquisition and drawn in every plot)"
+    );
+    match kinds.into_iter().max_by(|a, b| a.1.total_cmp(&b.1)) {
+        Some((kind, most)) => Err(invalid(
+            format!("nemesis.{kind}.interval"),
+            format!(
+                "nemesis.{kind}.interval plans about {most:.0} faults in a run of {duration} \
+                 ({total:.0} in all); {why}: lengthen the interval or shorten the run"
+            ),
+        )),
+        None => Err(invalid("faults", format!("{scripted} scripted faults; {why}"))),
     }
 }
