@@ -149,3 +149,61 @@ fn check_judges_a_history_from_disk() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("bad.jsonl:1"));
 }
+
+#[test]
+fn a_history_with_numbers_out_of_range_is_refused_naming_the_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let meta = |nodes: u64| {
+        format!(
+            r#"{{"type":"meta","t_us":0,"scenario":"h","seed":1,"algorithm":"redlock","nodes":{nodes},"clients":2,"ttl_ms":1000,"liveness_bound_us":2000000}}"#
+        )
+    };
+    let invoke = r#"{"type":"invoke","t_us":1,"client":1,"op":"acquire","lock":"L0","mode":"exclusive"}"#;
+    let cases = [
+        // The issue's examples: 10^8 nodes on the meta line, a node index of 2^32.
+        (
+            format!("{}\n", meta(100_000_000)),
+            "line 1: meta: nodes = 100000000",
+        ),
+        (
+            format!(
+                "{}\n{invoke}\n{}\n",
+                meta(5),
+                r#"{"type":"ok","t_us":2,"client":1,"op":"acquire","lock":"L0","mode":"exclusive","nodes":[4294967296]}"#
+            ),
+            "line 3: node 4294967296 does not exist",
+        ),
+        (
+            format!(
+                "{}\n{}\n",
+                meta(5),
+                invoke.replace(r#""client":1"#, r#""client":2"#)
+            ),
+            "line 2: client 2 does not exist",
+        ),
+        (
+            format!(
+                "{}\n{}\n",
+                meta(5),
+                r#"{"type":"fault","t_us":3,"id":4,"action":"end","origin":"script","kind":"crash","node":0}"#
+            ),
+            "line 2: fault 4 ends but never started",
+        ),
+    ];
+    for (i, (text, needle)) in cases.iter().enumerate() {
+        let dir = tmp.path().join(format!("r{i}"));
+        std::fs::create_dir(&dir).unwrap();
+        std::fs::write(dir.join("history.jsonl"), text).unwrap();
+        for args in [vec!["check", "history.jsonl"], vec!["report", "."]] {
+            let out = lockstorm(&dir, &args);
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{args:?} {needle}: {stderr}");
+            assert!(stderr.contains(needle), "{args:?}: {stderr}");
+            assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+        }
+        assert!(
+            !dir.join("index.html").exists(),
+            "nothing rendered from a refused history"
+        );
+    }
+}
