@@ -2,7 +2,8 @@
 //! library, and every error is printed as one line with its cause chain.
 //!
 //! Exit status: 0 when the verdict is as the scenario expects, 1 when it is not,
-//! 2 for bad input or a broken environment.
+//! 2 for bad input or a broken environment; 128 + the signal's number (130 SIGINT,
+//! 143 SIGTERM, 129 SIGHUP) when a signal stopped the run, whose partial report is kept.
 //!
 //! Library errors carry their cause in their own message rather than as a `source`, so
 //! `{:#}` prints each cause once.
@@ -13,8 +14,10 @@ use indicatif::{ProgressBar, ProgressStyle};
 use lockstorm::checker;
 use lockstorm::history;
 use lockstorm::real::RealOptions;
+use lockstorm::report::folder::RunFolder;
 use lockstorm::run::{self, Outcome};
 use lockstorm::scenario::{Backend, Scenario};
+use lockstorm::shutdown;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -75,6 +78,10 @@ enum Command {
         /// The folder holding history.jsonl, e.g. reports/partition.
         dir: PathBuf,
     },
+    /// The reaper (started by lockstorm itself): cleans up after lockstorm if it is
+    /// killed.
+    #[command(name = "reaper", hide = true)]
+    Reaper,
     /// Run every scenario and write the analysis (verdicts and evidence) with an index.
     Analysis {
         /// The folder of scenario files.
@@ -91,6 +98,19 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if matches!(
+        cli.command,
+        Command::Scenario { .. } | Command::Bench { .. } | Command::Analysis { .. }
+    ) {
+        // These start processes and temporary directories: a signal stops them
+        // cleanly, and the reaper cleans up after a SIGKILL.
+        if let Err(e) = shutdown::install() {
+            eprintln!("lockstorm: warning: cannot handle signals ({e}); Ctrl-C would leave processes behind");
+        }
+        if let Ok(exe) = std::env::current_exe() {
+            lockstorm::reaper::enable(&exe);
+        }
+    }
     let result = match cli.command {
         Command::Scenario {
             file,
@@ -104,19 +124,28 @@ fn main() -> ExitCode {
         Command::Check { history } => check(&history),
         Command::Bench { nodes, iterations } => bench(nodes as usize, iterations as usize),
         Command::Report { dir } => report(&dir),
+        Command::Reaper => {
+            lockstorm::reaper::serve(std::io::stdin().lock());
+            Ok(true)
+        }
         Command::Analysis {
             scenarios,
             out,
             seeds,
         } => analysis(&scenarios, &out, seeds),
     };
-    match result {
+    lockstorm::reaper::stop();
+    let code = match result {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::from(1),
         Err(e) => {
             eprintln!("lockstorm: error: {e:#}");
             ExitCode::from(2)
         }
+    };
+    match shutdown::requested() {
+        Some(sig) => ExitCode::from(sig.exit_code()),
+        None => code,
     }
 }
 
@@ -147,20 +176,42 @@ fn scenario(
             .expect("valid template"),
     );
     bar.set_message(format!("{count} seed(s) of {}", scenario.name));
-    let real = RealOptions { keep };
-    let outcome = run::run(&scenario, &seeds, &real, &|fraction| {
-        bar.set_position((fraction * 1_000.0) as u64)
-    })?;
-    bar.finish_and_clear();
-
     let dir = out.unwrap_or_else(|| Path::new("reports").join(&scenario.name));
-    lockstorm::report::write(&dir, &scenario, &outcome)
-        .with_context(|| format!("cannot write the report to {}", dir.display()))?;
+    let cannot_write = || format!("cannot write the report to {}", dir.display());
+    let mut folder = RunFolder::prepare(&dir).with_context(cannot_write)?;
+    folder
+        .start(&lockstorm::report::placeholder_summary(&scenario, first))
+        .with_context(cannot_write)?;
+    let real = RealOptions {
+        keep,
+        // Real runs cannot be replayed: their history goes to disk as it is made.
+        history_path: (scenario.backend == Backend::Redis).then(|| folder.history_path()),
+    };
+    let result = run::run(&scenario, &seeds, &real, &|fraction| {
+        bar.set_position((fraction * 1_000.0) as u64)
+    });
+    shutdown::run_stopped();
+    bar.finish_and_clear();
+    let outcome = match result {
+        Ok(outcome) => outcome,
+        Err(e) => {
+            let _ = folder.fail(&format!("the run failed: {e}"));
+            return Err(e.into());
+        }
+    };
+    lockstorm::report::write(&dir, &scenario, &outcome).with_context(cannot_write)?;
+    folder.finish().with_context(cannot_write)?;
 
     if !quiet {
         print_table(&scenario, &outcome);
     }
     print_verdict(&scenario, &outcome, &dir);
+    if outcome.partial.is_some() {
+        println!(
+            "  the verdict covers what ran before the stop; `lockstorm report {}` redraws the report",
+            dir.display()
+        );
+    }
     Ok(outcome.as_expected)
 }
 
@@ -210,13 +261,13 @@ fn ms(us: u64) -> String {
 }
 
 fn print_verdict(scenario: &Scenario, outcome: &Outcome, dir: &Path) {
-    let verdict = if outcome.safe { "safe" } else { "unsafe" };
+    let verdict = outcome.verdict();
     let expected = format!("{:?}", scenario.expect).to_lowercase();
     let live = if outcome.live { "live" } else { "NOT live" };
-    let mark = if outcome.as_expected {
-        "as expected"
-    } else {
-        "NOT as expected"
+    let mark = match &outcome.partial {
+        Some(why) => format!("PARTIAL, {why}"),
+        None if outcome.as_expected => "as expected".into(),
+        None => "NOT as expected".into(),
     };
     println!(
         "{}: {verdict}, {live} (expected {expected}) — {mark}; report in {}",

@@ -19,6 +19,7 @@ pub mod faketime;
 pub mod proxy;
 pub mod server;
 pub mod wire;
+mod workdir;
 
 pub use driver::{run, RealOptions};
 
@@ -51,4 +52,15 @@ pub enum RealError {
     },
     #[error("fault {id} ({kind}) cannot run on the real backend: {why}")]
     Unsupported { id: usize, kind: String, why: String },
+}
+
+impl RealError {
+    /// The node log this error points the user to, if any: its directory must outlive
+    /// the run.
+    pub fn log(&self) -> Option<&std::path::Path> {
+        match self {
+            RealError::ServerExited { log, .. } | RealError::ServerNotReady { log, .. } => Some(log),
+            _ => None,
+        }
+    }
 }

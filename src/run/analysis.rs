@@ -7,6 +7,7 @@
 //! writes them again, byte for byte), so the committed folder stays small.
 
 use crate::report::analysis::{write_index, Case};
+use crate::report::folder::RunFolder;
 use crate::report::{write_with, ReportError};
 use crate::scenario::{Scenario, ScenarioError};
 use std::path::{Path, PathBuf};
@@ -27,6 +28,8 @@ pub enum AnalysisError {
     /// A scenario with `backend = "redis"` could not run (its environment).
     #[error("{0}")]
     Real(String),
+    #[error("stopped by {0} before every scenario ran")]
+    Stopped(String),
 }
 
 /// The `#` comment lines a scenario file starts with, joined.
@@ -63,6 +66,9 @@ pub fn run_all(
     }
     let mut cases = Vec::new();
     for file in files {
+        if let Some(sig) = crate::shutdown::requested() {
+            return Err(AnalysisError::Stopped(sig.to_string()));
+        }
         let scenario = Scenario::load(&file)?;
         progress(&scenario.name);
         let list: Vec<u64> = (0..seeds).map(|i| scenario.seed.wrapping_add(i)).collect();
@@ -70,7 +76,9 @@ pub fn run_all(
             .map_err(|e| AnalysisError::Real(e.to_string()))?;
         let dir = out.join(&scenario.name);
         let keep = outcome.history.len() <= HISTORY_KEEP_EVENTS;
+        let folder = RunFolder::prepare(&dir)?;
         let rendered = write_with(&dir, &scenario, &outcome, keep)?;
+        folder.finish()?;
         let stats = &outcome.findings.stats;
         cases.push(Case {
             name: scenario.name.clone(),

@@ -6,9 +6,14 @@
 //! The scenario's backend picks the driver. On the simulator, seeds run on all cores,
 //! each in its own deterministic simulation; only their findings are kept, and the seed
 //! whose report is written (the first with a finding, else the first seed) is simulated
-//! once more for its history, which the determinism makes identical. On real Redis
-//! seeds run one after another (each starts its own nodes) and the reported seed's
-//! history is kept, since a real run cannot be replayed.
+//! once more for its history, which the determinism makes identical (a single seed
+//! keeps its history from the first run). On real Redis seeds run one after another (each starts its own
+//! nodes, and streams its history to the report folder as it goes) and the reported
+//! seed's history is kept, since a real run cannot be replayed.
+//!
+//! A stop requested of lockstorm ([`crate::shutdown`]) ends the run early: seeds not
+//! started are skipped, the seed in progress stops where it is, and the [`Outcome`] is
+//! partial (`partial` says why). A violation found before the stop is still one.
 
 pub mod analysis;
 mod outcome;
@@ -47,6 +52,7 @@ pub fn run_seed_real(
 }
 
 fn judge(seed: u64, output: RunOutput, started: Instant) -> (SeedResult, RunOutput, Findings) {
+    let partial = output.stopped;
     let sim_secs = started.elapsed().as_secs_f64();
     let findings = checker::check(&output.history).unwrap_or_else(|e| {
         panic!("seed {seed}: the driver wrote a malformed history: {e}");
@@ -61,6 +67,7 @@ fn judge(seed: u64, output: RunOutput, started: Instant) -> (SeedResult, RunOutp
         stats: findings.stats.clone(),
         sim: output.stats,
         sim_secs,
+        partial,
     };
     (result, output, findings)
 }
@@ -89,22 +96,39 @@ fn run_real(
     // The first seed with a finding, else the first seed (as on the simulator).
     let mut reported = None;
     let mut reported_has_finding = false;
+    let mut partial = None;
     for (i, &seed) in seeds.iter().enumerate() {
+        if crate::shutdown::requested().is_some() {
+            partial = Some(stop_reason(i, seeds.len()));
+            break;
+        }
         let (result, output, findings) = run_seed_real(scenario, seed, options)?;
         let finding = !result.safe || !result.live;
         if reported.is_none() || (finding && !reported_has_finding) {
             reported = Some((seed, output, findings));
             reported_has_finding = finding;
         }
+        let stopped = result.partial;
         results.push(result);
+        if stopped {
+            partial = Some(stop_reason(i, seeds.len()));
+            break;
+        }
         progress((i + 1) as f64 / seeds.len() as f64);
     }
-    let (seed, output, findings) = reported.expect("at least one seed");
-    Ok(decide(scenario, results, seed, output, findings))
+    let (seed, output, findings) = reported.unwrap_or_else(|| nothing_run(seeds[0]));
+    Ok(decide(scenario, results, seed, output, findings, partial))
 }
 
 /// Runs `seeds` on the simulator (in parallel).
 fn run_sim(scenario: &Scenario, seeds: &[u64], progress: &(dyn Fn(f64) + Sync)) -> Outcome {
+    if let [seed] = seeds {
+        // One seed: its first run is the report's, no need to simulate it twice.
+        let mut follow_time = |now_us: u64, total_us: u64| progress(now_us as f64 / total_us.max(1) as f64);
+        let (result, output, findings) = run_seed(scenario, *seed, &mut follow_time);
+        let partial = result.partial.then(|| stop_reason(0, 1));
+        return decide(scenario, vec![result], *seed, output, findings, partial);
+    }
     let results: Mutex<Vec<Option<SeedResult>>> = Mutex::new(vec![None; seeds.len()]);
     let next = AtomicUsize::new(0);
     let done = AtomicUsize::new(0);
@@ -114,35 +138,43 @@ fn run_sim(scenario: &Scenario, seeds: &[u64], progress: &(dyn Fn(f64) + Sync)) 
     std::thread::scope(|scope| {
         for _ in 0..workers {
             scope.spawn(|| loop {
+                if crate::shutdown::requested().is_some() {
+                    break;
+                }
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(&seed) = seeds.get(i) else { break };
-                let mut follow_time = |now_us: u64, total_us: u64| {
-                    if seeds.len() == 1 {
-                        progress(now_us as f64 / total_us.max(1) as f64);
-                    }
-                };
-                let (result, _, _) = run_seed(scenario, seed, &mut follow_time);
+                let (result, _, _) = run_seed(scenario, seed, &mut |_, _| {});
+                if result.partial {
+                    break;
+                }
                 results.lock().expect("no worker panicked")[i] = Some(result);
                 let finished = done.fetch_add(1, Ordering::Relaxed) + 1;
                 progress(finished as f64 / seeds.len() as f64);
             });
         }
     });
+    // Seeds a stop left unfinished are left out.
     let seeds_run: Vec<SeedResult> = results
         .into_inner()
         .expect("no worker panicked")
         .into_iter()
-        .map(|r| r.expect("every seed ran"))
+        .flatten()
         .collect();
+    let partial = (seeds_run.len() < seeds.len()).then(|| stop_reason(seeds_run.len(), seeds.len()));
 
     let reported = seeds_run
         .iter()
         .find(|r| !r.safe || !r.live || r.resource_violations > 0)
-        .unwrap_or(&seeds_run[0])
-        .seed;
+        .or(seeds_run.first())
+        .map_or(seeds[0], |r| r.seed);
+    if partial.is_some() {
+        // No time for a rerun after a stop: the summary names the seed to rerun.
+        let (_, output, findings) = nothing_run(reported);
+        return decide(scenario, seeds_run, reported, output, findings, partial);
+    }
     // Only findings were kept per seed; the determinism makes a re-run give the same history.
     let (_, output, findings) = run_seed(scenario, reported, &mut |_, _| {});
-    decide(scenario, seeds_run, reported, output, findings)
+    decide(scenario, seeds_run, reported, output, findings, None)
 }
 
 /// The verdict over every seed, with the reported seed's evidence.
@@ -152,6 +184,7 @@ fn decide(
     reported: u64,
     output: RunOutput,
     findings: Findings,
+    partial: Option<String>,
 ) -> Outcome {
     let safe = seeds_run.iter().all(|r| r.safe);
     let live = seeds_run.iter().all(|r| r.live);
@@ -168,7 +201,9 @@ fn decide(
         Some(Expect::Safe) => resource_safe,
         Some(Expect::Unsafe) => !resource_safe,
     };
-    let as_expected = verdict_ok && (live || !scenario.expect_live) && availability_ok && resource_ok;
+    // A partial run decides nothing it was expected to show.
+    let as_expected =
+        partial.is_none() && verdict_ok && (live || !scenario.expect_live) && availability_ok && resource_ok;
     Outcome {
         seeds: seeds_run,
         reported_seed: reported,
@@ -180,5 +215,28 @@ fn decide(
         resource_safe,
         as_expected,
         availability_ok,
+        partial,
     }
+}
+
+/// Why a run is partial: the signal, and how far it got.
+fn stop_reason(finished: usize, total: usize) -> String {
+    let by = crate::shutdown::requested().map_or_else(|| "a stop request".to_string(), |s| s.to_string());
+    if total == 1 {
+        format!("stopped by {by} before the run ended")
+    } else {
+        format!("stopped by {by} after {finished} of {total} seeds")
+    }
+}
+
+/// The evidence of a run that stopped before any seed produced any: an empty history.
+fn nothing_run(seed: u64) -> (u64, RunOutput, Findings) {
+    let output = RunOutput {
+        history: Vec::new(),
+        plan: Vec::new(),
+        stats: Default::default(),
+        stopped: true,
+    };
+    let findings = checker::check(&[]).expect("an empty history is well formed");
+    (seed, output, findings)
 }

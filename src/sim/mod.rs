@@ -31,6 +31,7 @@ use crate::history::{Event, Meta, OpKind};
 use crate::lifecycle::{Lifecycle, RunOutput, RunStats};
 use crate::resource::GuardedResource;
 use crate::scenario::Scenario;
+use crate::sink::Sink;
 use clock::Clock;
 use network::{Direction, Network};
 use node::Node;
@@ -99,13 +100,16 @@ struct World<'a> {
     /// What each client is doing, as its records tell: acquiring, holding.
     acquiring: Vec<bool>,
     holding: Vec<bool>,
-    history: Vec<Event>,
+    /// Where every event of the history goes, as it happens.
+    history: &'a mut dyn Sink,
     lifecycle: Lifecycle,
     out: Vec<Action>,
     stats: RunStats,
     /// The storage the locks protect (shared with the other driver).
     resource: GuardedResource,
     resource_rng: crate::rng::Rng,
+    /// lockstorm was asked to stop ([`crate::shutdown`]) and the run ended early.
+    stopped: bool,
 }
 
 /// Runs `scenario` with `seed`.
@@ -113,8 +117,24 @@ pub fn run(scenario: &Scenario, seed: u64) -> RunOutput {
     run_with_progress(scenario, seed, &mut |_, _| {})
 }
 
-/// Runs `scenario` with `seed`, calling `progress(now_us, duration_us)` now and then.
+/// Runs `scenario` with `seed`, calling `progress(now_us, duration_us)` now and then;
+/// the history is kept in memory.
 pub fn run_with_progress(scenario: &Scenario, seed: u64, progress: &mut dyn FnMut(u64, u64)) -> RunOutput {
+    let mut history = Vec::with_capacity(1024);
+    let mut output = run_into(scenario, seed, &mut history, progress);
+    output.history = history;
+    output
+}
+
+/// Runs `scenario` with `seed`, pushing the history into `sink` as it is made (the
+/// returned output's `history` is empty). A stop requested of lockstorm
+/// ([`crate::shutdown::requested`]) ends the run early, with `stopped` set.
+pub fn run_into(
+    scenario: &Scenario,
+    seed: u64,
+    sink: &mut dyn Sink,
+    progress: &mut dyn FnMut(u64, u64),
+) -> RunOutput {
     let mut plan = scenario.faults.clone();
     let nemesis = scenario.nemesis.plan(
         seed,
@@ -154,12 +174,13 @@ pub fn run_with_progress(scenario: &Scenario, seed: u64, progress: &mut dyn FnMu
         acquiring: vec![false; n_clients],
         holding: vec![false; n_clients],
         plan,
-        history: Vec::with_capacity(1024),
+        history: sink,
         lifecycle: Lifecycle::new(scenario),
         out: Vec::with_capacity(64),
         stats: RunStats::default(),
         resource: GuardedResource::default(),
         resource_rng: crate::rng::split(seed, "resource", 0),
+        stopped: false,
     };
     world.history.push(Event::Meta(Meta {
         t_us: 0,
@@ -177,9 +198,10 @@ pub fn run_with_progress(scenario: &Scenario, seed: u64, progress: &mut dyn FnMu
     }));
     world.run(progress);
     RunOutput {
-        history: world.history,
+        history: Vec::new(),
         plan: world.plan,
         stats: world.stats,
+        stopped: world.stopped,
     }
 }
 
@@ -206,6 +228,10 @@ impl World<'_> {
             self.stats.end_us = t;
             if self.stats.events & 0xffff == 0 {
                 progress(t.min(s.duration_us), s.duration_us);
+                if crate::shutdown::requested().is_some() {
+                    self.stopped = true;
+                    break;
+                }
             }
             self.step(t, ev);
         }

@@ -16,6 +16,7 @@ mod faults;
 
 use super::proxy::Proxy;
 use super::server::{self, Server};
+use super::workdir::WorkDir;
 use super::{wire, RealError};
 use crate::algorithm::ReqId;
 use crate::client::{build_clients, Action, Client, Record, RecordKind};
@@ -25,6 +26,7 @@ use crate::history::{Event, Meta};
 use crate::lifecycle::{Lifecycle, RunOutput, RunStats};
 use crate::resource::GuardedResource;
 use crate::scenario::{Scenario, Targets};
+use crate::sink::{JsonlFile, Sink, Tee};
 use conn::{clear_locks, connection, load_scripts, request, Answer, Slot};
 use faults::{check_faults, needs_faketime};
 use std::collections::BTreeMap;
@@ -38,6 +40,9 @@ use tokio::sync::mpsc;
 pub struct RealOptions {
     /// Keep the nodes' temporary directories (configs, logs, AOFs) and print where.
     pub keep: bool,
+    /// Write the history here as the run goes (the file starts afresh with each seed),
+    /// so a run that is stopped or killed leaves what it recorded.
+    pub history_path: Option<std::path::PathBuf>,
 }
 
 /// A node: a redis-server lockstorm runs, or an address someone else's server listens on.
@@ -75,9 +80,13 @@ enum Ev {
 
 /// Runs `scenario` with `seed` against real Redis. Nodes are started (or reached), the
 /// workload runs in real time, and every node lockstorm started is killed before this
-/// returns, whatever happens.
+/// returns, whatever happens. The history goes to `options.history_path` as it is made,
+/// if set, and is returned too. A stop requested of lockstorm
+/// ([`crate::shutdown::requested`]) ends the run early, with `stopped` set.
+///
+/// The nodes' temporary directory is removed at the end unless `options.keep`, or unless
+/// the error names a node's log in it, which is then kept for the user to read.
 pub fn run(scenario: &Scenario, seed: u64, options: &RealOptions) -> Result<RunOutput, RealError> {
-    crate::children::install_cleanup();
     let mut plan = scenario.faults.clone();
     let nemesis = scenario.nemesis.plan(
         seed,
@@ -90,29 +99,45 @@ pub fn run(scenario: &Scenario, seed: u64, options: &RealOptions) -> Result<RunO
     let external = matches!(scenario.targets, Targets::External(_));
     check_faults(scenario, &plan, external)?;
 
-    // Declared before the servers so it is removed after they are killed.
-    let tmp = tempfile::Builder::new()
-        .prefix("lockstorm-")
-        .tempdir()
-        .map_err(|e| RealError::Io("create a temporary directory".into(), e))?;
-    crate::children::register_dir(tmp.path());
+    let dir = WorkDir::create("lockstorm-", options.keep)?;
+    let result = run_in(scenario, seed, plan, dir.path(), options);
+    dir.close(&result);
+    result
+}
+
+/// Starts the nodes in `dir`, runs, and kills them again before returning.
+fn run_in(
+    scenario: &Scenario,
+    seed: u64,
+    plan: Vec<PlannedFault>,
+    dir: &std::path::Path,
+    options: &RealOptions,
+) -> Result<RunOutput, RealError> {
     let hosts = match &scenario.targets {
         Targets::External(addrs) => addrs.iter().map(|&a| Host::External(a)).collect(),
-        Targets::Local => start_servers(scenario, needs_faketime(&plan), tmp.path())?,
+        Targets::Local => start_servers(scenario, needs_faketime(&plan), dir)?,
     };
+    let file = match &options.history_path {
+        Some(path) => Some(
+            JsonlFile::create(path).map_err(|e| RealError::Io(format!("create {}", path.display()), e))?,
+        ),
+        None => None,
+    };
+    let mut sink = Tee(Vec::with_capacity(1024), file);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| RealError::Io("start the tokio runtime".into(), e))?;
-    let result = runtime.block_on(drive(scenario, seed, plan, &hosts));
+    let result = runtime.block_on(drive(scenario, seed, plan, &hosts, &mut sink));
     drop(runtime);
     drop(hosts);
-    crate::children::unregister_dir(tmp.path());
-    if options.keep {
-        let kept = tmp.keep();
-        eprintln!("lockstorm: kept the nodes' directories in {}", kept.display());
+    let Tee(history, file) = sink;
+    if let Some(file) = file {
+        let path = file.path().to_path_buf();
+        file.finish()
+            .map_err(|e| RealError::Io(format!("write {}", path.display()), e))?;
     }
-    result
+    result.map(|output| RunOutput { history, ..output })
 }
 
 fn start_servers(scenario: &Scenario, faketime: bool, dir: &std::path::Path) -> Result<Vec<Host>, RealError> {
@@ -139,6 +164,7 @@ async fn drive(
     seed: u64,
     plan: Vec<PlannedFault>,
     hosts: &[Host],
+    sink: &mut dyn Sink,
 ) -> Result<RunOutput, RealError> {
     let n_clients = scenario.clients.count;
     let mut proxies = Vec::with_capacity(hosts.len());
@@ -187,7 +213,7 @@ async fn drive(
         seq: 0,
         active: vec![false; plan.len()],
         plan,
-        history: Vec::with_capacity(1024),
+        history: sink,
         lifecycle: Lifecycle::new(scenario),
         out: Vec::with_capacity(64),
         stats: RunStats::default(),
@@ -208,11 +234,12 @@ async fn drive(
         liveness_bound_us: scenario.algorithm.liveness_bound_us(scenario.nodes),
         writer_wait_bound_us: scenario.clients.writer_wait_bound_us,
     }));
-    d.run(rx).await;
+    let stopped = d.run(rx).await;
     Ok(RunOutput {
-        history: d.history,
+        history: Vec::new(),
         plan: d.plan,
         stats: d.stats,
+        stopped,
     })
 }
 
@@ -238,7 +265,8 @@ struct Driver<'a> {
     seq: u64,
     plan: Vec<PlannedFault>,
     active: Vec<bool>,
-    history: Vec<Event>,
+    /// Where every event of the history goes, as it happens.
+    history: &'a mut dyn Sink,
     lifecycle: Lifecycle,
     out: Vec<Action>,
     stats: RunStats,
@@ -269,7 +297,14 @@ impl Driver<'_> {
         self.timers.insert((at_us, self.seq), ev);
     }
 
-    async fn run(&mut self, mut rx: mpsc::UnboundedReceiver<Answer>) {
+    /// Runs until the lifecycle is done or the hard stop; returns whether it ended early
+    /// because lockstorm was asked to stop.
+    async fn run(&mut self, mut rx: mpsc::UnboundedReceiver<Answer>) -> bool {
+        let stop = Arc::new(tokio::sync::Notify::new());
+        let _wake = {
+            let stop = stop.clone();
+            crate::shutdown::on_stop(move || stop.notify_one())
+        };
         let s = self.scenario;
         for i in 0..self.plan.len() {
             self.schedule(self.plan[i].at_us, Ev::FaultStart(i));
@@ -292,6 +327,9 @@ impl Driver<'_> {
             let deadline = tokio::time::Instant::from_std(self.start + Duration::from_micros(next_us));
             tokio::select! {
                 biased;
+                // Nothing more is recorded: the nodes are killed as they are, and the
+                // history ends with what was open at the stop.
+                () = stop.notified() => return true,
                 Some(r) = rx.recv() => {
                     let t = self.now_us();
                     self.stats.events += 1;
@@ -319,6 +357,7 @@ impl Driver<'_> {
         }
         // Whatever was still faulty at a hard stop is healed before the nodes go away.
         self.heal(self.now_us());
+        false
     }
 
     fn step(&mut self, t: u64, ev: Ev) {
