@@ -97,6 +97,11 @@ fn bad_input_exits_2_with_one_line_naming_the_problem() {
             "expected a duration such as \"5ms\"",
         ),
         ("count.toml", "nodes = \"five\"\n", "expected a node count"),
+        (
+            "nemesis.toml",
+            "duration = \"1s\"\n[nemesis]\npartition = { interval = \"1us\", duration = \"1ms\" }\n",
+            "nemesis.toml:3: nemesis.partition.interval plans about 1000000 faults",
+        ),
         ("ttl.toml", "[algorithm]\nttl = \"0ms\"\n", "ttl must be above 0"),
         ("clients.toml", "[clients]\ncount = 0\n", "at least one client"),
         (
@@ -206,4 +211,58 @@ fn a_history_with_numbers_out_of_range_is_refused_naming_the_line() {
             "nothing rendered from a refused history"
         );
     }
+}
+
+#[test]
+fn a_report_folder_holds_one_run_and_other_files_are_never_deleted() {
+    let tmp = tempfile::tempdir().unwrap();
+    // A quorum of 1 out of 3 under contention: unsafe, with a violation timeline.
+    write(
+        tmp.path(),
+        "broken.toml",
+        "duration = \"5s\"\nnodes = 3\n[algorithm]\nquorum = 1\n[clients]\ncount = 4\n",
+    );
+    write(tmp.path(), "small.toml", SMALL);
+    let out = lockstorm(tmp.path(), &["scenario", "broken.toml", "--out", "here"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(tmp.path().join("here/timeline-violation.png").is_file());
+    // A safe run into the same folder (on real Redis: the folder is the backend's too).
+    let out = lockstorm(
+        tmp.path(),
+        &[
+            "scenario",
+            "small.toml",
+            "--out",
+            "here",
+            "--backend",
+            "redis",
+            "--quiet",
+        ],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        !tmp.path().join("here/timeline-violation.png").exists(),
+        "the earlier run's violation plot is gone"
+    );
+    let summary = std::fs::read_to_string(tmp.path().join("here/summary.json")).unwrap();
+    assert!(summary.contains("\"verdict\": \"safe\"") && summary.contains("\"partial\": false"));
+    // A folder with a file lockstorm did not write is refused, and the file stays.
+    write(&tmp.path().join("here"), "notes.txt", "mine");
+    let out = lockstorm(tmp.path(), &["scenario", "small.toml", "--out", "here"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("did not write (notes.txt)"), "{stderr}");
+    assert_eq!(
+        std::fs::read_to_string(tmp.path().join("here/notes.txt")).unwrap(),
+        "mine"
+    );
+    assert!(
+        tmp.path().join("here/summary.json").is_file(),
+        "nothing removed from a refused folder"
+    );
 }
