@@ -7,9 +7,9 @@
 //! each in its own deterministic simulation; only their findings are kept, and the seed
 //! whose report is written (the first with a finding, else the first seed) is simulated
 //! once more for its history, which the determinism makes identical (a single seed
-//! keeps its history from the first run). On real Redis seeds run one after another (each starts its own
-//! nodes, and streams its history to the report folder as it goes) and the reported
-//! seed's history is kept, since a real run cannot be replayed.
+//! keeps its history from the first run). On real Redis seeds run one after another
+//! (each starts its own nodes, and streams its history to the report folder as it
+//! goes) and the reported seed's history is kept, since a real run cannot be replayed.
 //!
 //! A stop requested of lockstorm ([`crate::shutdown`]) ends the run early: seeds not
 //! started are skipped, the seed in progress stops where it is, and the [`Outcome`] is
