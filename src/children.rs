@@ -1,26 +1,29 @@
-//! Every process lockstorm starts (redis-servers, worker processes), started so that it
-//! cannot outlive lockstorm.
+//! Everything a run starts that must not outlive lockstorm: child processes
+//! (redis-servers, worker processes), temporary directories, and cleanup work other code
+//! registers (removing containers, marking a report partial).
 //!
 //! [`spawn`] starts a child in its own process group (a Ctrl-C at the terminal reaches
 //! lockstorm alone, which then stops its children in order) with a parent-death signal
 //! (Linux `PR_SET_PDEATHSIG`): if lockstorm dies, even by SIGKILL, the kernel kills the
-//! child. The pid is listed until the child is reaped, so [`kill_all`] (the signal
-//! handler and the panic hook, see [`install_cleanup`]) can kill whatever is left.
+//! child. The pid is listed until the child is reaped, so [`kill_all`] can kill whatever
+//! is left. [`cleanup_all`] is what an interrupt that cannot wait for the run, and a
+//! panic, do ([`crate::shutdown`]): kill every child, run every [`register_cleanup`]
+//! callback, remove every [`register_dir`] directory. A normal exit cleans up through
+//! the guards' `Drop` instead.
 //!
 //! One caveat of the parent-death signal: it fires when the *thread* that spawned the
 //! child ends, not only the process. Spawn children from a thread that lives as long as
 //! they must (the main thread, or the thread driving the run), never from a short-lived
 //! helper thread.
 //!
-//! Temporary directories of runs in progress are listed here too, so an interrupted run
-//! removes them (a normal exit or an unwinding panic removes them through their guards).
-//! What is not a process or a directory (a run's containers and volumes) registers a
-//! cleanup with [`on_kill_all`], which [`kill_all`] runs after killing the children.
+//! A registered directory is also handed to the [`crate::reaper`], which removes it if
+//! lockstorm is killed by SIGKILL, when nothing in this process runs any more.
 
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 /// Pids of every child this process started and has not reaped yet.
 static LIVE: Mutex<Vec<u32>> = Mutex::new(Vec::new());
@@ -28,11 +31,10 @@ static LIVE: Mutex<Vec<u32>> = Mutex::new(Vec::new());
 /// Temporary directories of runs in progress, removed on an interrupt.
 static DIRS: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 
-/// A cleanup [`kill_all`] runs, with the id that takes it off the list.
-type Cleanup = (u64, std::sync::Arc<dyn Fn() + Send + Sync>);
-
-/// Cleanups of things that are not child processes, run by [`kill_all`].
-static CLEANUPS: Mutex<Vec<Cleanup>> = Mutex::new(Vec::new());
+/// Cleanup work registered by other code, by id; each gets the reason lockstorm stops.
+type Callback = Arc<dyn Fn(&str) + Send + Sync>;
+static CLEANUPS: Mutex<Vec<(u64, Callback)>> = Mutex::new(Vec::new());
+static NEXT_CLEANUP: AtomicU64 = AtomicU64::new(0);
 
 /// Starts `cmd` as a child that dies with lockstorm, and lists it for [`kill_all`].
 /// The caller reaps it and then calls [`forget`].
@@ -98,38 +100,15 @@ pub fn kill_all() {
         }
         forget(pid);
     }
-    let cleanups: Vec<_> = CLEANUPS
-        .lock()
-        .map(|v| v.iter().map(|(_, f)| f.clone()).collect())
-        .unwrap_or_default();
-    for f in cleanups {
-        f();
-    }
 }
 
-/// Lists a cleanup for [`kill_all`] (an interrupt or a panic); returns the id that
-/// [`forget_cleanup`] takes once the run has cleaned up by itself.
-pub fn on_kill_all(f: impl Fn() + Send + Sync + 'static) -> u64 {
-    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let id = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    if let Ok(mut v) = CLEANUPS.lock() {
-        v.push((id, std::sync::Arc::new(f)));
-    }
-    id
-}
-
-/// Takes a cleanup off the [`kill_all`] list.
-pub fn forget_cleanup(id: u64) {
-    if let Ok(mut v) = CLEANUPS.lock() {
-        v.retain(|(i, _)| *i != id);
-    }
-}
-
-/// Lists a run's temporary directory for removal on an interrupt.
+/// Lists a run's temporary directory for removal on an interrupt (and by the reaper,
+/// should lockstorm be killed).
 pub fn register_dir(dir: &Path) {
     if let Ok(mut v) = DIRS.lock() {
         v.push(dir.to_path_buf());
     }
+    crate::reaper::watch(crate::reaper::Task::Dir(dir.to_path_buf()));
 }
 
 /// Takes a directory off the interrupt list (the run ended, or `--keep` keeps it).
@@ -137,28 +116,48 @@ pub fn unregister_dir(dir: &Path) {
     if let Ok(mut v) = DIRS.lock() {
         v.retain(|d| d != dir);
     }
+    crate::reaper::unwatch(crate::reaper::Task::Dir(dir.to_path_buf()));
 }
 
-/// Installs the Ctrl-C handler and the panic hook that call [`kill_all`] (once per
-/// process).
-pub fn install_cleanup() {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        // An error here means another handler is installed (e.g. by an embedding
-        // program); the guards' Drop still cleans up on every normal path.
-        let _ = ctrlc::set_handler(|| {
-            kill_all();
-            for dir in DIRS.lock().map(|v| v.clone()).unwrap_or_default() {
-                let _ = std::fs::remove_dir_all(dir);
-            }
-            std::process::exit(130);
-        });
-        let previous = std::panic::take_hook();
-        std::panic::set_hook(Box::new(move |info| {
-            kill_all();
-            previous(info);
-        }));
-    });
+/// Runs `cleanup(reason)` if lockstorm must stop without waiting for the run (a second
+/// signal, a run that does not stop, a panic), until the guard is dropped. For work a
+/// normal exit does through `Drop` anyway: removing a container, marking a report
+/// partial. It runs on whichever thread stops lockstorm, after the children are killed.
+pub fn register_cleanup(cleanup: impl Fn(&str) + Send + Sync + 'static) -> Cleanup {
+    let id = NEXT_CLEANUP.fetch_add(1, Ordering::Relaxed);
+    if let Ok(mut v) = CLEANUPS.lock() {
+        v.push((id, Arc::new(cleanup)));
+    }
+    Cleanup(id)
+}
+
+/// Keeps a [`register_cleanup`] callback registered.
+#[must_use = "the cleanup is unregistered when this is dropped"]
+pub struct Cleanup(u64);
+
+impl Drop for Cleanup {
+    fn drop(&mut self) {
+        if let Ok(mut v) = CLEANUPS.lock() {
+            v.retain(|(id, _)| *id != self.0);
+        }
+    }
+}
+
+/// Kills every child, runs every registered cleanup with `reason`, removes every
+/// registered directory: what must happen before lockstorm exits without unwinding.
+pub fn cleanup_all(reason: &str) {
+    kill_all();
+    let callbacks: Vec<Callback> = CLEANUPS
+        .lock()
+        .map(|v| v.iter().map(|(_, c)| c.clone()).collect())
+        .unwrap_or_default();
+    for cleanup in callbacks {
+        cleanup(reason);
+    }
+    for dir in DIRS.lock().map(|v| v.clone()).unwrap_or_default() {
+        let _ = std::fs::remove_dir_all(&dir);
+        unregister_dir(&dir);
+    }
 }
 
 #[cfg(test)]

@@ -207,8 +207,8 @@ pub struct FaultEvent {
 /// Why a history file could not be read.
 #[derive(Debug, thiserror::Error)]
 pub enum HistoryError {
-    #[error("{path}: cannot read: {source}")]
-    Io { path: String, source: std::io::Error },
+    #[error("{path}: cannot read: {error}")]
+    Io { path: String, error: std::io::Error },
     #[error("{path}:{line}: not a history event: {message}")]
     Parse {
         path: String,
@@ -229,9 +229,9 @@ pub fn write_jsonl(events: &[Event], mut w: impl Write) -> std::io::Result<()> {
 /// Reads a JSONL history; blank lines are skipped.
 pub fn read_jsonl(path: &Path) -> Result<Vec<Event>, HistoryError> {
     let shown = path.display().to_string();
-    let io = |source| HistoryError::Io {
+    let io = |error| HistoryError::Io {
         path: shown.clone(),
-        source,
+        error,
     };
     let file = std::fs::File::open(path).map_err(io)?;
     let mut events = Vec::new();

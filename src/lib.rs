@@ -4,12 +4,15 @@
 //! simulator in [`sim`], or real redis-servers, local or in containers, in [`real`]),
 //! which drives sans-IO [`client`]s running the lock [`algorithm`]s (or any lock library in a
 //! [`worker`] process, on the real backend) on a [`workload`], applies
-//! [`fault`]s and keeps the guarded [`resource`]; the run is recorded as a [`history`];
+//! [`fault`]s and keeps the guarded [`resource`]; the run is recorded as a [`history`],
+//! pushed event by event into a [`sink`] (memory, a file written as the run goes);
 //! the [`checker`] judges the history against the reference lock model; [`report`]
 //! renders the verdict and the evidence. [`run`] is the orchestration: it runs seeds and
 //! scenarios through the steps and decides; `report` only renders what it is given.
 //! [`command`] is the vocabulary between clients and nodes; [`lifecycle`] the phases of
-//! a run that both drivers follow; [`children`] every process lockstorm starts.
+//! a run that both drivers follow; [`children`] every process lockstorm starts,
+//! [`shutdown`] how it stops on a signal, [`reaper`] what cleans up after a SIGKILL;
+//! [`limits`] the largest numbers any input may set.
 //!
 //! The simulator is fully deterministic: every random choice comes from one `u64` seed
 //! ([`rng`]), time is virtual, and the algorithms never read a clock or a socket, so a
@@ -23,12 +26,16 @@ pub mod command;
 pub mod fault;
 pub mod history;
 pub mod lifecycle;
+pub mod limits;
 pub mod real;
+pub mod reaper;
 pub mod report;
 pub mod resource;
 pub mod rng;
 pub mod run;
 pub mod scenario;
+pub mod shutdown;
 pub mod sim;
+pub mod sink;
 pub mod worker;
 pub mod workload;

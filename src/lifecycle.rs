@@ -14,12 +14,17 @@ const MAX_PROBED_LOCKS: u32 = 1_000;
 
 /// What a run produced.
 pub struct RunOutput {
+    /// The history, when the driver kept it in memory (empty when it went only to a
+    /// sink of the caller's).
     pub history: Vec<crate::history::Event>,
     /// Every fault the run planned, scripted and random, in id order.
     pub plan: Vec<crate::fault::PlannedFault>,
     pub stats: RunStats,
     /// The workers' stderr logs, when the clients were worker processes.
     pub worker_logs: Option<crate::worker::process::WorkerLogs>,
+    /// The run was cut short because lockstorm was asked to stop
+    /// ([`crate::shutdown`]): the history ends where it stopped, operations still open.
+    pub stopped: bool,
 }
 
 /// Work a driver did, for throughput figures.

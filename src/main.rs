@@ -2,7 +2,11 @@
 //! library, and every error is printed as one line with its cause chain.
 //!
 //! Exit status: 0 when the verdict is as the scenario expects, 1 when it is not,
-//! 2 for bad input or a broken environment.
+//! 2 for bad input or a broken environment; 128 + the signal's number (130 SIGINT,
+//! 143 SIGTERM, 129 SIGHUP) when a signal stopped the run, whose partial report is kept.
+//!
+//! Library errors carry their cause in their own message rather than as a `source`, so
+//! `{:#}` prints each cause once.
 
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
@@ -10,6 +14,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use lockstorm::checker;
 use lockstorm::history;
 use lockstorm::real::{RealError, RealOptions, WorkerFailure};
+use lockstorm::report::folder::RunFolder;
 use lockstorm::report::timing::{self, Timing};
 use lockstorm::run::axis::Axis;
 use lockstorm::run::merge::Merged;
@@ -17,6 +22,7 @@ use lockstorm::run::shard::{seed_list, Kind, Shard, ShardFile, Source};
 use lockstorm::run::sweep::Sweep;
 use lockstorm::run::{self, pool, Outcome};
 use lockstorm::scenario::{Backend, Override, Scenario};
+use lockstorm::shutdown;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -168,6 +174,10 @@ enum Command {
         /// The folder holding history.jsonl, e.g. reports/partition.
         dir: PathBuf,
     },
+    /// The reaper (started by lockstorm itself): cleans up after lockstorm if it is
+    /// killed.
+    #[command(name = "reaper", hide = true)]
+    Reaper,
     /// Run every scenario and write the analysis (verdicts and evidence) with an index.
     Analysis {
         /// The folder of scenario files.
@@ -191,6 +201,19 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if matches!(
+        cli.command,
+        Command::Scenario { .. } | Command::Bench { .. } | Command::Analysis { .. }
+    ) {
+        // These start processes and temporary directories: a signal stops them
+        // cleanly, and the reaper cleans up after a SIGKILL.
+        if let Err(e) = shutdown::install() {
+            eprintln!("lockstorm: warning: cannot handle signals ({e}); Ctrl-C would leave processes behind");
+        }
+        if let Ok(exe) = std::env::current_exe() {
+            lockstorm::reaper::enable(&exe);
+        }
+    }
     let result = match cli.command {
         Command::Scenario {
             file,
@@ -272,6 +295,10 @@ fn main() -> ExitCode {
             nodes, iterations, ..
         } => bench(nodes as usize, iterations as usize),
         Command::Report { dir } => report(&dir),
+        Command::Reaper => {
+            lockstorm::reaper::serve(std::io::stdin().lock());
+            Ok(true)
+        }
         Command::Analysis {
             scenarios,
             out,
@@ -279,13 +306,18 @@ fn main() -> ExitCode {
         } => analysis(&scenarios, &out, seeds),
         Command::Clean { all } => clean(all),
     };
-    match result {
+    lockstorm::reaper::stop();
+    let code = match result {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::from(1),
         Err(e) => {
             eprintln!("lockstorm: error: {e:#}");
             ExitCode::from(2)
         }
+    };
+    match shutdown::requested() {
+        Some(sig) => ExitCode::from(sig.exit_code()),
+        None => code,
     }
 }
 
@@ -371,16 +403,29 @@ fn scenario(
     };
 
     let bar = progress_bar(quiet, format!("{} seed(s) of {}", list.len(), scenario.name));
-    let real = RealOptions { keep };
     let dir = out.unwrap_or_else(|| default_out(Path::new("reports").join(&scenario.name), seeds.shard));
+    let cannot_write = || format!("cannot write the report to {}", dir.display());
+    let mut folder = RunFolder::prepare(&dir).with_context(cannot_write)?;
+    folder
+        .start(&lockstorm::report::placeholder_summary(&scenario, first))
+        .with_context(cannot_write)?;
+    let real = RealOptions {
+        keep,
+        // Real runs cannot be replayed: their history goes to disk as it is made.
+        history_path: (scenario.backend != Backend::Sim).then(|| folder.history_path()),
+    };
     let result = run::run(&scenario, &list, seeds.jobs, &real, &|fraction| {
         bar.set_position((fraction * 1_000.0) as u64)
     });
+    shutdown::run_stopped();
     bar.finish_and_clear();
     let outcome = match result {
         Ok(outcome) => outcome,
-        Err(RealError::WorkerFailed(failure)) => return Err(keep_failed_run(&dir, &failure)),
-        Err(e) => return Err(e.into()),
+        Err(RealError::WorkerFailed(failure)) => return Err(keep_failed_run(folder, &failure)),
+        Err(e) => {
+            let _ = folder.fail(&format!("the run failed: {e}"));
+            return Err(e.into());
+        }
     };
 
     write_report(&dir, &scenario, &outcome, &Timing::of(&outcome.seeds))?;
@@ -401,23 +446,30 @@ fn scenario(
         .write(&dir)
         .with_context(|| format!("cannot write {}", dir.join(run::shard::FILE).display()))?;
     }
+    folder.finish().with_context(cannot_write)?;
     if !quiet {
         print_table(&scenario, &outcome);
     }
     print_verdict(&scenario, &outcome, &dir);
+    if outcome.partial.is_some() {
+        println!(
+            "  the verdict covers what ran before the stop; `lockstorm report {}` redraws the report",
+            dir.display()
+        );
+    }
     Ok(outcome.as_expected)
 }
 
 /// Keeps what a run stopped by a worker recorded (its history and the workers' logs)
 /// in `dir`, and returns the error to print.
-fn keep_failed_run(dir: &Path, failure: &WorkerFailure) -> anyhow::Error {
-    let kept = std::fs::create_dir_all(dir)
-        .and_then(|()| std::fs::File::create(dir.join("history.jsonl")))
-        .and_then(|f| history::write_jsonl(&failure.output.history, std::io::BufWriter::new(f)))
-        .and_then(|()| match &failure.output.worker_logs {
-            Some(logs) => logs.copy_to(dir),
-            None => Ok(()),
-        });
+fn keep_failed_run(folder: RunFolder, failure: &WorkerFailure) -> anyhow::Error {
+    let dir = folder.dir().to_path_buf();
+    // The history went to the folder as it was made; the logs join it.
+    let kept = match &failure.output.worker_logs {
+        Some(logs) => logs.copy_to(&dir).map_err(anyhow::Error::from),
+        None => Ok(()),
+    }
+    .and_then(|()| folder.fail(&failure.message).map_err(anyhow::Error::from));
     match kept {
         Ok(()) => anyhow::anyhow!(
             "{}; the history so far and the worker logs are in {}",
@@ -425,7 +477,7 @@ fn keep_failed_run(dir: &Path, failure: &WorkerFailure) -> anyhow::Error {
             dir.display()
         ),
         Err(e) => anyhow::anyhow!(
-            "{} (and its history could not be kept in {}: {e})",
+            "{} (and its history could not be kept in {}: {e:#})",
             failure.message,
             dir.display()
         ),
@@ -533,7 +585,10 @@ fn merge(dirs: &[PathBuf], out: Option<PathBuf>, quiet: bool) -> Result<bool> {
             timing,
         } => {
             let dir = out.unwrap_or_else(|| Path::new("reports").join(&scenario.name));
+            let cannot_write = || format!("cannot write the report to {}", dir.display());
+            let folder = RunFolder::prepare(&dir).with_context(cannot_write)?;
             write_report(&dir, &scenario, &outcome, &timing)?;
+            folder.finish().with_context(cannot_write)?;
             if !quiet {
                 print_table(&scenario, &outcome);
             }
@@ -595,13 +650,13 @@ fn ms(us: u64) -> String {
 }
 
 fn print_verdict(scenario: &Scenario, outcome: &Outcome, dir: &Path) {
-    let verdict = if outcome.safe { "safe" } else { "unsafe" };
+    let verdict = outcome.verdict();
     let expected = format!("{:?}", scenario.expect).to_lowercase();
     let live = if outcome.live { "live" } else { "NOT live" };
-    let mark = if outcome.as_expected {
-        "as expected"
-    } else {
-        "NOT as expected"
+    let mark = match &outcome.partial {
+        Some(why) => format!("PARTIAL, {why}"),
+        None if outcome.as_expected => "as expected".into(),
+        None => "NOT as expected".into(),
     };
     println!(
         "{}: {verdict}, {live} (expected {expected}) — {mark}; report in {}",

@@ -67,6 +67,26 @@ impl Dist {
         }
     }
 
+    /// The mean of the values drawn, each taken as at least `floor_us` (a draw of 0
+    /// where a gap between events must be at least 1 us).
+    pub fn mean_us(&self, floor_us: u64) -> f64 {
+        let floor = floor_us as f64;
+        match *self {
+            Dist::Fixed { us } => (us as f64).max(floor),
+            Dist::Uniform { min_us, max_us } => (min_us as f64 + max_us as f64) / 2.0,
+            Dist::Exponential { mean_us, max_us } => {
+                // E[min(X, max)] for an exponential X: mean * (1 - e^(-max/mean)).
+                let (mean, max) = (mean_us as f64, max_us as f64);
+                if mean == 0.0 {
+                    0.0
+                } else {
+                    mean * (1.0 - (-max / mean).exp())
+                }
+            }
+        }
+        .max(floor)
+    }
+
     /// The largest value this distribution can produce.
     pub fn max_us(&self) -> u64 {
         match *self {
@@ -103,5 +123,30 @@ mod tests {
             assert!(e.sample(&mut rng) <= 300);
         }
         assert_eq!(Dist::fixed(5).sample(&mut rng), 5);
+    }
+
+    #[test]
+    fn the_mean_matches_the_draws() {
+        let mut rng = crate::rng::split(1, "t", 0);
+        for d in [
+            Dist::uniform(10, 30),
+            Dist::Exponential {
+                mean_us: 100,
+                max_us: 50,
+            },
+            Dist::Exponential {
+                mean_us: 100,
+                max_us: 10_000,
+            },
+        ] {
+            let n = 20_000;
+            let drawn = (0..n).map(|_| d.sample(&mut rng) as f64).sum::<f64>() / n as f64;
+            let mean = d.mean_us(0);
+            assert!(
+                (drawn - mean).abs() < mean * 0.05,
+                "{d:?}: drew {drawn}, mean {mean}"
+            );
+        }
+        assert_eq!(Dist::fixed(0).mean_us(1), 1.0, "a zero gap counts as the floor");
     }
 }

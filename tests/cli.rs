@@ -91,7 +91,23 @@ fn bad_input_exits_2_with_one_line_naming_the_problem() {
         (
             "quorum.toml",
             "nodes = 3\n[algorithm]\nquorum = 4\n",
-            "quorum = 4",
+            "quorum.toml:3: algorithm.quorum = 4",
+        ),
+        (
+            "fault-node.toml",
+            "nodes = 3\n\n[[faults]]\nat = \"1s\"\nkind = \"crash\"\nnode = 7\n",
+            "fault-node.toml:6: faults[0]: node 7 does not exist",
+        ),
+        (
+            "think.toml",
+            "[clients]\nthink = true\n",
+            "expected a duration such as \"5ms\"",
+        ),
+        ("count.toml", "nodes = \"five\"\n", "expected a node count"),
+        (
+            "nemesis.toml",
+            "duration = \"1s\"\n[nemesis]\npartition = { interval = \"1us\", duration = \"1ms\" }\n",
+            "nemesis.toml:3: nemesis.partition.interval plans about 1000000 faults",
         ),
         ("ttl.toml", "[algorithm]\nttl = \"0ms\"\n", "ttl must be above 0"),
         ("clients.toml", "[clients]\ncount = 0\n", "at least one client"),
@@ -118,7 +134,9 @@ fn bad_input_exits_2_with_one_line_naming_the_problem() {
     }
     let out = lockstorm(tmp.path(), &["scenario", "missing.toml"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("missing.toml: cannot read"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("missing.toml: cannot read"), "{stderr}");
+    assert_eq!(stderr.matches("os error").count(), 1, "the cause once: {stderr}");
 }
 
 #[test]
@@ -142,4 +160,116 @@ fn check_judges_a_history_from_disk() {
     let out = lockstorm(tmp.path(), &["check", "bad.jsonl"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("bad.jsonl:1"));
+}
+
+#[test]
+fn a_history_with_numbers_out_of_range_is_refused_naming_the_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let meta = |nodes: u64| {
+        format!(
+            r#"{{"type":"meta","t_us":0,"scenario":"h","seed":1,"algorithm":"redlock","nodes":{nodes},"clients":2,"ttl_ms":1000,"liveness_bound_us":2000000}}"#
+        )
+    };
+    let invoke = r#"{"type":"invoke","t_us":1,"client":1,"op":"acquire","lock":"L0","mode":"exclusive"}"#;
+    let cases = [
+        // The issue's examples: 10^8 nodes on the meta line, a node index of 2^32.
+        (
+            format!("{}\n", meta(100_000_000)),
+            "line 1: meta: nodes = 100000000",
+        ),
+        (
+            format!(
+                "{}\n{invoke}\n{}\n",
+                meta(5),
+                r#"{"type":"ok","t_us":2,"client":1,"op":"acquire","lock":"L0","mode":"exclusive","nodes":[4294967296]}"#
+            ),
+            "line 3: node 4294967296 does not exist",
+        ),
+        (
+            format!(
+                "{}\n{}\n",
+                meta(5),
+                invoke.replace(r#""client":1"#, r#""client":2"#)
+            ),
+            "line 2: client 2 does not exist",
+        ),
+        (
+            format!(
+                "{}\n{}\n",
+                meta(5),
+                r#"{"type":"fault","t_us":3,"id":4,"action":"end","origin":"script","kind":"crash","node":0}"#
+            ),
+            "line 2: fault 4 ends but never started",
+        ),
+    ];
+    for (i, (text, needle)) in cases.iter().enumerate() {
+        let dir = tmp.path().join(format!("r{i}"));
+        std::fs::create_dir(&dir).unwrap();
+        std::fs::write(dir.join("history.jsonl"), text).unwrap();
+        for args in [vec!["check", "history.jsonl"], vec!["report", "."]] {
+            let out = lockstorm(&dir, &args);
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{args:?} {needle}: {stderr}");
+            assert!(stderr.contains(needle), "{args:?}: {stderr}");
+            assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+        }
+        assert!(
+            !dir.join("index.html").exists(),
+            "nothing rendered from a refused history"
+        );
+    }
+}
+
+#[test]
+fn a_report_folder_holds_one_run_and_other_files_are_never_deleted() {
+    let tmp = tempfile::tempdir().unwrap();
+    // A quorum of 1 out of 3 under contention: unsafe, with a violation timeline.
+    write(
+        tmp.path(),
+        "broken.toml",
+        "duration = \"5s\"\nnodes = 3\n[algorithm]\nquorum = 1\n[clients]\ncount = 4\n",
+    );
+    write(tmp.path(), "small.toml", SMALL);
+    let out = lockstorm(tmp.path(), &["scenario", "broken.toml", "--out", "here"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(tmp.path().join("here/timeline-violation.png").is_file());
+    // A safe run into the same folder (on real Redis: the folder is the backend's too).
+    let out = lockstorm(
+        tmp.path(),
+        &[
+            "scenario",
+            "small.toml",
+            "--out",
+            "here",
+            "--backend",
+            "redis",
+            "--quiet",
+        ],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        !tmp.path().join("here/timeline-violation.png").exists(),
+        "the earlier run's violation plot is gone"
+    );
+    let summary = std::fs::read_to_string(tmp.path().join("here/summary.json")).unwrap();
+    assert!(summary.contains("\"verdict\": \"safe\"") && summary.contains("\"partial\": false"));
+    // A folder with a file lockstorm did not write is refused, and the file stays.
+    write(&tmp.path().join("here"), "notes.txt", "mine");
+    let out = lockstorm(tmp.path(), &["scenario", "small.toml", "--out", "here"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("did not write (notes.txt)"), "{stderr}");
+    assert_eq!(
+        std::fs::read_to_string(tmp.path().join("here/notes.txt")).unwrap(),
+        "mine"
+    );
+    assert!(
+        tmp.path().join("here/summary.json").is_file(),
+        "nothing removed from a refused folder"
+    );
 }

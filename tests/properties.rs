@@ -75,8 +75,11 @@ proptest! {
             Event::Ok(o) => (hold.ok_line - 1, o.clone()),
             other => panic!("ok_line points at {other:?}"),
         };
-        // A client that does not exist in the run acquires the same lock 1us after.
-        let intruder = 99;
+        // A client that is not in the run acquires the same lock 1us after: one more
+        // client on the meta line, so the history stays well formed.
+        let Some(Event::Meta(meta)) = history.first_mut() else { panic!("no meta line") };
+        let intruder = meta.clients;
+        meta.clients += 1;
         let t = held.t_us + 1;
         let mut invoke = Op::new(t, intruder, OpKind::Acquire, held.lock.clone(), held.mode);
         invoke.phase = held.phase;

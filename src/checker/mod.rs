@@ -3,7 +3,8 @@
 //! Input is incremental, one event at a time ([`Checker::observe`]), as from a client in
 //! any language; [`Checker::finish`] then sorts the holds and sweeps them once. A
 //! malformed history (an operation completed that was never invoked, time running
-//! backwards, a client with two operations open) is an error, [`Malformed`]; a violation
+//! backwards, a client with two operations open, a number out of range: [`bounds`]) is
+//! an error, [`Malformed`]; a violation
 //! of the lock's guarantees is a finding in [`Findings`]. The two are never mixed.
 //!
 //! - Safety ([`safety`]): a client holds a lock from its successful acquire until the
@@ -23,6 +24,7 @@
 //! - Statistics ([`stats`]): availability, acquire latency, per-mode waits and the
 //!   availability penalty (time no client could take a free lock) of the workload phase.
 
+mod bounds;
 pub mod liveness;
 pub mod resource;
 pub mod safety;
@@ -125,6 +127,8 @@ struct OpenOp {
 pub struct Checker {
     line: usize,
     last_us: u64,
+    /// The history's numbers so far, to refuse an out-of-range one before it is used.
+    bounds: bounds::Bounds,
     meta: Option<Meta>,
     open: BTreeMap<usize, OpenOp>,
     /// Holds not yet ended, by (client, lock).
@@ -154,6 +158,9 @@ impl Checker {
     /// Takes the next event of the history.
     pub fn observe(&mut self, event: &Event) -> Result<(), Malformed> {
         self.line += 1;
+        if let Err(message) = self.bounds.check(event) {
+            return Err(self.malformed(message));
+        }
         let t = event.t_us();
         if t < self.last_us {
             return Err(self.malformed(format!("time goes backwards ({t} after {})", self.last_us)));

@@ -50,7 +50,7 @@ fn meta(writer_wait_bound_us: Option<u64>) -> Event {
         seed: 1,
         algorithm: "rw_redlock".into(),
         nodes: 5,
-        clients: 3,
+        clients: 4,
         ttl_ms: 1,
         liveness_bound_us: 1,
         writer_wait_bound_us,

@@ -155,6 +155,22 @@ pub struct Replication {
 }
 
 impl Fault {
+    /// The nodes and clients a fault names directly. A fault that names no client (a
+    /// node crash, a node's clock) hits only nodes, and the other way round.
+    pub fn targets(&self) -> (Vec<NodeId>, Vec<ClientId>) {
+        match self {
+            Fault::Partition { nodes, clients, .. }
+            | Fault::Delay { nodes, clients, .. }
+            | Fault::Loss { nodes, clients, .. } => (nodes.clone(), clients.clone()),
+            Fault::Crash { node, .. } | Fault::Failover { node } => (vec![*node], Vec::new()),
+            Fault::Pause { node, client, .. }
+            | Fault::ClockJump { node, client, .. }
+            | Fault::ClockRate { node, client, .. } => {
+                (node.iter().copied().collect(), client.iter().copied().collect())
+            }
+        }
+    }
+
     /// The kind's name as scenario files and histories write it.
     pub fn kind(&self) -> &'static str {
         match self {

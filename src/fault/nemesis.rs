@@ -5,6 +5,7 @@
 //! or off never changes the faults another kind plans for the same seed.
 
 use super::{CutDirection, Fault, Origin, PlannedFault};
+use crate::limits::MAX_DRAWN_FAULTS;
 use crate::rng::Dist;
 use crate::rng::Rng;
 use rand::seq::SliceRandom;
@@ -49,8 +50,35 @@ pub struct NemesisRate {
 }
 
 impl Nemesis {
+    /// Each kind turned on, with its name, its rate and its stream number.
+    fn kinds(&self) -> impl Iterator<Item = (&'static str, NemesisRate, u64)> {
+        [
+            ("partition", self.partition),
+            ("crash", self.crash),
+            ("pause", self.pause),
+            ("clock_jump", self.clock_jump),
+            ("clock_rate", self.clock_rate),
+            ("delay", self.delay),
+            ("loss", self.loss),
+            ("failover", self.failover),
+        ]
+        .into_iter()
+        .zip(0..)
+        .filter_map(|((name, rate), kind)| rate.map(|r| (name, r, kind)))
+    }
+
+    /// How many faults of each kind turned on a run of `duration_us` plans on average:
+    /// the run's length over the mean gap between two starts (at least 1 us).
+    pub fn expected_faults(&self, duration_us: u64) -> Vec<(&'static str, f64)> {
+        self.kinds()
+            .map(|(name, rate, _)| (name, duration_us as f64 / rate.interval.mean_us(1)))
+            .collect()
+    }
+
     /// Draws the random faults of a run of `duration_us`, numbered from `first_id`, in
-    /// order of kind then time.
+    /// order of kind then time. The work is linear in the faults drawn, and they stop at
+    /// [`MAX_DRAWN_FAULTS`] (a scenario is refused long before, see
+    /// [`Nemesis::expected_faults`]).
     pub fn plan(
         &self,
         seed: u64,
@@ -60,21 +88,10 @@ impl Nemesis {
         first_id: usize,
     ) -> Vec<PlannedFault> {
         let mut out = Vec::new();
-        let kinds: [(Option<NemesisRate>, u64); 8] = [
-            (self.partition, 0),
-            (self.crash, 1),
-            (self.pause, 2),
-            (self.clock_jump, 3),
-            (self.clock_rate, 4),
-            (self.delay, 5),
-            (self.loss, 6),
-            (self.failover, 7),
-        ];
-        for (rate, kind) in kinds {
-            let Some(rate) = rate else { continue };
+        for (_, rate, kind) in self.kinds() {
             let mut rng = crate::rng::split(seed, "nemesis", kind);
             let mut t = rate.interval.sample(&mut rng);
-            while t < duration_us {
+            while t < duration_us && out.len() < MAX_DRAWN_FAULTS {
                 let fault = self.draw(kind, &mut rng, nodes, clients);
                 let duration_us = match fault {
                     Fault::ClockJump { .. } => Some(0),
@@ -87,7 +104,7 @@ impl Nemesis {
                     origin: Origin::Nemesis,
                     fault,
                 });
-                t += rate.interval.sample(&mut rng).max(1);
+                t = t.saturating_add(rate.interval.sample(&mut rng).max(1));
             }
         }
         out
@@ -227,5 +244,20 @@ mod tests {
                 other => panic!("not asked for: {other:?}"),
             }
         }
+    }
+
+    #[test]
+    fn a_plan_stops_at_the_drawn_fault_limit_and_its_average_is_known() {
+        let nemesis = Nemesis {
+            partition: Some(NemesisRate {
+                interval: Dist::fixed(1),
+                duration: Dist::fixed(10),
+            }),
+            ..Nemesis::default()
+        };
+        // A 1 us interval over 10 s would be ten million faults.
+        let plan = nemesis.plan(1, 10_000_000, 5, 3, 0);
+        assert_eq!(plan.len(), MAX_DRAWN_FAULTS);
+        assert_eq!(nemesis.expected_faults(10_000_000), vec![("partition", 1e7)]);
     }
 }

@@ -8,11 +8,13 @@
 //! the single round trip's p50. Not a timed test: numbers depend on the machine.
 
 use super::server::{self, Server};
+use super::workdir::WorkDir;
 use super::{wire, RealError};
 use crate::algorithm::{self, AlgorithmConfig, Fanout, LockAlgorithm, Now, Output};
 use crate::command::LockId;
 use crate::fault::Persistence;
 use redis::aio::MultiplexedConnection;
+use std::path::Path;
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 
@@ -38,18 +40,19 @@ fn series(name: &str, mut us: Vec<u64>) -> Series {
 
 /// Runs the benchmark: `iterations` samples per series on `nodes` local nodes.
 pub fn run(nodes: usize, iterations: usize) -> Result<Vec<Series>, RealError> {
-    crate::children::install_cleanup();
     let binary = server::binary()?;
-    let tmp = tempfile::Builder::new()
-        .prefix("lockstorm-bench-")
-        .tempdir()
-        .map_err(|e| RealError::Io("create a temporary directory".into(), e))?;
-    crate::children::register_dir(tmp.path());
+    let dir = WorkDir::create("lockstorm-bench-", false)?;
+    let result = run_in(&binary, dir.path(), nodes, iterations);
+    dir.close(&result);
+    result
+}
+
+fn run_in(binary: &Path, tmp: &Path, nodes: usize, iterations: usize) -> Result<Vec<Series>, RealError> {
     let mut servers = Vec::with_capacity(nodes);
     for i in 0..nodes {
-        let dir = tmp.path().join(format!("node{i}"));
+        let dir = tmp.join(format!("node{i}"));
         std::fs::create_dir_all(&dir).map_err(|e| RealError::Io(format!("create {}", dir.display()), e))?;
-        servers.push(Server::start(i, &binary, dir, Persistence::None, None)?);
+        servers.push(Server::start(i, binary, dir, Persistence::None, None)?);
     }
     let addrs: Vec<_> = servers.iter().map(Server::addr).collect();
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -73,7 +76,6 @@ pub fn run(nodes: usize, iterations: usize) -> Result<Vec<Series>, RealError> {
     });
     drop(runtime);
     drop(servers);
-    crate::children::unregister_dir(tmp.path());
     out
 }
 

@@ -1,7 +1,7 @@
 //! Clock faults on real nodes through libfaketime (Debian package `faketime`).
 //!
 //! Each node that may see a clock fault starts with libfaketime preloaded, behind a small
-//! allocator shim (`faketime_shim.c`, built here with the system C compiler) without
+//! allocator shim (`faketime_shim.c`, compiled by `build.rs` and embedded in the binary) without
 //! which Debian's redis-server hangs at start. The offset and rate live in a per-node
 //! `FAKETIME_TIMESTAMP_FILE`, replaced atomically to change them while the node runs;
 //! `FAKETIME_NO_CACHE=1` makes the change visible at once, and `DONT_FAKE_MONOTONIC=1`
@@ -11,6 +11,11 @@
 use super::RealError;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+/// The allocator shim, compiled from `faketime_shim.c` by `build.rs`; empty when the
+/// build could not compile it, and then [`SHIM_WHY_NOT`] says why.
+const SHIM: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/faketime_shim.so"));
+const SHIM_WHY_NOT: &str = include_str!(concat!(env!("OUT_DIR"), "/faketime_shim.why"));
 
 const LIBFAKETIME: &[&str] = &[
     "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1",
@@ -27,28 +32,18 @@ pub struct FaketimeLibs {
 }
 
 impl FaketimeLibs {
-    /// Finds libfaketime and compiles the shim into `dir`.
+    /// Finds libfaketime and writes the shim (built by `build.rs`) into `dir`.
     pub fn build(dir: &Path) -> Result<FaketimeLibs, RealError> {
         let libfaketime = LIBFAKETIME
             .iter()
             .map(PathBuf::from)
             .find(|p| p.is_file())
             .ok_or(RealError::NoFaketime)?;
-        let source = dir.join("faketime_shim.c");
-        std::fs::write(&source, include_str!("faketime_shim.c"))
-            .map_err(|e| RealError::Io(format!("write {}", source.display()), e))?;
-        let shim = dir.join("faketime_shim.so");
-        let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
-        let status = Command::new(&cc)
-            .args(["-shared", "-fPIC", "-O2", "-o"])
-            .arg(&shim)
-            .arg(&source)
-            .arg("-ldl")
-            .status()
-            .map_err(|e| RealError::Io(format!("run the C compiler `{cc}` to build the faketime shim"), e))?;
-        if !status.success() {
-            return Err(RealError::Shim(status.to_string()));
+        if SHIM.is_empty() {
+            return Err(RealError::Shim(SHIM_WHY_NOT.to_string()));
         }
+        let shim = dir.join("faketime_shim.so");
+        std::fs::write(&shim, SHIM).map_err(|e| RealError::Io(format!("write {}", shim.display()), e))?;
         Ok(FaketimeLibs { shim, libfaketime })
     }
 

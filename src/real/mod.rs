@@ -30,6 +30,7 @@ pub mod runtime;
 pub mod serve;
 pub mod server;
 pub mod wire;
+mod workdir;
 
 pub use driver::{run, RealOptions};
 
@@ -42,7 +43,7 @@ pub enum RealError {
     NoRedisServer,
     #[error("libfaketime not found, needed for clock faults (install it: apt-get install -y faketime)")]
     NoFaketime,
-    #[error("cannot build the faketime shim: the C compiler failed ({0})")]
+    #[error("clock faults on real nodes need the faketime shim, which this build of lockstorm lacks: {0}")]
     Shim(String),
     #[error("redis-server for node {node} exited at start ({status}); see {}", log.display())]
     ServerExited {
@@ -53,7 +54,7 @@ pub enum RealError {
     #[error("redis-server for node {node} did not answer PING within 10s; see {}", log.display())]
     ServerNotReady { node: usize, log: PathBuf },
     #[error("{0}: {1}")]
-    Io(String, #[source] std::io::Error),
+    Io(String, std::io::Error),
     #[error("node {node} ({addr}): {message}")]
     Node {
         node: usize,
@@ -114,5 +115,16 @@ pub fn clean(all: bool) -> Result<String, RealError> {
     {
         let _ = all;
         Err(RealError::NoDockerFeature)
+    }
+}
+
+impl RealError {
+    /// The node log this error points the user to, if any: its directory must outlive
+    /// the run.
+    pub fn log(&self) -> Option<&std::path::Path> {
+        match self {
+            RealError::ServerExited { log, .. } | RealError::ServerNotReady { log, .. } => Some(log),
+            _ => None,
+        }
     }
 }

@@ -70,6 +70,13 @@ pub fn page(
         esc(&scenario)
     );
     let _ = writeln!(h, "<h1>lockstorm report: {}</h1>", esc(&scenario));
+    if summary["partial"].as_bool() == Some(true) {
+        let _ = writeln!(
+            h,
+            "<p class=\"verdict unsafe miss\">Partial run: {}. What follows covers the history up to where it stopped.</p>",
+            esc(&text(summary, "partial_reason"))
+        );
+    }
 
     // The verdict over all seeds, as summary.json states it.
     let verdict = match text(summary, "verdict").as_str() {

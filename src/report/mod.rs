@@ -14,6 +14,7 @@
 
 pub mod analysis;
 pub mod causes;
+pub mod folder;
 pub mod html;
 pub mod matrix;
 pub mod narrative;
@@ -45,6 +46,11 @@ pub struct Summary<'a> {
     pub verdict: &'static str,
     pub live: bool,
     pub as_expected: bool,
+    /// The run stopped before it ended (a signal, an error): the verdict covers the
+    /// history up to there, and `partial_reason` says why.
+    pub partial: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub partial_reason: Option<&'a str>,
     pub min_availability: Option<f64>,
     pub seeds_run: Vec<u64>,
     pub seeds: &'a [SeedResult],
@@ -71,9 +77,11 @@ pub fn summary<'a>(scenario: &'a Scenario, outcome: &'a Outcome) -> Summary<'a> 
         backend: scenario.backend,
         expect: scenario.expect,
         expect_live: scenario.expect_live,
-        verdict: if outcome.safe { "safe" } else { "unsafe" },
+        verdict: outcome.verdict(),
         live: outcome.live,
         as_expected: outcome.as_expected,
+        partial: outcome.partial.is_some(),
+        partial_reason: outcome.partial.as_deref(),
         min_availability: scenario.min_availability,
         seeds_run: outcome.seeds.iter().map(|s| s.seed).collect(),
         seeds: &outcome.seeds,
@@ -103,20 +111,22 @@ fn first_violations(all: &[Violation]) -> &[Violation] {
 /// Why a report could not be written or re-rendered.
 #[derive(Debug, thiserror::Error)]
 pub enum ReportError {
-    #[error("{path}: {source}")]
-    Io { path: String, source: std::io::Error },
+    #[error("{path}: {error}")]
+    Io { path: String, error: std::io::Error },
     #[error(transparent)]
     History(#[from] HistoryError),
-    #[error("{path} is malformed: {source}")]
-    Malformed { path: String, source: Malformed },
+    #[error("{path} is malformed: {error}")]
+    Malformed { path: String, error: Malformed },
     #[error(transparent)]
     Plot(#[from] plots::PlotError),
+    #[error("{path}: {message}")]
+    Folder { path: String, message: String },
 }
 
 pub(crate) fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> ReportError + '_ {
-    move |source| ReportError::Io {
+    move |error| ReportError::Io {
         path: path.display().to_string(),
-        source,
+        error,
     }
 }
 
@@ -155,9 +165,16 @@ pub fn write_with(
     std::fs::create_dir_all(dir).map_err(io_err(dir))?;
     let summary = serde_json::to_value(summary(scenario, outcome)).map_err(|e| ReportError::Io {
         path: dir.join("summary.json").display().to_string(),
-        source: e.into(),
+        error: e.into(),
     })?;
     write_json(&dir.join("summary.json"), &summary)?;
+    if outcome.partial.is_some() && outcome.history.is_empty() {
+        // Stopped before the reported seed's history was made: the summary is all.
+        return Ok(Rendered {
+            plots: Vec::new(),
+            stories: Vec::new(),
+        });
+    }
     let path = dir.join("history.jsonl");
     if keep_history {
         let file = std::fs::File::create(&path).map_err(io_err(&path))?;
@@ -173,26 +190,50 @@ fn write_json(path: &Path, value: &serde_json::Value) -> Result<(), ReportError>
     let file = std::fs::File::create(path).map_err(io_err(path))?;
     serde_json::to_writer_pretty(std::io::BufWriter::new(file), value).map_err(|e| ReportError::Io {
         path: path.display().to_string(),
-        source: e.into(),
+        error: e.into(),
     })
 }
 
 /// Re-renders `dir` from its history.jsonl: the checker runs again and the plots,
-/// narrative.md and index.html are redrawn. A summary.json already there (with the
-/// verdict per seed) is kept; a history from elsewhere gets one derived from it.
+/// narrative.md and index.html are redrawn (what the last render drew is removed
+/// first). A summary.json already there (with the verdict per seed) is kept; a history
+/// from elsewhere gets one derived from it, and so does a run that was killed before it
+/// wrote its summary (keeping the placeholder's word that it is partial).
 pub fn rerender(dir: &Path) -> Result<Findings, ReportError> {
     let path = dir.join("history.jsonl");
     let history = crate::history::read_jsonl(&path)?;
-    let findings = checker::check(&history).map_err(|source| ReportError::Malformed {
+    let findings = checker::check(&history).map_err(|error| ReportError::Malformed {
         path: path.display().to_string(),
-        source,
+        error,
     })?;
     let summary_path = dir.join("summary.json");
     let summary = match std::fs::read_to_string(&summary_path) {
-        Ok(text) => serde_json::from_str(&text).map_err(|e| ReportError::Io {
-            path: summary_path.display().to_string(),
-            source: e.into(),
-        })?,
+        Ok(text) => {
+            let summary: serde_json::Value = serde_json::from_str(&text).map_err(|e| ReportError::Io {
+                path: summary_path.display().to_string(),
+                error: e.into(),
+            })?;
+            if summary.get("verdict").is_some() {
+                summary
+            } else {
+                // The placeholder of a run that never finished: derive the rest.
+                let mut derived = history_summary(&history, &findings);
+                for key in [
+                    "scenario",
+                    "file",
+                    "backend",
+                    "rerun",
+                    "partial",
+                    "partial_reason",
+                ] {
+                    if let Some(v) = summary.get(key) {
+                        derived[key] = v.clone();
+                    }
+                }
+                write_json(&summary_path, &derived)?;
+                derived
+            }
+        }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             let summary = history_summary(&history, &findings);
             write_json(&summary_path, &summary)?;
@@ -200,8 +241,24 @@ pub fn rerender(dir: &Path) -> Result<Findings, ReportError> {
         }
         Err(e) => return Err(io_err(&summary_path)(e)),
     };
+    let others = folder::clear_renders(dir)?;
     render(dir, &summary, &history, &findings, true)?;
+    folder::write_manifest(dir, &others)?;
     Ok(findings)
+}
+
+/// The summary.json of a run in progress: it says the run is partial until the report
+/// replaces it, so a run killed outright leaves a folder that says what it is.
+pub fn placeholder_summary(scenario: &Scenario, first_seed: u64) -> serde_json::Value {
+    serde_json::json!({
+        "scenario": scenario.name,
+        "file": scenario.path.as_ref().map(|p| p.display().to_string()),
+        "backend": scenario.backend,
+        "partial": true,
+        "partial_reason": "the run did not finish: lockstorm was killed before it wrote its report",
+        "reported_seed": first_seed,
+        "rerun": scenario.rerun_command(first_seed),
+    })
 }
 
 /// The summary of a lone history: its own verdict, no expectation, one seed.

@@ -68,7 +68,7 @@ fn partition_fault(nodes: &[usize], clients: &[usize]) -> Fault {
 #[test]
 fn a_shared_node_that_granted_twice_is_told_with_the_fault_between() {
     let h = [
-        meta(5, 6),
+        meta(6, 6),
         acq(1_190_000, 3),
         ok(1_204_000, 3, 10_304_000, &[1, 2, 3], 1),
         partition(1_300_000, 0, FaultAction::Start, &[1, 2], &[5]),

@@ -216,18 +216,7 @@ impl<'a> RunView<'a> {
     }
 }
 
-/// The nodes and clients a fault hits directly. A fault that names no client (a node
-/// crash, a node's clock) hits only nodes, and the other way round.
+/// The nodes and clients a fault hits directly (see [`Fault::targets`]).
 pub fn targets(fault: &Fault) -> (Vec<usize>, Vec<usize>) {
-    match fault {
-        Fault::Partition { nodes, clients, .. }
-        | Fault::Delay { nodes, clients, .. }
-        | Fault::Loss { nodes, clients, .. } => (nodes.clone(), clients.clone()),
-        Fault::Crash { node, .. } | Fault::Failover { node } => (vec![*node], Vec::new()),
-        Fault::Pause { node, client, .. }
-        | Fault::ClockJump { node, client, .. }
-        | Fault::ClockRate { node, client, .. } => {
-            (node.iter().copied().collect(), client.iter().copied().collect())
-        }
-    }
+    fault.targets()
 }

@@ -8,6 +8,7 @@
 
 use super::pool;
 use crate::report::analysis::{write_index, Case};
+use crate::report::folder::RunFolder;
 use crate::report::{write_with, ReportError};
 use crate::scenario::{Scenario, ScenarioError};
 use std::path::{Path, PathBuf};
@@ -17,8 +18,8 @@ pub const HISTORY_KEEP_EVENTS: usize = 10_000;
 
 #[derive(Debug, thiserror::Error)]
 pub enum AnalysisError {
-    #[error("cannot list {path}: {source}")]
-    List { path: String, source: std::io::Error },
+    #[error("cannot list {path}: {error}")]
+    List { path: String, error: std::io::Error },
     #[error("no scenario (*.toml) in {0}")]
     Empty(String),
     #[error(transparent)]
@@ -28,6 +29,8 @@ pub enum AnalysisError {
     /// A scenario with `backend = "redis"` could not run (its environment).
     #[error("{0}")]
     Real(String),
+    #[error("stopped by {0} before every scenario ran")]
+    Stopped(String),
 }
 
 /// The `#` comment lines a scenario file starts with, joined.
@@ -48,9 +51,9 @@ pub fn run_all(
     seeds: u64,
     progress: &dyn Fn(&str),
 ) -> Result<Vec<Case>, AnalysisError> {
-    let list_err = |source| AnalysisError::List {
+    let list_err = |error| AnalysisError::List {
         path: scenarios.display().to_string(),
-        source,
+        error,
     };
     let mut files: Vec<PathBuf> = std::fs::read_dir(scenarios)
         .map_err(list_err)?
@@ -64,6 +67,9 @@ pub fn run_all(
     }
     let mut cases = Vec::new();
     for file in files {
+        if let Some(sig) = crate::shutdown::requested() {
+            return Err(AnalysisError::Stopped(sig.to_string()));
+        }
         let scenario = Scenario::load(&file)?;
         progress(&scenario.name);
         let list: Vec<u64> = (0..seeds).map(|i| scenario.seed.wrapping_add(i)).collect();
@@ -77,7 +83,9 @@ pub fn run_all(
         .map_err(|e| AnalysisError::Real(e.to_string()))?;
         let dir = out.join(&scenario.name);
         let keep = outcome.history.len() <= HISTORY_KEEP_EVENTS;
+        let folder = RunFolder::prepare(&dir)?;
         let rendered = write_with(&dir, &scenario, &outcome, keep)?;
+        folder.finish()?;
         let stats = &outcome.findings.stats;
         cases.push(Case {
             name: scenario.name.clone(),

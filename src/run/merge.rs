@@ -122,6 +122,13 @@ fn merge_seeds(
     for (file, dir) in files.iter().zip(dirs) {
         let path = dir.join("summary.json");
         let summary = read_json(&path)?;
+        if summary["partial"].as_bool() == Some(true) {
+            return Err(MergeError::Invalid(format!(
+                "{}: this shard's run did not finish ({}); run the shard again before merging",
+                path.display(),
+                summary["partial_reason"].as_str().unwrap_or("partial")
+            )));
+        }
         let seeds: Vec<SeedResult> = serde_json::from_value(summary["seeds"].clone())
             .map_err(|e| MergeError::Invalid(format!("{}: seeds: {e}", path.display())))?;
         let mine = file.shard.select(&positions);

@@ -8,9 +8,14 @@
 //! The scenario's backend picks the driver. On the simulator, seeds run on `--jobs`
 //! threads ([`pool`]), each in its own deterministic simulation; only their findings are kept, and the seed
 //! whose report is written (the first with a finding, else the first seed) is simulated
-//! once more for its history, which the determinism makes identical. On real Redis
-//! seeds run one after another (each starts its own nodes) and the reported seed's
-//! history is kept, since a real run cannot be replayed.
+//! once more for its history, which the determinism makes identical (a single seed
+//! keeps its history from the first run). On real Redis seeds run one after another
+//! (each starts its own nodes, and streams its history to the report folder as it
+//! goes) and the reported seed's history is kept, since a real run cannot be replayed.
+//!
+//! A stop requested of lockstorm ([`crate::shutdown`]) ends the run early: seeds not
+//! started are skipped, the seed in progress stops where it is, and the [`Outcome`] is
+//! partial (`partial` says why). A violation found before the stop is still one.
 
 pub mod analysis;
 pub mod axis;
@@ -54,6 +59,7 @@ pub fn run_seed_real(
 }
 
 fn judge(seed: u64, output: RunOutput, started: Instant) -> (SeedResult, RunOutput, Findings) {
+    let partial = output.stopped;
     let sim_secs = started.elapsed().as_secs_f64();
     let findings = checker::check(&output.history).unwrap_or_else(|e| {
         panic!("seed {seed}: the driver wrote a malformed history: {e}");
@@ -68,6 +74,7 @@ fn judge(seed: u64, output: RunOutput, started: Instant) -> (SeedResult, RunOutp
         stats: findings.stats.clone(),
         sim: output.stats,
         sim_secs,
+        partial,
     };
     (result, output, findings)
 }
@@ -99,27 +106,57 @@ fn run_real(
     let mut results = Vec::with_capacity(seeds.len());
     // Kept until a seed with a finding comes, whose evidence is reported instead.
     let mut reported = None;
+    let mut partial = None;
     for (i, &seed) in seeds.iter().enumerate() {
+        if crate::shutdown::requested().is_some() {
+            partial = Some(stop_reason(i, seeds.len()));
+            break;
+        }
         let (result, output, findings) = run_seed_real(scenario, seed, options)?;
         let finding = result.has_finding();
         if reported.is_none() || (finding && !results.iter().any(SeedResult::has_finding)) {
             reported = Some((seed, output, findings));
         }
+        let stopped = result.partial;
         results.push(result);
+        if stopped {
+            partial = Some(stop_reason(i, seeds.len()));
+            break;
+        }
         progress((i + 1) as f64 / seeds.len() as f64);
     }
-    let (seed, output, findings) = reported.expect("at least one seed");
-    Ok(decide(scenario, results, seed, output, findings))
+    let (seed, output, findings) = reported.unwrap_or_else(|| nothing_run(seeds[0]));
+    Ok(decide(scenario, results, seed, output, findings, partial))
 }
 
-/// Runs `seeds` on the simulator, on `jobs` threads.
+/// Runs `seeds` on the simulator, on `jobs` threads. A stop request ends it early:
+/// the seeds that finished decide, and no history is reported (there is no time to
+/// simulate the reported seed again).
 fn run_sim(scenario: &Scenario, seeds: &[u64], jobs: usize, progress: &(dyn Fn(f64) + Sync)) -> Outcome {
+    if let [seed] = seeds {
+        // One seed: its first run is the report's, no need to simulate it twice.
+        let mut follow_time = |now_us: u64, total_us: u64| progress(now_us as f64 / total_us.max(1) as f64);
+        let (result, output, findings) = run_seed(scenario, *seed, &mut follow_time);
+        let partial = result.partial.then(|| stop_reason(0, 1));
+        return decide(scenario, vec![result], *seed, output, findings, partial);
+    }
     let seeds_run = sim_seeds(scenario, seeds, jobs, progress);
+    if seeds_run.len() < seeds.len() {
+        let partial = Some(stop_reason(seeds_run.len(), seeds.len()));
+        let reported = seeds_run
+            .iter()
+            .find(|r| r.has_finding())
+            .or(seeds_run.first())
+            .map_or(seeds[0], |r| r.seed);
+        let (_, output, findings) = nothing_run(reported);
+        return decide(scenario, seeds_run, reported, output, findings, partial);
+    }
     let reported = reported_seed(&seeds_run);
     reported_outcome(scenario, seeds_run, reported)
 }
 
-/// The result of every seed, simulated on `jobs` threads, in seed order.
+/// The result of every seed, simulated on `jobs` threads, in seed order; after a stop
+/// request, of those that finished.
 fn sim_seeds(
     scenario: &Scenario,
     seeds: &[u64],
@@ -130,15 +167,17 @@ fn sim_seeds(
         seeds,
         jobs,
         |_, &seed| {
-            let mut follow_time = |now_us: u64, total_us: u64| {
-                if seeds.len() == 1 {
-                    progress(now_us as f64 / total_us.max(1) as f64);
-                }
-            };
-            run_seed(scenario, seed, &mut follow_time).0
+            if crate::shutdown::requested().is_some() {
+                return None;
+            }
+            let (result, _, _) = run_seed(scenario, seed, &mut |_, _| {});
+            (!result.partial).then_some(result)
         },
         |finished| progress(finished as f64 / seeds.len() as f64),
     )
+    .into_iter()
+    .flatten()
+    .collect()
 }
 
 /// The seed a run reports in full: the first with a finding (unsafe, not live, or a
@@ -156,7 +195,7 @@ pub fn reported_seed(results: &[SeedResult]) -> u64 {
 /// determinism makes the rerun give the same history), and the verdict decided.
 pub fn reported_outcome(scenario: &Scenario, results: Vec<SeedResult>, reported: u64) -> Outcome {
     let (_, output, findings) = run_seed(scenario, reported, &mut |_, _| {});
-    decide(scenario, results, reported, output, findings)
+    decide(scenario, results, reported, output, findings, None)
 }
 
 /// The verdict over every seed, with the reported seed's evidence.
@@ -166,6 +205,7 @@ fn decide(
     reported: u64,
     output: RunOutput,
     findings: Findings,
+    partial: Option<String>,
 ) -> Outcome {
     let safe = seeds_run.iter().all(|r| r.safe);
     let live = seeds_run.iter().all(|r| r.live);
@@ -182,7 +222,9 @@ fn decide(
         Some(Expect::Safe) => resource_safe,
         Some(Expect::Unsafe) => !resource_safe,
     };
-    let as_expected = verdict_ok && (live || !scenario.expect_live) && availability_ok && resource_ok;
+    // A partial run decides nothing it was expected to show.
+    let as_expected =
+        partial.is_none() && verdict_ok && (live || !scenario.expect_live) && availability_ok && resource_ok;
     Outcome {
         seeds: seeds_run,
         reported_seed: reported,
@@ -195,5 +237,29 @@ fn decide(
         resource_safe,
         as_expected,
         availability_ok,
+        partial,
     }
+}
+
+/// Why a run is partial: the signal, and how far it got.
+fn stop_reason(finished: usize, total: usize) -> String {
+    let by = crate::shutdown::requested().map_or_else(|| "a stop request".to_string(), |s| s.to_string());
+    if total == 1 {
+        format!("stopped by {by} before the run ended")
+    } else {
+        format!("stopped by {by} after {finished} of {total} seeds")
+    }
+}
+
+/// The evidence of a run that stopped before any seed produced any: an empty history.
+fn nothing_run(seed: u64) -> (u64, RunOutput, Findings) {
+    let output = RunOutput {
+        history: Vec::new(),
+        plan: Vec::new(),
+        stats: Default::default(),
+        worker_logs: None,
+        stopped: true,
+    };
+    let findings = checker::check(&[]).expect("an empty history is well formed");
+    (seed, output, findings)
 }

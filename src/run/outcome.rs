@@ -25,6 +25,9 @@ pub struct SeedResult {
     /// Wall-clock seconds the run took (not the checker).
     #[serde(skip)]
     pub sim_secs: f64,
+    /// The seed was cut short by a stop: its verdict covers the history up to there.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub partial: bool,
 }
 
 impl SeedResult {
@@ -51,9 +54,22 @@ pub struct Outcome {
     pub resource_safe: bool,
     pub as_expected: bool,
     pub availability_ok: bool,
+    /// Why the run did not finish (a signal), when it did not: the seeds that did not
+    /// run are missing, and the reported seed's history may end early or be empty.
+    pub partial: Option<String>,
 }
 
 impl Outcome {
+    /// The verdict on mutual exclusion: `safe`, `unsafe`, or `unknown` when a stop came
+    /// before any seed finished.
+    pub fn verdict(&self) -> &'static str {
+        match (self.safe, self.seeds.is_empty()) {
+            (false, _) => "unsafe",
+            (true, true) => "unknown",
+            (true, false) => "safe",
+        }
+    }
+
     /// Simulated node commands per wall second over all seeds.
     pub fn sim_ops_per_sec(&self) -> f64 {
         let ops: u64 = self.seeds.iter().map(|s| s.sim.node_cmds).sum();

@@ -119,6 +119,7 @@ impl Source {
             .map(|o| {
                 Override::parse(o).map_err(|message| ScenarioError::Invalid {
                     path: self.path.display().to_string(),
+                    line: None,
                     message,
                 })
             })

@@ -5,15 +5,32 @@
 //! (`{ mean = "5ms", max = "50ms" }`).
 
 use super::duration::Dur;
+use super::{invalid, Invalid};
 use crate::rng::Dist;
 use serde::Deserialize;
+use serde_untagged::UntaggedEnumVisitor;
 
 /// A distribution as written in a scenario file.
-#[derive(Clone, Debug, Deserialize)]
-#[serde(untagged)]
+#[derive(Clone, Debug)]
 pub enum RawDist {
     Fixed(Dur),
     Table(RawDistTable),
+}
+
+/// Written by hand (with `serde_untagged`) so a wrong type says what is expected.
+impl<'de> Deserialize<'de> for RawDist {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        UntaggedEnumVisitor::new()
+            .expecting(
+                "a duration such as \"5ms\", a range { min = \"1ms\", max = \"5ms\" } \
+                 or an exponential { mean = \"5ms\", max = \"50ms\" }",
+            )
+            .string(|s| Dur::parse(s).map(RawDist::Fixed).map_err(Error::custom))
+            .i64(|n| Dur::from_int(n).map(RawDist::Fixed).map_err(Error::custom))
+            .map(|m| m.deserialize().map(RawDist::Table))
+            .deserialize(d)
+    }
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -26,14 +43,14 @@ pub struct RawDistTable {
 
 impl RawDist {
     /// Resolves to a [`Dist`], or explains why the table is not one.
-    pub fn resolve(&self, what: &str) -> Result<Dist, String> {
+    pub(crate) fn resolve(&self, what: &str) -> Result<Dist, Invalid> {
         match self {
             RawDist::Fixed(d) => Ok(Dist::fixed(d.us())),
             RawDist::Table(t) => match (t.min, t.max, t.mean) {
                 (min, Some(max), None) => {
                     let min = min.unwrap_or_default();
                     if min > max {
-                        return Err(format!("{what}: min {min} is above max {max}"));
+                        return Err(invalid(what, format!("{what}: min {min} is above max {max}")));
                     }
                     Ok(Dist::uniform(min.us(), max.us()))
                 }
@@ -41,8 +58,11 @@ impl RawDist {
                     mean_us: mean.us(),
                     max_us: max.map_or(mean.us().saturating_mul(20), Dur::us),
                 }),
-                _ => Err(format!(
-                    "{what}: write a duration, {{ min = .., max = .. }} or {{ mean = .., max = .. }}"
+                _ => Err(invalid(
+                    what,
+                    format!(
+                        "{what}: write a duration, {{ min = .., max = .. }} or {{ mean = .., max = .. }}"
+                    ),
                 )),
             },
         }
@@ -60,6 +80,6 @@ mod tests {
             max: Some(Dur(1)),
             mean: None,
         });
-        assert!(raw.resolve("think").unwrap_err().contains("above max"));
+        assert!(raw.resolve("think").unwrap_err().message.contains("above max"));
     }
 }

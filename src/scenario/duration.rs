@@ -19,6 +19,17 @@ impl Dur {
         Dur(ms * 1_000)
     }
 
+    /// A bare number: only 0 needs no unit.
+    pub fn from_int(v: i64) -> Result<Dur, String> {
+        if v == 0 {
+            Ok(Dur(0))
+        } else {
+            Err(format!(
+                "duration {v} has no unit: write it as a string, e.g. \"{v}ms\""
+            ))
+        }
+    }
+
     pub fn parse(text: &str) -> Result<Dur, String> {
         let t = text.trim();
         if t.starts_with('-') {
@@ -80,13 +91,7 @@ impl<'de> Deserialize<'de> for Dur {
                 Dur::parse(v).map_err(E::custom)
             }
             fn visit_i64<E: de::Error>(self, v: i64) -> Result<Dur, E> {
-                if v == 0 {
-                    Ok(Dur(0))
-                } else {
-                    Err(E::custom(format!(
-                        "duration {v} has no unit: write it as a string, e.g. \"{v}ms\""
-                    )))
-                }
+                Dur::from_int(v).map_err(E::custom)
             }
         }
         d.deserialize_any(V)

@@ -3,7 +3,7 @@
 //! Indices, times, probabilities and rates are checked here, with errors naming the
 //! fault (`faults[2].probability`) or the nemesis entry.
 
-use super::{Dur, RawDist, SignedDur};
+use super::{invalid, Dur, Invalid, RawDist, SignedDur};
 use crate::fault::{
     CutDirection, Fault, Nemesis, NemesisRate, Origin, PausePoint, PlannedFault, Replication,
 };
@@ -146,10 +146,13 @@ struct RawLossRate {
 }
 
 /// Resolves a nemesis kind's interval and duration, naming the kind in errors.
-fn rate(interval: &RawDist, duration: Option<&RawDist>, what: &str) -> Result<NemesisRate, String> {
+fn rate(interval: &RawDist, duration: Option<&RawDist>, what: &str) -> Result<NemesisRate, Invalid> {
     let interval = interval.resolve(&format!("{what}.interval"))?;
     if interval.max_us() == 0 {
-        return Err(format!("{what}.interval must be above 0"));
+        return Err(invalid(
+            format!("{what}.interval"),
+            format!("{what}.interval must be above 0"),
+        ));
     }
     Ok(NemesisRate {
         interval,
@@ -160,20 +163,24 @@ fn rate(interval: &RawDist, duration: Option<&RawDist>, what: &str) -> Result<Ne
     })
 }
 
-fn probability(p: f64, what: &str) -> Result<f64, String> {
+fn probability(p: f64, what: &str) -> Result<f64, Invalid> {
     if (0.0..=1.0).contains(&p) {
         Ok(p)
     } else {
-        Err(format!("{what} = {p}: a probability is between 0 and 1"))
+        Err(invalid(
+            what,
+            format!("{what} = {p}: a probability is between 0 and 1"),
+        ))
     }
 }
 
-fn clock_rate(r: f64, what: &str) -> Result<f64, String> {
+fn clock_rate(r: f64, what: &str) -> Result<f64, Invalid> {
     if r > 0.0 && r <= 10.0 {
         Ok(r)
     } else {
-        Err(format!(
-            "{what} = {r}: a clock rate is above 0 and at most 10 (1.02 is 2% fast)"
+        Err(invalid(
+            what,
+            format!("{what} = {r}: a clock rate is above 0 and at most 10 (1.02 is 2% fast)"),
         ))
     }
 }
@@ -185,24 +192,35 @@ fn process(
     nodes: usize,
     clients: usize,
     fault: usize,
-) -> Result<(Option<usize>, Option<usize>), String> {
+) -> Result<(Option<usize>, Option<usize>), Invalid> {
     match (node, client) {
         (Some(n), None) => Ok((Some(indices(&[n], nodes, "node", fault)?[0]), None)),
         (None, Some(c)) => Ok((None, Some(indices(&[c], clients, "client", fault)?[0]))),
-        _ => Err(format!(
-            "faults[{fault}]: give either `node` or `client`, not both or neither"
+        _ => Err(invalid(
+            format!("faults[{fault}]"),
+            format!("faults[{fault}]: give either `node` or `client`, not both or neither"),
         )),
     }
 }
 
-/// Checks that every index in `ids` is below `count`, naming the field in the error.
-fn indices(ids: &[i64], count: usize, what: &str, fault: usize) -> Result<Vec<usize>, String> {
+/// Checks that every index in `ids` is below `count`, naming the field in the error:
+/// `what` is `node` or `client`, and the key is `what` for one index, its plural for a
+/// list.
+fn indices(ids: &[i64], count: usize, what: &str, fault: usize) -> Result<Vec<usize>, Invalid> {
+    let key = if ids.len() == 1 {
+        format!("faults[{fault}].{what}")
+    } else {
+        format!("faults[{fault}].{what}s")
+    };
     let mut out = Vec::with_capacity(ids.len());
     for &id in ids {
         if id < 0 || id as usize >= count {
-            return Err(format!(
-                "faults[{fault}]: {what} {id} does not exist (there are {count}, numbered 0 to {})",
-                count.saturating_sub(1)
+            return Err(invalid(
+                key,
+                format!(
+                    "faults[{fault}]: {what} {id} does not exist (there are {count}, numbered 0 to {})",
+                    count.saturating_sub(1)
+                ),
             ));
         }
         out.push(id as usize);
@@ -210,7 +228,7 @@ fn indices(ids: &[i64], count: usize, what: &str, fault: usize) -> Result<Vec<us
     out.sort_unstable();
     out.dedup();
     if out.is_empty() {
-        return Err(format!("faults[{fault}]: {what}s is empty"));
+        return Err(invalid(key, format!("faults[{fault}]: {what}s is empty")));
     }
     Ok(out)
 }
@@ -222,7 +240,7 @@ pub(super) fn resolve_faults(
     n_clients: usize,
     run_duration: Dur,
     replication: Option<Replication>,
-) -> Result<Vec<PlannedFault>, String> {
+) -> Result<Vec<PlannedFault>, Invalid> {
     let all_nodes: Vec<i64> = (0..nodes as i64).collect();
     let all_clients: Vec<i64> = (0..n_clients as i64).collect();
     let mut faults = Vec::with_capacity(raw.len());
@@ -270,8 +288,9 @@ pub(super) fn resolve_faults(
             } => {
                 let (node, client) = process(*node, *client, nodes, n_clients, i)?;
                 if node.is_some() && point.is_some() {
-                    return Err(format!(
-                        "faults[{i}]: `point` is for client pauses; a node pauses at `at`"
+                    return Err(invalid(
+                        what("point"),
+                        format!("faults[{i}]: `point` is for client pauses; a node pauses at `at`"),
                     ));
                 }
                 (
@@ -343,8 +362,9 @@ pub(super) fn resolve_faults(
                 promote_after,
             } => {
                 if replication.is_none() {
-                    return Err(format!(
-                        "faults[{i}]: a failover needs a replica: add `[replication]` with a `lag`"
+                    return Err(invalid(
+                        format!("faults[{i}]"),
+                        format!("faults[{i}]: a failover needs a replica: add `[replication]` with a `lag`"),
                     ));
                 }
                 (
@@ -364,10 +384,13 @@ pub(super) fn resolve_faults(
             fault,
         };
         if planned.at_us >= run_duration.us() {
-            return Err(format!(
-                "faults[{i}]: at = {} is not before the end of the run (duration = {})",
-                Dur(planned.at_us),
-                run_duration
+            return Err(invalid(
+                what("at"),
+                format!(
+                    "faults[{i}]: at = {} is not before the end of the run (duration = {})",
+                    Dur(planned.at_us),
+                    run_duration
+                ),
             ));
         }
         faults.push(planned);
@@ -377,10 +400,13 @@ pub(super) fn resolve_faults(
 
 impl RawNemesis {
     /// Resolves the random fault rates.
-    pub(super) fn resolve(&self, replication: Option<Replication>) -> Result<Nemesis, String> {
+    pub(super) fn resolve(&self, replication: Option<Replication>) -> Result<Nemesis, Invalid> {
         let n = self;
         if n.failover.is_some() && replication.is_none() {
-            return Err("nemesis.failover needs a replica: add `[replication]` with a `lag`".into());
+            return Err(invalid(
+                "nemesis.failover",
+                "nemesis.failover needs a replica: add `[replication]` with a `lag`",
+            ));
         }
         let nemesis = Nemesis {
             partition: n
@@ -412,9 +438,12 @@ impl RawNemesis {
                 .transpose()?,
             clock_rate_max_deviation: match &n.clock_rate {
                 Some(r) if !(0.0..1.0).contains(&r.max_deviation) => {
-                    return Err(format!(
-                        "nemesis.clock_rate.max_deviation = {}: must be in [0, 1)",
-                        r.max_deviation
+                    return Err(invalid(
+                        "nemesis.clock_rate.max_deviation",
+                        format!(
+                            "nemesis.clock_rate.max_deviation = {}: must be in [0, 1)",
+                            r.max_deviation
+                        ),
                     ))
                 }
                 Some(r) => r.max_deviation,

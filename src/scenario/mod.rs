@@ -10,6 +10,7 @@ mod backend;
 mod dist;
 mod duration;
 mod faults;
+mod locate;
 pub mod overrides;
 mod raw;
 
@@ -99,11 +100,12 @@ pub struct Network {
     pub fifo: bool,
 }
 
-/// Why a scenario could not be loaded. Every variant names the file.
+/// Why a scenario could not be loaded. Every variant names the file; a value that
+/// parsed but does not fit also names its line (where the file sets it) and its key.
 #[derive(Debug, thiserror::Error)]
 pub enum ScenarioError {
-    #[error("{path}: cannot read: {source}")]
-    Io { path: String, source: std::io::Error },
+    #[error("{path}: cannot read: {error}")]
+    Io { path: String, error: std::io::Error },
     #[error("{path}:{line}:{column}: {message}")]
     Syntax {
         path: String,
@@ -111,8 +113,37 @@ pub enum ScenarioError {
         column: usize,
         message: String,
     },
-    #[error("{path}: {message}")]
-    Invalid { path: String, message: String },
+    #[error("{}: {message}", at(path, *line))]
+    Invalid {
+        path: String,
+        /// The line of the key the message is about; `None` when the file leaves it to
+        /// its default (and no table around it is written either).
+        line: Option<usize>,
+        message: String,
+    },
+}
+
+fn at(path: &str, line: Option<usize>) -> String {
+    match line {
+        Some(line) => format!("{path}:{line}"),
+        None => path.to_string(),
+    }
+}
+
+/// A value that parsed but does not fit the others: the key it is at, as a path
+/// (`algorithm.quorum`, `faults[2].node`, `nemesis.partition.interval`), and why. The
+/// message names the key too, so it reads on its own.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Invalid {
+    pub key: String,
+    pub message: String,
+}
+
+pub(crate) fn invalid(key: impl Into<String>, message: impl Into<String>) -> Invalid {
+    Invalid {
+        key: key.into(),
+        message: message.into(),
+    }
 }
 
 impl Scenario {
@@ -133,6 +164,7 @@ impl Scenario {
             shown = format!("{shown} ({})", list.join(" "));
             edited = overrides::apply(text, overrides).map_err(|message| ScenarioError::Invalid {
                 path: path.display().to_string(),
+                line: None,
                 message,
             })?;
             &edited
@@ -151,11 +183,11 @@ impl Scenario {
     /// file sets no `name`.
     pub fn parse(text: &str, shown: &str, default_name: &str) -> Result<Scenario, ScenarioError> {
         let raw: raw::RawScenario = toml::from_str(text).map_err(|e| syntax_error(text, shown, &e))?;
-        raw.resolve(default_name)
-            .map_err(|message| ScenarioError::Invalid {
-                path: shown.to_string(),
-                message,
-            })
+        raw.resolve(default_name).map_err(|e| ScenarioError::Invalid {
+            path: shown.to_string(),
+            line: locate::line_of(text, &e.key),
+            message: e.message,
+        })
     }
 
     /// The command that reruns this scenario with one seed.
@@ -180,9 +212,9 @@ impl Scenario {
 
 /// The text of a scenario file, with an error naming it.
 pub fn read_text(path: &Path) -> Result<String, ScenarioError> {
-    std::fs::read_to_string(path).map_err(|source| ScenarioError::Io {
+    std::fs::read_to_string(path).map_err(|error| ScenarioError::Io {
         path: path.display().to_string(),
-        source,
+        error,
     })
 }
 

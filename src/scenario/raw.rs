@@ -2,10 +2,12 @@
 //! has a default, and [`RawScenario::resolve`] checks values against each other.
 
 use super::faults::{resolve_faults, RawFault, RawNemesis};
-use super::{Backend, Clients, Dur, Expect, Network, RawDist, Scenario, Targets};
+use super::{invalid, Backend, Clients, Dur, Expect, Invalid, Network, RawDist, Scenario, Targets};
 use crate::algorithm::{AlgorithmConfig, AlgorithmKind, Extend, Fanout, Mistakes, Release, TokenScope};
-use crate::fault::{Persistence, Replication};
+use crate::fault::{Nemesis, Persistence, Replication};
+use crate::limits::{MAX_CLIENTS, MAX_NODES, MAX_PLANNED_FAULTS};
 use serde::Deserialize;
+use serde_untagged::UntaggedEnumVisitor;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -42,11 +44,21 @@ pub struct RawScenario {
     backend: Backend,
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(untagged)]
+#[derive(Debug)]
 enum RawNodes {
     Count(i64),
     Addrs(Vec<String>),
+}
+
+/// Written by hand (with `serde_untagged`) so a wrong type says what is expected.
+impl<'de> Deserialize<'de> for RawNodes {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        UntaggedEnumVisitor::new()
+            .expecting("a node count such as 5, or a list of addresses such as [\"127.0.0.1:6379\"]")
+            .i64(|n| Ok(RawNodes::Count(n)))
+            .seq(|seq| seq.deserialize().map(RawNodes::Addrs))
+            .deserialize(d)
+    }
 }
 
 fn default_seed() -> u64 {
@@ -209,11 +221,24 @@ impl Default for RawNetwork {
 }
 
 /// `persistence = "aof_everysec"` for every node, or `["none", "aof_always", ...]`.
-#[derive(Debug, Deserialize)]
-#[serde(untagged)]
+#[derive(Debug)]
 enum RawPersistence {
     All(Persistence),
     PerNode(Vec<Persistence>),
+}
+
+impl<'de> Deserialize<'de> for RawPersistence {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::IntoDeserializer;
+        UntaggedEnumVisitor::new()
+            .expecting("\"none\", \"aof_everysec\" or \"aof_always\", or a list of those with one per node")
+            .string(|s| {
+                let d: serde::de::value::StrDeserializer<serde_untagged::de::Error> = s.into_deserializer();
+                Persistence::deserialize(d).map(RawPersistence::All)
+            })
+            .seq(|seq| seq.deserialize().map(RawPersistence::PerNode))
+            .deserialize(d)
+    }
 }
 
 impl Default for RawPersistence {
@@ -230,58 +255,68 @@ struct RawReplication {
 }
 
 impl RawScenario {
-    pub fn resolve(self, default_name: &str) -> Result<Scenario, String> {
+    pub fn resolve(self, default_name: &str) -> Result<Scenario, Invalid> {
         let (nodes, targets) = match &self.nodes {
             RawNodes::Count(n) => (*n, Targets::Local),
             RawNodes::Addrs(addrs) => {
                 let mut out = Vec::with_capacity(addrs.len());
                 for a in addrs {
-                    out.push(
-                        a.parse()
-                            .map_err(|_| format!("nodes: {a:?} is not an address like \"127.0.0.1:6379\""))?,
-                    );
+                    out.push(a.parse().map_err(|_| {
+                        invalid(
+                            "nodes",
+                            format!("nodes: {a:?} is not an address like \"127.0.0.1:6379\""),
+                        )
+                    })?);
                 }
                 (addrs.len() as i64, Targets::External(out))
             }
         };
-        if !(1..=64).contains(&nodes) {
-            return Err(format!("nodes = {nodes}: lockstorm runs 1 to 64 nodes"));
+        if !(1..=MAX_NODES as i64).contains(&nodes) {
+            return Err(invalid(
+                "nodes",
+                format!("nodes = {nodes}: lockstorm runs 1 to {MAX_NODES} nodes"),
+            ));
         }
         let nodes = nodes as usize;
         if self.backend == Backend::Docker && matches!(targets, Targets::External(_)) {
-            return Err(
-                "backend = \"docker\" starts its own containers: give `nodes` as a count, or use backend = \"redis\" for servers someone else runs".into(),
-            );
+            return Err(invalid(
+                "backend",
+                "backend = \"docker\" starts its own containers: give `nodes` as a count, or use backend = \"redis\" for servers someone else runs",
+            ));
         }
         let a = &self.algorithm;
         if a.ttl.us() == 0 {
-            return Err("algorithm.ttl must be above 0".into());
+            return Err(invalid("algorithm.ttl", "algorithm.ttl must be above 0"));
         }
         if !a.ttl.us().is_multiple_of(1_000) {
-            return Err(format!(
-                "algorithm.ttl = {}: Redis takes PX in whole milliseconds",
-                a.ttl
+            return Err(invalid(
+                "algorithm.ttl",
+                format!("algorithm.ttl = {}: Redis takes PX in whole milliseconds", a.ttl),
             ));
         }
         if !(0.0..1.0).contains(&a.drift_factor) {
-            return Err(format!(
-                "algorithm.drift_factor = {}: must be in [0, 1)",
-                a.drift_factor
+            return Err(invalid(
+                "algorithm.drift_factor",
+                format!("algorithm.drift_factor = {}: must be in [0, 1)", a.drift_factor),
             ));
         }
         if a.retry_count < 0 {
-            return Err(format!(
-                "algorithm.retry_count = {}: must not be negative",
-                a.retry_count
+            return Err(invalid(
+                "algorithm.retry_count",
+                format!("algorithm.retry_count = {}: must not be negative", a.retry_count),
             ));
         }
         if a.request_timeout.us() == 0 {
-            return Err("algorithm.request_timeout must be above 0".into());
+            return Err(invalid(
+                "algorithm.request_timeout",
+                "algorithm.request_timeout must be above 0",
+            ));
         }
         let used_nodes = match a.kind {
             AlgorithmKind::Single if nodes != 1 => {
-                return Err(format!(
-                    "algorithm.kind = \"single\" runs on one node, but nodes = {nodes}"
+                return Err(invalid(
+                    "algorithm.kind",
+                    format!("algorithm.kind = \"single\" runs on one node, but nodes = {nodes}"),
                 ))
             }
             _ => nodes,
@@ -289,39 +324,52 @@ impl RawScenario {
         let quorum = match a.quorum {
             None => used_nodes / 2 + 1,
             Some(q) if q < 1 || q as usize > used_nodes => {
-                return Err(format!(
-                    "algorithm.quorum = {q}: must be between 1 and the node count ({used_nodes})"
+                return Err(invalid(
+                    "algorithm.quorum",
+                    format!("algorithm.quorum = {q}: must be between 1 and the node count ({used_nodes})"),
                 ))
             }
             Some(q) => q as usize,
         };
         if a.max_extensions < 0 {
-            return Err(format!(
-                "algorithm.max_extensions = {}: must not be negative",
-                a.max_extensions
+            return Err(invalid(
+                "algorithm.max_extensions",
+                format!(
+                    "algorithm.max_extensions = {}: must not be negative",
+                    a.max_extensions
+                ),
             ));
         }
         let ttl_us = a.ttl.us();
         let extend_before_us = a.extend_before.map_or(ttl_us / 3, Dur::us);
         if extend_before_us == 0 || extend_before_us >= ttl_us {
-            return Err(format!(
-                "algorithm.extend_before = {}: must be above 0 and below the ttl",
-                Dur(extend_before_us)
+            return Err(invalid(
+                "algorithm.extend_before",
+                format!(
+                    "algorithm.extend_before = {}: must be above 0 and below the ttl",
+                    Dur(extend_before_us)
+                ),
             ));
         }
         if a.fair_after.is_some() && a.kind != AlgorithmKind::FairRwRedlock {
-            return Err("algorithm.fair_after only applies to kind = \"fair_rw_redlock\"".into());
+            return Err(invalid(
+                "algorithm.fair_after",
+                "algorithm.fair_after only applies to kind = \"fair_rw_redlock\"",
+            ));
         }
         if a.extend == Extend::Pexpire && a.max_extensions == 0 {
-            return Err(
-                "algorithm.extend = \"pexpire\" needs max_extensions above 0: clients never extend otherwise"
-                    .into(),
-            );
+            return Err(invalid(
+                "algorithm.extend",
+                "algorithm.extend = \"pexpire\" needs max_extensions above 0: clients never extend otherwise",
+            ));
         }
         if !(1..=2).contains(&a.fence_rounds) {
-            return Err(format!(
-                "algorithm.fence_rounds = {}: 2 (safe) or 1 (the naive one-round design)",
-                a.fence_rounds
+            return Err(invalid(
+                "algorithm.fence_rounds",
+                format!(
+                    "algorithm.fence_rounds = {}: 2 (safe) or 1 (the naive one-round design)",
+                    a.fence_rounds
+                ),
             ));
         }
         let algorithm = AlgorithmConfig {
@@ -346,59 +394,82 @@ impl RawScenario {
             },
         };
         if algorithm.drift_us() >= algorithm.ttl_ms * 1_000 {
-            return Err(format!(
+            return Err(invalid("algorithm.ttl", format!(
                 "algorithm.ttl = {}: no validity is left after the drift allowance (ttl * drift_factor + 2ms)",
                 a.ttl
-            ));
+            )));
         }
 
         let c = &self.clients;
         if c.count < 1 {
-            return Err(format!(
-                "clients.count = {}: a scenario needs at least one client",
-                c.count
+            return Err(invalid(
+                "clients.count",
+                format!(
+                    "clients.count = {}: a scenario needs at least one client",
+                    c.count
+                ),
             ));
         }
-        if c.count > 10_000 {
-            return Err(format!("clients.count = {}: at most 10000 clients", c.count));
+        if c.count > MAX_CLIENTS as i64 {
+            return Err(invalid(
+                "clients.count",
+                format!("clients.count = {}: at most {MAX_CLIENTS} clients", c.count),
+            ));
         }
         if c.locks < 1 {
-            return Err(format!("clients.locks = {}: at least one lock name", c.locks));
+            return Err(invalid(
+                "clients.locks",
+                format!("clients.locks = {}: at least one lock name", c.locks),
+            ));
         }
         let read_share = match (c.read_share, a.kind.is_read_write()) {
             (Some(r), _) if !(0.0..=1.0).contains(&r) => {
-                return Err(format!("clients.read_share = {r}: must be between 0 and 1"))
+                return Err(invalid("clients.read_share", format!("clients.read_share = {r}: must be between 0 and 1")))
             }
             (Some(r), false) if r > 0.0 => {
-                return Err(format!(
+                return Err(invalid("clients.read_share", format!(
                     "clients.read_share = {r}: only read-write algorithms (rw_redlock, fair_rw_redlock) take read locks"
-                ))
+                )))
             }
             (Some(r), _) => r,
             (None, true) => 0.5,
             (None, false) => 0.0,
         };
         if c.writer_wait_bound.is_some_and(|d| d.us() == 0) {
-            return Err("clients.writer_wait_bound must be above 0".into());
+            return Err(invalid(
+                "clients.writer_wait_bound",
+                "clients.writer_wait_bound must be above 0",
+            ));
         }
         let worker = match &c.worker {
             None => {
                 if c.worker_faketime.is_some() || c.worker_deadline.is_some() {
-                    return Err("clients.worker_faketime and clients.worker_deadline need clients.worker".into());
+                    return Err(invalid(
+                        "clients.worker_faketime",
+                        "clients.worker_faketime and clients.worker_deadline need clients.worker",
+                    ));
                 }
                 None
             }
             Some(argv) if argv.is_empty() || argv[0].trim().is_empty() => {
-                return Err("clients.worker is empty: give the command and its arguments, e.g. [\"python3\", \"adapters/python/example_worker.py\"]".into())
+                return Err(invalid(
+                    "clients.worker",
+                    "clients.worker is empty: give the command and its arguments, e.g. [\"python3\", \"adapters/python/example_worker.py\"]",
+                ))
             }
-            Some(_) if self.backend != Backend::Redis => {
-                return Err("clients.worker runs against real Redis: add `backend = \"redis\"`".into())
+            Some(_) if self.backend == Backend::Sim => {
+                return Err(invalid(
+                    "clients.worker",
+                    "clients.worker runs against real Redis: add `backend = \"redis\"` (or \"docker\")",
+                ))
             }
             Some(argv) => Some(crate::worker::WorkerSpec {
                 argv: argv.clone(),
                 faketime: c.worker_faketime.unwrap_or(false),
                 deadline_us: match c.worker_deadline {
-                    Some(d) if d.us() == 0 => return Err("clients.worker_deadline must be above 0".into()),
+                    Some(d) if d.us() == 0 => {
+                        return Err(invalid("clients.worker_deadline", "clients.worker_deadline must be above 0"))
+                    }
                     Some(d) => d.us(),
                     None => crate::worker::DEFAULT_DEADLINE_US,
                 },
@@ -418,12 +489,21 @@ impl RawScenario {
             latency: self.network.latency.resolve("network.latency")?,
             fifo: self.network.fifo,
         };
+        if network.latency.max_us() == 0 {
+            return Err(invalid(
+                "network.latency",
+                "network.latency = 0: a message takes at least 1us, or simulated clients would run without time passing",
+            ));
+        }
         if self.duration.us() == 0 {
-            return Err("duration must be above 0".into());
+            return Err(invalid("duration", "duration must be above 0"));
         }
         if let Some(m) = self.min_availability {
             if !(0.0..=1.0).contains(&m) {
-                return Err(format!("min_availability = {m}: must be between 0 and 1"));
+                return Err(invalid(
+                    "min_availability",
+                    format!("min_availability = {m}: must be between 0 and 1"),
+                ));
             }
         }
 
@@ -431,9 +511,9 @@ impl RawScenario {
             RawPersistence::All(p) => vec![p; nodes],
             RawPersistence::PerNode(ps) if ps.len() == nodes => ps,
             RawPersistence::PerNode(ps) => {
-                return Err(format!(
-                    "persistence lists {} nodes, but nodes = {nodes}",
-                    ps.len()
+                return Err(invalid(
+                    "persistence",
+                    format!("persistence lists {} nodes, but nodes = {nodes}", ps.len()),
                 ))
             }
         };
@@ -444,6 +524,7 @@ impl RawScenario {
 
         let faults = resolve_faults(&self.faults, nodes, clients.count, self.duration, replication)?;
         let nemesis = self.nemesis.resolve(replication)?;
+        planned_faults(faults.len(), &nemesis, self.duration)?;
 
         Ok(Scenario {
             name: self.name.unwrap_or_else(|| default_name.to_string()),
@@ -466,5 +547,29 @@ impl RawScenario {
             backend: self.backend,
             targets,
         })
+    }
+}
+
+/// Refuses a run that would plan more than [`MAX_PLANNED_FAULTS`] faults on average,
+/// naming the nemesis kind that plans the most.
+fn planned_faults(scripted: usize, nemesis: &Nemesis, duration: Dur) -> Result<(), Invalid> {
+    let kinds = nemesis.expected_faults(duration.us());
+    let total = scripted as f64 + kinds.iter().map(|(_, n)| n).sum::<f64>();
+    if total <= MAX_PLANNED_FAULTS as f64 {
+        return Ok(());
+    }
+    let why = format!(
+        "lockstorm plans at most {MAX_PLANNED_FAULTS} faults per run (each is checked against every \
+         failed acquisition and drawn in every plot)"
+    );
+    match kinds.into_iter().max_by(|a, b| a.1.total_cmp(&b.1)) {
+        Some((kind, most)) => Err(invalid(
+            format!("nemesis.{kind}.interval"),
+            format!(
+                "nemesis.{kind}.interval plans about {most:.0} faults in a run of {duration} \
+                 ({total:.0} in all); {why}: lengthen the interval or shorten the run"
+            ),
+        )),
+        None => Err(invalid("faults", format!("{scripted} scripted faults; {why}"))),
     }
 }

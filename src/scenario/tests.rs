@@ -240,6 +240,15 @@ fn bad_faults_are_one_line_errors() {
         ),
         ("persistence = [\"none\"]\n", "persistence lists 1 nodes"),
         ("[nemesis]\nfailover = { interval = \"1s\", duration = \"0s\" }\n", "needs a replica"),
+        (
+            "duration = \"1s\"\n[nemesis]\npartition = { interval = \"1us\", duration = \"1ms\" }\n",
+            "t.toml:3: nemesis.partition.interval plans about 1000000 faults in a run of 1s",
+        ),
+        (
+            "duration = \"10m\"\n[nemesis]\ncrash = { interval = { mean = \"1s\", max = \"1ms\" }, duration = \"1ms\" }\n",
+            "nemesis.crash.interval plans about 600300 faults",
+        ),
+        ("[network]\nlatency = \"0ms\"\n", "t.toml:2: network.latency = 0"),
     ];
     for (text, want) in cases {
         let msg = parse(text).unwrap_err().to_string();

@@ -15,7 +15,7 @@ use crate::scenario::Scenario;
 
 /// The world right after an event was recorded.
 pub struct Inspect<'w> {
-    pub(super) history: &'w [Event],
+    pub(super) event: &'w Event,
     pub(super) nodes: &'w [Node],
     pub(super) node_paused: &'w [bool],
     pub(super) client_paused: &'w [bool],
@@ -23,9 +23,9 @@ pub struct Inspect<'w> {
 }
 
 impl Inspect<'_> {
-    /// The history so far; its last event is the one just recorded.
-    pub fn history(&self) -> &[Event] {
-        self.history
+    /// The event just recorded.
+    pub fn event(&self) -> &Event {
+        self.event
     }
 
     pub fn node_up(&self, node: usize) -> bool {
@@ -55,5 +55,8 @@ impl Inspect<'_> {
 
 /// Runs `scenario` with `seed`, showing the world to `inspect` at every history event.
 pub fn run_inspected(scenario: &Scenario, seed: u64, inspect: &mut dyn FnMut(&Inspect<'_>)) -> RunOutput {
-    super::run_world(scenario, seed, &mut |_, _| {}, Some(inspect))
+    let mut history = Vec::new();
+    let mut output = super::run_world(scenario, seed, &mut history, &mut |_, _| {}, Some(inspect));
+    output.history = history;
+    output
 }

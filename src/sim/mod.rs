@@ -32,6 +32,7 @@ use crate::history::{Event, Meta, OpKind};
 use crate::lifecycle::{Lifecycle, RunOutput, RunStats};
 use crate::resource::GuardedResource;
 use crate::scenario::Scenario;
+use crate::sink::Sink;
 use clock::Clock;
 pub use inspect::{run_inspected, Inspect};
 use network::{Direction, Network};
@@ -105,7 +106,8 @@ struct World<'a> {
     holding: Vec<bool>,
     /// What each holder believes about its hold, to re-derive when its clock changes.
     beliefs: Vec<Option<Held>>,
-    history: Vec<Event>,
+    /// Where every event of the history goes, as it happens.
+    history: &'a mut dyn Sink,
     /// Called at every history event, for tests that check the world against the history.
     inspect: Option<&'a mut dyn FnMut(&Inspect<'_>)>,
     lifecycle: Lifecycle,
@@ -114,6 +116,8 @@ struct World<'a> {
     /// The storage the locks protect (shared with the other driver).
     resource: GuardedResource,
     resource_rng: crate::rng::Rng,
+    /// lockstorm was asked to stop ([`crate::shutdown`]) and the run ended early.
+    stopped: bool,
 }
 
 /// A holder's belief: its validity ends when its monotonic clock reads
@@ -131,14 +135,31 @@ pub fn run(scenario: &Scenario, seed: u64) -> RunOutput {
     run_with_progress(scenario, seed, &mut |_, _| {})
 }
 
-/// Runs `scenario` with `seed`, calling `progress(now_us, duration_us)` now and then.
+/// Runs `scenario` with `seed`, calling `progress(now_us, duration_us)` now and then;
+/// the history is kept in memory.
 pub fn run_with_progress(scenario: &Scenario, seed: u64, progress: &mut dyn FnMut(u64, u64)) -> RunOutput {
-    run_world(scenario, seed, progress, None)
+    let mut history = Vec::with_capacity(1024);
+    let mut output = run_into(scenario, seed, &mut history, progress);
+    output.history = history;
+    output
+}
+
+/// Runs `scenario` with `seed`, pushing the history into `sink` as it is made (the
+/// returned output's `history` is empty). A stop requested of lockstorm
+/// ([`crate::shutdown::requested`]) ends the run early, with `stopped` set.
+pub fn run_into(
+    scenario: &Scenario,
+    seed: u64,
+    sink: &mut dyn Sink,
+    progress: &mut dyn FnMut(u64, u64),
+) -> RunOutput {
+    run_world(scenario, seed, sink, progress, None)
 }
 
 fn run_world<'a>(
     scenario: &'a Scenario,
     seed: u64,
+    sink: &'a mut dyn Sink,
     progress: &mut dyn FnMut(u64, u64),
     inspect: Option<&'a mut dyn FnMut(&Inspect<'_>)>,
 ) -> RunOutput {
@@ -184,13 +205,14 @@ fn run_world<'a>(
         holding: vec![false; n_clients],
         beliefs: vec![None; n_clients],
         plan,
-        history: Vec::with_capacity(1024),
+        history: sink,
         inspect,
         lifecycle: Lifecycle::new(scenario),
         out: Vec::with_capacity(64),
         stats: RunStats::default(),
         resource: GuardedResource::default(),
         resource_rng: crate::rng::split(seed, "resource", 0),
+        stopped: false,
     };
     world.emit(Event::Meta(Meta {
         t_us: 0,
@@ -206,25 +228,29 @@ fn run_world<'a>(
     world.run(progress);
     RunOutput {
         worker_logs: None,
-        history: world.history,
+        history: Vec::new(),
         plan: world.plan,
         stats: world.stats,
+        stopped: world.stopped,
     }
 }
 
 impl World<'_> {
     /// Records `event` in the history (and shows the world at it to an inspector).
     fn emit(&mut self, event: Event) {
+        let Some(inspect) = self.inspect.as_mut() else {
+            self.history.push(event);
+            return;
+        };
+        let shown = event.clone();
         self.history.push(event);
-        if let Some(inspect) = self.inspect.as_mut() {
-            inspect(&Inspect {
-                history: &self.history,
-                nodes: &self.nodes,
-                node_paused: &self.node_paused,
-                client_paused: &self.client_paused,
-                client_clocks: &self.client_clocks,
-            });
-        }
+        inspect(&Inspect {
+            event: &shown,
+            nodes: &self.nodes,
+            node_paused: &self.node_paused,
+            client_paused: &self.client_paused,
+            client_clocks: &self.client_clocks,
+        });
     }
 
     fn run(&mut self, progress: &mut dyn FnMut(u64, u64)) {
@@ -249,6 +275,10 @@ impl World<'_> {
             self.stats.end_us = t;
             if self.stats.events & 0xffff == 0 {
                 progress(t.min(s.duration_us), s.duration_us);
+                if crate::shutdown::requested().is_some() {
+                    self.stopped = true;
+                    break;
+                }
             }
             self.step(t, ev);
         }

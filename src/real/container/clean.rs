@@ -3,7 +3,7 @@
 //! Every container and volume of a run carries [`RUN`] (the run's id) and [`OWNER`] (the
 //! lockstorm process: pid and start time). A run removes what it made when it ends; an
 //! interrupt or a panic removes everything with the run's label ([`remove_blocking`],
-//! registered with [`crate::children::on_kill_all`]); `lockstorm clean` removes what runs
+//! registered with [`crate::children::register_cleanup`]); `lockstorm clean` removes what runs
 //! killed by SIGKILL left: everything whose owner process is gone, or with `--all`
 //! everything lockstorm ever labelled. A run still going in another lockstorm process
 //! is left alone, so `clean` is safe beside other runs.

@@ -74,7 +74,7 @@ struct RunInfo {
 /// owns the interrupt cleanup.
 pub struct ContainerRun {
     info: Arc<RunInfo>,
-    cleanup: u64,
+    cleanup: crate::children::Cleanup,
 }
 
 impl ContainerRun {
@@ -94,7 +94,7 @@ impl ContainerRun {
             (clean::OWNER.to_string(), clean::owner()),
         ]);
         let which = clean::Which::Run(id.clone());
-        let cleanup = crate::children::on_kill_all(move || {
+        let cleanup = crate::children::register_cleanup(move |_| {
             if let Err(e) = clean::remove_blocking(which.clone()) {
                 eprintln!("lockstorm: {e}");
             }
@@ -145,7 +145,7 @@ impl ContainerRun {
         if let Err(e) = clean::remove(&self.info.docker, &which).await {
             eprintln!("lockstorm: warning: {e}");
         }
-        crate::children::forget_cleanup(self.cleanup);
+        drop(self.cleanup);
     }
 }
 

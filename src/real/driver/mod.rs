@@ -24,6 +24,7 @@ mod workers;
 use super::node::load_scripts;
 use super::proxy::{self, Proxy};
 use super::runtime::{Host, Nodes};
+use super::workdir::WorkDir;
 use super::{wire, RealError};
 use crate::algorithm::ReqId;
 use crate::client::{build_clients, Action, Client, Record, RecordKind};
@@ -33,10 +34,12 @@ use crate::history::{Event, Meta};
 use crate::lifecycle::{Lifecycle, RunOutput, RunStats};
 use crate::resource::GuardedResource;
 use crate::scenario::{Scenario, Targets};
+use crate::sink::{JsonlFile, Sink, Tee};
 use conn::{clear_locks, connection, request, Answer, Slot};
 use faults::{check_faults, needs_faketime, needs_worker_faketime};
 use pauses::{ClientPauses, Held};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 use workers::Workers;
@@ -46,6 +49,9 @@ use workers::Workers;
 pub struct RealOptions {
     /// Keep the nodes' temporary directories (configs, logs, AOFs) and print where.
     pub keep: bool,
+    /// Write the history here as the run goes (the file starts afresh with each seed),
+    /// so a run that is stopped or killed leaves what it recorded.
+    pub history_path: Option<std::path::PathBuf>,
 }
 
 enum Ev {
@@ -73,9 +79,13 @@ enum Ev {
 
 /// Runs `scenario` with `seed` against real Redis. Nodes are started (or reached), the
 /// workload runs in real time, and every node lockstorm started is killed before this
-/// returns, whatever happens.
+/// returns, whatever happens. The history goes to `options.history_path` as it is made,
+/// if set, and is returned too. A stop requested of lockstorm
+/// ([`crate::shutdown::requested`]) ends the run early, with `stopped` set.
+///
+/// The nodes' temporary directory is removed at the end unless `options.keep`, or unless
+/// the error names a node's log in it, which is then kept for the user to read.
 pub fn run(scenario: &Scenario, seed: u64, options: &RealOptions) -> Result<RunOutput, RealError> {
-    crate::children::install_cleanup();
     let mut plan = scenario.faults.clone();
     let nemesis = scenario.nemesis.plan(
         seed,
@@ -93,12 +103,27 @@ pub fn run(scenario: &Scenario, seed: u64, options: &RealOptions) -> Result<RunO
         ));
     }
 
-    // Declared before the nodes so it is removed after they are gone.
-    let tmp = tempfile::Builder::new()
-        .prefix("lockstorm-")
-        .tempdir()
-        .map_err(|e| RealError::Io("create a temporary directory".into(), e))?;
-    crate::children::register_dir(tmp.path());
+    let dir = WorkDir::create("lockstorm-", options.keep)?;
+    let result = run_in(scenario, seed, plan, dir.path(), options);
+    dir.close(&result);
+    result
+}
+
+/// Starts the nodes in `dir`, runs, and stops them again before returning.
+fn run_in(
+    scenario: &Scenario,
+    seed: u64,
+    plan: Vec<PlannedFault>,
+    dir: &std::path::Path,
+    options: &RealOptions,
+) -> Result<RunOutput, RealError> {
+    let file = match &options.history_path {
+        Some(path) => Some(
+            JsonlFile::create(path).map_err(|e| RealError::Io(format!("create {}", path.display()), e))?,
+        ),
+        None => None,
+    };
+    let mut sink = Tee(Vec::with_capacity(1024), file);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -107,19 +132,27 @@ pub fn run(scenario: &Scenario, seed: u64, options: &RealOptions) -> Result<RunO
     let result = runtime.block_on(async {
         let nodes = match &scenario.targets {
             Targets::External(addrs) => Nodes::external(addrs),
-            Targets::Local => Nodes::start(scenario, needs_faketime(&plan), tmp.path()).await?,
+            Targets::Local => Nodes::start(scenario, needs_faketime(&plan), dir).await?,
         };
-        let result = drive(scenario, seed, plan, &nodes.hosts, tmp.path()).await;
+        let result = drive(scenario, seed, plan, &nodes.hosts, dir, &mut sink).await;
         nodes.shutdown().await;
         result
     });
     drop(runtime);
-    crate::children::unregister_dir(tmp.path());
-    if options.keep {
-        let kept = tmp.keep();
-        eprintln!("lockstorm: kept the nodes' directories in {}", kept.display());
+    let Tee(history, file) = sink;
+    if let Some(file) = file {
+        let path = file.path().to_path_buf();
+        file.finish()
+            .map_err(|e| RealError::Io(format!("write {}", path.display()), e))?;
     }
-    result
+    match result {
+        Ok(output) => Ok(RunOutput { history, ..output }),
+        Err(RealError::WorkerFailed(mut failure)) => {
+            failure.output.history = history;
+            Err(RealError::WorkerFailed(failure))
+        }
+        Err(e) => Err(e),
+    }
 }
 
 async fn drive(
@@ -128,6 +161,7 @@ async fn drive(
     plan: Vec<PlannedFault>,
     hosts: &[Host],
     tmp: &std::path::Path,
+    sink: &mut dyn Sink,
 ) -> Result<RunOutput, RealError> {
     let n_clients = scenario.clients.count;
     let mut proxies = Vec::with_capacity(hosts.len());
@@ -200,7 +234,7 @@ async fn drive(
         seq: 0,
         active: vec![false; plan.len()],
         plan,
-        history: Vec::with_capacity(1024),
+        history: sink,
         lifecycle: Lifecycle::new(scenario),
         out: Vec::with_capacity(64),
         stats: RunStats::default(),
@@ -224,16 +258,17 @@ async fn drive(
         liveness_bound_us: scenario.algorithm.liveness_bound_us(scenario.nodes),
         writer_wait_bound_us: scenario.clients.writer_wait_bound_us,
     }));
-    d.run(rx, worker_rx).await;
+    let stopped = d.run(rx, worker_rx).await;
     let worker_logs = d.workers.take().map(|mut w| {
         w.shutdown();
         w.logs
     });
     let output = RunOutput {
-        history: d.history,
+        history: Vec::new(),
         plan: d.plan,
         stats: d.stats,
         worker_logs,
+        stopped,
     };
     match d.failure {
         Some(message) => Err(RealError::WorkerFailed(Box::new(super::WorkerFailure {
@@ -266,7 +301,8 @@ struct Driver<'a> {
     seq: u64,
     plan: Vec<PlannedFault>,
     active: Vec<bool>,
-    history: Vec<Event>,
+    /// Where every event of the history goes, as it happens.
+    history: &'a mut dyn Sink,
     lifecycle: Lifecycle,
     out: Vec<Action>,
     stats: RunStats,
@@ -302,11 +338,18 @@ impl Driver<'_> {
         self.timers.insert((at_us, self.seq), ev);
     }
 
+    /// Runs until the lifecycle is done or the hard stop; returns whether it ended early
+    /// because lockstorm was asked to stop.
     async fn run(
         &mut self,
         mut rx: mpsc::UnboundedReceiver<Answer>,
         mut worker_rx: mpsc::UnboundedReceiver<crate::worker::process::WorkerEvent>,
-    ) {
+    ) -> bool {
+        let stop = Arc::new(tokio::sync::Notify::new());
+        let _wake = {
+            let stop = stop.clone();
+            crate::shutdown::on_stop(move || stop.notify_one())
+        };
         let s = self.scenario;
         for i in 0..self.plan.len() {
             self.schedule(self.plan[i].at_us, Ev::FaultStart(i));
@@ -329,6 +372,9 @@ impl Driver<'_> {
             let deadline = tokio::time::Instant::from_std(self.start + Duration::from_micros(next_us));
             tokio::select! {
                 biased;
+                // Nothing more is recorded: the nodes are killed as they are, and the
+                // history ends with what was open at the stop.
+                () = stop.notified() => return true,
                 Some(r) = rx.recv() => {
                     let t = self.now_us();
                     self.stats.events += 1;
@@ -361,6 +407,7 @@ impl Driver<'_> {
         }
         // Whatever was still faulty at a hard stop is healed before the nodes go away.
         self.heal(self.now_us());
+        false
     }
 
     /// A node's reply to a client (held back while the client is paused).

@@ -1,0 +1,29 @@
+//! The largest numbers lockstorm takes from any input, and why: no scenario file and no
+//! history may make it allocate or compute without bound.
+//!
+//! Scenarios are checked against these when they are resolved ([`crate::scenario`]),
+//! histories when the checker reads them ([`crate::checker`]), before anything is sized
+//! by a number from the input. A report has a row per node and client and a shaded span
+//! per fault, the checker keeps per-node state for every failed acquisition, and every
+//! fault is two history lines: these bounds keep each of those in the range a person can
+//! read and a laptop can hold.
+
+/// Nodes of a run: Redlock deployments use 3 to 9; 64 leaves room for experiments.
+pub const MAX_NODES: usize = 64;
+
+/// Clients of a run (each is a row of the report and a link to every node).
+pub const MAX_CLIENTS: usize = 10_000;
+
+/// The longest time anything in a scenario or a history may take or say, in
+/// microseconds: 10^15 us, about 31 years. Sums of a few such times still fit in a u64.
+pub const MAX_TIME_US: u64 = 1_000_000_000_000_000;
+
+/// Faults a run may plan, scripted and random together: the nemesis is refused when its
+/// intervals average out to more over the run. Each fault is checked against every
+/// failed acquisition it overlaps and drawn in every plot; the busiest scenario in
+/// `scenarios/` plans about 1,200.
+pub const MAX_PLANNED_FAULTS: usize = 10_000;
+
+/// The nemesis stops planning at this many faults, whatever its draws: an average at the
+/// limit can still draw a few more by chance, never twice as many.
+pub const MAX_DRAWN_FAULTS: usize = 2 * MAX_PLANNED_FAULTS;

@@ -1,0 +1,284 @@
+//! A report folder holds one run, and says so while the run goes.
+//!
+//! Before a run writes into a folder, [`RunFolder::prepare`] removes the files an earlier
+//! run wrote there: those listed in its manifest, [`MANIFEST`], and the names lockstorm
+//! writes (for folders from before manifests). It never deletes anything else: a folder
+//! holding other files is refused, so a report never mixes runs (an old
+//! `timeline-violation.png` beside a new safe verdict) and a mistyped `--out` never
+//! costs a user a file.
+//!
+//! While the run goes, summary.json is a placeholder that says the run is partial
+//! ([`RunFolder::start`]), and on the real backend history.jsonl grows line by line. A
+//! run stopped by a signal or an error rewrites the summary with its reason; one killed
+//! outright leaves the placeholder; either way `lockstorm report DIR` renders what was
+//! recorded. When the report is written, [`RunFolder::finish`] lists what is in the
+//! folder in the manifest, for the next run to remove.
+
+use super::{io_err, ReportError};
+use crate::children::{register_cleanup, Cleanup};
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+/// The list of files a run wrote, one name per line.
+pub const MANIFEST: &str = ".lockstorm-files";
+
+/// Files a run writes whatever it found, and which a re-render keeps: the summary, the
+/// history, the wall-clock figures, a shard's description, and the worker clients' logs
+/// (the one folder lockstorm writes into a report).
+const RUN_FILES: &[&str] = &[
+    "summary.json",
+    "history.jsonl",
+    "timing.json",
+    "shard.json",
+    "workers/",
+];
+
+/// Files rendered from them, also written by lockstorm versions without a manifest.
+const RENDERED: &[&str] = &["index.html", "narrative.md"];
+const PLOT_STEMS: &[&str] = &[
+    "timeline",
+    "timeline-violation",
+    "timeline-stale-write",
+    "timeline-fault",
+    "latency-cdf",
+    "availability",
+    "wait-cdf",
+];
+
+/// The folder of a run in progress.
+pub struct RunFolder {
+    dir: PathBuf,
+    /// Marks the summary partial if lockstorm must stop without finishing the report.
+    _on_abort: Option<Cleanup>,
+}
+
+impl RunFolder {
+    /// Creates `dir`, or empties it of an earlier run's files; refuses a folder that
+    /// holds anything lockstorm did not write.
+    pub fn prepare(dir: &Path) -> Result<RunFolder, ReportError> {
+        std::fs::create_dir_all(dir).map_err(io_err(dir))?;
+        let (ours, others) = sort_out(dir, false)?;
+        if !others.is_empty() {
+            const SHOWN: usize = 3;
+            let mut names: Vec<&str> = others.iter().take(SHOWN).map(String::as_str).collect();
+            if others.len() > SHOWN {
+                names.push("...");
+            }
+            return Err(ReportError::Folder {
+                path: dir.display().to_string(),
+                message: format!(
+                    "holds files lockstorm did not write ({}); a report folder holds one run: choose a new or empty --out folder",
+                    names.join(", ")
+                ),
+            });
+        }
+        remove(dir, &ours)?;
+        Ok(RunFolder {
+            dir: dir.to_path_buf(),
+            _on_abort: None,
+        })
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Where the real backend streams the history.
+    pub fn history_path(&self) -> PathBuf {
+        self.dir.join("history.jsonl")
+    }
+
+    /// Writes the placeholder summary (`summary` should say `"partial": true` and why)
+    /// and arranges for it to be marked with the reason if lockstorm stops hard.
+    pub fn start(&mut self, summary: &serde_json::Value) -> Result<(), ReportError> {
+        super::write_json(&self.dir.join("summary.json"), summary)?;
+        let dir = self.dir.clone();
+        self._on_abort = Some(register_cleanup(move |reason| {
+            let _ = mark_partial(&dir, reason);
+        }));
+        Ok(())
+    }
+
+    /// The run failed: the summary says so (history.jsonl keeps what was recorded).
+    pub fn fail(self, reason: &str) -> Result<(), ReportError> {
+        mark_partial(&self.dir, reason)?;
+        write_manifest(&self.dir, &BTreeSet::new())
+    }
+
+    /// The report is written: lists the folder's files for the next run to remove.
+    pub fn finish(self) -> Result<(), ReportError> {
+        write_manifest(&self.dir, &BTreeSet::new())
+    }
+}
+
+/// Sets `partial` and `partial_reason` in `dir`'s summary.json.
+pub fn mark_partial(dir: &Path, reason: &str) -> Result<(), ReportError> {
+    let path = dir.join("summary.json");
+    let mut summary: serde_json::Value = std::fs::read_to_string(&path)
+        .ok()
+        .and_then(|text| serde_json::from_str(&text).ok())
+        .unwrap_or_else(|| serde_json::json!({}));
+    summary["partial"] = true.into();
+    summary["partial_reason"] = reason.into();
+    super::write_json(&path, &summary)
+}
+
+/// Before a re-render: removes what was rendered from the history last time; returns
+/// the files that are not lockstorm's, which stay and stay out of the manifest.
+pub fn clear_renders(dir: &Path) -> Result<BTreeSet<String>, ReportError> {
+    let (ours, others) = sort_out(dir, true)?;
+    remove(dir, &ours)?;
+    Ok(others)
+}
+
+/// Lists the folder's files, except `others` and the manifest itself, in the manifest.
+pub fn write_manifest(dir: &Path, others: &BTreeSet<String>) -> Result<(), ReportError> {
+    let mut names: Vec<String> = files(dir)?
+        .into_iter()
+        .filter(|n| n != MANIFEST && !others.contains(n))
+        .collect();
+    names.sort();
+    let path = dir.join(MANIFEST);
+    let mut text = names.join("\n");
+    text.push('\n');
+    std::fs::write(&path, text).map_err(io_err(&path))
+}
+
+/// The names in `dir`, split into lockstorm's (to remove) and the rest. With
+/// `renders_only`, summary.json and history.jsonl count as the rest (a re-render keeps
+/// them).
+fn sort_out(dir: &Path, renders_only: bool) -> Result<(BTreeSet<String>, BTreeSet<String>), ReportError> {
+    let listed: BTreeSet<String> = std::fs::read_to_string(dir.join(MANIFEST))
+        .map(|text| text.lines().map(str::to_string).collect())
+        .unwrap_or_default();
+    let (mut ours, mut others) = (BTreeSet::new(), BTreeSet::new());
+    for name in files(dir)? {
+        let kept = renders_only && RUN_FILES.contains(&name.as_str());
+        let known = name == MANIFEST
+            || listed.contains(&name)
+            || RUN_FILES.contains(&name.as_str())
+            || RENDERED.contains(&name.as_str())
+            || is_plot(&name);
+        if known && !kept {
+            ours.insert(name);
+        } else if !kept {
+            others.insert(name);
+        }
+    }
+    Ok((ours, others))
+}
+
+fn is_plot(name: &str) -> bool {
+    let stem = name.strip_suffix(".png").or_else(|| name.strip_suffix(".svg"));
+    stem.is_some_and(|s| PLOT_STEMS.contains(&s))
+}
+
+/// Every entry of `dir` by name, folders with a trailing `/` (lockstorm writes only
+/// `workers/`).
+fn files(dir: &Path) -> Result<Vec<String>, ReportError> {
+    let mut names = Vec::new();
+    for entry in std::fs::read_dir(dir).map_err(io_err(dir))? {
+        let entry = entry.map_err(io_err(dir))?;
+        let is_dir = entry.file_type().map_err(io_err(dir))?.is_dir();
+        let name = entry.file_name().to_string_lossy().into_owned();
+        names.push(if is_dir { format!("{name}/") } else { name });
+    }
+    Ok(names)
+}
+
+fn remove(dir: &Path, names: &BTreeSet<String>) -> Result<(), ReportError> {
+    for name in names {
+        let path = dir.join(name);
+        let removed = match name.strip_suffix('/') {
+            Some(folder) => std::fs::remove_dir_all(dir.join(folder)),
+            None => std::fs::remove_file(&path),
+        };
+        match removed {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(io_err(&path)(e)),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn touch(dir: &Path, name: &str) {
+        std::fs::write(dir.join(name), "x").unwrap();
+    }
+
+    fn names(dir: &Path) -> Vec<String> {
+        let mut v = files(dir).unwrap();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn an_earlier_runs_files_go_and_nothing_else_is_touched() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        for name in [
+            "summary.json",
+            "history.jsonl",
+            "index.html",
+            "timeline-violation.png",
+        ] {
+            touch(dir, name);
+        }
+        // Listed in the manifest: a plot this version does not know by name.
+        touch(dir, "timeline-lanes.svg");
+        write_manifest(dir, &BTreeSet::new()).unwrap();
+        RunFolder::prepare(dir).unwrap();
+        assert_eq!(names(dir), Vec::<String>::new());
+    }
+
+    #[test]
+    fn a_folder_with_other_files_is_refused_and_left_as_it_was() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        touch(dir, "summary.json");
+        touch(dir, "notes.txt");
+        std::fs::create_dir(dir.join("data")).unwrap();
+        let e = RunFolder::prepare(dir).err().expect("refused").to_string();
+        assert!(e.contains("did not write (data/, notes.txt)"), "{e}");
+        assert_eq!(names(dir), ["data/", "notes.txt", "summary.json"]);
+    }
+
+    #[test]
+    fn a_rerender_keeps_the_run_and_the_users_files() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        for name in [
+            "summary.json",
+            "history.jsonl",
+            "index.html",
+            "latency-cdf.png",
+            "mine.txt",
+        ] {
+            touch(dir, name);
+        }
+        let others = clear_renders(dir).unwrap();
+        assert_eq!(others.into_iter().collect::<Vec<_>>(), ["mine.txt"]);
+        assert_eq!(names(dir), ["history.jsonl", "mine.txt", "summary.json"]);
+    }
+
+    #[test]
+    fn a_stopped_run_is_marked_partial_with_its_reason() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut folder = RunFolder::prepare(tmp.path()).unwrap();
+        folder
+            .start(&serde_json::json!({"scenario": "s", "partial": true, "partial_reason": "running"}))
+            .unwrap();
+        folder.fail("stopped by SIGTERM").unwrap();
+        let summary: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(tmp.path().join("summary.json")).unwrap()).unwrap();
+        assert_eq!(summary["scenario"], "s");
+        assert_eq!(summary["partial_reason"], "stopped by SIGTERM");
+        assert_eq!(
+            std::fs::read_to_string(tmp.path().join(MANIFEST)).unwrap(),
+            "summary.json\n"
+        );
+    }
+}

@@ -1,0 +1,170 @@
+//! How a lockstorm process stops: on SIGINT, SIGTERM or SIGHUP, on a panic, and on
+//! SIGKILL.
+//!
+//! The first signal asks the run to stop ([`requested`]): the simulator looks between
+//! batches of events, the real driver is woken through [`on_stop`]. The run then ends
+//! like any other (its nodes killed and reaped, its temporary directories removed unless
+//! `--keep`), the report is written as a partial run, and lockstorm exits with 128 plus
+//! the signal's number: 130, 143, 129. If the run has not stopped [`GRACE`] after the
+//! signal ([`run_stopped`] was not called), or a second signal comes, lockstorm stops
+//! the hard way: [`crate::children::cleanup_all`] kills every child, runs the registered
+//! cleanups (the report folder marks itself partial) and removes the temporary
+//! directories, then the process exits with the same status. A panic runs the same
+//! cleanup before it unwinds.
+//!
+//! SIGKILL cannot be caught: children die by their parent-death signal
+//! ([`crate::children`]) and the [`crate::reaper`] removes what is left on disk.
+//!
+//! Only the `lockstorm` binary calls [`install`]; a program that uses the library keeps
+//! its own signal handling, and the guards' `Drop` still cleans up on every path.
+
+use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// How long a run has to stop after the first signal before lockstorm kills it.
+pub const GRACE: Duration = Duration::from_secs(5);
+
+/// The first signal received, 0 before any.
+static REQUESTED: AtomicI32 = AtomicI32::new(0);
+/// The run returned after a stop was requested: only a second signal forces now.
+static STOPPED: AtomicBool = AtomicBool::new(false);
+/// Callbacks to wake the run when a stop is requested, by id.
+type Listener = Arc<dyn Fn() + Send + Sync>;
+static LISTENERS: Mutex<Vec<(u64, Listener)>> = Mutex::new(Vec::new());
+static NEXT_ID: AtomicU64 = AtomicU64::new(0);
+
+/// A signal that stops lockstorm.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Signal(pub i32);
+
+impl Signal {
+    pub fn name(self) -> String {
+        match self.0 {
+            SIGINT => "SIGINT".into(),
+            SIGTERM => "SIGTERM".into(),
+            SIGHUP => "SIGHUP".into(),
+            n => format!("signal {n}"),
+        }
+    }
+
+    /// The exit status of a process the signal stopped, as shells report it.
+    pub fn exit_code(self) -> u8 {
+        (128 + self.0).clamp(0, 255) as u8
+    }
+}
+
+impl std::fmt::Display for Signal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.name())
+    }
+}
+
+/// The signal that asked the run to stop, if one has.
+pub fn requested() -> Option<Signal> {
+    match REQUESTED.load(Ordering::SeqCst) {
+        0 => None,
+        n => Some(Signal(n)),
+    }
+}
+
+/// Calls `wake` when a stop is requested (at once if one already was), until the
+/// returned guard is dropped. `wake` runs on the signal thread: it should only notify.
+pub fn on_stop(wake: impl Fn() + Send + Sync + 'static) -> OnStop {
+    let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
+    let wake: Listener = Arc::new(wake);
+    if let Ok(mut v) = LISTENERS.lock() {
+        v.push((id, wake.clone()));
+    }
+    if requested().is_some() {
+        wake();
+    }
+    OnStop(id)
+}
+
+/// Keeps an [`on_stop`] callback registered.
+#[must_use = "the callback is unregistered when this is dropped"]
+pub struct OnStop(u64);
+
+impl Drop for OnStop {
+    fn drop(&mut self) {
+        if let Ok(mut v) = LISTENERS.lock() {
+            v.retain(|(id, _)| *id != self.0);
+        }
+    }
+}
+
+/// The run has returned: what is left is writing the report, which only a second signal
+/// interrupts.
+pub fn run_stopped() {
+    STOPPED.store(true, Ordering::SeqCst);
+}
+
+/// Installs the signal thread and the panic hook (once per process).
+pub fn install() -> std::io::Result<()> {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    let mut result = Ok(());
+    ONCE.call_once(|| result = install_once());
+    result
+}
+
+fn install_once() -> std::io::Result<()> {
+    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP])?;
+    std::thread::Builder::new()
+        .name("lockstorm-signals".into())
+        .spawn(move || {
+            for n in signals.forever() {
+                let sig = Signal(n);
+                if REQUESTED
+                    .compare_exchange(0, n, Ordering::SeqCst, Ordering::SeqCst)
+                    .is_err()
+                {
+                    force(sig, "a second signal came");
+                }
+                eprintln!("lockstorm: {sig}: stopping the run (send it again to stop at once)");
+                let listeners: Vec<Listener> = LISTENERS
+                    .lock()
+                    .map(|v| v.iter().map(|(_, l)| l.clone()).collect())
+                    .unwrap_or_default();
+                for wake in listeners {
+                    wake();
+                }
+                let _ = std::thread::Builder::new()
+                    .name("lockstorm-grace".into())
+                    .spawn(move || {
+                        std::thread::sleep(GRACE);
+                        if !STOPPED.load(Ordering::SeqCst) {
+                            force(sig, &format!("the run did not stop within {}s", GRACE.as_secs()));
+                        }
+                    });
+            }
+        })?;
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        crate::children::cleanup_all(&format!("lockstorm crashed: {info}"));
+        previous(info);
+    }));
+    Ok(())
+}
+
+/// Stops the hard way: every child killed, every cleanup run, then exit.
+fn force(sig: Signal, why: &str) -> ! {
+    eprintln!("lockstorm: {sig}: {why}; killing what the run started");
+    crate::children::cleanup_all(&format!("stopped by {sig} ({why})"));
+    crate::reaper::stop();
+    std::process::exit(sig.exit_code().into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn signals_exit_as_shells_report_them() {
+        assert_eq!(Signal(SIGINT).exit_code(), 130);
+        assert_eq!(Signal(SIGTERM).exit_code(), 143);
+        assert_eq!(Signal(SIGHUP).exit_code(), 129);
+        assert_eq!(Signal(SIGTERM).to_string(), "SIGTERM");
+    }
+}

@@ -1,0 +1,125 @@
+//! Where a run's history goes as it is made: both drivers push every event into a
+//! [`Sink`] the moment it happens, never into a list of their own.
+//!
+//! A `Vec<Event>` is a sink (the history in memory, for the checker and the report), a
+//! [`JsonlFile`] is one (the history on disk, one line per event, written through as it
+//! comes, so a run stopped by a signal, an error or SIGKILL leaves what it recorded),
+//! and [`Tee`] feeds two. The simulator keeps its histories in memory only: it runs many
+//! seeds in parallel and reruns the reported one, and its hot path stays a `Vec::push`
+//! behind one indirect call. A checker that judges events as they come (the checker
+//! already takes them one at a time) can become a sink too, for runs whose history does
+//! not fit in memory.
+
+use crate::history::Event;
+use std::fs::File;
+use std::io::{LineWriter, Write};
+use std::path::{Path, PathBuf};
+
+/// Takes the events of a history, in order.
+pub trait Sink {
+    fn push(&mut self, event: Event);
+}
+
+impl Sink for Vec<Event> {
+    fn push(&mut self, event: Event) {
+        Vec::push(self, event);
+    }
+}
+
+/// A sink that may not be there (no file asked for).
+impl<S: Sink> Sink for Option<S> {
+    fn push(&mut self, event: Event) {
+        if let Some(sink) = self {
+            sink.push(event);
+        }
+    }
+}
+
+/// Both sinks get every event.
+pub struct Tee<A, B>(pub A, pub B);
+
+impl<A: Sink, B: Sink> Sink for Tee<A, B> {
+    fn push(&mut self, event: Event) {
+        self.0.push(event.clone());
+        self.1.push(event);
+    }
+}
+
+/// A history file written as the run goes: each event is on disk (in the kernel's hands)
+/// once its line is complete, so nothing recorded is lost if lockstorm is killed.
+pub struct JsonlFile {
+    path: PathBuf,
+    out: LineWriter<File>,
+    /// The first write error; later events are dropped and [`JsonlFile::finish`]
+    /// reports it (a driver cannot stop mid-event to handle it).
+    error: Option<std::io::Error>,
+}
+
+impl JsonlFile {
+    /// Creates (or truncates) the file.
+    pub fn create(path: &Path) -> std::io::Result<JsonlFile> {
+        Ok(JsonlFile {
+            path: path.to_path_buf(),
+            out: LineWriter::new(File::create(path)?),
+            error: None,
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Flushes the last line and reports the first write error, if any.
+    pub fn finish(mut self) -> std::io::Result<()> {
+        match self.error.take() {
+            Some(e) => Err(e),
+            None => self.out.flush(),
+        }
+    }
+}
+
+impl Sink for JsonlFile {
+    fn push(&mut self, event: Event) {
+        if self.error.is_some() {
+            return;
+        }
+        // One write per line: LineWriter passes a complete line straight to the file.
+        let mut line = serde_json::to_vec(&event).expect("an event always serializes");
+        line.push(b'\n');
+        if let Err(e) = self.out.write_all(&line) {
+            self.error = Some(e);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::history::read_jsonl;
+
+    fn heal(t_us: u64) -> Event {
+        Event::Heal { t_us }
+    }
+
+    #[test]
+    fn every_event_is_in_the_file_before_the_sink_is_finished() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("history.jsonl");
+        let mut sink = Tee(Vec::new(), JsonlFile::create(&path).unwrap());
+        sink.push(heal(1));
+        sink.push(heal(2));
+        // Read while the sink is still open: a killed run leaves exactly this.
+        assert_eq!(read_jsonl(&path).unwrap(), vec![heal(1), heal(2)]);
+        let Tee(memory, file) = sink;
+        file.finish().unwrap();
+        assert_eq!(memory, vec![heal(1), heal(2)]);
+    }
+
+    #[test]
+    fn a_write_error_is_reported_at_the_end() {
+        let mut sink = JsonlFile::create(Path::new("/dev/full")).unwrap();
+        sink.push(heal(1));
+        sink.push(heal(2));
+        assert!(sink.finish().is_err());
+    }
+}

@@ -1,0 +1,302 @@
+//! Stopping lockstorm as CI runners and people do, on the real backend: SIGINT, SIGTERM
+//! and SIGHUP stop a run cleanly (exit 130, 143, 129) and keep what it recorded; after
+//! any of them, and after SIGKILL, no process lockstorm started is left and its
+//! temporary directories are gone. Needs redis-server (`apt-get install -y redis-server`).
+//!
+//! Each test runs its own lockstorm with its own TMPDIR and report folder, and finds
+//! lockstorm's children by their parent pid before the signal (other tests run
+//! redis-servers on this machine at the same time). Nothing sleeps to let a race pass:
+//! every wait is for a condition, with a deadline.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+/// Long enough that no signal comes after it ended: the test stops it in seconds.
+const LONG_REAL_RUN: &str = r#"
+backend = "redis"
+duration = "300s"
+nodes = 3
+[clients]
+count = 2
+[[faults]]
+at = "500ms"
+kind = "partition"
+nodes = [2]
+duration = "1s"
+"#;
+
+const DEADLINE: Duration = Duration::from_secs(60);
+
+/// Polls `done` every 20 ms until it holds, or fails the test after [`DEADLINE`].
+fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !done() {
+        assert!(start.elapsed() < DEADLINE, "gave up waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A process as /proc shows it: its parent and its start time (which tells a reused
+/// pid from the original), or `None` once it is gone. A zombie is gone: it has exited
+/// and holds nothing but its exit status.
+fn stat(pid: u32) -> Option<(u32, u64)> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Fields after the command name, which is in parentheses and may hold spaces.
+    let rest = &text[text.rfind(')')? + 2..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    if fields[0] == "Z" || fields[0] == "X" {
+        return None;
+    }
+    Some((fields[1].parse().ok()?, fields[19].parse().ok()?))
+}
+
+/// Every live child of `parent`, with its start time.
+fn children_of(parent: u32) -> Vec<(u32, u64, String)> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").expect("/proc") {
+        let Ok(pid) = entry.expect("entry").file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        if let Some((ppid, start)) = stat(pid) {
+            if ppid == parent {
+                let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+                out.push((pid, start, comm.trim().to_string()));
+            }
+        }
+    }
+    out
+}
+
+struct Run {
+    child: Child,
+    tmp: tempfile::TempDir,
+    out: PathBuf,
+    tmpdir: PathBuf,
+}
+
+/// Starts `lockstorm scenario` on `text` and waits until its history has some lines.
+fn start(text: &str, extra: &[&str]) -> Run {
+    let found = std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).any(|d| d.join("redis-server").is_file()))
+        .unwrap_or(false);
+    assert!(
+        found,
+        "redis-server is not installed (apt-get install -y redis-server)"
+    );
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let tmpdir = tmp.path().join("tmp");
+    std::fs::create_dir(&tmpdir).unwrap();
+    std::fs::write(tmp.path().join("long.toml"), text).unwrap();
+    let out = tmp.path().join("report");
+    let child = Command::new(env!("CARGO_BIN_EXE_lockstorm"))
+        .current_dir(tmp.path())
+        .env("TMPDIR", &tmpdir)
+        .args(["scenario", "long.toml", "--quiet", "--out"])
+        .arg(&out)
+        .args(extra)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("lockstorm starts");
+    let history = out.join("history.jsonl");
+    wait_for("the first lines of history.jsonl", || {
+        std::fs::read_to_string(&history).is_ok_and(|h| h.lines().count() >= 10)
+    });
+    Run {
+        child,
+        tmp,
+        out,
+        tmpdir,
+    }
+}
+
+/// Sends `sig`, waits for lockstorm to exit; returns its status, stderr and the
+/// children it had before the signal.
+fn stop(run: &mut Run, sig: libc::c_int) -> (ExitStatus, String, Vec<(u32, u64, String)>) {
+    let pid = run.child.id();
+    let children = children_of(pid);
+    let servers = children.iter().filter(|c| c.2 == "redis-server").count();
+    assert_eq!(servers, 3, "lockstorm runs a redis-server per node: {children:?}");
+    // SAFETY: kill(2) on our own child process.
+    assert_eq!(unsafe { libc::kill(pid as libc::pid_t, sig) }, 0);
+    let mut status = None;
+    wait_for("lockstorm to exit", || {
+        status = run.child.try_wait().expect("wait");
+        status.is_some()
+    });
+    let mut stderr = String::new();
+    use std::io::Read;
+    run.child
+        .stderr
+        .take()
+        .expect("stderr")
+        .read_to_string(&mut stderr)
+        .unwrap();
+    (status.expect("exited"), stderr, children)
+}
+
+fn assert_nothing_left(run: &Run, children: &[(u32, u64, String)]) {
+    for (pid, start, comm) in children {
+        wait_for(&format!("{comm} {pid} to be gone"), || {
+            stat(*pid).is_none_or(|(_, s)| s != *start)
+        });
+    }
+    wait_for("the temporary directories to be removed", || {
+        std::fs::read_dir(&run.tmpdir).unwrap().next().is_none()
+    });
+}
+
+fn assert_partial_report_kept(out: &Path, signal: &str) {
+    let history = lockstorm::history::read_jsonl(&out.join("history.jsonl")).expect("a readable history");
+    assert!(history.len() >= 10, "{} events", history.len());
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["partial"], true, "{summary}");
+    let reason = summary["partial_reason"].as_str().unwrap_or_default();
+    assert!(reason.contains(signal), "{reason}");
+    // The report renders it, saying it is partial.
+    let status = Command::new(env!("CARGO_BIN_EXE_lockstorm"))
+        .arg("report")
+        .arg(out)
+        .output()
+        .unwrap();
+    assert_eq!(
+        status.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&status.stderr)
+    );
+    let page = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert!(page.contains("Partial run"), "index.html does not say partial");
+}
+
+fn stopped_cleanly_by(sig: libc::c_int, name: &str, code: i32) {
+    let mut run = start(LONG_REAL_RUN, &[]);
+    let (status, stderr, children) = stop(&mut run, sig);
+    assert_eq!(status.code(), Some(code), "{name}: {stderr}");
+    assert_nothing_left(&run, &children);
+    assert_partial_report_kept(&run.out, name);
+    drop(run.tmp);
+}
+
+#[test]
+fn sigint_stops_a_real_run_cleanly_and_keeps_what_it_recorded() {
+    stopped_cleanly_by(libc::SIGINT, "SIGINT", 130);
+}
+
+#[test]
+fn sigterm_stops_a_real_run_cleanly_and_keeps_what_it_recorded() {
+    stopped_cleanly_by(libc::SIGTERM, "SIGTERM", 143);
+}
+
+#[test]
+fn sighup_stops_a_real_run_cleanly_and_keeps_what_it_recorded() {
+    stopped_cleanly_by(libc::SIGHUP, "SIGHUP", 129);
+}
+
+#[test]
+fn after_sigkill_no_child_and_no_temporary_directory_is_left() {
+    use std::os::unix::process::ExitStatusExt;
+    let mut run = start(LONG_REAL_RUN, &[]);
+    let (status, _, children) = stop(&mut run, libc::SIGKILL);
+    assert_eq!(status.signal(), Some(libc::SIGKILL));
+    assert_nothing_left(&run, &children);
+    // What was streamed stays readable; the placeholder summary says the run is partial.
+    assert_partial_report_kept(&run.out, "killed");
+}
+
+#[test]
+fn keep_keeps_the_nodes_directories_on_ctrl_c() {
+    let mut run = start(LONG_REAL_RUN, &["--keep"]);
+    let (status, stderr, children) = stop(&mut run, libc::SIGINT);
+    assert_eq!(status.code(), Some(130), "{stderr}");
+    for (pid, start, comm) in &children {
+        wait_for(&format!("{comm} {pid} to be gone"), || {
+            stat(*pid).is_none_or(|(_, s)| s != *start)
+        });
+    }
+    let kept: Vec<PathBuf> = std::fs::read_dir(&run.tmpdir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    assert!(kept[0].join("node0/redis.log").is_file(), "{stderr}");
+    assert!(stderr.contains("kept the nodes' directories"), "{stderr}");
+}
+
+#[test]
+fn a_server_that_fails_to_start_keeps_the_log_the_error_names() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fake = tmp.path().join("fake-redis-server");
+    std::fs::write(
+        &fake,
+        "#!/bin/sh\necho 'FATAL: cannot open the fake config' > redis.log\nexit 3\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let tmpdir = tmp.path().join("tmp");
+    std::fs::create_dir(&tmpdir).unwrap();
+    std::fs::write(
+        tmp.path().join("s.toml"),
+        "backend = \"redis\"\nduration = \"1s\"\nnodes = 1\n[algorithm]\nkind = \"single\"\n",
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_lockstorm"))
+        .current_dir(tmp.path())
+        .env("TMPDIR", &tmpdir)
+        .env("LOCKSTORM_REDIS_SERVER", &fake)
+        .args(["scenario", "s.toml", "--out", "report"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    let error = stderr
+        .lines()
+        .find(|l| l.contains("error:"))
+        .expect("an error line");
+    let log = error
+        .rsplit("see ")
+        .next()
+        .expect("the error names the log")
+        .trim();
+    let text = std::fs::read_to_string(log).unwrap_or_else(|e| panic!("{log}: {e} ({stderr})"));
+    assert!(text.contains("FATAL"), "{text}");
+    // The report folder says why the run is partial.
+    let summary = std::fs::read_to_string(tmp.path().join("report/summary.json")).unwrap();
+    assert!(summary.contains("exited at start"), "{summary}");
+}
+
+#[test]
+fn sigint_stops_a_long_simulation_too() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("sim.toml"), "duration = \"24h\"\nnodes = 3\n").unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_lockstorm"))
+        .current_dir(tmp.path())
+        .args([
+            "scenario", "sim.toml", "--quiet", "--seeds", "2", "--out", "report",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // The placeholder summary is written before the simulation starts.
+    let summary = tmp.path().join("report/summary.json");
+    wait_for("the placeholder summary", || summary.is_file());
+    // SAFETY: kill(2) on our own child process.
+    assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) }, 0);
+    let mut status = None;
+    wait_for("lockstorm to exit", || {
+        status = child.try_wait().unwrap();
+        status.is_some()
+    });
+    assert_eq!(status.unwrap().code(), Some(130));
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(summary).unwrap()).unwrap();
+    assert_eq!(summary["partial"], true);
+    assert!(
+        summary["partial_reason"].as_str().unwrap().contains("SIGINT"),
+        "{summary}"
+    );
+}
