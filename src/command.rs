@@ -116,7 +116,7 @@ pub mod rw_reply {
 }
 
 /// A command an algorithm sends to one node.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Cmd {
     /// `SET key token NX PX ttl_ms`: `Ok` if set, `Nil` if the key exists.
     SetNxPx { key: Key, token: Token, ttl_ms: u64 },
@@ -201,7 +201,7 @@ impl fmt::Display for Ticket {
 
 /// The queue arguments of the fair scripts, all times in ms since the Unix epoch by the
 /// client's wall clock.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct FairArgs {
     pub ticket: Ticket,
     /// The client's `now`: tickets expiring at or before it are dropped first.
@@ -215,7 +215,7 @@ pub struct FairArgs {
 }
 
 /// A node's answer. Errors carry no text so replies stay `Copy` on the hot path.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Reply {
     Ok,
     Nil,

@@ -12,7 +12,10 @@
 //! [`command`] is the vocabulary between clients and nodes; [`lifecycle`] the phases of
 //! a run that both drivers follow; [`children`] every process lockstorm starts,
 //! [`shutdown`] how it stops on a signal, [`reaper`] what cleans up after a SIGKILL;
-//! [`limits`] the largest numbers any input may set.
+//! [`limits`] the largest numbers any input may set. From a finding back to the
+//! smallest evidence: [`shrink`] reruns the simulator on smaller scenarios, and
+//! [`explore`] searches every fault schedule of a small scope, driving the same
+//! algorithm state machines and simulated nodes directly.
 //!
 //! The simulator is fully deterministic: every random choice comes from one `u64` seed
 //! ([`rng`]), time is virtual, and the algorithms never read a clock or a socket, so a
@@ -23,6 +26,7 @@ pub mod checker;
 pub mod children;
 pub mod client;
 pub mod command;
+pub mod explore;
 pub mod fault;
 pub mod history;
 pub mod lifecycle;
@@ -34,6 +38,7 @@ pub mod resource;
 pub mod rng;
 pub mod run;
 pub mod scenario;
+pub mod shrink;
 pub mod shutdown;
 pub mod sim;
 pub mod sink;

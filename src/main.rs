@@ -12,6 +12,7 @@ use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 use lockstorm::checker;
+use lockstorm::explore;
 use lockstorm::history;
 use lockstorm::real::{RealError, RealOptions, WorkerFailure};
 use lockstorm::report::folder::RunFolder;
@@ -22,6 +23,7 @@ use lockstorm::run::shard::{seed_list, Kind, Shard, ShardFile, Source};
 use lockstorm::run::sweep::Sweep;
 use lockstorm::run::{self, pool, Outcome};
 use lockstorm::scenario::{Backend, Override, Scenario};
+use lockstorm::shrink;
 use lockstorm::shutdown;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -178,6 +180,11 @@ enum Command {
     /// killed.
     #[command(name = "reaper", hide = true)]
     Reaper,
+    /// Shrink a failing run to the smallest scenario that still fails the same way.
+    Shrink(ShrinkArgs),
+    /// Explore every schedule of faults within a small scope; print the shortest
+    /// counterexample and write a scenario that reproduces it.
+    Explore(ExploreArgs),
     /// Run every scenario and write the analysis (verdicts and evidence) with an index.
     Analysis {
         /// The folder of scenario files.
@@ -197,6 +204,99 @@ enum Command {
         #[arg(long)]
         all: bool,
     },
+}
+
+#[derive(clap::Args)]
+struct ShrinkArgs {
+    /// A report folder (its summary.json names the scenario and the seed) or a
+    /// scenario file.
+    input: PathBuf,
+    /// With a scenario file: the seed to shrink (default: the file's `seed`).
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Where the minimal scenario and its report go (default: `<name>-shrunk`
+    /// beside the report, or reports/<name>-shrunk).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// The kind of finding to keep (default: the most important one the run shows).
+    #[arg(long, value_enum)]
+    kind: Option<shrink::Kind>,
+    /// Candidate runs at most.
+    #[arg(long, default_value_t = 2_000, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    max_runs: u64,
+    /// Stop after this many seconds; the result then says it stopped early.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    time: Option<u64>,
+    /// Print only the result line.
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+#[derive(clap::Args)]
+struct ExploreArgs {
+    /// The scenario file: its algorithm, nodes and clients, and the fault kinds it
+    /// uses set the scope.
+    file: PathBuf,
+    /// Clients (2 or 3; default: the scenario's, at most 3).
+    #[arg(long)]
+    clients: Option<usize>,
+    /// Nodes (1 to 5; default: the scenario's, at most 5).
+    #[arg(long)]
+    nodes: Option<usize>,
+    /// Tick length, e.g. "2.5s" (default: a quarter of the ttl).
+    #[arg(long, value_parser = parse_dur)]
+    tick: Option<u64>,
+    /// Ticks explored (default: the scenario's duration, at most 16).
+    #[arg(long)]
+    ticks: Option<u32>,
+    /// Crashes the adversary may inject (default: from the scenario, at most 2).
+    #[arg(long)]
+    crashes: Option<u8>,
+    /// Client-node links it may cut.
+    #[arg(long)]
+    partitions: Option<u8>,
+    /// Node or client pauses.
+    #[arg(long)]
+    pauses: Option<u8>,
+    /// Forward jumps of a node's clock.
+    #[arg(long)]
+    clock_jumps: Option<u8>,
+    /// Failovers to a replica (needs [replication]).
+    #[arg(long)]
+    failovers: Option<u8>,
+    /// The seed of the clients' tokens and retry delays (default: the file's).
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Distinct states at most (each takes a few kilobytes while its level is open).
+    #[arg(long, default_value_t = 2_000_000, value_parser = clap::value_parser!(u64).range(1..))]
+    max_states: u64,
+    /// Stop after this many seconds; the result then says what was covered.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    time: Option<u64>,
+    /// Where the reproduction scenario and its report go (default:
+    /// reports/<name>-explored).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Print only the result line.
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+impl ExploreArgs {
+    fn overrides(&self) -> explore::Overrides {
+        explore::Overrides {
+            seed: self.seed,
+            clients: self.clients,
+            nodes: self.nodes,
+            tick_us: self.tick,
+            ticks: self.ticks,
+            crashes: self.crashes,
+            partitions: self.partitions,
+            pauses: self.pauses,
+            clock_jumps: self.clock_jumps,
+            failovers: self.failovers,
+        }
+    }
 }
 
 fn main() -> ExitCode {
@@ -305,6 +405,8 @@ fn main() -> ExitCode {
             seeds,
         } => analysis(&scenarios, &out, seeds),
         Command::Clean { all } => clean(all),
+        Command::Explore(args) => explore(&args),
+        Command::Shrink(args) => shrink(&args),
     };
     lockstorm::reaper::stop();
     let code = match result {
@@ -345,16 +447,12 @@ struct Seeds {
     jobs: usize,
 }
 
+/// A bar of the share of the work done, with `message`.
 fn progress_bar(quiet: bool, message: String) -> ProgressBar {
-    // Drawn only on a terminal (indicatif hides it otherwise).
-    let bar = if quiet {
-        ProgressBar::hidden()
-    } else {
-        ProgressBar::new(1_000)
-    };
-    bar.set_style(
-        ProgressStyle::with_template("{bar:40} {percent:>3}%  {elapsed}  eta {eta}  {msg}")
-            .expect("valid template"),
+    let bar = styled_bar(
+        quiet,
+        1_000,
+        "{bar:40} {percent:>3}%  {elapsed}  eta {eta}  {msg}",
     );
     bar.set_message(message);
     bar
@@ -691,11 +789,11 @@ fn print_verdict(scenario: &Scenario, outcome: &Outcome, dir: &Path) {
     }
     for v in outcome.findings.resource_violations.iter().take(3) {
         println!(
-            "  stale write: client {} wrote to {} at {} after its hold ended, while client {} held it (seed {})",
+            "  stale write: client {} wrote to {} at {} after its hold ended, {} (seed {})",
             v.client,
             v.lock,
             secs(v.write_us),
-            v.holder.client,
+            lockstorm::report::stale::against(v),
             outcome.reported_seed
         );
     }
@@ -738,6 +836,109 @@ fn print_verdict(scenario: &Scenario, outcome: &Outcome, dir: &Path) {
     if !outcome.safe || !outcome.live || !outcome.as_expected {
         println!("  rerun: {}", scenario.rerun_command(outcome.reported_seed));
     }
+    let f = &outcome.findings;
+    if !f.is_safe() || !f.is_live() || !f.is_resource_safe() {
+        println!("  shrink: {}", scenario.shrink_command(outcome.reported_seed));
+    }
+}
+
+/// A bar drawn only on a terminal and not with --quiet (indicatif hides it otherwise).
+fn styled_bar(quiet: bool, len: u64, template: &str) -> ProgressBar {
+    let bar = if quiet {
+        ProgressBar::hidden()
+    } else {
+        ProgressBar::new(len)
+    };
+    bar.set_style(ProgressStyle::with_template(template).expect("valid template"));
+    bar
+}
+
+fn shrink(a: &ShrinkArgs) -> Result<bool> {
+    let (original, seed, report_dir) = if a.input.is_dir() {
+        let (s, reported) = shrink::from_report(&a.input)?;
+        (s, a.seed.unwrap_or(reported), Some(a.input.as_path()))
+    } else {
+        let s = Scenario::load(&a.input)?;
+        let seed = a.seed.unwrap_or(s.seed);
+        (s, seed, None)
+    };
+    let budget = shrink::Budget {
+        runs: a.max_runs as usize,
+        time: a.time.map(std::time::Duration::from_secs),
+    };
+    let bar = styled_bar(a.quiet, a.max_runs, "{spinner} {pos} runs, {msg}  {elapsed}");
+    let shrunk = shrink::shrink(&original, seed, a.kind, &budget, &|p| {
+        bar.set_position(p.runs as u64);
+        bar.set_message(format!("{} kept; trying {}", p.kept, p.what));
+    })?;
+    bar.finish_and_clear();
+    let dir = a
+        .out
+        .clone()
+        .unwrap_or_else(|| shrink::default_out(report_dir, &original));
+    let (written, outcome) = shrunk.write(&dir, &original)?;
+    println!(
+        "{} seed {seed}: shrunk to {} ({}) in {} runs",
+        original.name, written.name, shrunk.kind, shrunk.runs
+    );
+    if !a.quiet {
+        for line in shrunk.summary(&original) {
+            println!("  {line}");
+        }
+        if let Some(story) = shrunk.first_story() {
+            println!("\n{}", story.markdown());
+        }
+    }
+    if let Some(why) = &shrunk.stopped {
+        println!("  stopped early: {why}");
+    }
+    let file = written.path.as_ref().expect("written with a path");
+    println!("  scenario: {}", file.display());
+    println!("  report: {}", dir.join("index.html").display());
+    println!("  rerun: {}", written.rerun_command(seed));
+    Ok(outcome.as_expected)
+}
+
+fn parse_dur(text: &str) -> Result<u64, String> {
+    lockstorm::scenario::Dur::parse(text).map(|d| d.us())
+}
+
+fn explore(a: &ExploreArgs) -> Result<bool> {
+    let scenario = Scenario::load(&a.file)?;
+    let limits = explore::Limits {
+        states: a.max_states,
+        time: a.time.map(std::time::Duration::from_secs),
+    };
+    let bar = styled_bar(a.quiet, a.max_states, "{spinner} {pos} states  {msg}  {elapsed}");
+    let done = explore::explore(&scenario, &a.overrides(), &limits, &|p| {
+        bar.set_position(p.states);
+        bar.set_message(format!("depth {}, {} waiting", p.depth, p.frontier));
+    })
+    .map_err(|e| anyhow::anyhow!("{}: {e}", a.file.display()))?;
+    bar.finish_and_clear();
+    if !a.quiet {
+        println!("scope: {}", done.scope.describe());
+    }
+    println!("{}: {}", scenario.name, done.headline());
+    let Some(cx) = &done.counterexample else {
+        return Ok(done.agrees_with(&scenario));
+    };
+    if !a.quiet {
+        println!("\n{}", cx.numbered_story());
+    }
+    let dir = a
+        .out
+        .clone()
+        .unwrap_or_else(|| Path::new("reports").join(&cx.reproduction.name));
+    let written = explore::write_reproduction(&done, cx, &dir)?;
+    let how = if cx.reproduced {
+        "reproduced"
+    } else {
+        "NOT reproduced"
+    };
+    println!("  reproduction: {} ({how} on the simulator)", written.display());
+    println!("  report: {}", dir.join("index.html").display());
+    Ok(done.agrees_with(&scenario))
 }
 
 fn secs(us: u64) -> String {

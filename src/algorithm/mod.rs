@@ -69,7 +69,7 @@ pub type ReqId = u64;
 pub type TimerId = u64;
 
 /// A set of node indices (at most 64 nodes).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct NodeSet(pub u64);
 
 impl NodeSet {
@@ -145,12 +145,18 @@ pub trait LockAlgorithm: Send {
 
 /// Builds the state machine a scenario asks for, talking to nodes `0..nodes`.
 pub fn build(config: &AlgorithmConfig, nodes: usize, rng: Rng) -> Box<dyn LockAlgorithm> {
+    Box::new(redlock(config, nodes, rng))
+}
+
+/// The Redlock-family state machine of `config`, as a concrete type (`explore` clones
+/// and hashes it).
+pub fn redlock(config: &AlgorithmConfig, nodes: usize, rng: Rng) -> Redlock {
     match config.kind {
         // The single-instance lock is Redlock over one node with a quorum of one:
         // SET NX PX, then compare-and-delete, with the same validity bookkeeping.
-        AlgorithmKind::Single => Box::new(Redlock::new(config.clone(), 1, rng)),
+        AlgorithmKind::Single => Redlock::new(config.clone(), 1, rng),
         AlgorithmKind::Redlock | AlgorithmKind::RwRedlock | AlgorithmKind::FairRwRedlock => {
-            Box::new(Redlock::new(config.clone(), nodes, rng))
+            Redlock::new(config.clone(), nodes, rng)
         }
     }
 }

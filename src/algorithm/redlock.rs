@@ -39,6 +39,10 @@ use crate::command::{Cmd, FairArgs, LockId, Reply, Ticket, Token};
 use crate::rng::Rng;
 use rand::RngCore;
 
+/// Cloneable and hashable so `explore` can keep and deduplicate states of it (the
+/// hash leaves out the configuration, which never changes, and stands for the RNG by
+/// its position in its stream).
+#[derive(Clone)]
 pub struct Redlock {
     config: AlgorithmConfig,
     net: Net,
@@ -52,6 +56,7 @@ pub struct Redlock {
 }
 
 /// One acquisition, across its attempts.
+#[derive(Clone, Hash)]
 struct Acq {
     lock: LockId,
     mode: Mode,
@@ -72,6 +77,7 @@ struct Acq {
 }
 
 /// A lock held.
+#[derive(Clone, Hash)]
 struct Held {
     lock: LockId,
     mode: Mode,
@@ -80,12 +86,13 @@ struct Held {
 }
 
 /// Which fencing round is running.
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
 enum FenceStep {
     Incr,
     Raise,
 }
 
+#[derive(Clone, Hash)]
 enum State {
     Idle,
     Locking(Acq, Round),
@@ -284,6 +291,15 @@ impl Redlock {
                 self.state = State::Holding(held);
             }
         }
+    }
+}
+
+impl std::hash::Hash for Redlock {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        self.net.hash(h);
+        self.rng.get_word_pos().hash(h);
+        self.fair.hash(h);
+        self.state.hash(h);
     }
 }
 

@@ -11,6 +11,7 @@ use crate::command::{Cmd, NodeId, Reply};
 
 /// Request ids and timers of one client's algorithm. The attempt counter `seq` sits in
 /// the upper bits of every request id, so replies to an earlier round are ignored.
+#[derive(Clone, Hash)]
 pub(super) struct Net {
     pub nodes: usize,
     seq: u64,
@@ -28,6 +29,7 @@ pub(super) enum Progress {
     Done,
 }
 
+#[derive(Clone, Hash)]
 pub(super) struct Round {
     cmd: Cmd,
     request_timeout_us: u64,

@@ -1,16 +1,25 @@
 //! The guarded resource: stale writes that got through.
 //!
 //! Kleppmann's point about leases: a client can believe it holds a lock after its hold
-//! has ended (it was paused, its write was delayed), and write to the resource while
-//! another client holds the lock. The lock itself may be perfectly safe (no two holds
-//! overlap); the resource is not. A *resource-level violation* is an accepted `write`
-//! whose client's hold (the one with the write's token) had ended when the resource
-//! applied it, while another client held the lock. Writes the resource rejected (a stale
-//! fencing token) are not violations: that is fencing working. These findings are kept
+//! has ended (it was paused, its write was delayed), and write to the resource after
+//! another client took the lock and wrote. The lock itself may be perfectly safe (no two
+//! holds overlap); the resource is not. The resource is modelled as storage the holders
+//! write to (no reads), so what can go wrong is the order writes take effect in: a
+//! *resource-level violation* is an accepted `write` that landed after its own hold had
+//! ended and after the resource had already accepted a write of another client's later
+//! hold (a later start), so the stale value overwrote a newer one. A late write that
+//! lands before any later holder has written takes effect in hold order, as if its hold
+//! had lasted a little longer: it is counted (`late`), not judged (fencing tokens do not
+//! claim more, and a write-only resource cannot observe it; a read-modify-write resource
+//! could, as a lost update, which lockstorm does not model). Writes the resource rejected
+//! (a stale fencing token) are not violations: that is fencing working. A write whose
+//! token names no hold at all (possible only in an external history) is judged by the
+//! stricter rule: accepted while another client held the lock. These findings are kept
 //! apart from the lock-level violations of [`super::safety`].
 //!
-//! One sort and one sweep per lock: writes in time order against holds in start order,
-//! keeping the two latest-ending holds of distinct clients started so far.
+//! One sort and one sweep per lock: writes in time order, keeping the accepted write of
+//! the latest-starting hold so far, and (for writes without a hold) the two
+//! latest-ending holds of distinct clients started so far.
 //!
 //! The fencing tokens themselves are checked too: a hold that starts after another hold
 //! of the same lock has ended must carry a larger token ([`FenceRegression`] otherwise).
@@ -23,7 +32,7 @@ use serde::Serialize;
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
 
-/// A stale write accepted while another client held the lock.
+/// A stale write that overwrote a newer one.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct ResourceViolation {
     pub lock: String,
@@ -34,8 +43,13 @@ pub struct ResourceViolation {
     pub write_us: u64,
     /// When the writer's hold had ended (`None`: no hold with that token at all).
     pub hold_end_us: Option<u64>,
-    /// The other client holding the lock at that moment.
+    /// The other client's later hold, whose write this one overwrote (for a write with
+    /// no hold: the other client's hold running when it landed).
     pub holder: Hold,
+    /// When the resource had accepted the overwritten write of `holder` (`None` for a
+    /// write with no hold, judged by the stricter rule).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub overwritten_us: Option<u64>,
 }
 
 /// Writes the resource saw in the workload and probe phases.
@@ -45,25 +59,39 @@ pub struct ResourceStats {
     pub accepted: u64,
     /// Rejected for a stale fencing token.
     pub rejected: u64,
+    /// Accepted after the writer's hold had ended, but before any later holder wrote:
+    /// late, in hold order, no violation.
+    pub late: u64,
 }
 
 /// (client, lock, token): the hold a write claims to belong to.
 type HoldKey<'a> = (usize, &'a str, &'a str);
 
+/// A hold's segments (a hold may be split by late extensions; all share the token) and
+/// the index of its first.
+struct Own {
+    segments: Vec<(u64, u64)>,
+    first: usize,
+}
+
 /// Judges `writes` against `holds` (which [`super::safety::sweep`] has sorted by lock
 /// and start).
 pub fn judge(writes: &[Write], holds: &[Hold]) -> (Vec<ResourceViolation>, ResourceStats) {
-    let stats = ResourceStats {
+    let mut stats = ResourceStats {
         writes: writes.len() as u64,
         accepted: writes.iter().filter(|w| w.accepted).count() as u64,
         rejected: writes.iter().filter(|w| !w.accepted).count() as u64,
+        late: 0,
     };
-    // A hold may be split in segments by late extensions; all share the token.
-    let mut own: BTreeMap<HoldKey, Vec<(u64, u64)>> = BTreeMap::new();
-    for h in holds {
+    let mut own: BTreeMap<HoldKey, Own> = BTreeMap::new();
+    for (i, h) in holds.iter().enumerate() {
         if let Some(tok) = &h.token {
             own.entry((h.client, &h.lock, tok))
-                .or_default()
+                .or_insert(Own {
+                    segments: Vec::new(),
+                    first: i,
+                })
+                .segments
                 .push((h.start_us, h.end_us));
         }
     }
@@ -75,39 +103,71 @@ pub fn judge(writes: &[Write], holds: &[Hold]) -> (Vec<ResourceViolation>, Resou
     let mut lock: Option<&str> = None;
     // The latest-ending hold so far, and the latest-ending one of another client.
     let (mut best, mut second): (Option<usize>, Option<usize>) = (None, None);
+    // The accepted write of the latest-starting hold so far: (hold index, when).
+    let mut newest: Option<(usize, u64)> = None;
     for w in order {
         if lock != Some(w.lock.as_str()) {
             lock = Some(&w.lock);
             best = None;
             second = None;
+            newest = None;
             next = holds.partition_point(|h| h.lock.as_str() < w.lock.as_str());
         }
         while next < holds.len() && holds[next].lock == w.lock && holds[next].start_us <= w.t_us {
             (best, second) = push_top2(holds, best, second, next);
             next += 1;
         }
-        let segments = own.get(&(w.client, w.lock.as_str(), w.token.as_str()));
-        let live = segments.is_some_and(|s| s.iter().any(|&(a, b)| a <= w.t_us && w.t_us < b));
-        if live {
+        let Some(mine) = own.get(&(w.client, w.lock.as_str(), w.token.as_str())) else {
+            // No hold has this token: stale if another client held the lock.
+            let other = [best, second]
+                .into_iter()
+                .flatten()
+                .find(|&i| holds[i].client != w.client && holds[i].end_us > w.t_us);
+            match other {
+                Some(i) => out.push(violation(w, None, &holds[i], None)),
+                None => stats.late += 1,
+            }
             continue;
+        };
+        let live = mine.segments.iter().any(|&(a, b)| a <= w.t_us && w.t_us < b);
+        let start = holds[mine.first].start_us;
+        if !live {
+            match newest {
+                Some((i, at)) if holds[i].start_us > start && holds[i].client != w.client => {
+                    let ended = mine
+                        .segments
+                        .iter()
+                        .map(|&(_, b)| b)
+                        .filter(|&b| b <= w.t_us)
+                        .max();
+                    out.push(violation(w, ended, &holds[i], Some(at)));
+                }
+                _ => stats.late += 1,
+            }
         }
-        let other = [best, second]
-            .into_iter()
-            .flatten()
-            .find(|&i| holds[i].client != w.client && holds[i].end_us > w.t_us);
-        if let Some(i) = other {
-            out.push(ResourceViolation {
-                lock: w.lock.clone(),
-                client: w.client,
-                token: w.token.clone(),
-                fence: w.fence,
-                write_us: w.t_us,
-                hold_end_us: segments.and_then(|s| s.iter().map(|&(_, b)| b).filter(|&b| b <= w.t_us).max()),
-                holder: holds[i].clone(),
-            });
+        if newest.is_none_or(|(i, _)| holds[i].start_us <= start) {
+            newest = Some((mine.first, w.t_us));
         }
     }
     (out, stats)
+}
+
+fn violation(
+    w: &Write,
+    hold_end_us: Option<u64>,
+    holder: &Hold,
+    overwritten_us: Option<u64>,
+) -> ResourceViolation {
+    ResourceViolation {
+        lock: w.lock.clone(),
+        client: w.client,
+        token: w.token.clone(),
+        fence: w.fence,
+        write_us: w.t_us,
+        hold_end_us,
+        holder: holder.clone(),
+        overwritten_us,
+    }
 }
 
 /// Keeps the latest-ending hold and the latest-ending hold of a different client.

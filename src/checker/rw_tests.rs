@@ -164,13 +164,14 @@ fn an_extension_granted_after_the_deadline_starts_a_new_hold() {
 }
 
 #[test]
-fn a_stale_write_accepted_while_another_holds_is_a_resource_violation_only() {
+fn a_stale_write_over_a_later_holders_write_is_a_resource_violation_only() {
     let h = [
         acq(0, 1, Write),
         acq(0, 2, Write),
         ok(10, 1, Write, 100),
         write(20, 1, true),
         ok(150, 2, Write, 400),
+        write(180, 2, true),
         write(200, 1, true),
     ];
     let f = check(&h).unwrap();
@@ -178,10 +179,61 @@ fn a_stale_write_accepted_while_another_holds_is_a_resource_violation_only() {
     assert_eq!(f.resource_violations.len(), 1);
     let v = &f.resource_violations[0];
     assert_eq!(
-        (v.client, v.write_us, v.hold_end_us, v.holder.client),
-        (1, 200, Some(100), 2)
+        (
+            v.client,
+            v.write_us,
+            v.hold_end_us,
+            v.holder.client,
+            v.overwritten_us
+        ),
+        (1, 200, Some(100), 2, Some(180))
     );
-    assert_eq!((f.resource.writes, f.resource.accepted), (2, 2));
+    assert_eq!(
+        (f.resource.writes, f.resource.accepted, f.resource.late),
+        (3, 3, 0)
+    );
+}
+
+#[test]
+fn a_late_write_before_the_next_holder_writes_is_late_in_hold_order_not_stale() {
+    // Client 1's write lands after its hold ended, while client 2 holds the lock, but
+    // before client 2 writes: the writes take effect in hold order (fencing would let
+    // it in too, its token being the newest the resource has seen).
+    let h = [
+        acq(0, 1, Write),
+        acq(0, 2, Write),
+        ok(10, 1, Write, 100),
+        ok(150, 2, Write, 400),
+        write(200, 1, true),
+        write(250, 2, true),
+    ];
+    let f = check(&h).unwrap();
+    assert!(f.is_resource_safe(), "{:?}", f.resource_violations);
+    assert_eq!((f.resource.accepted, f.resource.late), (2, 1));
+}
+
+#[test]
+fn a_stale_write_is_judged_against_the_latest_started_hold_that_wrote() {
+    // Client 3's later hold wrote, then client 2's (earlier) one wrote late, then
+    // client 1's even older one: both late writes overwrote client 3's.
+    let h = [
+        acq(0, 1, Write),
+        acq(0, 2, Write),
+        acq(0, 3, Write),
+        ok(10, 1, Write, 100),
+        ok(110, 2, Write, 200),
+        ok(210, 3, Write, 300),
+        write(220, 3, true),
+        write(230, 2, true),
+        write(240, 1, true),
+    ];
+    let f = check(&h).unwrap();
+    let got: Vec<_> = f
+        .resource_violations
+        .iter()
+        .map(|v| (v.client, v.holder.client, v.overwritten_us))
+        .collect();
+    assert_eq!(got, [(2, 3, Some(220)), (1, 3, Some(220))]);
 }
 
 #[test]

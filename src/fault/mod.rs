@@ -134,7 +134,7 @@ pub enum PausePoint {
 }
 
 /// How a node keeps its keys across a restart.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Persistence {
     /// A restart starts empty.

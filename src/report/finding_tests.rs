@@ -84,6 +84,7 @@ fn a_stale_write_is_told_step_by_step_and_why() {
                 601_000,
                 "client 0 acquires L0 on nodes 0,1,2 (validity 1.499 s, until t=2.100 s)"
             ),
+            (602_000, "the guarded resource accepts client 0's write to L0"),
             (1_502_000, "client 1 resumes, unaware of the time that passed"),
             (
                 1_503_000,
@@ -123,10 +124,13 @@ fn stale_writes_get_their_own_table_and_timeline_marks() {
     );
     assert!(page.contains("judged 3 writes: 2 accepted, 1 rejected"), "{page}");
     assert!(
-        page.contains("<tr><td class=n>1.503 s</td><td>client 1</td><td>L0</td><td class=n>none</td><td class=n>0.500 s</td><td>client 0</td>"),
+        page.contains("<tr><td class=n>1.503 s</td><td>client 1</td><td>L0</td><td class=n>none</td><td class=n>0.500 s</td><td>client 0's write of 0.602 s</td>"),
         "{page}"
     );
-    assert!(page.contains("Stale write 1: client 1 on L0 while client 0 holds it"));
+    assert!(
+        page.contains("Stale write 1: client 1 on L0, over client 0&#39;s write of t=0.602 s (a later hold)"),
+        "{page}"
+    );
 
     let svg = svg_of(&Timeline::around_write(&view, &f.resource_violations[0]));
     assert!(svg.contains("stale write accepted") && svg.contains("write rejected (fencing)"));

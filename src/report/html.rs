@@ -175,6 +175,10 @@ fn facts(h: &mut String, summary: &Value, view: &RunView) {
     if !rerun.is_empty() {
         row("rerun", format!("<code>{}</code>", esc(&rerun)));
     }
+    let shrink = text(summary, "shrink");
+    if !shrink.is_empty() {
+        row("shrink", format!("<code>{}</code>", esc(&shrink)));
+    }
     row(
         "history",
         esc(&format!(
@@ -332,25 +336,27 @@ fn stale_writes(h: &mut String, view: &RunView, stories: &[Story]) {
     let rvs = &f.resource_violations;
     let _ = writeln!(
         h,
-        "<h2 id=\"stale-writes\">Stale writes ({})</h2><p>The guarded resource judged {} writes: {} accepted, {} rejected for a stale fencing token. A stale write is one it accepted from a client whose hold had ended, while another client held the lock: the lock may be safe and the data it guards not.</p>",
+        "<h2 id=\"stale-writes\">Stale writes ({})</h2><p>The guarded resource judged {} writes: {} accepted, {} rejected for a stale fencing token. A stale write is one it accepted from a client whose hold had ended, over the write of another client's later hold: the lock may be safe and the data it guards not. {} write(s) arrived after their hold ended but before any later holder wrote; they took effect in hold order and are not counted as stale.</p>",
         rvs.len(),
         f.resource.writes,
         f.resource.accepted,
-        f.resource.rejected
+        f.resource.rejected,
+        f.resource.late
     );
     if !rvs.is_empty() {
-        h.push_str("<table><tr><th>write at</th><th>writer</th><th>lock</th><th>fencing token</th><th>writer's hold ended</th><th>holder then</th><th>its hold</th><th>its token</th></tr>");
+        h.push_str("<table><tr><th>write at</th><th>writer</th><th>lock</th><th>fencing token</th><th>writer's hold ended</th><th>overwrote</th><th>its hold</th><th>its token</th></tr>");
         for rv in rvs.iter().take(FAULT_ROWS) {
             let fence = |f: Option<u64>| f.map_or("none".to_string(), |f| f.to_string());
             let _ = write!(
                 h,
-                "<tr><td class=n>{}</td><td>client {}</td><td>{}</td><td class=n>{}</td><td class=n>{}</td><td>client {}</td><td>{} – {}</td><td class=n>{}</td></tr>",
+                "<tr><td class=n>{}</td><td>client {}</td><td>{}</td><td class=n>{}</td><td class=n>{}</td><td>client {}'s write {}</td><td>{} – {}</td><td class=n>{}</td></tr>",
                 secs(rv.write_us),
                 rv.client,
                 esc(&rv.lock),
                 fence(rv.fence),
                 rv.hold_end_us.map_or("no such hold".into(), secs),
                 rv.holder.client,
+                rv.overwritten_us.map_or("(none: held then)".into(), |t| format!("of {}", secs(t))),
                 secs(rv.holder.start_us),
                 secs(rv.holder.end_us),
                 fence(rv.holder.fence)
@@ -363,11 +369,11 @@ fn stale_writes(h: &mut String, view: &RunView, stories: &[Story]) {
         for (i, (rv, s)) in rvs.iter().zip(stories).take(STORIES_ON_PAGE).enumerate() {
             let _ = write!(
                 h,
-                "<h3>Stale write {}: client {} on {} while client {} holds it</h3>",
+                "<h3>Stale write {}: client {} on {}, {}</h3>",
                 i + 1,
                 rv.client,
                 esc(&rv.lock),
-                rv.holder.client
+                esc(&super::stale::against(rv))
             );
             story(h, s);
         }

@@ -56,6 +56,10 @@ pub struct Summary<'a> {
     pub seeds: &'a [SeedResult],
     pub reported_seed: u64,
     pub rerun: String,
+    /// The command that shrinks the reported seed to a minimal scenario, when it has a
+    /// finding.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shrink: Option<String>,
     /// The reported seed's violations, the first [`SUMMARY_VIOLATIONS`] of them.
     pub violations: &'a [Violation],
     pub violations_total: usize,
@@ -87,6 +91,7 @@ pub fn summary<'a>(scenario: &'a Scenario, outcome: &'a Outcome) -> Summary<'a> 
         seeds: &outcome.seeds,
         reported_seed: outcome.reported_seed,
         rerun: scenario.rerun_command(outcome.reported_seed),
+        shrink: has_finding(outcome).then(|| scenario.shrink_command(outcome.reported_seed)),
         violations: first_violations(&outcome.findings.violations),
         violations_total: outcome.findings.violations.len(),
         expect_resource: scenario.expect_resource,
@@ -98,6 +103,12 @@ pub fn summary<'a>(scenario: &'a Scenario, outcome: &'a Outcome) -> Summary<'a> 
         stats: &outcome.findings.stats,
         fault_plan: &outcome.plan,
     }
+}
+
+/// Whether the reported seed has a finding worth shrinking.
+fn has_finding(outcome: &Outcome) -> bool {
+    let f = &outcome.findings;
+    !f.is_safe() || !f.is_live() || !f.is_resource_safe()
 }
 
 /// summary.json lists at most this many violations (a long unsafe run has hundreds of
@@ -328,11 +339,11 @@ pub fn render(
             "timeline-stale-write",
             "Holder timeline around the first stale write",
             format!(
-                "The first stale write: client {} writes to {} at t={} (red cross) after its hold ended, while client {} holds the lock. Rows: nodes, then clients; bars are holds, lanes under them are faults by kind.",
+                "The first stale write: client {} writes to {} at t={} (red cross) after its hold ended, {}. Rows: nodes, then clients; bars are holds, lanes under them are faults by kind.",
                 rv.client,
                 rv.lock,
                 narrative::secs(rv.write_us),
-                rv.holder.client
+                stale::against(rv)
             ),
         )?;
     }
@@ -426,7 +437,7 @@ fn stale_markdown(md: &mut String, view: &view::RunView, stories: &[narrative::S
         md,
         "# Stale writes ({})
 
-The guarded resource accepted a write from a client whose hold had ended, while another client held the lock.
+The guarded resource accepted a write from a client whose hold had ended, over the write of another client's later hold.
 ",
         all.len()
     );
@@ -450,11 +461,11 @@ The guarded resource accepted a write from a client whose hold had ended, while 
         for rv in &all[stories.len()..] {
             let _ = writeln!(
                 md,
-                "- client {} wrote to {} at t={} while client {} held it",
+                "- client {} wrote to {} at t={}, {}",
                 rv.client,
                 rv.lock,
                 narrative::secs(rv.write_us),
-                rv.holder.client
+                stale::against(rv)
             );
         }
     }

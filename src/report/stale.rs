@@ -1,14 +1,14 @@
 //! The story of a stale write: a write the guarded resource accepted from a client whose
-//! hold had ended, while another client held the lock (the checker's
+//! hold had ended, over the write of another client's later hold (the checker's
 //! [`ResourceViolation`]).
 //!
 //! Kleppmann's scenario, told as the narrative tells a violation: the writer's
 //! acquisition, the faults linked to it ([`super::causes`]: those that acted on the
 //! writer, the other holder or their nodes between the writer's request and the write),
-//! the end of the writer's hold, the other client's acquisition, and the write landing.
-//! Then why the resource let it in: without fencing tokens it cannot tell a stale write
-//! from a current one; with them, the other holder's token was not larger, or had not
-//! reached the resource yet.
+//! the end of the writer's hold, the other client's acquisition and write, and the stale
+//! write landing over it. Then why the resource let it in: without fencing tokens it
+//! cannot tell a stale write from a current one; with them, the other holder's token was
+//! not larger.
 
 use super::narrative::{
     acquire_lines, acquire_step, end_sentence, fault_steps, parties, secs, span, Step, Story,
@@ -17,6 +17,19 @@ use super::view::RunView;
 use crate::checker::{Hold, ResourceViolation};
 use crate::fault::Fault;
 use crate::history::Event;
+
+/// What the stale write ran into, for a sentence: "over client 2's write of t=1.200 s
+/// (a later hold)", or, for a write with no hold, "while client 2 held the lock".
+pub fn against(rv: &ResourceViolation) -> String {
+    match rv.overwritten_us {
+        Some(at) => format!(
+            "over client {}'s write of t={} (a later hold)",
+            rv.holder.client,
+            secs(at)
+        ),
+        None => format!("while client {} held the lock", rv.holder.client),
+    }
+}
 
 /// The writer's hold the write belonged to: the latest one with its token that had ended.
 fn writer_hold<'v>(view: &'v RunView, rv: &ResourceViolation) -> Option<&'v Hold> {
@@ -67,6 +80,15 @@ pub fn explain(view: &RunView, rv: &ResourceViolation) -> Story {
     }
     let (step, _, _) = acquire_step(view, holder, &told.times);
     steps.push(step);
+    if let Some(at) = rv.overwritten_us {
+        steps.push(Step {
+            t_us: at,
+            text: format!(
+                "the guarded resource accepts client {}'s write to {}",
+                holder.client, rv.lock
+            ),
+        });
+    }
     let fenced = match rv.fence {
         Some(f) => format!("with fencing token {f}"),
         None => "without a fencing token".into(),
@@ -84,11 +106,11 @@ pub fn explain(view: &RunView, rv: &ResourceViolation) -> Story {
         format!(", {} after its hold ended", span(rv.write_us - e))
     });
     let overlap = format!(
-        "at t={} client {} writes to {} as if it held the lock{late}, while client {} holds it (from t={} to t={})",
+        "at t={} client {}'s write to {} lands{late}, {}, whose hold ran from t={} to t={}",
         secs(rv.write_us),
         rv.client,
         rv.lock,
-        holder.client,
+        against(rv),
         secs(holder.start_us),
         secs(holder.end_us)
     );
@@ -132,16 +154,16 @@ fn why(view: &RunView, rv: &ResourceViolation, faults: &[&super::view::FaultWind
             rv.holder.client, rv.client
         )),
         (Some(f), held) => {
-            let newer = held.map_or("its token".to_string(), |h| format!("its token {h}"));
             let seen = view.writes.iter().any(|w| {
                 w.accepted && w.lock == rv.lock && w.t_us < rv.write_us && w.fence.is_some_and(|x| x > f)
             });
             s.push_str(&if seen {
                 format!("The resource had accepted a larger token than {f} and still let this one in.")
             } else {
+                let newer = held.map_or("no token".to_string(), |h| format!("token {h}"));
                 format!(
-                    "Client {}'s {newer} had not reached the resource yet, so it had nothing newer than {f} to \
-                     reject it with.",
+                    "Client {}'s write carried {newer}, so the resource had nothing newer than {f} to reject it \
+                     with.",
                     rv.holder.client
                 )
             });

@@ -20,12 +20,15 @@
 pub mod analysis;
 pub mod axis;
 pub mod bench;
+mod evidence;
 pub mod matrix;
 pub mod merge;
 mod outcome;
 pub mod pool;
 pub mod shard;
 pub mod sweep;
+
+pub use evidence::{save, SaveError};
 
 pub use outcome::{Outcome, SeedResult};
 

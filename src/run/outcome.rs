@@ -16,8 +16,8 @@ pub struct SeedResult {
     pub live: bool,
     pub violations: usize,
     pub liveness_findings: usize,
-    /// Stale writes the guarded resource accepted while another client held the lock,
-    /// plus fencing tokens that did not grow.
+    /// Stale writes the guarded resource accepted over the write of a later hold, plus
+    /// fencing tokens that did not grow.
     pub resource_violations: usize,
     pub stats: Stats,
     /// The driver's work: events, node commands, lock operations, virtual end time.

@@ -13,6 +13,7 @@ mod faults;
 mod locate;
 pub mod overrides;
 mod raw;
+mod write;
 
 pub use crate::rng::Dist;
 pub use backend::{Backend, Targets};
@@ -26,7 +27,7 @@ use serde::Serialize;
 use std::path::{Path, PathBuf};
 
 /// A fully resolved scenario; every time is in microseconds.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Scenario {
     pub name: String,
     /// The file it came from, to print a command that reruns a seed.
@@ -70,7 +71,7 @@ pub enum Expect {
 }
 
 /// The workload: how many clients, how many lock names, and their rhythm.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Clients {
     pub count: usize,
     /// Number of distinct lock names (`L0`, `L1`, ...); each operation picks one uniformly.
@@ -91,7 +92,7 @@ pub struct Clients {
 }
 
 /// The simulated network between clients and nodes.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Network {
     /// One-way latency of a message.
     pub latency: Dist,
@@ -207,6 +208,15 @@ impl Scenario {
             .map(|o| format!(" --set {}", overrides::shell_word(o)))
             .collect();
         format!("cargo run --release{features} -- scenario {file} --seed {seed}{backend}{sets}")
+    }
+
+    /// The command that shrinks this scenario's run with `seed` to a minimal scenario.
+    pub fn shrink_command(&self, seed: u64) -> String {
+        let file = self.path.as_ref().map_or_else(
+            || format!("scenarios/{}.toml", self.name),
+            |p| p.display().to_string(),
+        );
+        format!("cargo run --release -- shrink {file} --seed {seed}")
     }
 }
 

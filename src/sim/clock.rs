@@ -8,7 +8,7 @@
 /// Wall clocks start near 2023-11-14 so timestamps look like Unix times in microseconds.
 pub const WALL_EPOCH_US: u64 = 1_700_000_000_000_000;
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Hash)]
 pub struct Clock {
     anchor_true_us: u64,
     anchor_mono_us: u64,

@@ -13,7 +13,7 @@ use std::collections::VecDeque;
 const FSYNC_INTERVAL_US: u64 = 1_000_000;
 
 /// The append-only file of one node.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Hash)]
 pub struct Aof<S> {
     persistence: Persistence,
     /// The store as of the fsync at `synced_at_us` (everysec only).
@@ -61,7 +61,7 @@ impl<S: Clone + Default> Aof<S> {
 }
 
 /// An asynchronous replica: it applies the master's writes `lag_us` after they happen.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Hash)]
 pub struct Replica<S> {
     pub lag_us: u64,
     /// The master's store after each command, oldest first; the front entry is the

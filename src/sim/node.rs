@@ -27,7 +27,7 @@ use crate::command::{rw_reply, Cmd, FairArgs, Key, LockId, Reply, Ticket, Token}
 use crate::fault::{Persistence, Replication};
 use std::collections::BTreeMap;
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Hash)]
 struct Entry {
     value: Token,
     expire_at_wall_us: u64,
@@ -35,7 +35,7 @@ struct Entry {
 
 /// A node's whole keyspace, one map per Redis type. It is one value so that whatever
 /// keeps or loses a node's data (a crash, persistence, a replica) takes all of it.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Hash)]
 struct Store {
     /// Strings with PX expiry: exclusive locks and `w_{L}`.
     strings: BTreeMap<Key, Entry>,
@@ -48,7 +48,7 @@ struct Store {
 }
 
 /// Whether a node's process is running.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Status {
     #[default]
     Up,
@@ -57,7 +57,7 @@ pub enum Status {
     Down { power_loss: bool },
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Hash)]
 pub struct Node {
     pub clock: Clock,
     keys: Store,
@@ -74,7 +74,7 @@ impl Default for Node {
 
 /// A ticket in a fair queue: its position (score in `fair_{L}`) and expiry (score in
 /// `fairexp_{L}`), both in ms.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Hash)]
 struct Queued {
     at_ms: u64,
     exp_at_ms: u64,

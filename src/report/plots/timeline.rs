@@ -89,8 +89,10 @@ impl<'a> Timeline<'a> {
             start,
             rv.write_us.max(start + 1),
             format!(
-                "Holder timeline around the first stale write: client {} writes to {} while client {} holds it",
-                rv.client, rv.lock, rv.holder.client
+                "Holder timeline around the first stale write: client {} writes to {}, {}",
+                rv.client,
+                rv.lock,
+                crate::report::stale::against(rv)
             ),
         )
     }

@@ -1,0 +1,273 @@
+//! Breadth-first search over the worlds a scope allows, with state deduplication.
+//!
+//! Level by level: every world `d` transitions from the start is expanded before any
+//! at `d + 1`, so the first violation found is one of the shortest (fewest faults and
+//! ticks). A world is kept only if its 128-bit [`fingerprint`] is new; the search keeps
+//! the fingerprints of every world seen and the full worlds of one level only, plus a
+//! parent link per world from which the path to a violation is rebuilt. Successors come
+//! in [`Action`] order and the first violation in that order wins, so the answer does
+//! not depend on timing: the successors of a batch of worlds are computed on every core,
+//! then merged in order. Only the time limit reads the wall clock.
+
+use super::action::{self, Action};
+use super::scope::Scope;
+use super::world::{fingerprint, Found, World};
+use std::collections::HashSet;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::time::{Duration, Instant};
+
+/// When to stop searching without an answer.
+#[derive(Clone, Debug)]
+pub struct Limits {
+    /// Distinct worlds, at most.
+    pub states: u64,
+    pub time: Option<Duration>,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            states: 2_000_000,
+            time: None,
+        }
+    }
+}
+
+/// Where a search stands, for a progress display.
+#[derive(Clone, Copy, Debug)]
+pub struct Progress {
+    pub states: u64,
+    pub depth: u32,
+    pub frontier: usize,
+}
+
+#[derive(Clone, Debug)]
+pub enum Verdict {
+    /// A violation, and the transitions that lead to it from the start.
+    Found { path: Vec<Action>, found: Found },
+    /// Every world within the bounds was seen: no violation.
+    Clear,
+    /// A limit ran out first; what was covered is in the counts.
+    Stopped { why: String },
+}
+
+#[derive(Clone, Debug)]
+pub struct Searched {
+    pub verdict: Verdict,
+    /// Distinct worlds seen.
+    pub states: u64,
+    /// Transitions taken (successors computed, duplicates included).
+    pub transitions: u64,
+    /// Levels completed: every world at most this many transitions away was expanded.
+    pub depth: u32,
+    pub secs: f64,
+}
+
+/// Fingerprints are already uniform: use their low bits as the hash.
+#[derive(Default)]
+struct Identity(u64);
+
+impl Hasher for Identity {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes.iter().take(8) {
+            self.0 = (self.0 << 8) | u64::from(b);
+        }
+    }
+    fn write_u128(&mut self, v: u128) {
+        self.0 = v as u64;
+    }
+}
+
+/// Worlds expanded per batch: the batch's successors are computed on every core, then
+/// merged one by one in order.
+const BATCH: usize = 512;
+
+/// A successor: the action, and the world after it with its fingerprint.
+type Successor = (Action, World, u128);
+
+/// Every successor of `world`, in action order.
+fn expand(world: &World, scope: &Scope) -> Vec<Successor> {
+    let mut actions = Vec::new();
+    action::enabled(world, scope, &mut actions);
+    actions
+        .into_iter()
+        .map(|a| {
+            let w = action::next(world, scope, a);
+            let fp = fingerprint(&w);
+            (a, w, fp)
+        })
+        .collect()
+}
+
+/// The successors of each world of `batch`, computed on `threads` threads.
+fn expand_all(batch: &[(u32, World)], scope: &Scope, threads: usize) -> Vec<Vec<Successor>> {
+    if threads < 2 || batch.len() < 2 {
+        return batch.iter().map(|(_, w)| expand(w, scope)).collect();
+    }
+    let share = batch.len().div_ceil(threads);
+    std::thread::scope(|sc| {
+        let handles: Vec<_> = batch
+            .chunks(share)
+            .map(|part| sc.spawn(move || part.iter().map(|(_, w)| expand(w, scope)).collect::<Vec<_>>()))
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("expanding a world does not panic"))
+            .collect()
+    })
+}
+
+/// Searches the worlds of `scope`.
+pub fn bfs(scope: &Scope, limits: &Limits, progress: &dyn Fn(Progress)) -> Searched {
+    let started = Instant::now();
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let root = World::new(scope, false);
+    let mut seen: HashSet<u128, BuildHasherDefault<Identity>> = HashSet::default();
+    seen.insert(fingerprint(&root));
+    // Per world seen: its parent's index and the action that led to it.
+    let mut tree: Vec<(u32, Action)> = vec![(u32::MAX, Action::Tick)];
+    // The worlds of the current level, with their index in `tree`.
+    let mut frontier: Vec<(u32, World)> = vec![(0, root)];
+    let mut transitions = 0u64;
+    let mut depth = 0u32;
+    let done = |verdict, transitions, depth, seen: &HashSet<_, _>| Searched {
+        verdict,
+        states: seen.len() as u64,
+        transitions,
+        depth,
+        secs: started.elapsed().as_secs_f64(),
+    };
+    while !frontier.is_empty() {
+        let mut next = Vec::new();
+        let mut level = frontier.into_iter().peekable();
+        while level.peek().is_some() {
+            let batch: Vec<(u32, World)> = level.by_ref().take(BATCH).collect();
+            let successors = expand_all(&batch, scope, threads);
+            for ((index, _), succ) in batch.iter().zip(successors) {
+                for (a, w, fp) in succ {
+                    transitions += 1;
+                    if let Some(found) = w.found {
+                        let mut path = vec![a];
+                        let mut at = *index;
+                        while at != 0 {
+                            let (up, step) = tree[at as usize];
+                            path.push(step);
+                            at = up;
+                        }
+                        path.reverse();
+                        return done(Verdict::Found { path, found }, transitions, depth, &seen);
+                    }
+                    if seen.insert(fp) {
+                        tree.push((*index, a));
+                        next.push(((tree.len() - 1) as u32, w));
+                    }
+                }
+            }
+            progress(Progress {
+                states: seen.len() as u64,
+                depth,
+                frontier: next.len(),
+            });
+            let why = if seen.len() as u64 >= limits.states {
+                Some(format!("the limit of {} states ran out", limits.states))
+            } else {
+                limits
+                    .time
+                    .filter(|&t| started.elapsed() >= t)
+                    .map(|t| format!("the time limit of {} s ran out", t.as_secs()))
+            };
+            if let Some(why) = why {
+                return done(Verdict::Stopped { why }, transitions, depth, &seen);
+            }
+        }
+        if !next.is_empty() {
+            depth += 1;
+        }
+        frontier = next;
+    }
+    done(Verdict::Clear, transitions, depth, &seen)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::Scenario;
+
+    fn scope(text: &str, o: &super::super::Overrides) -> Scope {
+        Scope::new(&Scenario::parse(text, "t.toml", "t").unwrap(), o).unwrap()
+    }
+
+    const RESTART: &str = r#"
+        duration = "8s"
+        nodes = 3
+        [algorithm]
+        ttl = "4s"
+        [clients]
+        count = 2
+        hold = "8s"
+        [[faults]]
+        at = "0s"
+        kind = "partition"
+        nodes = [2]
+        clients = [0]
+        [[faults]]
+        at = "1s"
+        kind = "crash"
+        node = 1
+        restart_after = "0s"
+    "#;
+
+    fn depth(s: &Searched) -> Option<usize> {
+        match &s.verdict {
+            Verdict::Found { path, .. } => Some(path.len()),
+            Verdict::Clear => None,
+            Verdict::Stopped { why } => panic!("stopped: {why}"),
+        }
+    }
+
+    #[test]
+    fn the_reduction_finds_what_the_full_search_finds_in_fewer_states() {
+        // The restart comes after the ttl: safe.
+        let delayed = RESTART.replace("restart_after = \"0s\"", "restart_after = \"4s\"");
+        for (text, found) in [(RESTART, true), (&delayed[..], false)] {
+            let mut full = scope(text, &Default::default());
+            let reduced = full.clone();
+            full.reduce = false;
+            let a = bfs(&reduced, &Limits::default(), &|_| {});
+            let b = bfs(&full, &Limits::default(), &|_| {});
+            assert_eq!(depth(&a), depth(&b), "{text}");
+            assert_eq!(depth(&a).is_some(), found, "{text}");
+            assert!(a.states < b.states, "{} vs {}", a.states, b.states);
+        }
+    }
+
+    #[test]
+    fn the_same_scope_gives_the_same_answer() {
+        let s = scope(RESTART, &Default::default());
+        let a = bfs(&s, &Limits::default(), &|_| {});
+        let b = bfs(&s, &Limits::default(), &|_| {});
+        match (&a.verdict, &b.verdict) {
+            (Verdict::Found { path: p, .. }, Verdict::Found { path: q, .. }) => assert_eq!(p, q),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!((a.states, a.transitions), (b.states, b.transitions));
+    }
+
+    #[test]
+    fn a_state_limit_stops_the_search_and_says_so() {
+        let s = scope(RESTART, &Default::default());
+        let limits = Limits {
+            states: 10,
+            time: None,
+        };
+        let r = bfs(&s, &limits, &|_| {});
+        assert!(
+            matches!(&r.verdict, Verdict::Stopped { why } if why.contains("10 states")),
+            "{:?}",
+            r.verdict
+        );
+    }
+}

@@ -1,0 +1,513 @@
+//! The explored world: the lock clients and the nodes, run event by event between tick
+//! boundaries, with the adversary's faults applied at the boundaries.
+//!
+//! This is a third driver of the same sans-IO state machines: the clients run
+//! [`Redlock`] from `algorithm/` and the nodes are the simulator's [`Node`]s, unchanged.
+//! Between two boundaries the world runs as the simulator would with a fixed latency:
+//! events in order of (time, scheduling order), a message lost if its link is cut when
+//! it is sent or when it arrives, a paused process's events held back and replayed when
+//! it resumes. Each client does what a simulator client with constant think and hold
+//! times does: ask for lock `L0`, hold it (until its validity ends, if that comes
+//! first), release, think, ask again (the reproduction scenario sets exactly that). So
+//! the only choices are the adversary's, and every state is a value that can be
+//! cloned, hashed and deduplicated.
+//!
+//! The world checks the lock's promises as it goes, the way the checker would judge
+//! the history: when a client acquires while another client's hold (acquisition to
+//! release, capped by its validity) is still running, that is a mutual exclusion
+//! violation; with fencing, a token not above that of a hold that has ended is a
+//! regression. A replay can record the history (`log`), which the checker then judges.
+
+use super::action::Action;
+use super::scope::{Budget, Scope};
+use crate::algorithm::{LockAlgorithm, Mode, NodeSet, Now, Output, Redlock, ReqId, TimerId};
+use crate::client::{Record, RecordKind};
+use crate::command::{Cmd, LockId, Reply, Token};
+use crate::history::{Event, Meta, OpKind, Phase};
+use crate::sim::clock::Clock;
+use crate::sim::node::Node;
+use std::collections::VecDeque;
+use std::hash::{Hash, Hasher};
+
+/// The only lock the explorer's clients take.
+const LOCK: LockId = LockId(0);
+
+#[derive(Clone, Copy, Debug, Hash)]
+pub(super) enum Ev {
+    ToNode {
+        client: u8,
+        node: u8,
+        req: ReqId,
+        cmd: Cmd,
+    },
+    ToClient {
+        client: u8,
+        node: u8,
+        req: ReqId,
+        reply: Reply,
+    },
+    Wake {
+        client: u8,
+    },
+    Timer {
+        client: u8,
+        id: TimerId,
+    },
+}
+
+/// A lock held, in true time.
+#[derive(Clone, Copy, Debug, Hash)]
+struct Hold {
+    token: Token,
+    start_us: u64,
+    /// When the client's own clock says its validity ends.
+    until_us: u64,
+    fence: Option<u64>,
+}
+
+#[derive(Clone, Copy, Debug, Hash)]
+enum Cycle {
+    Thinking,
+    Acquiring,
+    Holding(Hold),
+}
+
+/// A lock client: the algorithm, its clock, and where it is in its cycle.
+#[derive(Clone, Hash)]
+pub(super) struct Peer {
+    algo: Redlock,
+    clock: Clock,
+    phase: Cycle,
+    /// Paused since this tick, by fault `id`.
+    pub(super) paused: Option<Since>,
+    pub(super) deferred: Vec<Ev>,
+}
+
+/// When a fault started (its tick) and its id in the history.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Since {
+    pub tick: u32,
+    pub id: usize,
+}
+
+/// What the explorer found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Found {
+    /// `second` acquired at `at_us` while `first` still held the lock.
+    MutualExclusion { first: usize, second: usize, at_us: u64 },
+    /// `client` acquired at `at_us` with fencing token `token`, not above `floor`, the
+    /// token of a hold that had ended.
+    FenceRegression {
+        client: usize,
+        at_us: u64,
+        token: u64,
+        floor: u64,
+    },
+}
+
+#[derive(Clone)]
+pub struct World {
+    /// The boundary the world stands at; true time `tick * tick_us`.
+    pub tick: u32,
+    pub(super) now_us: u64,
+    pub(super) nodes: Vec<Node>,
+    pub(super) peers: Vec<Peer>,
+    /// Events in flight, by time and then scheduling order.
+    queue: VecDeque<(u64, Ev)>,
+    /// Per link (`client * nodes + node`): cut (both ways) since.
+    pub cut: Vec<Option<Since>>,
+    pub node_paused: Vec<Option<Since>>,
+    pub(super) node_deferred: Vec<Vec<Ev>>,
+    pub crashed: Vec<Option<Since>>,
+    pub failed: Vec<Option<Since>>,
+    /// Faults the adversary may still start.
+    pub left: Budget,
+    pub(super) next_fault: usize,
+    /// The last fault applied at this boundary, for the partial-order reduction.
+    pub last: Option<Action>,
+    /// The largest fencing token of a hold that has ended.
+    fence_floor: Option<u64>,
+    pub found: Option<Found>,
+    /// The history, when replaying (left out of the fingerprint).
+    pub(super) log: Option<Vec<Event>>,
+}
+
+impl Hash for World {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        self.tick.hash(h);
+        self.nodes.hash(h);
+        self.peers.hash(h);
+        self.queue.hash(h);
+        self.cut.hash(h);
+        self.node_paused.hash(h);
+        self.node_deferred.hash(h);
+        self.crashed.hash(h);
+        self.failed.hash(h);
+        self.left.hash(h);
+        self.next_fault.hash(h);
+        self.last.hash(h);
+        self.fence_floor.hash(h);
+    }
+}
+
+/// A 128-bit fingerprint: two SipHash streams with different salts, so that telling
+/// states apart does not rest on 64 bits.
+pub fn fingerprint(w: &World) -> u128 {
+    let mut a = std::collections::hash_map::DefaultHasher::new();
+    let mut b = std::collections::hash_map::DefaultHasher::new();
+    0x5eed_u64.hash(&mut b);
+    w.hash(&mut a);
+    w.hash(&mut b);
+    (u128::from(a.finish()) << 64) | u128::from(b.finish())
+}
+
+impl World {
+    /// The world at time 0: every client about to think, every node up and empty.
+    pub fn new(scope: &Scope, record: bool) -> World {
+        let mut w = World {
+            tick: 0,
+            now_us: 0,
+            nodes: scope
+                .persistence
+                .iter()
+                .map(|&p| Node::new(p, scope.replication))
+                .collect(),
+            peers: (0..scope.clients)
+                .map(|i| Peer {
+                    algo: crate::algorithm::redlock(
+                        &scope.algorithm,
+                        scope.nodes,
+                        crate::rng::split(scope.seed, "algorithm", i as u64),
+                    ),
+                    clock: Clock::default(),
+                    phase: Cycle::Thinking,
+                    paused: None,
+                    deferred: Vec::new(),
+                })
+                .collect(),
+            queue: VecDeque::new(),
+            cut: vec![None; scope.clients * scope.nodes],
+            node_paused: vec![None; scope.nodes],
+            node_deferred: vec![Vec::new(); scope.nodes],
+            crashed: vec![None; scope.nodes],
+            failed: vec![None; scope.nodes],
+            left: scope.budget,
+            next_fault: 0,
+            last: None,
+            fence_floor: None,
+            found: None,
+            log: record.then(Vec::new),
+        };
+        if let Some(log) = &mut w.log {
+            log.push(Event::Meta(Meta {
+                t_us: 0,
+                scenario: format!("{}-explored", scope.name),
+                seed: scope.seed,
+                algorithm: serde_json::to_value(scope.algorithm.kind)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_default(),
+                nodes: scope.nodes,
+                clients: scope.clients,
+                ttl_ms: scope.algorithm.ttl_ms,
+                liveness_bound_us: scope.algorithm.liveness_bound_us(scope.nodes),
+                writer_wait_bound_us: None,
+            }));
+        }
+        // As a simulator client starts: think first.
+        for c in 0..scope.clients {
+            let at = w.peers[c].clock.true_at_mono(scope.think_us);
+            w.push(at, Ev::Wake { client: c as u8 });
+        }
+        w
+    }
+
+    pub fn now_us(&self) -> u64 {
+        self.now_us
+    }
+
+    pub fn take_log(&mut self) -> Vec<Event> {
+        self.log.take().unwrap_or_default()
+    }
+
+    pub fn link(&self, scope: &Scope, client: usize, node: usize) -> usize {
+        client * scope.nodes + node
+    }
+
+    pub fn client_paused(&self, c: usize) -> Option<Since> {
+        self.peers[c].paused
+    }
+
+    fn push(&mut self, at: u64, ev: Ev) {
+        let i = self.queue.partition_point(|&(t, _)| t <= at);
+        self.queue.insert(i, (at, ev));
+    }
+
+    fn now(&self, c: usize, t: u64) -> Now {
+        let clock = &self.peers[c].clock;
+        Now {
+            mono_us: clock.mono(t),
+            wall_us: clock.wall(t),
+        }
+    }
+
+    /// Runs the world to the next boundary.
+    pub fn run_tick(&mut self, scope: &Scope) {
+        let end = (u64::from(self.tick) + 1) * scope.tick_us;
+        while self.found.is_none() && self.queue.front().is_some_and(|&(t, _)| t < end) {
+            let (t, ev) = self.queue.pop_front().expect("checked");
+            self.step(scope, t, ev);
+        }
+        self.now_us = end;
+        self.tick += 1;
+        self.last = None;
+    }
+
+    fn is_cut(&self, scope: &Scope, client: u8, node: u8) -> bool {
+        self.cut[self.link(scope, client.into(), node.into())].is_some()
+    }
+
+    pub(super) fn step(&mut self, scope: &Scope, t: u64, ev: Ev) {
+        match ev {
+            Ev::ToNode {
+                client,
+                node,
+                req,
+                cmd,
+            } => {
+                if self.is_cut(scope, client, node) {
+                    return;
+                }
+                let n = usize::from(node);
+                if self.node_paused[n].is_some() {
+                    self.node_deferred[n].push(ev);
+                    return;
+                }
+                let Some(reply) = self.nodes[n].handle(t, cmd) else {
+                    return;
+                };
+                if !self.is_cut(scope, client, node) {
+                    self.push(
+                        t + scope.latency_us,
+                        Ev::ToClient {
+                            client,
+                            node,
+                            req,
+                            reply,
+                        },
+                    );
+                }
+            }
+            Ev::ToClient { client, node, .. } if self.is_cut(scope, client, node) => {}
+            Ev::ToClient { client, .. } | Ev::Wake { client } | Ev::Timer { client, .. }
+                if self.peers[usize::from(client)].paused.is_some() =>
+            {
+                self.peers[usize::from(client)].deferred.push(ev);
+            }
+            Ev::ToClient {
+                client, req, reply, ..
+            } => {
+                let c = usize::from(client);
+                let now = self.now(c, t);
+                let mut out = Vec::new();
+                self.peers[c].algo.on_reply(now, req, reply, &mut out);
+                self.outputs(scope, t, c, out);
+            }
+            Ev::Timer { client, id } => {
+                let c = usize::from(client);
+                let now = self.now(c, t);
+                let mut out = Vec::new();
+                self.peers[c].algo.on_timer(now, id, &mut out);
+                self.outputs(scope, t, c, out);
+            }
+            Ev::Wake { client } => self.wake(scope, t, usize::from(client)),
+        }
+    }
+
+    fn record(&mut self, t: u64, c: usize, r: Record) {
+        let clock = &self.peers[c].clock;
+        if let Some(log) = &mut self.log {
+            let until = r.valid_until_mono_us.map(|m| clock.true_at_mono(m));
+            log.push(r.to_event(t, c, until));
+        }
+    }
+
+    fn op(kind: RecordKind, op: OpKind, token: Option<Token>) -> Record {
+        Record {
+            kind,
+            op,
+            lock: LOCK,
+            mode: Mode::Exclusive,
+            phase: Phase::Workload,
+            token,
+            valid_until_mono_us: None,
+            nodes: None,
+            attempts: None,
+            fence: None,
+        }
+    }
+
+    /// A client's wake-up: ask for the lock after thinking, release when the validity
+    /// of its hold is over.
+    fn wake(&mut self, scope: &Scope, t: u64, c: usize) {
+        let now = self.now(c, t);
+        let mut out = Vec::new();
+        match self.peers[c].phase {
+            Cycle::Thinking => {
+                self.peers[c].phase = Cycle::Acquiring;
+                self.record(t, c, Self::op(RecordKind::Invoke, OpKind::Acquire, None));
+                self.peers[c].algo.acquire(now, LOCK, Mode::Exclusive, &mut out);
+            }
+            Cycle::Holding(hold) => {
+                self.record(t, c, Self::op(RecordKind::Invoke, OpKind::Release, None));
+                let end = hold.until_us.min(t);
+                if hold.fence.is_some() && hold.start_us < end {
+                    self.fence_floor = self.fence_floor.max(hold.fence);
+                }
+                self.peers[c].algo.release(now, &mut out);
+            }
+            Cycle::Acquiring => {}
+        }
+        self.outputs(scope, t, c, out);
+    }
+
+    /// Think, then ask again.
+    fn think(&mut self, scope: &Scope, t: u64, c: usize) {
+        self.peers[c].phase = Cycle::Thinking;
+        let clock = &self.peers[c].clock;
+        let at = clock.true_at_mono(clock.mono(t) + scope.think_us).max(t);
+        self.push(at, Ev::Wake { client: c as u8 });
+    }
+
+    /// Carries out what client `c`'s algorithm asked for, as a simulator client would.
+    fn outputs(&mut self, scope: &Scope, t: u64, c: usize, out: Vec<Output>) {
+        for o in out {
+            match o {
+                Output::Send { node, req, cmd } => {
+                    let (client, node) = (c as u8, node as u8);
+                    if !self.is_cut(scope, client, node) {
+                        self.push(
+                            t + scope.latency_us,
+                            Ev::ToNode {
+                                client,
+                                node,
+                                req,
+                                cmd,
+                            },
+                        );
+                    }
+                }
+                Output::Timer { id, at_mono_us } => {
+                    let at = self.peers[c].clock.true_at_mono(at_mono_us).max(t);
+                    self.push(at, Ev::Timer { client: c as u8, id });
+                }
+                Output::Acquired {
+                    token,
+                    valid_until_mono_us,
+                    nodes,
+                    attempts,
+                    fence,
+                } => self.acquired(scope, t, c, token, valid_until_mono_us, nodes, attempts, fence),
+                Output::NotAcquired {
+                    token,
+                    unknown,
+                    attempts,
+                } => {
+                    if !matches!(self.peers[c].phase, Cycle::Acquiring) {
+                        continue;
+                    }
+                    let kind = if unknown {
+                        RecordKind::Info
+                    } else {
+                        RecordKind::Fail
+                    };
+                    let mut r = Self::op(kind, OpKind::Acquire, Some(token));
+                    r.attempts = Some(attempts);
+                    self.record(t, c, r);
+                    self.think(scope, t, c);
+                }
+                Output::Released { token } => {
+                    self.record(t, c, Self::op(RecordKind::Ok, OpKind::Release, Some(token)));
+                    self.think(scope, t, c);
+                }
+                // Clients never extend in the explorer (the scope sets no extensions).
+                Output::Extended { .. } | Output::NotExtended { .. } => {}
+            }
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn acquired(
+        &mut self,
+        scope: &Scope,
+        t: u64,
+        c: usize,
+        token: Token,
+        valid_until_mono_us: u64,
+        nodes: NodeSet,
+        attempts: u32,
+        fence: Option<u64>,
+    ) {
+        if !matches!(self.peers[c].phase, Cycle::Acquiring) {
+            return;
+        }
+        let mut r = Self::op(RecordKind::Ok, OpKind::Acquire, Some(token));
+        r.valid_until_mono_us = Some(valid_until_mono_us);
+        r.nodes = Some(nodes);
+        r.attempts = Some(attempts);
+        r.fence = fence;
+        self.record(t, c, r);
+        let until_us = self.peers[c].clock.true_at_mono(valid_until_mono_us);
+        let hold = Hold {
+            token,
+            start_us: t,
+            until_us,
+            fence,
+        };
+        self.judge(c, &hold);
+        self.peers[c].phase = Cycle::Holding(hold);
+        // Release when the work is done, or when the validity ends if that is sooner.
+        let clock = &self.peers[c].clock;
+        let work_end = clock.mono(t) + scope.hold_us;
+        let at = clock.true_at_mono(work_end.min(valid_until_mono_us)).max(t);
+        self.push(at, Ev::Wake { client: c as u8 });
+    }
+
+    /// The lock's promises, checked at each acquisition.
+    fn judge(&mut self, c: usize, hold: &Hold) {
+        let t = hold.start_us;
+        if hold.until_us <= t {
+            return;
+        }
+        let mut floor = self.fence_floor;
+        for (d, p) in self.peers.iter().enumerate() {
+            let Cycle::Holding(other) = p.phase else { continue };
+            if d == c {
+                continue;
+            }
+            if other.until_us > t {
+                self.found.get_or_insert(Found::MutualExclusion {
+                    first: d,
+                    second: c,
+                    at_us: t,
+                });
+            } else if other.fence.is_some() {
+                floor = floor.max(other.fence);
+            }
+        }
+        if let (Some(token), Some(floor)) = (hold.fence, floor) {
+            if token <= floor {
+                self.found.get_or_insert(Found::FenceRegression {
+                    client: c,
+                    at_us: t,
+                    token,
+                    floor,
+                });
+            }
+        }
+    }
+
+    pub fn node_up(&self, n: usize) -> bool {
+        self.crashed[n].is_none() && self.failed[n].is_none()
+    }
+}
