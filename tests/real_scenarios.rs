@@ -318,3 +318,25 @@ fn a_failover_promoted_after_zero_seconds_leaves_the_lock_live() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn real_client_paused_over_the_heal_resumes_in_time_order() {
+    use lockstorm::history::{Event, FaultAction};
+    let history = run_scenario("client-pause-over-heal");
+    let times: Vec<u64> = history.iter().map(Event::t_us).collect();
+    assert!(times.windows(2).all(|w| w[0] <= w[1]), "times go back: {times:?}");
+    // The pause was still on at the end of the workload: the heal ended it, and the
+    // client did something after it resumed.
+    let ended = history
+        .iter()
+        .position(|e| matches!(e, Event::Fault(f) if f.action == FaultAction::End))
+        .expect("the pause ends");
+    let heal = history
+        .iter()
+        .position(|e| matches!(e, Event::Heal { .. }))
+        .expect("a heal");
+    assert!(ended < heal);
+    assert!(history[ended..]
+        .iter()
+        .any(|e| matches!(e, Event::Invoke(op) | Event::Ok(op) if op.client == 0)));
+}

@@ -156,7 +156,7 @@ impl Driver<'_> {
     pub(super) fn begin_fault(&mut self, t: u64, i: usize) {
         self.active[i] = true;
         self.fault_event(t, i, FaultAction::Start);
-        self.fault(i, true);
+        self.fault(t, i, true);
         match (self.plan[i].duration_us, &self.plan[i].fault) {
             // A clock jump is instantaneous: the clock stays moved, nothing to undo.
             (Some(0), Fault::ClockJump { .. }) => self.active[i] = false,
@@ -173,14 +173,14 @@ impl Driver<'_> {
             return;
         }
         self.fault_event(t, i, FaultAction::End);
-        self.fault(i, false);
+        self.fault(t, i, false);
     }
 
     /// Starts (`on`) or ends fault `i`: only the transitions of what the active faults
     /// compose to reach the proxies and processes. The match has no wildcard: a new
     /// fault kind does not compile until the real backend says what it does (or refuses
     /// it in `check_faults`).
-    fn fault(&mut self, i: usize, on: bool) {
+    fn fault(&mut self, t: u64, i: usize, on: bool) {
         let id = self.plan[i].id;
         match self.plan[i].fault.clone() {
             Fault::Partition {
@@ -206,7 +206,7 @@ impl Driver<'_> {
             }
             Fault::Pause { node, client, .. } => {
                 if let Some(c) = client {
-                    self.pause_client(c, on);
+                    self.pause_client(t, c, on);
                 }
                 if let Some(node) = node {
                     if self.procs.pause(Process::Node(node), on) {

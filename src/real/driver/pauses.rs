@@ -112,10 +112,11 @@ impl Driver<'_> {
         self.begin_fault(t, i);
     }
 
-    /// One more (`on`) or one fewer pause on client `c`. The last one to end resumes it
-    /// and hands over what it missed.
-    pub(super) fn pause_client(&mut self, c: usize, on: bool) {
-        let t = self.now_us();
+    /// One more (`on`) or one fewer pause on client `c` at driver time `t`. The last one
+    /// to end resumes it and hands over what it missed, stamped `t` like the fault's end:
+    /// the history's times never go back, also when several faults end at one moment
+    /// (the heal).
+    pub(super) fn pause_client(&mut self, t: u64, c: usize, on: bool) {
         if on {
             self.pauses.active[c] += 1;
             if self.pauses.active[c] == 1 {
