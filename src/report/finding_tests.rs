@@ -271,3 +271,30 @@ fn a_late_extension_on_another_clients_key_is_told_as_such() {
         story.why
     );
 }
+
+#[test]
+fn a_fault_on_the_holder_that_asked_first_is_told_even_if_it_ended_before_the_other_asked() {
+    // Client 1 asks first and is cut from nodes 0 and 1 for a while; the cut ends before
+    // client 0 asks; client 0 acquires, then client 1 (the second holder) does too.
+    let h = [
+        meta(3, 2),
+        acq(1_000, 1),
+        partition(2_000, 0, FaultAction::Start, &[0, 1], &[1]),
+        partition(50_000, 0, FaultAction::End, &[0, 1], &[1]),
+        acq(100_000, 0),
+        ok(101_000, 0, 5_000_000, &[0, 1, 2], 1),
+        ok(200_000, 1, 5_000_000, &[0, 1, 2], 3),
+    ];
+    let f = check(&h).unwrap();
+    assert_eq!(f.violations.len(), 1);
+    let v = &f.violations[0];
+    assert_eq!((v.first.client, v.second.client), (0, 1));
+    let view = RunView::new(&h, &f);
+    let story = explain(&view, v);
+    assert!(
+        story.steps.iter().any(|s| s.text.contains("[fault #0]")),
+        "{:#?}",
+        story.steps
+    );
+    assert_eq!(story.first_line, 2, "the story starts where client 1 asked");
+}

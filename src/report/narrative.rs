@@ -385,16 +385,20 @@ pub(super) fn parties(holds: &[&Hold]) -> Parties {
 pub fn explain(view: &RunView, v: &Violation) -> Story {
     let (a, b) = (&v.first, &v.second);
     let (_, a_invoke) = acquire_lines(view.history, a);
-    let a_asked = view.history.get(a_invoke.wrapping_sub(1)).map(Event::t_us);
-    // The window starts when the first holder asked: a crash while its SET was on its
+    let asked = |h: &Hold, invoke: usize| {
+        let t = view.history.get(invoke.wrapping_sub(1)).map(Event::t_us);
+        t.unwrap_or(h.start_us).min(h.start_us)
+    };
+    // The window starts when the first of the two holders asked (the second may have
+    // asked first and acquired later, after retries): a crash while a SET was on its
     // way explains as much as one during the hold. Only faults that acted on the two
     // holders or their nodes are told ([`causes`]).
-    let from_us = a_asked.unwrap_or(a.start_us).min(a.start_us);
+    let from_us = asked(a, a_invoke).min(asked(b, acquire_lines(view.history, b).1));
     let faults = causes::linked(view, &parties(&[a, b]), from_us, v.overlap_end_us);
     let told = fault_steps(view, &faults, from_us, v.overlap_end_us);
     let mut steps = told.steps;
     let (a_step, _, a_line) = acquire_step(view, a, &told.times);
-    let (b_step, _, _) = acquire_step(view, b, &told.times);
+    let (b_step, _, b_line) = acquire_step(view, b, &told.times);
     steps.push(a_step);
     steps.push(b_step);
     steps.extend(told.after);
@@ -419,7 +423,7 @@ pub fn explain(view: &RunView, v: &Violation) -> Story {
         steps,
         overlap,
         why: why::why(view, a, b, &faults),
-        first_line: a_line.min(told.first_line),
+        first_line: a_line.min(b_line).min(told.first_line),
         last_line: b.ok_line.max(a.ok_line),
     }
 }
