@@ -14,8 +14,9 @@
 //!   at the earlier of its release and the belief in force. Two conflicting holds of the
 //!   same lock that overlap are a violation (readers may overlap readers; a writer or an
 //!   exclusive holder overlaps no one).
-//! - The guarded resource ([`resource`]): a stale write accepted while another client
-//!   held the lock is a resource-level violation, reported apart from the lock's.
+//! - The guarded resource ([`resource`]): a stale write (accepted after its hold ended,
+//!   over the write of another client's later hold) is a resource-level violation,
+//!   reported apart from the lock's.
 //! - Liveness ([`liveness`]): after the heal, an uncontended probe acquires every lock
 //!   within the bound the history's `meta` line states; and no writer waits longer than
 //!   the meta's `writer_wait_bound_us` while readers keep the lock busy ([`waits`]).

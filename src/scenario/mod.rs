@@ -40,8 +40,8 @@ pub struct Scenario {
     pub expect: Expect,
     /// Whether the run must also pass the liveness checks (default true).
     pub expect_live: bool,
-    /// The verdict expected about the guarded resource (stale writes accepted while
-    /// another client held the lock), if the scenario judges it.
+    /// The verdict expected about the guarded resource (stale writes accepted over a
+    /// later holder's write, `checker::resource`), if the scenario judges it.
     pub expect_resource: Option<Expect>,
     /// Lowest acceptable share of successful acquisitions, if the scenario sets one.
     pub min_availability: Option<f64>,

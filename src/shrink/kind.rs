@@ -18,8 +18,8 @@ use std::fmt;
 pub enum Kind {
     /// Two conflicting holds of one lock overlapped in true time.
     MutualExclusion,
-    /// The guarded resource accepted a write from a client whose hold had ended while
-    /// another client held the lock.
+    /// The guarded resource accepted a write from a client whose hold had ended, over
+    /// the write of another client's later hold.
     StaleWrite,
     /// A hold's fencing token was not above that of an earlier, finished hold.
     FenceRegression,
