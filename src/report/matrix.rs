@@ -77,8 +77,13 @@ pub struct Ran {
     pub stale_writes: usize,
     /// Locks were acquirable again after the heal.
     pub deadlock_free: bool,
-    /// Uncontended acquisitions succeeded while a majority of nodes was reachable.
-    pub fault_tolerant: bool,
+    /// Uncontended acquisitions succeeded while a majority of nodes was reachable;
+    /// `None` when no failed acquisition was uncontended and healthy enough to judge
+    /// (with several clients on one lock, every attempt may be contended).
+    pub fault_tolerant: Option<bool>,
+    /// Share of acquisitions whose outcome the library left unknown (an `error`
+    /// answer: the library could not say whether it got the lock).
+    pub unknown: f64,
     /// Liveness findings by kind, or "none".
     pub liveness: String,
     /// Share of acquisitions that succeeded in the workload.
@@ -103,17 +108,83 @@ fn summary(cell: &Cell) -> String {
         Cell::CannotRun { .. } => "cannot run here".into(),
         Cell::Refused { .. } => "not on this backend yet".into(),
         Cell::Error { .. } => "worker error".into(),
-        Cell::Ran(r) => format!(
-            "lock {} · resource {} · deadlock-free {} · fault-tolerant {} · {:.0}% available",
-            if r.lock_safe { "safe" } else { "UNSAFE" },
-            match r.resource.as_str() {
-                "unsafe" => "UNSAFE",
-                other => other,
-            },
-            mark(r.deadlock_free),
-            mark(r.fault_tolerant),
-            r.availability * 100.0
-        ),
+        Cell::Ran(r) => {
+            let mut line = format!(
+                "lock {} · resource {} · deadlock-free {} · fault-tolerant {} · {:.0}% available",
+                if r.lock_safe { "safe" } else { "UNSAFE" },
+                match r.resource.as_str() {
+                    "unsafe" => "UNSAFE",
+                    other => other,
+                },
+                mark(r.deadlock_free),
+                r.fault_tolerant.map_or("not judged", mark),
+                r.availability * 100.0
+            );
+            if r.unknown > 0.0 {
+                let _ = write!(line, " · {:.0}% unknown", r.unknown * 100.0);
+            }
+            line
+        }
+    }
+}
+
+/// What lockstorm found for one library, from its cells: the faults under which it broke
+/// mutual exclusion, let a stale write through, failed a liveness check, or left most
+/// acquisitions unknown or failed.
+fn found(faults: &[FaultColumn], a: &AdapterRow) -> String {
+    let ran: Vec<(&FaultColumn, &Ran)> = faults
+        .iter()
+        .zip(&a.cells)
+        .filter_map(|(f, c)| match c {
+            Cell::Ran(r) => Some((f, r.as_ref())),
+            _ => None,
+        })
+        .collect();
+    let under = |pick: &dyn Fn(&Ran) -> bool| -> Vec<String> {
+        ran.iter()
+            .filter(|(_, r)| pick(r))
+            .map(|(f, _)| f.title.to_lowercase())
+            .collect()
+    };
+    let mut parts = Vec::new();
+    let mut say = |what: &str, list: Vec<String>| {
+        if !list.is_empty() {
+            parts.push(format!("{what} under: {}", list.join("; ")));
+        }
+    };
+    say("two clients held the lock at once", under(&|r| !r.lock_safe));
+    say(
+        "the guarded resource took a stale write",
+        under(&|r| r.resource == "unsafe"),
+    );
+    say(
+        "a lock stayed out of reach after the heal",
+        under(&|r| !r.deadlock_free),
+    );
+    say(
+        "an uncontended acquisition failed with a majority up",
+        under(&|r| r.fault_tolerant == Some(false)),
+    );
+    say(
+        "most acquisitions ended in an error (outcome unknown)",
+        under(&|r| r.unknown > 0.5),
+    );
+    say(
+        "fewer than one acquisition in ten succeeded",
+        under(&|r| r.availability < 0.1),
+    );
+    let broke = a
+        .cells
+        .iter()
+        .filter(|c| matches!(c, Cell::CannotRun { .. } | Cell::Error { .. }))
+        .count();
+    if broke > 0 {
+        parts.push(format!("{broke} cell(s) could not run or ended in a worker error"));
+    }
+    if parts.is_empty() {
+        "safe, live and available under every fault it ran.".into()
+    } else {
+        format!("{}.", parts.join(". "))
     }
 }
 
@@ -145,8 +216,10 @@ fn markdown(m: &Matrix) -> String {
         "Each cell: **lock** safety (no two holds overlap), **resource** safety (no stale write \
          accepted by the guarded resource; \"no writes\" when the fault does not write), \
          **deadlock-free** (locks acquirable again after the heal), **fault-tolerant** (no \
-         uncontended acquisition failed while a majority of nodes was reachable), and the share \
-         of acquisitions that succeeded. Each links its run report; the rerun commands are below.\n"
+         uncontended acquisition failed while a majority of nodes was reachable; \"not judged\" \
+         when no failed acquisition was uncontended, as with several clients on one lock), the \
+         share of acquisitions that succeeded, and the share the library left unknown (it \
+         answered with an error). Each links its run report; the rerun commands are below.\n"
     );
     let _ = write!(s, "| library |");
     for f in &m.faults {
@@ -188,6 +261,7 @@ fn markdown(m: &Matrix) -> String {
         if !a.promise.is_empty() {
             let _ = writeln!(s, "Promises: {}\n", a.promise);
         }
+        let _ = writeln!(s, "Found: {}\n", found(&m.faults, a));
         for (f, c) in m.faults.iter().zip(&a.cells) {
             match c {
                 Cell::NotApplicable => {}

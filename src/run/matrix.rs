@@ -204,7 +204,16 @@ fn run_adapter(
                     deadlock_free: !(kind_is("deadlock")
                         || kind_is("no_probe")
                         || kind_is("stuck_after_heal")),
-                    fault_tolerant: !kind_is("fault_tolerance"),
+                    fault_tolerant: (outcome.findings.stats.tolerance_checked > 0 || kind_is("fault_tolerance"))
+                        .then(|| !kind_is("fault_tolerance")),
+                    unknown: {
+                        let s = &outcome.findings.stats;
+                        if s.acquires == 0 {
+                            0.0
+                        } else {
+                            s.unknown as f64 / s.acquires as f64
+                        }
+                    },
                     liveness: super::analysis::liveness_kinds(l),
                     availability: outcome.findings.stats.availability,
                     report: format!("{rel}/index.html"),
