@@ -171,7 +171,8 @@ enum Command {
         history: PathBuf,
     },
     /// Re-render a report folder (plots, narrative.md, index.html) from its history.jsonl,
-    /// or a sweep's folder (sweep.csv, diagrams) from its sweep.json.
+    /// a sweep's folder (sweep.csv, diagrams) from its sweep.json, or the library matrix
+    /// (README.md, index.html) from its matrix.json.
     Report {
         /// The folder holding history.jsonl, e.g. reports/partition.
         dir: PathBuf,
@@ -1010,6 +1011,19 @@ fn report(dir: &Path) -> Result<bool> {
             serde_json::from_str(&text).with_context(|| format!("{} is malformed", sweep_json.display()))?;
         let drawn = lockstorm::report::sweep::write(dir, &sweep)?;
         println!("{}: redrew sweep.csv and {}", dir.display(), drawn.join(", "));
+        return Ok(true);
+    }
+    let matrix_json = dir.join(lockstorm::report::matrix::JSON);
+    if matrix_json.exists() {
+        let text = std::fs::read_to_string(&matrix_json)
+            .with_context(|| format!("cannot read {}", matrix_json.display()))?;
+        let matrix: lockstorm::report::matrix::Matrix =
+            serde_json::from_str(&text).with_context(|| format!("{} is malformed", matrix_json.display()))?;
+        lockstorm::report::matrix::write(dir, &matrix)?;
+        println!(
+            "{}: rendered README.md and index.html from matrix.json",
+            dir.display()
+        );
         return Ok(true);
     }
     let findings = lockstorm::report::rerender(dir)?;

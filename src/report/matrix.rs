@@ -5,12 +5,12 @@
 
 use super::html::esc;
 use super::ReportError;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 use std::path::Path;
 
 /// The whole matrix: fault columns, adapter rows.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Matrix {
     pub seed: u64,
     /// The command that regenerates the matrix.
@@ -20,7 +20,7 @@ pub struct Matrix {
 }
 
 /// One fault of the catalogue.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct FaultColumn {
     /// The template's file stem (e.g. `03-majority-crash-restart`).
     pub id: String,
@@ -29,7 +29,7 @@ pub struct FaultColumn {
 }
 
 /// One adapter, with a cell per fault column.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct AdapterRow {
     pub name: String,
     pub runtime: String,
@@ -43,7 +43,7 @@ pub struct AdapterRow {
 }
 
 /// What one adapter did under one fault.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(tag = "status", rename_all = "snake_case")]
 pub enum Cell {
     /// The fault has no template for this adapter's node layout.
@@ -67,7 +67,7 @@ pub enum Cell {
 }
 
 /// The verdicts of a cell that ran.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Ran {
     /// No two conflicting holds overlapped.
     pub lock_safe: bool,
@@ -179,14 +179,26 @@ fn found(faults: &[FaultColumn], a: &AdapterRow) -> String {
         .filter(|c| matches!(c, Cell::CannotRun { .. } | Cell::Error { .. }))
         .count();
     if broke > 0 {
-        parts.push(format!("{broke} cell(s) could not run or ended in a worker error"));
+        parts.push(format!(
+            "{broke} cell(s) could not run or ended in a worker error"
+        ));
     }
     if parts.is_empty() {
-        "safe, live and available under every fault it ran.".into()
-    } else {
-        format!("{}.", parts.join(". "))
+        return "Safe, live and available under every fault it ran.".into();
     }
+    let sentences: Vec<String> = parts
+        .iter()
+        .map(|p| {
+            let mut chars = p.chars();
+            let first = chars.next().map(|c| c.to_uppercase().collect::<String>());
+            format!("{}{}.", first.unwrap_or_default(), chars.as_str())
+        })
+        .collect();
+    sentences.join(" ")
 }
+
+/// The matrix's data file, from which `lockstorm report DIR` renders the pages again.
+pub const JSON: &str = "matrix.json";
 
 /// Writes matrix.json, README.md and index.html into `out`.
 pub fn write(out: &Path, m: &Matrix) -> Result<(), ReportError> {
@@ -196,7 +208,7 @@ pub fn write(out: &Path, m: &Matrix) -> Result<(), ReportError> {
         std::fs::write(&path, text).map_err(super::io_err(&path))
     };
     let json = serde_json::to_string_pretty(m).expect("the matrix serialises");
-    write("matrix.json", json)?;
+    write(JSON, json)?;
     write("README.md", markdown(m))?;
     write("index.html", html(m))
 }
