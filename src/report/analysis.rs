@@ -40,16 +40,35 @@ pub struct Case {
     pub rerun: String,
 }
 
-const COMMAND: &str = "cargo run --release -- analysis";
+/// Where an analysis came from: the scenario folder, the command that regenerates it,
+/// and whether its scenarios ran on real Redis.
+#[derive(Clone, Debug)]
+pub struct Source {
+    pub folder: String,
+    pub command: String,
+    pub real: bool,
+}
 
-/// Writes the index (README.md and index.html) of `cases` into `out`.
-pub fn write_index(out: &Path, cases: &[Case], seeds: u64) -> Result<(), ReportError> {
+impl Source {
+    fn ran_on(&self) -> &'static str {
+        if self.real {
+            "on local redis-servers (the real backend: wall-clock timing, so runs differ)"
+        } else {
+            "on the deterministic simulator"
+        }
+    }
+}
+
+/// Writes the index (README.md and index.html) of `cases` into `out`; an analysis of
+/// real-server runs kept in `out/real/` is linked.
+pub fn write_index(out: &Path, cases: &[Case], seeds: u64, source: &Source) -> Result<(), ReportError> {
     let write = |name: &str, text: String| {
         let path = out.join(name);
         std::fs::write(&path, text).map_err(super::io_err(&path))
     };
-    write("README.md", markdown(cases, seeds))?;
-    write("index.html", html(cases, seeds))
+    let real = out.join("real").join("README.md").is_file();
+    write("README.md", markdown(cases, seeds, source, real))?;
+    write("index.html", html(cases, seeds, source, real))
 }
 
 fn verdict_line(c: &Case) -> String {
@@ -68,16 +87,25 @@ fn verdict_line(c: &Case) -> String {
     )
 }
 
-fn markdown(cases: &[Case], seeds: u64) -> String {
+fn markdown(cases: &[Case], seeds: u64, source: &Source, real: bool) -> String {
     let mut md = String::from("# lockstorm's measured answer to Kleppmann and antirez\n\n");
     let _ = writeln!(
         md,
-        "Every scenario in `scenarios/` run on the deterministic simulator over {seeds} seed(s) each, \
+        "Every scenario in `{}` run {} over {seeds} seed(s) each, \
          checked against the reference lock model, and reported in full in its own folder. \
-         Regenerate this folder with:\n\n```sh\n{COMMAND}\n```\n\n\
+         Regenerate this folder with:\n\n```sh\n{}\n```\n\n\
          Safe means no two clients ever held a lock at the same true time in any seed; \
-         the figures are of the reported seed (the first with a finding, else the first).\n"
+         the figures are of the reported seed (the first with a finding, else the first).\n",
+        source.folder,
+        source.ran_on(),
+        source.command
     );
+    if real {
+        md.push_str(
+            "The same questions on real Redis (scenarios/real/, local redis-servers with lockstorm's \
+             proxies and libfaketime): [real/](real/README.md).\n\n",
+        );
+    }
     md.push_str(&in_short(cases));
     md.push_str("\n| scenario | expected | verdict | unsafe seeds | as expected | violations (reported seed) | guarded resource | liveness findings | availability | p99 acquire | report |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
     for c in cases {
@@ -173,13 +201,21 @@ fn in_short(cases: &[Case]) -> String {
     md
 }
 
-fn html(cases: &[Case], seeds: u64) -> String {
+fn html(cases: &[Case], seeds: u64, source: &Source, real: bool) -> String {
     let mut h = String::from(
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>lockstorm analysis</title><style>body{font-family:sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;line-height:1.45}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.25em .6em}img{max-width:100%;border:1px solid #ddd}.no{color:#b00;font-weight:bold}code{background:#f6f6f6}</style></head><body>\n<h1>lockstorm's measured answer to Kleppmann and antirez</h1>\n",
     );
     let _ = writeln!(
         h,
-        "<p>Every scenario in <code>scenarios/</code> over {seeds} seed(s) each. Regenerate with <code>{COMMAND}</code>.</p><table><tr><th>scenario</th><th>expected</th><th>verdict</th><th>unsafe seeds</th><th>as expected</th><th>report</th></tr>"
+        "<p>Every scenario in <code>{}</code> run {} over {seeds} seed(s) each. Regenerate with <code>{}</code>.{}</p><table><tr><th>scenario</th><th>expected</th><th>verdict</th><th>unsafe seeds</th><th>as expected</th><th>report</th></tr>",
+        esc(&source.folder),
+        source.ran_on(),
+        esc(&source.command),
+        if real {
+            " The same questions on real Redis: <a href=\"real/index.html\">real/</a>."
+        } else {
+            ""
+        }
     );
     for c in cases {
         let _ = write!(

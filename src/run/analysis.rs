@@ -7,7 +7,7 @@
 //! writes them again, byte for byte), so the committed folder stays small.
 
 use super::pool;
-use crate::report::analysis::{write_index, Case};
+use crate::report::analysis::{write_index, Case, Source};
 use crate::report::folder::RunFolder;
 use crate::report::{write_with, ReportError};
 use crate::scenario::{Scenario, ScenarioError};
@@ -66,11 +66,13 @@ pub fn run_all(
         return Err(AnalysisError::Empty(scenarios.display().to_string()));
     }
     let mut cases = Vec::new();
+    let mut real = false;
     for file in files {
         if let Some(sig) = crate::shutdown::requested() {
             return Err(AnalysisError::Stopped(sig.to_string()));
         }
         let scenario = Scenario::load(&file)?;
+        real |= scenario.backend != crate::scenario::Backend::Sim;
         progress(&scenario.name);
         let list: Vec<u64> = (0..seeds).map(|i| scenario.seed.wrapping_add(i)).collect();
         let outcome = super::run(
@@ -119,7 +121,22 @@ pub fn run_all(
             rerun: scenario.rerun_command(outcome.reported_seed),
         });
     }
-    write_index(out, &cases, seeds)?;
+    let mut command = String::from("cargo run --release -- analysis");
+    if scenarios != Path::new("scenarios") {
+        command.push_str(&format!(" --scenarios {}", scenarios.display()));
+    }
+    if out != Path::new("reports/analysis") {
+        command.push_str(&format!(" --out {}", out.display()));
+    }
+    if seeds != 10 {
+        command.push_str(&format!(" --seeds {seeds}"));
+    }
+    let source = Source {
+        folder: format!("{}/", scenarios.display()),
+        command,
+        real,
+    };
+    write_index(out, &cases, seeds, &source)?;
     Ok(cases)
 }
 

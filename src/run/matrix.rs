@@ -204,8 +204,9 @@ fn run_adapter(
                     deadlock_free: !(kind_is("deadlock")
                         || kind_is("no_probe")
                         || kind_is("stuck_after_heal")),
-                    fault_tolerant: (outcome.findings.stats.tolerance_checked > 0 || kind_is("fault_tolerance"))
-                        .then(|| !kind_is("fault_tolerance")),
+                    fault_tolerant: (outcome.findings.stats.tolerance_checked > 0
+                        || kind_is("fault_tolerance"))
+                    .then(|| !kind_is("fault_tolerance")),
                     unknown: {
                         let s = &outcome.findings.stats;
                         if s.acquires == 0 {
