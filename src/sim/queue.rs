@@ -2,6 +2,11 @@
 //!
 //! The sequence number breaks ties in insertion order, so two events at the same
 //! microsecond always run in the same order: the queue is where determinism is decided.
+//!
+//! Events known before the run starts (the fault plan: a thousand faults or more for a
+//! long run) wait in a sorted list of their own beside the heap, so the heap holds only
+//! what the run scheduled and stays small; popping takes the earlier of the two heads,
+//! by the same (time, sequence) key, so the order is the one a single heap would give.
 
 /// A heap entry: the ordering key and the slot holding the event. Kept small (24 bytes)
 /// because the heap moves entries on every push and pop; events stay put in the slab.
@@ -29,6 +34,8 @@ const ARITY: usize = 4;
 pub struct Queue<E> {
     /// A min-heap on [`Entry::key`], `ARITY` children per node.
     heap: Vec<Entry>,
+    /// Events pushed with [`Queue::push_planned`], sorted latest first (popped from the end).
+    planned: Vec<Entry>,
     slab: Vec<Option<E>>,
     free: Vec<u32>,
     seq: u64,
@@ -38,13 +45,25 @@ impl<E> Queue<E> {
     pub fn new() -> Self {
         Queue {
             heap: Vec::with_capacity(1024),
+            planned: Vec::new(),
             slab: Vec::with_capacity(1024),
             free: Vec::new(),
             seq: 0,
         }
     }
 
-    pub fn push(&mut self, at_us: u64, event: E) {
+    /// Queues events known in advance, in this order (as many `push`es would): kept out
+    /// of the heap, for a plan of many events far ahead.
+    pub fn push_planned(&mut self, events: impl IntoIterator<Item = (u64, E)>) {
+        for (at_us, event) in events {
+            let entry = self.entry(at_us, event);
+            self.planned.push(entry);
+        }
+        self.planned.sort_unstable_by_key(|e| std::cmp::Reverse(e.key()));
+    }
+
+    /// Takes a sequence number and a slot for `event`.
+    fn entry(&mut self, at_us: u64, event: E) -> Entry {
         self.seq += 1;
         let slot = match self.free.pop() {
             Some(slot) => {
@@ -56,11 +75,15 @@ impl<E> Queue<E> {
                 (self.slab.len() - 1) as u32
             }
         };
-        let entry = Entry {
+        Entry {
             at_us,
             seq: self.seq,
             slot,
-        };
+        }
+    }
+
+    pub fn push(&mut self, at_us: u64, event: E) {
+        let entry = self.entry(at_us, event);
         // Sift up, moving parents down into the hole until the entry fits.
         let key = entry.key();
         let mut pos = self.heap.len();
@@ -77,6 +100,24 @@ impl<E> Queue<E> {
     }
 
     pub fn pop(&mut self) -> Option<(u64, E)> {
+        let planned_first = match (self.planned.last(), self.heap.first()) {
+            (Some(p), Some(h)) => p.key() < h.key(),
+            (Some(_), None) => true,
+            (None, _) => false,
+        };
+        let top = if planned_first {
+            self.planned.pop()?
+        } else {
+            self.pop_heap()?
+        };
+        self.free.push(top.slot);
+        let event = self.slab[top.slot as usize]
+            .take()
+            .expect("a queued slot holds its event");
+        Some((top.at_us, event))
+    }
+
+    fn pop_heap(&mut self) -> Option<Entry> {
         let last = self.heap.pop()?;
         let top = match self.heap.first_mut() {
             Some(root) => std::mem::replace(root, last),
@@ -85,11 +126,7 @@ impl<E> Queue<E> {
         if !self.heap.is_empty() {
             self.sift_down(last);
         }
-        self.free.push(top.slot);
-        let event = self.slab[top.slot as usize]
-            .take()
-            .expect("a queued slot holds its event");
-        Some((top.at_us, event))
+        Some(top)
     }
 
     /// Moves `entry`, which is at the root, down to where it belongs.
@@ -124,7 +161,7 @@ impl<E> Queue<E> {
     /// events at the same time keep their order. Rebuilds the heap: for rare changes
     /// such as a clock-rate fault.
     pub fn retime(&mut self, mut new_time: impl FnMut(&E) -> Option<u64>) {
-        for e in &mut self.heap {
+        for e in self.heap.iter_mut().chain(&mut self.planned) {
             let event = self.slab[e.slot as usize]
                 .as_ref()
                 .expect("a queued slot holds its event");
@@ -134,6 +171,7 @@ impl<E> Queue<E> {
         }
         // A sorted array is a heap.
         self.heap.sort_unstable_by_key(Entry::key);
+        self.planned.sort_unstable_by_key(|e| std::cmp::Reverse(e.key()));
     }
 }
 
@@ -164,11 +202,27 @@ mod tests {
     }
 
     #[test]
+    fn planned_events_take_their_turn_by_time_and_push_order() {
+        let mut q = Queue::new();
+        q.push_planned([(5, 'a'), (1, 'b'), (9, 'c')]);
+        q.push(1, 'd');
+        q.push(5, 'e');
+        q.retime(|&e| (e == 'c').then_some(5));
+        let order: Vec<(u64, char)> = std::iter::from_fn(|| q.pop()).collect();
+        assert_eq!(order, vec![(1, 'b'), (1, 'd'), (5, 'a'), (5, 'c'), (5, 'e')]);
+    }
+
+    #[test]
     fn pops_in_key_order_whatever_the_pushes() {
         // Interleaved pushes and pops against a sorted model, times from a small LCG.
         let mut q = Queue::new();
         let mut model: Vec<(u64, u64)> = Vec::new();
         let (mut x, mut seq) = (7u64, 0u64);
+        // A plan first, as the simulator queues its faults, out of time order.
+        let plan: Vec<(u64, u64)> = (1..=300).map(|s| ((s * 7919) % 61, s)).collect();
+        q.push_planned(plan.iter().copied());
+        model.extend(&plan);
+        seq += plan.len() as u64;
         for step in 0..5_000 {
             x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
             if step % 3 == 2 {
