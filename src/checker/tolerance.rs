@@ -673,7 +673,7 @@ mod tests {
 
 #[cfg(test)]
 mod busy_tests {
-    use super::Busy;
+    use super::{Busy, SpanIndex};
 
     #[test]
     fn the_span_index_finds_exactly_the_spans_meeting_a_window() {
