@@ -228,6 +228,15 @@ pub fn write_jsonl(events: &[Event], mut w: impl Write) -> std::io::Result<()> {
 
 /// Reads a JSONL history; blank lines are skipped.
 pub fn read_jsonl(path: &Path) -> Result<Vec<Event>, HistoryError> {
+    let mut events = Vec::new();
+    for_each_jsonl(path, |event| events.push(event))?;
+    Ok(events)
+}
+
+/// Reads a JSONL history one event at a time, handing each to `each` as it is read,
+/// so the history need not fit in memory; blank lines are skipped. Stops at the first
+/// line that cannot be read, having handed over the events before it.
+pub fn for_each_jsonl(path: &Path, mut each: impl FnMut(Event)) -> Result<(), HistoryError> {
     let shown = path.display().to_string();
     let io = |error| HistoryError::Io {
         path: shown.clone(),
@@ -235,7 +244,6 @@ pub fn read_jsonl(path: &Path) -> Result<Vec<Event>, HistoryError> {
     };
     let file = std::fs::File::open(path).map_err(io)?;
     let mut reader = std::io::BufReader::with_capacity(1 << 16, file);
-    let mut events = Vec::new();
     // One buffer for every line, where `lines()` would allocate one per line.
     let mut line = String::new();
     for i in 0.. {
@@ -253,9 +261,9 @@ pub fn read_jsonl(path: &Path) -> Result<Vec<Event>, HistoryError> {
             line: i + 1,
             message: e.to_string(),
         })?;
-        events.push(event);
+        each(event);
     }
-    Ok(events)
+    Ok(())
 }
 
 /// Parses one line of a history. Same result as `serde_json::from_str::<Event>`, faster

@@ -13,7 +13,6 @@ use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 use lockstorm::checker;
 use lockstorm::explore;
-use lockstorm::history;
 use lockstorm::real::{RealError, RealOptions, WorkerFailure};
 use lockstorm::report::folder::RunFolder;
 use lockstorm::report::timing::{self, Timing};
@@ -1048,8 +1047,7 @@ fn bench_sim(file: &Path, seed: Option<u64>, sets: &[Override], rounds: usize) -
 }
 
 fn check(path: &Path) -> Result<bool> {
-    let events = history::read_jsonl(path)?;
-    let findings = checker::check(&events).with_context(|| format!("{} is malformed", path.display()))?;
+    let findings = checker::check_jsonl(path)?.with_context(|| format!("{} is malformed", path.display()))?;
     println!("{}", serde_json::to_string_pretty(&findings)?);
     Ok(findings.is_safe() && findings.is_live() && findings.is_resource_safe())
 }

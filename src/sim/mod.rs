@@ -257,7 +257,11 @@ impl World<'_> {
         let s = self.scenario;
         // Known in advance: kept out of the queue's heap (see `queue`), in the order
         // they were always queued, so ties with other events break the same way.
-        let planned = self.plan.iter().enumerate().map(|(i, f)| (f.at_us, Ev::FaultStart(i)));
+        let planned = self
+            .plan
+            .iter()
+            .enumerate()
+            .map(|(i, f)| (f.at_us, Ev::FaultStart(i)));
         self.queue
             .push_planned(planned.chain([(s.duration_us, Ev::EndWorkload)]));
         for c in 0..self.clients.len() {

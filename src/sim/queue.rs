@@ -224,7 +224,9 @@ mod tests {
         model.extend(&plan);
         seq += plan.len() as u64;
         for step in 0..5_000 {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             if step % 3 == 2 {
                 model.sort();
                 let expected = (!model.is_empty()).then(|| model.remove(0));
