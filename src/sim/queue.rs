@@ -230,7 +230,7 @@ mod tests {
             if step % 3 == 2 {
                 model.sort();
                 let expected = (!model.is_empty()).then(|| model.remove(0));
-                assert_eq!(q.pop(), expected.map(|(t, s)| (t, s)));
+                assert_eq!(q.pop(), expected);
             } else {
                 seq += 1;
                 let t = (x >> 33) % 50;
