@@ -90,9 +90,9 @@ impl Record {
     /// client, and with the validity deadline converted to true time.
     pub fn to_event(&self, t_us: u64, client: usize, valid_until_us: Option<u64>) -> crate::history::Event {
         use crate::history::{Event, Op};
-        let mut op = Op::new(t_us, client, self.op, self.lock.to_string(), self.mode);
+        let mut op = Op::new(t_us, client, self.op, self.lock.name(), self.mode);
         op.phase = self.phase;
-        op.token = self.token.map(|tok| tok.to_string());
+        op.token = self.token.map(Token::hex);
         op.valid_until_us = valid_until_us;
         op.nodes = self.nodes.map(|set| set.iter().collect());
         op.attempts = self.attempts;

@@ -13,7 +13,6 @@ use clap::{Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 use lockstorm::checker;
 use lockstorm::explore;
-use lockstorm::history;
 use lockstorm::real::{RealError, RealOptions, WorkerFailure};
 use lockstorm::report::folder::RunFolder;
 use lockstorm::report::timing::{self, Timing};
@@ -143,7 +142,8 @@ enum Command {
         #[arg(long, short)]
         quiet: bool,
     },
-    /// Measure Redlock acquire and release on local redis-servers against one SET NX PX.
+    /// Measure Redlock acquire and release on local redis-servers against one SET NX PX
+    /// (or, with --protocol, the worker protocol; with --sim, the simulator and checker).
     Bench {
         /// How many local redis-server nodes Redlock runs on.
         #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..=64))]
@@ -158,9 +158,24 @@ enum Command {
         /// With --protocol: clients (each on its own lock).
         #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u64).range(1..=1_000))]
         clients: u64,
-        /// With --protocol: alternating rounds per series, 3 s each.
+        /// With --protocol: alternating rounds per series, 3 s each. With --sim: rounds,
+        /// of which the medians are printed.
         #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..=100))]
         rounds: u64,
+        /// Instead: the simulator's and the checker's speed on one core, side by side:
+        /// lock operations simulated per second, history events checked per second in
+        /// memory and from JSONL (as `lockstorm check`), and peak memory.
+        #[arg(long, conflicts_with = "protocol")]
+        sim: bool,
+        /// With --sim: the scenario simulated.
+        #[arg(long, default_value = "scenarios/partition.toml", requires = "sim")]
+        scenario: PathBuf,
+        /// With --sim: the seed (default: the scenario's).
+        #[arg(long, requires = "sim")]
+        seed: Option<u64>,
+        /// With --sim: set a scenario key, e.g. `duration=1h` (repeatable).
+        #[arg(long = "set", value_name = "KEY=VALUE", value_parser = Override::parse, requires = "sim")]
+        sets: Vec<Override>,
     },
     /// Serve the worker protocol on stdin/stdout with lockstorm's own algorithms (what
     /// `[clients] worker = ["lockstorm", "worker"]` starts; see docs/worker-protocol.md).
@@ -386,6 +401,14 @@ fn main() -> ExitCode {
         Command::Merge { dirs, out, quiet } => merge(&dirs, out, quiet),
         Command::Check { history } => check(&history),
         Command::Worker => lockstorm::real::serve::serve().map(|()| true).map_err(Into::into),
+        Command::Bench {
+            sim: true,
+            scenario,
+            seed,
+            sets,
+            rounds,
+            ..
+        } => bench_sim(&scenario, seed, &sets, rounds as usize),
         Command::Bench {
             protocol: true,
             clients,
@@ -995,9 +1018,37 @@ fn bench_protocol(clients: usize, rounds: usize) -> Result<bool> {
     Ok(true)
 }
 
+fn bench_sim(file: &Path, seed: Option<u64>, sets: &[Override], rounds: usize) -> Result<bool> {
+    let text = lockstorm::scenario::read_text(file)?;
+    let scenario = Scenario::from_text(&text, file, sets)?;
+    let seed = seed.unwrap_or(scenario.seed);
+    let b = lockstorm::run::sim_bench::run(&scenario, seed, rounds)?;
+    let peak = b.peak_rss_bytes.map_or_else(
+        || "unknown".into(),
+        |b| format!("{:.1} MiB", b as f64 / (1 << 20) as f64),
+    );
+    println!(
+        "{:>16} {:>16} {:>16} {:>12}",
+        "lock ops/s", "checked/s", "JSONL checked/s", "peak RSS"
+    );
+    println!(
+        "{:>16.0} {:>16.0} {:>16.0} {:>12}",
+        b.lock_ops_per_sec, b.checked_per_sec, b.jsonl_checked_per_sec, peak
+    );
+    println!(
+        "({}, seed {seed}: {} lock ops, {} history events, {:.1} MB of JSONL; medians of {} rounds \
+         on one thread)",
+        file.display(),
+        b.lock_ops,
+        b.events,
+        b.jsonl_bytes as f64 / 1e6,
+        b.rounds
+    );
+    Ok(true)
+}
+
 fn check(path: &Path) -> Result<bool> {
-    let events = history::read_jsonl(path)?;
-    let findings = checker::check(&events).with_context(|| format!("{} is malformed", path.display()))?;
+    let findings = checker::check_jsonl(path)?.with_context(|| format!("{} is malformed", path.display()))?;
     println!("{}", serde_json::to_string_pretty(&findings)?);
     Ok(findings.is_safe() && findings.is_live() && findings.is_resource_safe())
 }

@@ -273,3 +273,32 @@ fn a_report_folder_holds_one_run_and_other_files_are_never_deleted() {
         "nothing removed from a refused folder"
     );
 }
+
+#[test]
+fn bench_sim_prints_the_four_figures_of_the_scenario_it_ran() {
+    let tmp = tempfile::tempdir().unwrap();
+    write(tmp.path(), "small.toml", SMALL);
+    let out = lockstorm(
+        tmp.path(),
+        &[
+            "bench",
+            "--sim",
+            "--scenario",
+            "small.toml",
+            "--set",
+            "duration=2s",
+            "--rounds",
+            "1",
+        ],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    for column in ["lock ops/s", "checked/s", "JSONL checked/s", "peak RSS"] {
+        assert!(stdout.contains(column), "{column}: {stdout}");
+    }
+    assert!(stdout.contains("small.toml, seed 1:"), "{stdout}");
+    assert!(stdout.contains("medians of 1 rounds"), "{stdout}");
+    // --scenario belongs to --sim.
+    let out = lockstorm(tmp.path(), &["bench", "--scenario", "small.toml"]);
+    assert_eq!(out.status.code(), Some(2));
+}

@@ -132,8 +132,9 @@ pub struct Checker {
     bounds: bounds::Bounds,
     meta: Option<Meta>,
     open: BTreeMap<usize, OpenOp>,
-    /// Holds not yet ended, by (client, lock).
-    holding: BTreeMap<(usize, String), Hold>,
+    /// Holds not yet ended, by client, then lock (two maps, so a lookup by `&str`
+    /// allocates no key; the order is that of a (client, lock) key).
+    holding: BTreeMap<usize, BTreeMap<String, Hold>>,
     holds: Vec<Hold>,
     faults: Vec<FaultSpan>,
     heal_us: Option<u64>,
@@ -231,7 +232,7 @@ impl Checker {
         if op.op == OpKind::Release {
             self.end_hold(op.client, &op.lock, op.t_us, HoldEnd::Release);
         }
-        if op.op == OpKind::Extend && !self.holding.contains_key(&(op.client, op.lock.clone())) {
+        if op.op == OpKind::Extend && self.hold(op.client, &op.lock).is_none() {
             return Err(self.malformed(format!(
                 "client {} extends {} without holding it",
                 op.client, op.lock
@@ -272,8 +273,7 @@ impl Checker {
     }
 
     fn acquired(&mut self, op: &Op) {
-        let key = (op.client, op.lock.clone());
-        if self.holding.contains_key(&key) {
+        if self.hold(op.client, &op.lock).is_some() {
             // Re-acquiring a lock one already holds ends the old hold here.
             self.end_hold(op.client, &op.lock, op.t_us, HoldEnd::Release);
         }
@@ -289,7 +289,10 @@ impl Checker {
             nodes: op.nodes.clone().unwrap_or_default(),
             ok_line: self.line,
         };
-        self.holding.insert(key, hold);
+        self.holding
+            .entry(op.client)
+            .or_default()
+            .insert(op.lock.clone(), hold);
     }
 
     /// A successful extension: before the deadline it moves the deadline; after it (the
@@ -302,7 +305,7 @@ impl Checker {
     /// A holder's belief changed with its clock: from now on the hold ends at the new
     /// belief, earlier or later than the old one.
     fn belief(&mut self, b: &Belief) -> Result<(), Malformed> {
-        let Some(hold) = self.holding.get(&(b.client, b.lock.clone())) else {
+        let Some(hold) = self.hold(b.client, &b.lock) else {
             return Err(self.malformed(format!(
                 "client {} has a belief about {} without holding it",
                 b.client, b.lock
@@ -326,7 +329,7 @@ impl Checker {
     /// (if it lies after `t`).
     fn move_deadline(&mut self, client: usize, lock: &str, t: u64, end: impl FnOnce(u64) -> u64) {
         let line = self.line;
-        let Some(hold) = self.holding.get_mut(&(client, lock.to_string())) else {
+        let Some(hold) = self.holding.get_mut(&client).and_then(|h| h.get_mut(lock)) else {
             return;
         };
         if t < hold.end_us {
@@ -345,9 +348,17 @@ impl Checker {
         self.holds.push(old);
     }
 
+    /// The open hold of `client` on `lock`.
+    fn hold(&self, client: usize, lock: &str) -> Option<&Hold> {
+        self.holding.get(&client)?.get(lock)
+    }
+
     /// Ends a hold at the earlier of `t` and its validity deadline.
     fn end_hold(&mut self, client: usize, lock: &str, t: u64, why: HoldEnd) {
-        if let Some(mut hold) = self.holding.remove(&(client, lock.to_string())) {
+        let Some(held) = self.holding.get_mut(&client) else {
+            return;
+        };
+        if let Some(mut hold) = held.remove(lock) {
             if t < hold.end_us {
                 hold.end_us = t;
                 hold.ended_by = why;
@@ -361,7 +372,10 @@ impl Checker {
         let end_us = self.last_us;
         // A hold still open keeps its validity: the client believes in it until then.
         // Only a hold without a validity deadline is cut at the end of the history.
-        for (_, mut hold) in std::mem::take(&mut self.holding) {
+        for mut hold in std::mem::take(&mut self.holding)
+            .into_values()
+            .flat_map(BTreeMap::into_values)
+        {
             if hold.end_us == u64::MAX {
                 hold.end_us = end_us.max(hold.start_us);
                 hold.ended_by = HoldEnd::HistoryEnd;
@@ -416,6 +430,28 @@ pub fn check(history: &[Event]) -> Result<Findings, Malformed> {
         checker.observe(e)?;
     }
     Ok(checker.finish())
+}
+
+/// Checks a JSONL history file in one pass, without holding its events: what
+/// `lockstorm check` does. The same answer as [`crate::history::read_jsonl`] then
+/// [`check`]: a line that cannot be read is that error even after a malformed event
+/// (the rest of the file is still read, and not judged).
+pub fn check_jsonl(
+    path: &std::path::Path,
+) -> Result<Result<Findings, Malformed>, crate::history::HistoryError> {
+    let mut checker = Checker::new();
+    let mut malformed = None;
+    crate::history::for_each_jsonl(path, |event| {
+        if malformed.is_none() {
+            if let Err(e) = checker.observe(&event) {
+                malformed = Some(e);
+            }
+        }
+    })?;
+    Ok(match malformed {
+        Some(e) => Err(e),
+        None => Ok(checker.finish()),
+    })
 }
 
 #[cfg(test)]

@@ -83,6 +83,11 @@ pub fn judge(writes: &[Write], holds: &[Hold]) -> (Vec<ResourceViolation>, Resou
         rejected: writes.iter().filter(|w| !w.accepted).count() as u64,
         late: 0,
     };
+    let mut order: Vec<&Write> = writes.iter().filter(|w| w.accepted).collect();
+    if order.is_empty() {
+        // Nothing to judge: skip indexing every hold (millions in a long run).
+        return (Vec::new(), stats);
+    }
     let mut own: BTreeMap<HoldKey, Own> = BTreeMap::new();
     for (i, h) in holds.iter().enumerate() {
         if let Some(tok) = &h.token {
@@ -95,7 +100,6 @@ pub fn judge(writes: &[Write], holds: &[Hold]) -> (Vec<ResourceViolation>, Resou
                 .push((h.start_us, h.end_us));
         }
     }
-    let mut order: Vec<&Write> = writes.iter().filter(|w| w.accepted).collect();
     order.sort_by(|a, b| (&a.lock, a.t_us).cmp(&(&b.lock, b.t_us)));
 
     let mut out = Vec::new();

@@ -31,7 +31,13 @@ impl Violation {
 
 /// Sorts `holds` and returns every hold that overlaps an earlier conflicting one.
 pub fn sweep(holds: &mut [Hold], faults: &[FaultSpan]) -> Vec<Violation> {
-    holds.sort_by(|a, b| (&a.lock, a.start_us, a.client).cmp(&(&b.lock, b.start_us, b.client)));
+    // By (lock, start, client), stably. Locks are few and holds many: compare the
+    // locks' ranks rather than their names, each hold's key worked out once.
+    let locks: std::collections::BTreeSet<&str> = holds.iter().map(|h| h.lock.as_str()).collect();
+    let locks: Vec<String> = locks.into_iter().map(str::to_string).collect();
+    let rank: std::collections::BTreeMap<&str, usize> =
+        locks.iter().enumerate().map(|(i, l)| (l.as_str(), i)).collect();
+    holds.sort_by_cached_key(|h| (rank[h.lock.as_str()], h.start_us, h.client));
     let mut out = Vec::new();
     // Latest-ending earlier hold of the current lock: by writers, by readers.
     let mut writer: Option<usize> = None;

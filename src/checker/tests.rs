@@ -340,3 +340,34 @@ fn a_belief_about_a_hold_that_is_not_open_is_malformed() {
     }];
     assert!(check(&other_lock).is_err());
 }
+
+#[test]
+fn a_history_file_checked_in_one_pass_gives_what_reading_it_whole_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("history.jsonl");
+    let write = |events: &[Event], tail: &str| {
+        let mut text = Vec::new();
+        crate::history::write_jsonl(events, &mut text).unwrap();
+        text.extend_from_slice(tail.as_bytes());
+        std::fs::write(&path, text).unwrap();
+    };
+    let whole = || crate::history::read_jsonl(&path).map(|events| check(&events));
+    let debug = |r: &Result<Result<Findings, Malformed>, crate::history::HistoryError>| format!("{r:?}");
+
+    // Well formed, with a violation.
+    write(
+        &[acq(0, 1), ok(10, 1, 100), acq(20, 2), ok(30, 2, 200), rel(60, 1)],
+        "\n",
+    );
+    let one_pass = check_jsonl(&path);
+    assert_eq!(debug(&one_pass), debug(&whole()));
+    assert_eq!(one_pass.unwrap().unwrap().violations.len(), 1);
+    // Malformed (a completion never invoked), then fine.
+    write(&[acq(0, 1), rel_ok(5, 2), acq(20, 2)], "");
+    assert!(check_jsonl(&path).unwrap().is_err());
+    assert_eq!(debug(&check_jsonl(&path)), debug(&whole()));
+    // Malformed, then a line that is not an event: the unreadable line is the error.
+    write(&[acq(0, 1), rel_ok(5, 2)], "{\"type\":\"nope\"}\n");
+    assert!(check_jsonl(&path).is_err());
+    assert_eq!(debug(&check_jsonl(&path)), debug(&whole()));
+}

@@ -143,24 +143,24 @@ impl Collector {
                 .push((h.start_us, h.end_us, h.client));
         }
         let touching: BTreeMap<&str, Busy> = touching.into_iter().map(|(k, v)| (k, Busy::new(v))).collect();
+        // Each span as the rule sees it: how long it acts, and on what.
+        let index = SpanIndex::new(self.spans.iter().map(|s| {
+            let end = match s.fault {
+                // A jump moves expiry times by its size: count it as lasting that long.
+                Fault::ClockJump { by_us, .. } => s.start_us + by_us.unsigned_abs(),
+                _ => self.span_end(s, workload_end_us),
+            };
+            (s.start_us, end, touched(&s.fault, meta.nodes, wall_clock))
+        }));
         for a in self.attempts.iter().filter(|a| !a.ok) {
             let (from, to) = (a.invoke_us.saturating_sub(ttl_us), a.end_us);
-            let touches = |s: u64, e: u64| s <= to && e >= from;
             if touching[a.lock.as_str()].meets(from, to, Some(a.client)) {
                 continue;
             }
             let mut healthy = vec![true; meta.nodes];
             let mut client_ok = true;
-            for s in &self.spans {
-                let end = match s.fault {
-                    // A jump moves expiry times by its size: count it as lasting that long.
-                    Fault::ClockJump { by_us, .. } => s.start_us + by_us.unsigned_abs(),
-                    _ => self.span_end(s, workload_end_us),
-                };
-                if !touches(s.start_us, end) {
-                    continue;
-                }
-                for (node, client) in touched(&s.fault, meta.nodes, wall_clock) {
+            for (_, pairs) in index.touching(from, to) {
+                for &(node, client) in pairs {
                     match (node, client) {
                         (Some(n), None) if n < meta.nodes => healthy[n] = false,
                         (None, Some(c)) if c == a.client => client_ok = false,
@@ -188,14 +188,26 @@ impl Collector {
 
     fn after_heals(&self, meta: &Meta, workload_end_us: u64, holds: &[Hold], out: &mut Outcome) {
         let bound_us = meta.liveness_bound_us;
-        // Every moment at which the last active fault ended.
+        // Every moment at which the last active fault ended: no span that started by
+        // then ends after it. Spans by start, with the latest end of every prefix.
+        let mut by_start: Vec<(u64, u64)> = self
+            .spans
+            .iter()
+            .map(|s| (s.start_us, self.span_end(s, workload_end_us)))
+            .collect();
+        by_start.sort_unstable();
+        let latest_end: Vec<u64> = by_start
+            .iter()
+            .scan(0, |latest, &(_, end)| {
+                *latest = end.max(*latest);
+                Some(*latest)
+            })
+            .collect();
         let mut heals = Vec::new();
         for s in &self.spans {
             let h = self.span_end(s, workload_end_us);
-            let quiet = self
-                .spans
-                .iter()
-                .all(|o| o.start_us > h || self.span_end(o, workload_end_us) <= h);
+            let started = by_start.partition_point(|&(start, _)| start <= h);
+            let quiet = started == 0 || latest_end[started - 1] <= h;
             if quiet && h < workload_end_us {
                 heals.push(h);
             }
@@ -214,7 +226,8 @@ impl Collector {
         for h in heals {
             let until = h + bound_us;
             // Judge only a quiet period that lasts the whole bound, inside the workload.
-            if until > workload_end_us || self.spans.iter().any(|s| s.start_us > h && s.start_us < until) {
+            let next_start = by_start.partition_point(|&(start, _)| start <= h);
+            if until > workload_end_us || by_start.get(next_start).is_some_and(|&(start, _)| start < until) {
                 continue;
             }
             let first = by_invoke.partition_point(|a| a.invoke_us < h);
@@ -239,6 +252,37 @@ impl Collector {
                 }
             }
         }
+    }
+}
+
+/// Fault spans by start, to find the ones that act during a window without looking at
+/// every span (histories with thousands of faults and of failed attempts).
+struct SpanIndex<T> {
+    /// (start, end, what the span carries), sorted by start.
+    spans: Vec<(u64, u64, T)>,
+    /// The longest span: one that ends at or after `from` starts at or after
+    /// `from - longest_us`.
+    longest_us: u64,
+}
+
+impl<T> SpanIndex<T> {
+    fn new(spans: impl Iterator<Item = (u64, u64, T)>) -> Self {
+        let mut spans: Vec<(u64, u64, T)> = spans.collect();
+        spans.sort_by_key(|s| s.0);
+        let longest_us = spans.iter().map(|s| s.1.saturating_sub(s.0)).max().unwrap_or(0);
+        SpanIndex { spans, longest_us }
+    }
+
+    /// The spans with start ≤ `to` and end ≥ `from`, as (start, payload).
+    fn touching(&self, from: u64, to: u64) -> impl Iterator<Item = (u64, &T)> {
+        let first = self
+            .spans
+            .partition_point(|s| s.0 < from.saturating_sub(self.longest_us));
+        let last = self.spans.partition_point(|s| s.0 <= to);
+        self.spans[first..last.max(first)]
+            .iter()
+            .filter(move |s| s.1 >= from)
+            .map(|s| (s.0, &s.2))
     }
 }
 
@@ -629,7 +673,28 @@ mod tests {
 
 #[cfg(test)]
 mod busy_tests {
-    use super::Busy;
+    use super::{Busy, SpanIndex};
+
+    #[test]
+    fn the_span_index_finds_exactly_the_spans_meeting_a_window() {
+        let spans: Vec<(u64, u64, usize)> = (0..200u64)
+            .map(|i| {
+                let start = (i * 7919) % 1000;
+                (start, start + (i * 31) % 97, i as usize)
+            })
+            .collect();
+        let index = SpanIndex::new(spans.iter().copied());
+        for (from, to) in [(0, 0), (5, 50), (500, 520), (990, 2000), (300, 200), (1100, 1200)] {
+            let mut found: Vec<usize> = index.touching(from, to).map(|(_, &i)| i).collect();
+            found.sort_unstable();
+            let expected: Vec<usize> = spans
+                .iter()
+                .filter(|s| s.0 <= to && s.1 >= from)
+                .map(|s| s.2)
+                .collect();
+            assert_eq!(found, expected, "[{from}, {to}]");
+        }
+    }
 
     #[test]
     fn meets_finds_an_interval_of_another_client_in_the_window() {

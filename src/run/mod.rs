@@ -26,6 +26,7 @@ pub mod merge;
 mod outcome;
 pub mod pool;
 pub mod shard;
+pub mod sim_bench;
 pub mod sweep;
 
 pub use evidence::{save, SaveError};

@@ -255,10 +255,15 @@ impl World<'_> {
 
     fn run(&mut self, progress: &mut dyn FnMut(u64, u64)) {
         let s = self.scenario;
-        for (i, f) in self.plan.iter().enumerate() {
-            self.queue.push(f.at_us, Ev::FaultStart(i));
-        }
-        self.queue.push(s.duration_us, Ev::EndWorkload);
+        // Known in advance: kept out of the queue's heap (see `queue`), in the order
+        // they were always queued, so ties with other events break the same way.
+        let planned = self
+            .plan
+            .iter()
+            .enumerate()
+            .map(|(i, f)| (f.at_us, Ev::FaultStart(i)));
+        self.queue
+            .push_planned(planned.chain([(s.duration_us, Ev::EndWorkload)]));
         for c in 0..self.clients.len() {
             let now = self.now(c, 0);
             self.clients[c].start(now, &mut self.out);
