@@ -103,11 +103,16 @@ impl WorkerLock {
             return;
         };
         let token = self.token;
+        // Taken at the library's word, however large (a library whose validity wraps
+        // around believes it holds for ages), up to the longest time a history can say
+        // (`limits::MAX_TIME_US`, decades): the float cast and the sum saturate.
         let valid_until_mono_us = || {
             let validity_us = answer
                 .validity_ms
                 .map_or(self.ttl_us, |ms| (ms.max(0.0) * 1_000.0) as u64);
-            sent_us + validity_us
+            sent_us
+                .saturating_add(validity_us)
+                .min(crate::limits::MAX_TIME_US)
         };
         // A worker names no nodes and no attempts: empty and 0 say "not reported".
         let nodes = NodeSet::default();
@@ -185,6 +190,19 @@ mod tests {
         w.on_answer(ok(None), &mut out);
         assert!(
             matches!(out[0], Output::Acquired { valid_until_mono_us, .. } if valid_until_mono_us == 30_000 + 10_000_000)
+        );
+    }
+
+    #[test]
+    fn a_validity_that_wrapped_around_is_believed_up_to_the_longest_history_time() {
+        // redlock-rs can report about 1.8e19 ms (a wrapped subtraction).
+        let mut w = WorkerLock::new(10_000, crate::rng::split(1, "t", 0));
+        let mut out = Vec::new();
+        w.acquire(at(1_000), LockId(0), Mode::Exclusive);
+        w.on_answer(ok(Some(1.8e19)), &mut out);
+        assert!(
+            matches!(out[0], Output::Acquired { valid_until_mono_us, .. } if valid_until_mono_us == crate::limits::MAX_TIME_US),
+            "{out:?}"
         );
     }
 
