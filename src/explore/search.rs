@@ -9,7 +9,8 @@
 //! not depend on timing: the successors of a batch of worlds are computed on every core,
 //! then merged in order. Only the time limit reads the wall clock.
 
-use super::action::{self, Action};
+use super::action::Action;
+use super::adversary;
 use super::scope::Scope;
 use super::world::{fingerprint, Found, World};
 use std::collections::HashSet;
@@ -91,11 +92,11 @@ type Successor = (Action, World, u128);
 /// Every successor of `world`, in action order.
 fn expand(world: &World, scope: &Scope) -> Vec<Successor> {
     let mut actions = Vec::new();
-    action::enabled(world, scope, &mut actions);
+    adversary::enabled(world, scope, &mut actions);
     actions
         .into_iter()
         .map(|a| {
-            let w = action::next(world, scope, a);
+            let w = adversary::next(world, scope, a);
             let fp = fingerprint(&w);
             (a, w, fp)
         })

@@ -13,7 +13,6 @@ use super::server::{self, Server};
 use super::RealError;
 use std::net::SocketAddr;
 use std::time::Duration;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 /// One redis-server process of a node.
 pub enum Process {
@@ -111,7 +110,7 @@ pub async fn wait_ready(
         if let Some(e) = exited() {
             return Err(e);
         }
-        if ping(addr).await {
+        if server::ping_async(addr).await {
             return Ok(());
         }
         if tokio::time::Instant::now() > deadline {
@@ -119,20 +118,4 @@ pub async fn wait_ready(
         }
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
-}
-
-/// PING with a short timeout: true when the reply is `+PONG` (a server still loading
-/// its AOF answers `-LOADING`).
-pub async fn ping(addr: SocketAddr) -> bool {
-    let attempt = async {
-        let mut s = tokio::net::TcpStream::connect(addr).await.ok()?;
-        s.write_all(b"PING\r\n").await.ok()?;
-        let mut buf = [0u8; 7];
-        s.read_exact(&mut buf).await.ok()?;
-        Some(&buf == b"+PONG\r\n")
-    };
-    matches!(
-        tokio::time::timeout(Duration::from_millis(500), attempt).await,
-        Ok(Some(true))
-    )
 }

@@ -265,6 +265,23 @@ impl Drop for Server {
 /// How long a starting server may take to answer PING (loading an AOF included).
 pub const READY_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// PING with a short timeout: true when the reply is `+PONG` (a server still loading
+/// its AOF answers `-LOADING`).
+pub async fn ping_async(addr: SocketAddr) -> bool {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let attempt = async {
+        let mut s = tokio::net::TcpStream::connect(addr).await.ok()?;
+        s.write_all(b"PING\r\n").await.ok()?;
+        let mut buf = [0u8; 7];
+        s.read_exact(&mut buf).await.ok()?;
+        Some(&buf == b"+PONG\r\n")
+    };
+    matches!(
+        tokio::time::timeout(Duration::from_millis(500), attempt).await,
+        Ok(Some(true))
+    )
+}
+
 /// A blocking PING with a short timeout: true when the reply is `+PONG`.
 pub fn ping(addr: SocketAddr) -> bool {
     use std::io::{Read, Write};

@@ -11,8 +11,8 @@
 //! are left out. The narrative ([`super::narrative`]) tells the linked faults; the
 //! phrases here say what a fault did to a lock key on a node or to a client's belief.
 
-use super::narrative::span;
 use super::view::{FaultWindow, RunView};
+use super::words::span;
 use crate::fault::Fault;
 
 /// Who a finding is about.

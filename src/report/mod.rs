@@ -24,6 +24,7 @@ pub mod sweep;
 pub mod timing;
 pub mod view;
 pub mod why;
+pub mod words;
 
 use crate::checker::{
     self, Findings, LivenessFinding, Malformed, ResourceStats, ResourceViolation, Stats, Violation,

@@ -10,11 +10,13 @@
 //! writes to the guarded resource get stories of the same shape ([`super::stale`]).
 
 use super::causes::{self, Parties};
-use super::view::{targets, FaultWindow, RunView};
+use super::view::{acquire_lines, began, targets, Began, FaultWindow, RunView};
 use super::why;
+use super::words::{list, plural};
+pub use super::words::{secs, span};
 use crate::checker::{Hold, HoldEnd, Violation};
 use crate::fault::{CutDirection, Fault, PausePoint};
-use crate::history::{Event, OpKind};
+use crate::history::Event;
 use std::fmt::Write as _;
 
 /// One step of a story, at a true time.
@@ -63,34 +65,6 @@ impl Story {
             self.why, self.first_line, self.last_line
         );
         out
-    }
-}
-
-/// Seconds with millisecond precision, e.g. `1.204 s`.
-pub fn secs(us: u64) -> String {
-    format!("{:.3} s", us as f64 / 1e6)
-}
-
-/// A duration in the unit that reads best.
-pub fn span(us: u64) -> String {
-    if us >= 1_000_000 {
-        format!("{:.3} s", us as f64 / 1e6)
-    } else if us >= 1_000 {
-        format!("{:.1} ms", us as f64 / 1e3)
-    } else {
-        format!("{us} µs")
-    }
-}
-
-pub(super) fn list(items: &[usize]) -> String {
-    items.iter().map(usize::to_string).collect::<Vec<_>>().join(",")
-}
-
-pub(super) fn plural(word: &str, n: usize) -> String {
-    if n == 1 {
-        word.to_string()
-    } else {
-        format!("{word}s")
     }
 }
 
@@ -200,14 +174,6 @@ pub fn fault_end_sentence(fault: &Fault, id: usize) -> Option<String> {
     }
 }
 
-/// How a hold began: an acquisition, or an extension that succeeded after the client's
-/// earlier hold had run out (the checker starts a new hold there).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Began {
-    Acquired,
-    ExtendedLate,
-}
-
 fn acquire_sentence(
     h: &Hold,
     began: Began,
@@ -254,29 +220,6 @@ fn acquire_sentence(
         let _ = write!(s, " ({})", notes.join(", "));
     }
     s
-}
-
-/// The `ok` event that began a hold (its line is 1-based: an acquire, or a late
-/// extension) and the line of the invoke before it.
-pub(super) fn acquire_lines<'a>(history: &'a [Event], h: &Hold) -> (Option<&'a crate::history::Op>, usize) {
-    let ok = history.get(h.ok_line.wrapping_sub(1)).and_then(|e| match e {
-        Event::Ok(op) => Some(op),
-        _ => None,
-    });
-    let kind = ok.map_or(OpKind::Acquire, |o| o.op);
-    let invoke = history[..h.ok_line.saturating_sub(1).min(history.len())]
-        .iter()
-        .rposition(|e| matches!(e, Event::Invoke(op) if op.client == h.client && op.op == kind))
-        .map_or(h.ok_line, |i| i + 1);
-    (ok, invoke)
-}
-
-/// Whether a hold began with a late extension.
-pub(super) fn began(view: &RunView, h: &Hold) -> Began {
-    match acquire_lines(view.history, h).0 {
-        Some(op) if op.op == OpKind::Extend => Began::ExtendedLate,
-        _ => Began::Acquired,
-    }
 }
 
 pub(super) fn end_sentence(h: &Hold) -> String {

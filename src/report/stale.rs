@@ -10,10 +10,9 @@
 //! cannot tell a stale write from a current one; with them, the other holder's token was
 //! not larger.
 
-use super::narrative::{
-    acquire_lines, acquire_step, end_sentence, fault_steps, parties, secs, span, Step, Story,
-};
-use super::view::RunView;
+use super::narrative::{acquire_step, end_sentence, fault_steps, parties, Step, Story};
+use super::view::{acquire_lines, RunView};
+use super::words::{secs, span};
 use crate::checker::{Hold, ResourceViolation};
 use crate::fault::Fault;
 use crate::history::Event;

@@ -220,3 +220,34 @@ impl<'a> RunView<'a> {
 pub fn targets(fault: &Fault) -> (Vec<usize>, Vec<usize>) {
     fault.targets()
 }
+
+/// How a hold began: an acquisition, or an extension that succeeded after the client's
+/// earlier hold had run out (the checker starts a new hold there).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Began {
+    Acquired,
+    ExtendedLate,
+}
+
+/// The `ok` event that began a hold (its line is 1-based: an acquire, or a late
+/// extension) and the line of the invoke before it.
+pub(super) fn acquire_lines<'a>(history: &'a [Event], h: &Hold) -> (Option<&'a crate::history::Op>, usize) {
+    let ok = history.get(h.ok_line.wrapping_sub(1)).and_then(|e| match e {
+        Event::Ok(op) => Some(op),
+        _ => None,
+    });
+    let kind = ok.map_or(OpKind::Acquire, |o| o.op);
+    let invoke = history[..h.ok_line.saturating_sub(1).min(history.len())]
+        .iter()
+        .rposition(|e| matches!(e, Event::Invoke(op) if op.client == h.client && op.op == kind))
+        .map_or(h.ok_line, |i| i + 1);
+    (ok, invoke)
+}
+
+/// Whether a hold began with a late extension.
+pub(super) fn began(view: &RunView, h: &Hold) -> Began {
+    match acquire_lines(view.history, h).0 {
+        Some(op) if op.op == OpKind::Extend => Began::ExtendedLate,
+        _ => Began::Acquired,
+    }
+}

@@ -14,8 +14,8 @@
 //! explain the loss are named with what they did ([`super::causes`]).
 
 use super::causes::{clock_notes, key_effect};
-use super::narrative::{began, list, plural, Began};
-use super::view::{FaultWindow, RunView};
+use super::view::{began, Began, FaultWindow, RunView};
+use super::words::{list, plural};
 use crate::algorithm::Mode;
 use crate::checker::Hold;
 use std::fmt::Write as _;

@@ -236,7 +236,7 @@ impl ContainerProcess {
         let deadline = tokio::time::Instant::now() + super::server::READY_TIMEOUT;
         let mut polls = 0u32;
         loop {
-            if super::process::ping(addr).await {
+            if super::server::ping_async(addr).await {
                 return Ok(());
             }
             polls += 1;
