@@ -118,6 +118,7 @@ fn every_real_scenario_file_has_a_test() {
         .collect();
     names.sort();
     let tested = [
+        "client-pause-over-heal",
         "clock-jump",
         "crash-restart",
         "crash-restart-aof",
