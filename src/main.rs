@@ -204,13 +204,13 @@ enum Command {
     /// Run every scenario and write the analysis (verdicts and evidence) with an index.
     Analysis {
         /// The folder of scenario files.
-        #[arg(long, default_value = "scenarios")]
+        #[arg(long, default_value = run::analysis::DEFAULT_SCENARIOS)]
         scenarios: PathBuf,
         /// Where the analysis goes.
-        #[arg(long, default_value = "reports/analysis")]
+        #[arg(long, default_value = run::analysis::DEFAULT_OUT)]
         out: PathBuf,
         /// Seeds per scenario, from each file's own seed.
-        #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=10_000))]
+        #[arg(long, default_value_t = run::analysis::DEFAULT_SEEDS, value_parser = clap::value_parser!(u64).range(1..=10_000))]
         seeds: u64,
     },
     /// Remove the containers and volumes that lockstorm runs killed by SIGKILL left in
@@ -1054,22 +1054,24 @@ fn check(path: &Path) -> Result<bool> {
 }
 
 fn report(dir: &Path) -> Result<bool> {
-    let sweep_json = dir.join(lockstorm::report::sweep::JSON);
-    if sweep_json.exists() {
-        let text = std::fs::read_to_string(&sweep_json)
-            .with_context(|| format!("cannot read {}", sweep_json.display()))?;
-        let sweep: Sweep =
-            serde_json::from_str(&text).with_context(|| format!("{} is malformed", sweep_json.display()))?;
+    /// The data file `name` in `dir`, parsed, if it is there.
+    fn data<T: serde::de::DeserializeOwned>(dir: &Path, name: &str) -> Result<Option<T>> {
+        let path = dir.join(name);
+        if !path.exists() {
+            return Ok(None);
+        }
+        let text =
+            std::fs::read_to_string(&path).with_context(|| format!("cannot read {}", path.display()))?;
+        let value =
+            serde_json::from_str(&text).with_context(|| format!("{} is malformed", path.display()))?;
+        Ok(Some(value))
+    }
+    if let Some(sweep) = data::<Sweep>(dir, lockstorm::report::sweep::JSON)? {
         let drawn = lockstorm::report::sweep::write(dir, &sweep)?;
         println!("{}: redrew sweep.csv and {}", dir.display(), drawn.join(", "));
         return Ok(true);
     }
-    let matrix_json = dir.join(lockstorm::report::matrix::JSON);
-    if matrix_json.exists() {
-        let text = std::fs::read_to_string(&matrix_json)
-            .with_context(|| format!("cannot read {}", matrix_json.display()))?;
-        let matrix: lockstorm::report::matrix::Matrix =
-            serde_json::from_str(&text).with_context(|| format!("{} is malformed", matrix_json.display()))?;
+    if let Some(matrix) = data::<lockstorm::report::matrix::Matrix>(dir, lockstorm::report::matrix::JSON)? {
         lockstorm::report::matrix::write(dir, &matrix)?;
         println!(
             "{}: rendered README.md and index.html from matrix.json",

@@ -52,6 +52,19 @@ pub enum LivenessFinding {
     },
 }
 
+impl LivenessFinding {
+    /// The finding's kind as summary.json names it (`"fault_tolerance"`).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            LivenessFinding::Deadlock { .. } => "deadlock",
+            LivenessFinding::NoProbe { .. } => "no_probe",
+            LivenessFinding::FaultTolerance { .. } => "fault_tolerance",
+            LivenessFinding::StuckAfterHeal { .. } => "stuck_after_heal",
+            LivenessFinding::WriterStarvation { .. } => "writer_starvation",
+        }
+    }
+}
+
 #[derive(Default)]
 pub struct Probes {
     /// Per lock: first probe invocation and first successful probe acquire.
@@ -97,4 +110,49 @@ pub fn judge(
             })
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::LivenessFinding;
+
+    #[test]
+    fn kind_is_the_tag_summary_json_writes() {
+        let lock = || "L0".to_string();
+        let findings = [
+            LivenessFinding::Deadlock {
+                lock: lock(),
+                probe_start_us: 0,
+                waited_us: 0,
+                bound_us: 0,
+                acquired: false,
+            },
+            LivenessFinding::NoProbe { heal_us: 1 },
+            LivenessFinding::FaultTolerance {
+                client: 0,
+                lock: lock(),
+                invoke_us: 0,
+                end_us: 0,
+                reachable_nodes: Vec::new(),
+            },
+            LivenessFinding::StuckAfterHeal {
+                lock: lock(),
+                heal_us: 0,
+                bound_us: 0,
+            },
+            LivenessFinding::WriterStarvation {
+                lock: lock(),
+                client: 0,
+                since_us: 0,
+                waited_us: 0,
+                bound_us: 0,
+                acquired: false,
+                readers_busy_share: 0.0,
+            },
+        ];
+        for f in &findings {
+            let json = serde_json::to_value(f).unwrap();
+            assert_eq!(json["kind"], f.kind(), "{json}");
+        }
+    }
 }

@@ -199,7 +199,7 @@ impl Checker {
             Event::Fault(f) => match f.action {
                 FaultAction::Start => self.faults.push(FaultSpan {
                     id: f.id,
-                    kind: fault_kind(&f.fault),
+                    kind: f.fault.kind().to_string(),
                     start_us: t,
                     end_us: None,
                 }),
@@ -413,13 +413,6 @@ impl Checker {
             holds: self.holds,
             faults: self.faults,
         }
-    }
-}
-
-fn fault_kind(f: &crate::fault::Fault) -> String {
-    match serde_json::to_value(f) {
-        Ok(v) => v["kind"].as_str().unwrap_or("fault").to_string(),
-        Err(_) => "fault".into(),
     }
 }
 

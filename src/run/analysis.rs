@@ -43,6 +43,12 @@ fn leading_comment(path: &Path) -> String {
         .join(" ")
 }
 
+/// `lockstorm analysis`'s defaults: the scenario folder, the output folder and the seeds
+/// per scenario (the regenerate command names only what differs from them).
+pub const DEFAULT_SCENARIOS: &str = "scenarios";
+pub const DEFAULT_OUT: &str = "reports/analysis";
+pub const DEFAULT_SEEDS: u64 = 10;
+
 /// Runs every `*.toml` in `scenarios` over `seeds` seeds (from each file's own seed),
 /// writes each report into `out/<name>/` and the index into `out/`.
 pub fn run_all(
@@ -122,13 +128,13 @@ pub fn run_all(
         });
     }
     let mut command = String::from("cargo run --release -- analysis");
-    if scenarios != Path::new("scenarios") {
+    if scenarios != Path::new(DEFAULT_SCENARIOS) {
         command.push_str(&format!(" --scenarios {}", scenarios.display()));
     }
-    if out != Path::new("reports/analysis") {
+    if out != Path::new(DEFAULT_OUT) {
         command.push_str(&format!(" --out {}", out.display()));
     }
-    if seeds != 10 {
+    if seeds != DEFAULT_SEEDS {
         command.push_str(&format!(" --seeds {seeds}"));
     }
     let source = Source {
@@ -142,13 +148,9 @@ pub fn run_all(
 
 /// "kind ×n" for each kind of liveness finding, or "none".
 pub(crate) fn liveness_kinds(findings: &[crate::checker::LivenessFinding]) -> String {
-    let mut counts: std::collections::BTreeMap<String, usize> = std::collections::BTreeMap::new();
+    let mut counts: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
     for f in findings {
-        let kind = serde_json::to_value(f)
-            .ok()
-            .and_then(|v| v["kind"].as_str().map(str::to_string))
-            .unwrap_or_else(|| "finding".into());
-        *counts.entry(kind).or_default() += 1;
+        *counts.entry(f.kind()).or_default() += 1;
     }
     if counts.is_empty() {
         return "none".into();

@@ -181,14 +181,7 @@ fn run_adapter(
                     }
                 }
                 let l = &outcome.findings.liveness;
-                let kind_is = |k: &str| {
-                    l.iter().any(|f| {
-                        serde_json::to_value(f)
-                            .ok()
-                            .and_then(|v| v["kind"].as_str().map(|s| s == k))
-                            == Some(true)
-                    })
-                };
+                let kind_is = |k: &str| l.iter().any(|f| f.kind() == k);
                 Cell::Ran(Box::new(Ran {
                     lock_safe: outcome.safe,
                     violations: outcome.findings.violations.len(),
@@ -204,9 +197,9 @@ fn run_adapter(
                     deadlock_free: !(kind_is("deadlock")
                         || kind_is("no_probe")
                         || kind_is("stuck_after_heal")),
-                    fault_tolerant: (outcome.findings.stats.tolerance_checked > 0
-                        || kind_is("fault_tolerance"))
-                    .then(|| !kind_is("fault_tolerance")),
+                    // A finding is one of the judged acquisitions.
+                    fault_tolerant: (outcome.findings.stats.tolerance_checked > 0)
+                        .then(|| !kind_is("fault_tolerance")),
                     unknown: {
                         let s = &outcome.findings.stats;
                         if s.acquires == 0 {
