@@ -237,20 +237,42 @@ pub fn read_jsonl(path: &Path) -> Result<Vec<Event>, HistoryError> {
 /// so the history need not fit in memory; blank lines are skipped. Stops at the first
 /// line that cannot be read, having handed over the events before it.
 pub fn for_each_jsonl(path: &Path, mut each: impl FnMut(Event)) -> Result<(), HistoryError> {
+    scan(path, 0, |_, _, event| {
+        each(event);
+        true
+    })
+}
+
+/// Reads events from byte `offset` of `path` (the start of a line), handing each to
+/// `each` with its byte offset and its 1-based line number counted from `offset`, until
+/// `each` says to stop or the file ends. Blank lines are skipped.
+fn scan(
+    path: &Path,
+    offset: u64,
+    mut each: impl FnMut(u64, usize, Event) -> bool,
+) -> Result<(), HistoryError> {
+    use std::io::{Seek, SeekFrom};
     let shown = path.display().to_string();
     let io = |error| HistoryError::Io {
         path: shown.clone(),
         error,
     };
-    let file = std::fs::File::open(path).map_err(io)?;
+    let mut file = std::fs::File::open(path).map_err(io)?;
+    if offset > 0 {
+        file.seek(SeekFrom::Start(offset)).map_err(io)?;
+    }
     let mut reader = std::io::BufReader::with_capacity(1 << 16, file);
     // One buffer for every line, where `lines()` would allocate one per line.
     let mut line = String::new();
+    let mut at = offset;
     for i in 0.. {
         line.clear();
-        if reader.read_line(&mut line).map_err(io)? == 0 {
+        let read = reader.read_line(&mut line).map_err(io)?;
+        if read == 0 {
             break;
         }
+        let start = at;
+        at += read as u64;
         let text = line.strip_suffix('\n').unwrap_or(&line);
         let text = text.strip_suffix('\r').unwrap_or(text);
         if text.trim().is_empty() {
@@ -261,9 +283,86 @@ pub fn for_each_jsonl(path: &Path, mut each: impl FnMut(Event)) -> Result<(), Hi
             line: i + 1,
             message: e.to_string(),
         })?;
-        each(event);
+        if !each(start, i + 1, event) {
+            break;
+        }
     }
     Ok(())
+}
+
+/// How many events lie between two marks of a [`HistoryFile`].
+const STRIDE: usize = 1024;
+
+/// A history on disk, read by event index without holding its events: where every
+/// `STRIDE`-th event (1,024th) starts is kept, so reading a stretch of events seeks to the mark
+/// before it and reads on from there. What a report of a long run quotes comes from
+/// here; the events themselves stay on disk.
+#[derive(Debug)]
+pub struct HistoryFile {
+    path: std::path::PathBuf,
+    marks: Vec<u64>,
+    len: usize,
+    /// The first error of a later read (the file changed or went away meanwhile).
+    error: std::cell::RefCell<Option<HistoryError>>,
+}
+
+impl HistoryFile {
+    /// Reads `path` once, handing `each` every event with its index (0-based, blank
+    /// lines not counted), and keeps the marks.
+    pub fn scan(path: &Path, mut each: impl FnMut(usize, Event)) -> Result<HistoryFile, HistoryError> {
+        let mut marks = Vec::new();
+        let mut len = 0;
+        scan(path, 0, |offset, _, event| {
+            if len % STRIDE == 0 {
+                marks.push(offset);
+            }
+            each(len, event);
+            len += 1;
+            true
+        })?;
+        Ok(HistoryFile {
+            path: path.to_path_buf(),
+            marks,
+            len,
+            error: Default::default(),
+        })
+    }
+
+    /// How many events the file holds.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Events `from..to` (clipped to the file), read again from disk. A read that
+    /// fails gives what it read and leaves the error for [`HistoryFile::error`].
+    pub fn read(&self, from: usize, to: usize) -> Vec<Event> {
+        let to = to.min(self.len);
+        let mut out = Vec::with_capacity(to.saturating_sub(from));
+        if from >= to {
+            return out;
+        }
+        let mut index = from / STRIDE * STRIDE;
+        let result = scan(&self.path, self.marks[from / STRIDE], |_, _, event| {
+            if index >= from {
+                out.push(event);
+            }
+            index += 1;
+            index < to
+        });
+        if let Err(e) = result {
+            self.error.borrow_mut().get_or_insert(e);
+        }
+        out
+    }
+
+    /// The first error a [`HistoryFile::read`] met, if any.
+    pub fn error(&self) -> Option<HistoryError> {
+        self.error.borrow_mut().take()
+    }
 }
 
 /// Parses one line of a history. Same result as `serde_json::from_str::<Event>`, faster
@@ -356,6 +455,51 @@ mod tests {
         let e = Event::Ok(op);
         let back: Event = serde_json::from_str(&serde_json::to_string(&e).unwrap()).unwrap();
         assert_eq!(back, e);
+    }
+
+    #[test]
+    fn a_history_file_reads_any_stretch_as_the_whole_history_has_it() {
+        let events: Vec<Event> = (0..STRIDE as u64 * 3 + 17)
+            .map(|t| Event::Heal { t_us: t })
+            .collect();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("history.jsonl");
+        let mut text = Vec::new();
+        write_jsonl(&events[..STRIDE], &mut text).unwrap();
+        // Blank lines are not events, and do not shift the indices.
+        text.extend_from_slice(b"\n\n");
+        write_jsonl(&events[STRIDE..], &mut text).unwrap();
+        std::fs::write(&path, text).unwrap();
+        let mut seen = Vec::new();
+        let file = HistoryFile::scan(&path, |i, e| seen.push((i, e))).unwrap();
+        assert_eq!(file.len(), events.len());
+        assert!(seen
+            .iter()
+            .enumerate()
+            .all(|(k, (i, e))| k == *i && *e == events[k]));
+        let n = events.len();
+        for (from, to) in [
+            (0, 1),
+            (0, n),
+            (STRIDE - 1, STRIDE + 1),
+            (STRIDE, 2 * STRIDE),
+            (n - 3, n + 5),
+            (5, 5),
+            (n, n + 1),
+        ] {
+            assert_eq!(
+                file.read(from, to),
+                events[from.min(n)..to.min(n)],
+                "{from}..{to}"
+            );
+        }
+        assert!(file.error().is_none());
+        std::fs::remove_file(&path).unwrap();
+        assert!(file.read(0, 3).is_empty());
+        assert!(
+            file.error().is_some(),
+            "a file gone is an error, kept for the caller"
+        );
     }
 
     #[test]

@@ -533,8 +533,9 @@ fn scenario(
         .with_context(cannot_write)?;
     let real = RealOptions {
         keep,
-        // Real runs cannot be replayed: their history goes to disk as it is made.
-        history_path: (scenario.backend != Backend::Sim).then(|| folder.history_path()),
+        // The reported history goes to disk as it is made: a real run cannot be
+        // replayed, and a long simulated one need not fit in memory.
+        history_path: Some(folder.history_path()),
     };
     let result = run::run(&scenario, &list, seeds.jobs, &real, &|fraction| {
         bar.set_position((fraction * 1_000.0) as u64)

@@ -4,11 +4,10 @@
 //! A `Vec<Event>` is a sink (the history in memory, for the checker and the report), a
 //! [`JsonlFile`] is one (the history on disk, one line per event, written through as it
 //! comes, so a run stopped by a signal, an error or SIGKILL leaves what it recorded),
-//! and [`Tee`] feeds two. The simulator keeps its histories in memory only: it runs many
-//! seeds in parallel and reruns the reported one, and its hot path stays a `Vec::push`
-//! behind one indirect call. A checker that judges events as they come (the checker
-//! already takes them one at a time) can become a sink too, for runs whose history does
-//! not fit in memory.
+//! and [`Tee`] feeds two. The checker is one too ([`crate::run`] wraps it): a simulated
+//! seed whose history nobody reads is judged event by event and kept nowhere, and the
+//! reported seed's history goes to its file and the checker at once, so a run of any
+//! length needs memory for what is still open, not for its events.
 
 use crate::history::Event;
 use std::fs::File;

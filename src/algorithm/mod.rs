@@ -61,6 +61,15 @@ impl Mode {
     pub fn conflicts(self, other: Mode) -> bool {
         !(self == Mode::Read && other == Mode::Read)
     }
+
+    /// The name the mode has in a history (its serde name).
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Exclusive => "exclusive",
+            Mode::Read => "read",
+            Mode::Write => "write",
+        }
+    }
 }
 
 /// Identifies one request so its reply can be matched (and stale replies ignored).

@@ -161,7 +161,7 @@ fn facts(h: &mut String, summary: &Value, view: &RunView) {
         }
     };
     row("scenario file", esc(&text(summary, "file")));
-    if let Some(m) = view.meta {
+    if let Some(m) = &view.meta {
         row(
             "setup",
             esc(&format!(
@@ -246,7 +246,7 @@ fn mode_table(h: &mut String, view: &RunView) {
         let count = |o: Outcome| {
             view.acquires
                 .iter()
-                .filter(|a| a.mode == mode && a.outcome == o)
+                .filter(|a| a.mode.name() == mode && a.outcome == o)
                 .count()
         };
         let (ok, failed, unknown) = (

@@ -30,8 +30,8 @@ use crate::checker::{
     self, Findings, LivenessFinding, Malformed, ResourceStats, ResourceViolation, Stats, Violation,
 };
 use crate::fault::PlannedFault;
-use crate::history::{Event, HistoryError};
-use crate::run::{Outcome, SeedResult};
+use crate::history::{HistoryError, HistoryFile};
+use crate::run::{History, Outcome, SeedResult};
 use crate::scenario::{Expect, Scenario};
 use serde::Serialize;
 use std::path::Path;
@@ -188,14 +188,36 @@ pub fn write_with(
         });
     }
     let path = dir.join("history.jsonl");
+    let events = match &outcome.history {
+        History::Memory(events) => events,
+        History::File { path: from, .. } => {
+            // Streamed as it was made: the events stay on disk, and the report reads
+            // them once more, then quotes the file.
+            let mut gather = view::Gather::default();
+            let file = HistoryFile::scan(from, |i, e| gather.observe(i, &e))?;
+            let view = gather.into_view(view::Lines::File(&file), &outcome.findings);
+            let rendered = render(dir, &summary, &view, keep_history)?;
+            if let Some(e) = file.error() {
+                return Err(e.into());
+            }
+            if !keep_history {
+                if *from == path {
+                    std::fs::remove_file(&path).map_err(io_err(&path))?;
+                }
+            } else if *from != path {
+                std::fs::copy(from, &path).map_err(io_err(&path))?;
+            }
+            return Ok(rendered);
+        }
+    };
     if keep_history {
         let file = std::fs::File::create(&path).map_err(io_err(&path))?;
-        crate::history::write_jsonl(&outcome.history, std::io::BufWriter::new(file))
-            .map_err(io_err(&path))?;
+        crate::history::write_jsonl(events, std::io::BufWriter::new(file)).map_err(io_err(&path))?;
     } else if path.exists() {
         std::fs::remove_file(&path).map_err(io_err(&path))?;
     }
-    render(dir, &summary, &outcome.history, &outcome.findings, keep_history)
+    let view = view::RunView::new(events, &outcome.findings);
+    render(dir, &summary, &view, keep_history)
 }
 
 fn write_json(path: &Path, value: &serde_json::Value) -> Result<(), ReportError> {
@@ -213,11 +235,28 @@ fn write_json(path: &Path, value: &serde_json::Value) -> Result<(), ReportError>
 /// wrote its summary (keeping the placeholder's word that it is partial).
 pub fn rerender(dir: &Path) -> Result<Findings, ReportError> {
     let path = dir.join("history.jsonl");
-    let history = crate::history::read_jsonl(&path)?;
-    let findings = checker::check(&history).map_err(|error| ReportError::Malformed {
-        path: path.display().to_string(),
-        error,
+    // One pass: the checker and the view take each event as it is read; the view then
+    // quotes the file.
+    let mut checker = checker::Checker::new();
+    let mut malformed = None;
+    let mut gather = view::Gather::default();
+    let file = HistoryFile::scan(&path, |i, e| {
+        if malformed.is_none() {
+            if let Err(m) = checker.observe(&e) {
+                malformed = Some(m);
+            }
+        }
+        gather.observe(i, &e);
     })?;
+    if let Some(error) = malformed {
+        return Err(ReportError::Malformed {
+            path: path.display().to_string(),
+            error,
+        });
+    }
+    let findings = checker.finish();
+    let view = gather.into_view(view::Lines::File(&file), &findings);
+    let meta = view.meta.as_ref();
     let summary_path = dir.join("summary.json");
     let summary = match std::fs::read_to_string(&summary_path) {
         Ok(text) => {
@@ -229,7 +268,7 @@ pub fn rerender(dir: &Path) -> Result<Findings, ReportError> {
                 summary
             } else {
                 // The placeholder of a run that never finished: derive the rest.
-                let mut derived = history_summary(&history, &findings);
+                let mut derived = history_summary(meta, &findings);
                 for key in [
                     "scenario",
                     "file",
@@ -247,14 +286,17 @@ pub fn rerender(dir: &Path) -> Result<Findings, ReportError> {
             }
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            let summary = history_summary(&history, &findings);
+            let summary = history_summary(meta, &findings);
             write_json(&summary_path, &summary)?;
             summary
         }
         Err(e) => return Err(io_err(&summary_path)(e)),
     };
     let others = folder::clear_renders(dir)?;
-    render(dir, &summary, &history, &findings, true)?;
+    render(dir, &summary, &view, true)?;
+    if let Some(e) = file.error() {
+        return Err(e.into());
+    }
     folder::write_manifest(dir, &others)?;
     Ok(findings)
 }
@@ -274,11 +316,7 @@ pub fn placeholder_summary(scenario: &Scenario, first_seed: u64) -> serde_json::
 }
 
 /// The summary of a lone history: its own verdict, no expectation, one seed.
-fn history_summary(history: &[Event], findings: &Findings) -> serde_json::Value {
-    let meta = history.iter().find_map(|e| match e {
-        Event::Meta(m) => Some(m),
-        _ => None,
-    });
+fn history_summary(meta: Option<&crate::history::Meta>, findings: &Findings) -> serde_json::Value {
     serde_json::json!({
         "scenario": meta.map_or("history", |m| m.scenario.as_str()),
         "verdict": if findings.is_safe() { "safe" } else { "unsafe" },
@@ -295,12 +333,10 @@ fn history_summary(history: &[Event], findings: &Findings) -> serde_json::Value 
 pub fn render(
     dir: &Path,
     summary: &serde_json::Value,
-    history: &[Event],
-    findings: &Findings,
+    view: &view::RunView,
     has_history: bool,
 ) -> Result<Rendered, ReportError> {
     use plots::{availability::Availability, cdf::Cdf, timeline::Timeline, Figure};
-    let view = view::RunView::new(history, findings);
     let mut plots = Vec::new();
     let mut add = |fig: &dyn Fn(&Path, &str) -> Result<u32, plots::PlotError>,
                    stem: &str,
@@ -321,7 +357,7 @@ pub fn render(
     }
     if let Some(v) = view.violations().first() {
         add(
-            &|d, s| save(&Timeline::around(&view, v), d, s),
+            &|d, s| save(&Timeline::around(view, v), d, s),
             "timeline-violation",
             "Holder timeline around the first violation",
             format!(
@@ -336,7 +372,7 @@ pub fn render(
     }
     if let Some(rv) = view.findings.resource_violations.first() {
         add(
-            &|d, s| save(&Timeline::around_write(&view, rv), d, s),
+            &|d, s| save(&Timeline::around_write(view, rv), d, s),
             "timeline-stale-write",
             "Holder timeline around the first stale write",
             format!(
@@ -351,7 +387,7 @@ pub fn render(
     let findings_shown = !view.violations().is_empty() || !view.findings.resource_violations.is_empty();
     if let (false, Some(w)) = (findings_shown, view.faults.first()) {
         add(
-            &|d, s| save(&Timeline::around_fault(&view, w), d, s),
+            &|d, s| save(&Timeline::around_fault(view, w), d, s),
             "timeline-fault",
             "Holder timeline around the first fault",
             format!(
@@ -363,7 +399,7 @@ pub fn render(
         )?;
     }
     add(
-        &|d, s| save(&Timeline::overview(&view), d, s),
+        &|d, s| save(&Timeline::overview(view), d, s),
         "timeline",
         "Holder timeline, whole run",
         "The whole run. Holds closer than a pixel are merged into one bar; red bands are violation windows; each row has a lane per fault kind, coloured by kind, shaded where that kind of fault hit that node or client; clock jumps are marks; red crosses are stale writes; the black line is the heal.".into(),
@@ -383,7 +419,7 @@ pub fn render(
         "Share of successful workload acquisitions that took at most x ms, per mode.".into(),
     )?;
     add(
-        &|d, s| save(&Availability { view: &view }, d, s),
+        &|d, s| save(&Availability { view }, d, s),
         "availability",
         "Availability over time",
         "Share of workload acquisitions that succeeded, per time bucket; orange = some fault active, red = violation window. Gaps: no acquisition ended in that bucket.".into(),
@@ -408,20 +444,20 @@ pub fn render(
         .violations()
         .iter()
         .take(STORIES_IN_FULL)
-        .map(|v| narrative::explain(&view, v))
+        .map(|v| narrative::explain(view, v))
         .collect();
     let stale: Vec<narrative::Story> = view
         .findings
         .resource_violations
         .iter()
         .take(STORIES_IN_FULL)
-        .map(|rv| stale::explain(&view, rv))
+        .map(|rv| stale::explain(view, rv))
         .collect();
-    let mut md = narrative_markdown(summary, &view, &stories);
-    stale_markdown(&mut md, &view, &stale);
+    let mut md = narrative_markdown(summary, view, &stories);
+    stale_markdown(&mut md, view, &stale);
     let path = dir.join("narrative.md");
     std::fs::write(&path, md).map_err(io_err(&path))?;
-    let page = html::page(summary, &view, &plots, &stories, &stale, has_history);
+    let page = html::page(summary, view, &plots, &stories, &stale, has_history);
     let path = dir.join("index.html");
     std::fs::write(&path, page).map_err(io_err(&path))?;
     Ok(Rendered { plots, stories })

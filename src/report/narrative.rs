@@ -295,17 +295,28 @@ pub(super) fn fault_steps(view: &RunView, faults: &[&FaultWindow], from_us: u64,
 /// meanwhile or the asking took more than a tenth of the validity.
 pub(super) fn acquire_step(view: &RunView, h: &Hold, fault_times: &[u64]) -> (Step, Option<u64>, usize) {
     let (ok, invoke_line) = acquire_lines(view.history, h);
-    let asked_us = view.history.get(invoke_line.wrapping_sub(1)).map(Event::t_us);
-    let valid_until = ok.and_then(|o| o.valid_until_us);
+    let asked_us = view
+        .history
+        .get(invoke_line.wrapping_sub(1))
+        .as_ref()
+        .map(Event::t_us);
+    let valid_until = ok.as_ref().and_then(|o| o.valid_until_us);
     let told = asked_us.filter(|&t| {
         let validity = valid_until.unwrap_or(h.start_us).saturating_sub(h.start_us);
         fault_times.iter().any(|&f| f >= t && f < h.start_us) || (h.start_us - t) * 10 > validity
     });
     let began = began(view, h);
-    let nodes = ok.and_then(|o| o.nodes.as_deref()).unwrap_or(&h.nodes);
+    let nodes = ok.as_ref().and_then(|o| o.nodes.as_deref()).unwrap_or(&h.nodes);
     let step = Step {
         t_us: h.start_us,
-        text: acquire_sentence(h, began, nodes, ok.and_then(|o| o.attempts), valid_until, told),
+        text: acquire_sentence(
+            h,
+            began,
+            nodes,
+            ok.as_ref().and_then(|o| o.attempts),
+            valid_until,
+            told,
+        ),
     };
     (step, asked_us, invoke_line)
 }
@@ -329,7 +340,7 @@ pub fn explain(view: &RunView, v: &Violation) -> Story {
     let (a, b) = (&v.first, &v.second);
     let (_, a_invoke) = acquire_lines(view.history, a);
     let asked = |h: &Hold, invoke: usize| {
-        let t = view.history.get(invoke.wrapping_sub(1)).map(Event::t_us);
+        let t = view.history.get(invoke.wrapping_sub(1)).as_ref().map(Event::t_us);
         t.unwrap_or(h.start_us).min(h.start_us)
     };
     // The window starts when the first of the two holders asked (the second may have
@@ -398,20 +409,25 @@ fn belief_steps(view: &RunView, v: &Violation, from_line: usize) -> Vec<Step> {
     let about = |h: &Hold, b: &crate::history::Belief| {
         b.client == h.client && b.lock == h.lock && (b.token.is_none() || b.token == h.token)
     };
-    view.history[from_line.saturating_sub(1).min(view.history.len())..]
-        .iter()
-        .take_while(|e| e.t_us() <= v.overlap_end_us)
-        .filter_map(|e| match e {
-            Event::Belief(b) if about(&v.first, b) || about(&v.second, b) => Some(Step {
-                t_us: b.t_us,
-                text: format!(
-                    "client {}'s clock changed rate: it now believes it holds {} until t={}",
-                    b.client,
-                    b.lock,
-                    secs(b.valid_until_us)
-                ),
-            }),
-            _ => None,
-        })
-        .collect()
+    let mut steps = Vec::new();
+    view.history.walk_from(from_line.saturating_sub(1), |e| {
+        if e.t_us() > v.overlap_end_us {
+            return false;
+        }
+        if let Event::Belief(b) = e {
+            if about(&v.first, b) || about(&v.second, b) {
+                steps.push(Step {
+                    t_us: b.t_us,
+                    text: format!(
+                        "client {}'s clock changed rate: it now believes it holds {} until t={}",
+                        b.client,
+                        b.lock,
+                        secs(b.valid_until_us)
+                    ),
+                });
+            }
+        }
+        true
+    });
+    steps
 }

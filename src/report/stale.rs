@@ -43,13 +43,17 @@ fn writer_hold<'v>(view: &'v RunView, rv: &ResourceViolation) -> Option<&'v Hold
 
 /// The history line (1-based) of the accepted write.
 fn write_line(view: &RunView, rv: &ResourceViolation) -> usize {
-    view.history
+    view.writes
         .iter()
-        .position(|e| {
-            matches!(e, Event::Write(w) if w.t_us == rv.write_us && w.client == rv.client
-                && w.lock == rv.lock && w.token == rv.token && w.accepted)
+        .zip(&view.write_lines)
+        .find(|(w, _)| {
+            w.t_us == rv.write_us
+                && w.client == rv.client
+                && w.lock == rv.lock
+                && w.token == rv.token
+                && w.accepted
         })
-        .map_or(view.history.len(), |i| i + 1)
+        .map_or(view.history.len(), |(_, &line)| line)
 }
 
 /// Explains one stale write.
@@ -62,6 +66,7 @@ pub fn explain(view: &RunView, rv: &ResourceViolation) -> Story {
     let from_us = view
         .history
         .get(invoke_line.wrapping_sub(1))
+        .as_ref()
         .map_or(first.start_us, Event::t_us)
         .min(first.start_us);
     let faults = super::causes::linked(view, &parties(&holds), from_us, rv.write_us + 1);

@@ -460,3 +460,14 @@ fn the_end_of_one_of_two_overlapping_crashes_does_not_restart_the_node() {
         "{texts:?}"
     );
 }
+
+#[test]
+fn a_modes_name_is_the_one_the_history_writes() {
+    use crate::algorithm::Mode;
+    for mode in [Mode::Exclusive, Mode::Read, Mode::Write] {
+        assert_eq!(
+            serde_json::to_value(mode).unwrap(),
+            serde_json::Value::from(mode.name())
+        );
+    }
+}

@@ -8,7 +8,8 @@
 use crate::algorithm::Mode;
 use crate::checker::{Findings, Hold, Violation};
 use crate::fault::{Fault, Origin};
-use crate::history::{Event, FaultAction, Meta, OpKind, Phase, ResourceWrite};
+use crate::history::{Event, FaultAction, HistoryFile, Meta, OpKind, Phase, ResourceWrite};
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 /// A fault's interval and what it hits.
@@ -32,22 +33,91 @@ pub enum Outcome {
     Unknown,
 }
 
-/// One completed acquire operation of the workload phase.
-#[derive(Clone, Debug)]
+/// One completed acquire operation of the workload phase (a few words each: a long run
+/// has millions).
+#[derive(Clone, Copy, Debug)]
 pub struct Acquire {
     pub client: usize,
-    pub lock: String,
-    pub mode: String,
+    /// Index into [`RunView::locks`].
+    pub lock: u32,
+    pub mode: Mode,
     pub invoke_us: u64,
     pub done_us: u64,
     pub outcome: Outcome,
 }
 
+/// The history a view quotes from: in memory, or on disk ([`HistoryFile`]), read again
+/// a stretch at a time where a story quotes it. Indices are 0-based event positions
+/// (the history's line numbers minus one).
+#[derive(Clone, Copy)]
+pub enum Lines<'a> {
+    Memory(&'a [Event]),
+    File(&'a HistoryFile),
+}
+
+/// How many events a [`Lines`] reads from disk at once when it searches.
+const STRETCH: usize = 4096;
+
+impl<'a> Lines<'a> {
+    pub fn len(&self) -> usize {
+        match self {
+            Lines::Memory(events) => events.len(),
+            Lines::File(file) => file.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Events `from..to`, clipped to the history.
+    pub fn range(&self, from: usize, to: usize) -> Cow<'a, [Event]> {
+        match self {
+            Lines::Memory(events) => {
+                let to = to.min(events.len());
+                Cow::Borrowed(&events[from.min(to)..to])
+            }
+            Lines::File(file) => Cow::Owned(file.read(from, to)),
+        }
+    }
+
+    /// Event `i`.
+    pub fn get(&self, i: usize) -> Option<Event> {
+        self.range(i, i.saturating_add(1)).first().cloned()
+    }
+
+    /// The index of the last event before `before` that `found` picks.
+    pub fn rposition(&self, before: usize, found: impl Fn(&Event) -> bool) -> Option<usize> {
+        let mut to = before.min(self.len());
+        while to > 0 {
+            let from = to.saturating_sub(STRETCH);
+            if let Some(i) = self.range(from, to).iter().rposition(&found) {
+                return Some(from + i);
+            }
+            to = from;
+        }
+        None
+    }
+
+    /// Hands `each` the events from `from` on, in order, until it returns false.
+    pub fn walk_from(&self, from: usize, mut each: impl FnMut(&Event) -> bool) {
+        let mut at = from;
+        while at < self.len() {
+            for e in self.range(at, at + STRETCH).iter() {
+                if !each(e) {
+                    return;
+                }
+            }
+            at += STRETCH;
+        }
+    }
+}
+
 /// Everything a report shows about one history.
 pub struct RunView<'a> {
-    pub history: &'a [Event],
+    pub history: Lines<'a>,
     pub findings: &'a Findings,
-    pub meta: Option<&'a Meta>,
+    pub meta: Option<Meta>,
     pub nodes: usize,
     pub clients: usize,
     /// True time of the last event.
@@ -55,102 +125,148 @@ pub struct RunView<'a> {
     pub heal_us: Option<u64>,
     pub faults: Vec<FaultWindow>,
     pub acquires: Vec<Acquire>,
+    /// The locks' names, in order of first acquisition ([`Acquire::lock`] indexes it).
+    pub locks: Vec<String>,
     /// Every write the guarded resource judged, in history order.
-    pub writes: Vec<&'a ResourceWrite>,
+    pub writes: Vec<ResourceWrite>,
+    /// The history line (1-based) of each of `writes`.
+    pub write_lines: Vec<usize>,
 }
 
 /// The name a mode has in the history (`exclusive`, `read`, `write`).
 pub fn mode_name(mode: Mode) -> String {
-    match serde_json::to_value(mode) {
-        Ok(serde_json::Value::String(s)) => s,
-        _ => format!("{mode:?}").to_lowercase(),
+    mode.name().to_string()
+}
+
+/// What a [`RunView`] is made of, gathered one event at a time: a history on disk is
+/// read once, into this, and the view quotes the file for the rest.
+#[derive(Default)]
+pub struct Gather {
+    meta: Option<Meta>,
+    faults: Vec<FaultWindow>,
+    acquires: Vec<Acquire>,
+    locks: Vec<String>,
+    writes: Vec<ResourceWrite>,
+    write_lines: Vec<usize>,
+    open: BTreeMap<usize, (u64, OpKind, Phase)>,
+    heal_us: Option<u64>,
+    end_us: u64,
+    max_node: usize,
+    max_client: usize,
+}
+
+impl Gather {
+    /// Takes event `i` (0-based).
+    pub fn observe(&mut self, i: usize, e: &Event) {
+        self.end_us = e.t_us();
+        match e {
+            Event::Meta(m) => {
+                if self.meta.is_none() {
+                    self.meta = Some(m.clone());
+                }
+            }
+            Event::Belief(_) => {}
+            Event::Write(w) => {
+                self.writes.push(w.clone());
+                self.write_lines.push(i + 1);
+            }
+            Event::Invoke(op) => {
+                self.max_client = self.max_client.max(op.client + 1);
+                self.open.insert(op.client, (op.t_us, op.op, op.phase));
+            }
+            Event::Ok(op) | Event::Fail(op) | Event::Info(op) => {
+                if let Some(n) = op.nodes.as_ref().and_then(|n| n.iter().max()) {
+                    self.max_node = self.max_node.max(n + 1);
+                }
+                let Some((invoke_us, kind, phase)) = self.open.remove(&op.client) else {
+                    return;
+                };
+                if kind != OpKind::Acquire || phase != Phase::Workload {
+                    return;
+                }
+                let outcome = match e {
+                    Event::Ok(_) => Outcome::Acquired,
+                    Event::Fail(_) => Outcome::Failed,
+                    _ => Outcome::Unknown,
+                };
+                let lock = match self.locks.iter().position(|l| *l == op.lock) {
+                    Some(k) => k,
+                    None => {
+                        self.locks.push(op.lock.clone());
+                        self.locks.len() - 1
+                    }
+                };
+                self.acquires.push(Acquire {
+                    client: op.client,
+                    lock: lock as u32,
+                    mode: op.mode,
+                    invoke_us,
+                    done_us: op.t_us,
+                    outcome,
+                });
+            }
+            Event::Fault(f) => match f.action {
+                FaultAction::Start => {
+                    let (nodes, _) = targets(&f.fault);
+                    if let Some(n) = nodes.iter().max() {
+                        self.max_node = self.max_node.max(n + 1);
+                    }
+                    self.faults.push(FaultWindow {
+                        id: f.id,
+                        origin: f.origin,
+                        fault: f.fault.clone(),
+                        start_us: f.t_us,
+                        end_us: None,
+                        line: i + 1,
+                    });
+                }
+                FaultAction::End => {
+                    if let Some(w) = self
+                        .faults
+                        .iter_mut()
+                        .rev()
+                        .find(|w| w.id == f.id && w.end_us.is_none())
+                    {
+                        w.end_us = Some(f.t_us);
+                    }
+                }
+            },
+            Event::Heal { t_us } => self.heal_us = Some(*t_us),
+        }
+    }
+
+    /// The view, quoting `history` (the history gathered).
+    pub fn into_view<'a>(self, history: Lines<'a>, findings: &'a Findings) -> RunView<'a> {
+        let meta = self.meta;
+        RunView {
+            history,
+            findings,
+            nodes: meta
+                .as_ref()
+                .map_or(self.max_node, |m| m.nodes.max(self.max_node)),
+            clients: meta
+                .as_ref()
+                .map_or(self.max_client, |m| m.clients.max(self.max_client)),
+            meta,
+            end_us: self.end_us,
+            heal_us: self.heal_us,
+            faults: self.faults,
+            acquires: self.acquires,
+            locks: self.locks,
+            writes: self.writes,
+            write_lines: self.write_lines,
+        }
     }
 }
 
 impl<'a> RunView<'a> {
+    /// The view of a history in memory.
     pub fn new(history: &'a [Event], findings: &'a Findings) -> RunView<'a> {
-        let meta = history.iter().find_map(|e| match e {
-            Event::Meta(m) => Some(m),
-            _ => None,
-        });
-        let mut faults: Vec<FaultWindow> = Vec::new();
-        let mut acquires = Vec::new();
-        let mut writes = Vec::new();
-        let mut open: BTreeMap<usize, (u64, OpKind, Phase)> = BTreeMap::new();
-        let mut heal_us = None;
-        let (mut max_node, mut max_client) = (0, 0);
+        let mut gather = Gather::default();
         for (i, e) in history.iter().enumerate() {
-            match e {
-                Event::Meta(_) | Event::Belief(_) => {}
-                Event::Write(w) => writes.push(w),
-                Event::Invoke(op) => {
-                    max_client = max_client.max(op.client + 1);
-                    open.insert(op.client, (op.t_us, op.op, op.phase));
-                }
-                Event::Ok(op) | Event::Fail(op) | Event::Info(op) => {
-                    if let Some(n) = op.nodes.as_ref().and_then(|n| n.iter().max()) {
-                        max_node = max_node.max(n + 1);
-                    }
-                    let Some((invoke_us, kind, phase)) = open.remove(&op.client) else {
-                        continue;
-                    };
-                    if kind != OpKind::Acquire || phase != Phase::Workload {
-                        continue;
-                    }
-                    let outcome = match e {
-                        Event::Ok(_) => Outcome::Acquired,
-                        Event::Fail(_) => Outcome::Failed,
-                        _ => Outcome::Unknown,
-                    };
-                    acquires.push(Acquire {
-                        client: op.client,
-                        lock: op.lock.clone(),
-                        mode: mode_name(op.mode),
-                        invoke_us,
-                        done_us: op.t_us,
-                        outcome,
-                    });
-                }
-                Event::Fault(f) => match f.action {
-                    FaultAction::Start => {
-                        let (nodes, _) = targets(&f.fault);
-                        if let Some(n) = nodes.iter().max() {
-                            max_node = max_node.max(n + 1);
-                        }
-                        faults.push(FaultWindow {
-                            id: f.id,
-                            origin: f.origin,
-                            fault: f.fault.clone(),
-                            start_us: f.t_us,
-                            end_us: None,
-                            line: i + 1,
-                        });
-                    }
-                    FaultAction::End => {
-                        if let Some(w) = faults
-                            .iter_mut()
-                            .rev()
-                            .find(|w| w.id == f.id && w.end_us.is_none())
-                        {
-                            w.end_us = Some(f.t_us);
-                        }
-                    }
-                },
-                Event::Heal { t_us } => heal_us = Some(*t_us),
-            }
+            gather.observe(i, e);
         }
-        RunView {
-            history,
-            findings,
-            meta,
-            nodes: meta.map_or(max_node, |m| m.nodes.max(max_node)),
-            clients: meta.map_or(max_client, |m| m.clients.max(max_client)),
-            end_us: history.last().map_or(0, Event::t_us),
-            heal_us,
-            faults,
-            acquires,
-            writes,
-        }
+        gather.into_view(Lines::Memory(history), findings)
     }
 
     pub fn holds(&self) -> &[Hold] {
@@ -168,14 +284,14 @@ impl<'a> RunView<'a> {
 
     /// The modes that occur, exclusive first, then by name.
     pub fn modes(&self) -> Vec<String> {
-        let mut modes: Vec<String> = self
+        let seen: std::collections::BTreeSet<Mode> = self
             .acquires
             .iter()
-            .map(|a| a.mode.clone())
-            .chain(self.holds().iter().map(|h| mode_name(h.mode)))
+            .map(|a| a.mode)
+            .chain(self.holds().iter().map(|h| h.mode))
             .collect();
+        let mut modes: Vec<String> = seen.into_iter().map(mode_name).collect();
         modes.sort_by_key(|m| (m != "exclusive", m.clone()));
-        modes.dedup();
         modes
     }
 
@@ -189,7 +305,7 @@ impl<'a> RunView<'a> {
         let mut v: Vec<u64> = self
             .acquires
             .iter()
-            .filter(|a| a.mode == mode && a.outcome == Outcome::Acquired)
+            .filter(|a| a.mode.name() == mode && a.outcome == Outcome::Acquired)
             .map(|a| a.done_us - a.invoke_us)
             .collect();
         v.sort_unstable();
@@ -201,10 +317,10 @@ impl<'a> RunView<'a> {
     /// starvation judge counts them). This is what a starving reader or writer feels,
     /// where the latency of one attempt is not. Waits still open at the end are left out.
     pub fn waits_us(&self, mode: &str) -> Vec<u64> {
-        let mut waiting: BTreeMap<(usize, &str), u64> = BTreeMap::new();
+        let mut waiting: BTreeMap<(usize, u32), u64> = BTreeMap::new();
         let mut out = Vec::new();
-        for a in self.acquires.iter().filter(|a| a.mode == mode) {
-            let key = (a.client, a.lock.as_str());
+        for a in self.acquires.iter().filter(|a| a.mode.name() == mode) {
+            let key = (a.client, a.lock);
             let since = *waiting.entry(key).or_insert(a.invoke_us);
             if a.outcome == Outcome::Acquired {
                 out.push(a.done_us - since);
@@ -231,15 +347,17 @@ pub(super) enum Began {
 
 /// The `ok` event that began a hold (its line is 1-based: an acquire, or a late
 /// extension) and the line of the invoke before it.
-pub(super) fn acquire_lines<'a>(history: &'a [Event], h: &Hold) -> (Option<&'a crate::history::Op>, usize) {
+pub(super) fn acquire_lines(history: Lines, h: &Hold) -> (Option<crate::history::Op>, usize) {
     let ok = history.get(h.ok_line.wrapping_sub(1)).and_then(|e| match e {
         Event::Ok(op) => Some(op),
         _ => None,
     });
-    let kind = ok.map_or(OpKind::Acquire, |o| o.op);
-    let invoke = history[..h.ok_line.saturating_sub(1).min(history.len())]
-        .iter()
-        .rposition(|e| matches!(e, Event::Invoke(op) if op.client == h.client && op.op == kind))
+    let kind = ok.as_ref().map_or(OpKind::Acquire, |o| o.op);
+    let invoke = history
+        .rposition(
+            h.ok_line.saturating_sub(1),
+            |e| matches!(e, Event::Invoke(op) if op.client == h.client && op.op == kind),
+        )
         .map_or(h.ok_line, |i| i + 1);
     (ok, invoke)
 }

@@ -6,10 +6,13 @@
 //! [`Outcome`] ([`outcome`]), which `report/` renders without running anything.
 //!
 //! The scenario's backend picks the driver. On the simulator, seeds run on `--jobs`
-//! threads ([`pool`]), each in its own deterministic simulation; only their findings are kept, and the seed
-//! whose report is written (the first with a finding, else the first seed) is simulated
-//! once more for its history, which the determinism makes identical (a single seed
-//! keeps its history from the first run). On real Redis seeds run one after another
+//! threads ([`pool`]), each in its own deterministic simulation, judged event by event
+//! as it goes ([`judge_seed`]): only their findings are kept, and the seed whose report
+//! is written (the first with a finding, else the first seed) is simulated once more
+//! for its history, which the determinism makes identical (a single seed keeps its
+//! history from the first run). Given a file, that history streams there as it is made
+//! ([`stream_seed`]), so memory stays flat however long the run; otherwise it is kept
+//! in memory ([`run_seed`]). Both paths give the same findings and report. On real Redis seeds run one after another
 //! (each starts its own nodes, and streams its history to the report folder as it
 //! goes) and the reported seed's history is kept, since a real run cannot be replayed.
 //!
@@ -31,16 +34,20 @@ pub mod sweep;
 
 pub use evidence::{save, SaveError};
 
-pub use outcome::{Outcome, SeedResult};
+pub use outcome::{History, Outcome, SeedResult};
 
-use crate::checker::{self, Findings};
+use crate::checker::{self, Checker, Findings, Malformed};
+use crate::history::Event;
 use crate::lifecycle::RunOutput;
 use crate::real::{RealError, RealOptions};
 use crate::scenario::{Backend, Expect, Scenario};
 use crate::sim;
+use crate::sink::{JsonlFile, Sink};
+use std::path::Path;
 use std::time::Instant;
 
-/// Runs one seed: simulate, then check. `progress(now_us, duration_us)` follows virtual time.
+/// Runs one seed with its history in memory: simulate, then check.
+/// `progress(now_us, duration_us)` follows virtual time.
 pub fn run_seed(
     scenario: &Scenario,
     seed: u64,
@@ -49,6 +56,89 @@ pub fn run_seed(
     let started = Instant::now();
     let output = sim::run_with_progress(scenario, seed, progress);
     judge(seed, output, started)
+}
+
+/// Runs one seed and judges each event as the simulator makes it, keeping none: only
+/// the result is wanted.
+pub fn judge_seed(scenario: &Scenario, seed: u64) -> SeedResult {
+    let started = Instant::now();
+    let mut judge = Judge::default();
+    let output = sim::run_into(scenario, seed, &mut judge, &mut |_, _| {});
+    let findings = judge.finish(seed);
+    result(seed, &output, &findings, started)
+}
+
+/// Runs one seed, writing its history to `path` as it is made and judging each event
+/// as it goes: memory stays flat however long the run. The same result, findings and
+/// history (in the file) as [`run_seed`]. Returns how many events the history has.
+pub fn stream_seed(
+    scenario: &Scenario,
+    seed: u64,
+    path: &Path,
+    progress: &mut dyn FnMut(u64, u64),
+) -> std::io::Result<(SeedResult, RunOutput, Findings, usize)> {
+    let started = Instant::now();
+    let mut sink = Streamed {
+        file: JsonlFile::create(path)?,
+        judge: Judge::default(),
+    };
+    let output = sim::run_into(scenario, seed, &mut sink, progress);
+    let Streamed { file, judge } = sink;
+    file.finish()?;
+    let events = judge.events;
+    let findings = judge.finish(seed);
+    Ok((
+        result(seed, &output, &findings, started),
+        output,
+        findings,
+        events,
+    ))
+}
+
+/// The checker as a sink: each event is judged as it is made, and none is kept.
+#[derive(Default)]
+struct Judge {
+    checker: Checker,
+    events: usize,
+    malformed: Option<Malformed>,
+}
+
+impl Judge {
+    fn push_ref(&mut self, event: &Event) {
+        self.events += 1;
+        if self.malformed.is_none() {
+            if let Err(e) = self.checker.observe(event) {
+                self.malformed = Some(e);
+            }
+        }
+    }
+
+    /// The findings; a malformed history is the driver's bug, not the input's.
+    fn finish(self, seed: u64) -> Findings {
+        if let Some(e) = self.malformed {
+            panic!("seed {seed}: the driver wrote a malformed history: {e}");
+        }
+        self.checker.finish()
+    }
+}
+
+impl Sink for Judge {
+    fn push(&mut self, event: Event) {
+        self.push_ref(&event);
+    }
+}
+
+/// A history going to its file and to the checker at once.
+struct Streamed {
+    file: JsonlFile,
+    judge: Judge,
+}
+
+impl Sink for Streamed {
+    fn push(&mut self, event: Event) {
+        self.judge.push_ref(&event);
+        self.file.push(event);
+    }
 }
 
 /// Runs one seed against real Redis, then checks it.
@@ -63,12 +153,17 @@ pub fn run_seed_real(
 }
 
 fn judge(seed: u64, output: RunOutput, started: Instant) -> (SeedResult, RunOutput, Findings) {
-    let partial = output.stopped;
-    let sim_secs = started.elapsed().as_secs_f64();
-    let findings = checker::check(&output.history).unwrap_or_else(|e| {
-        panic!("seed {seed}: the driver wrote a malformed history: {e}");
-    });
-    let result = SeedResult {
+    let mut judge = Judge::default();
+    for e in &output.history {
+        judge.push_ref(e);
+    }
+    let findings = judge.finish(seed);
+    (result(seed, &output, &findings, started), output, findings)
+}
+
+/// What one seed's findings say, with the driver's work; `started` is when the run began.
+fn result(seed: u64, output: &RunOutput, findings: &Findings, started: Instant) -> SeedResult {
+    SeedResult {
         seed,
         safe: findings.is_safe(),
         live: findings.is_live(),
@@ -77,10 +172,9 @@ fn judge(seed: u64, output: RunOutput, started: Instant) -> (SeedResult, RunOutp
         resource_violations: findings.resource_violations.len() + findings.fence_regressions.len(),
         stats: findings.stats.clone(),
         sim: output.stats,
-        sim_secs,
-        partial,
-    };
-    (result, output, findings)
+        sim_secs: started.elapsed().as_secs_f64(),
+        partial: output.stopped,
+    }
 }
 
 /// Runs `seeds` on the scenario's backend, simulated seeds on `jobs` threads, calling
@@ -96,7 +190,7 @@ pub fn run(
 ) -> Result<Outcome, RealError> {
     match scenario.backend {
         Backend::Sim if scenario.clients.worker.is_some() => Err(RealError::WorkerOnSimulator),
-        Backend::Sim => Ok(run_sim(scenario, seeds, jobs, progress)),
+        Backend::Sim => run_sim(scenario, seeds, jobs, real.history_path.as_deref(), progress),
         Backend::Redis | Backend::Docker => run_real(scenario, seeds, real, progress),
     }
 }
@@ -130,19 +224,38 @@ fn run_real(
         progress((i + 1) as f64 / seeds.len() as f64);
     }
     let (seed, output, findings) = reported.unwrap_or_else(|| nothing_run(seeds[0]));
-    Ok(decide(scenario, results, seed, output, findings, partial))
+    let history = History::Memory(output.history);
+    let mut outcome = decide(scenario, results, seed, history, output.plan, findings, partial);
+    outcome.worker_logs = output.worker_logs;
+    Ok(outcome)
 }
 
 /// Runs `seeds` on the simulator, on `jobs` threads. A stop request ends it early:
 /// the seeds that finished decide, and no history is reported (there is no time to
-/// simulate the reported seed again).
-fn run_sim(scenario: &Scenario, seeds: &[u64], jobs: usize, progress: &(dyn Fn(f64) + Sync)) -> Outcome {
+/// simulate the reported seed again). Given `history_path`, the reported seed's
+/// history streams there as it is made and is not kept in memory.
+fn run_sim(
+    scenario: &Scenario,
+    seeds: &[u64],
+    jobs: usize,
+    history_path: Option<&Path>,
+    progress: &(dyn Fn(f64) + Sync),
+) -> Result<Outcome, RealError> {
     if let [seed] = seeds {
         // One seed: its first run is the report's, no need to simulate it twice.
         let mut follow_time = |now_us: u64, total_us: u64| progress(now_us as f64 / total_us.max(1) as f64);
-        let (result, output, findings) = run_seed(scenario, *seed, &mut follow_time);
+        let (result, history, findings, plan) =
+            reported_run(scenario, *seed, history_path, &mut follow_time)?;
         let partial = result.partial.then(|| stop_reason(0, 1));
-        return decide(scenario, vec![result], *seed, output, findings, partial);
+        return Ok(decide(
+            scenario,
+            vec![result],
+            *seed,
+            history,
+            plan,
+            findings,
+            partial,
+        ));
     }
     let seeds_run = sim_seeds(scenario, seeds, jobs, progress);
     if seeds_run.len() < seeds.len() {
@@ -153,10 +266,46 @@ fn run_sim(scenario: &Scenario, seeds: &[u64], jobs: usize, progress: &(dyn Fn(f
             .or(seeds_run.first())
             .map_or(seeds[0], |r| r.seed);
         let (_, output, findings) = nothing_run(reported);
-        return decide(scenario, seeds_run, reported, output, findings, partial);
+        let history = History::Memory(output.history);
+        return Ok(decide(
+            scenario,
+            seeds_run,
+            reported,
+            history,
+            output.plan,
+            findings,
+            partial,
+        ));
     }
     let reported = reported_seed(&seeds_run);
-    reported_outcome(scenario, seeds_run, reported)
+    let (_, history, findings, plan) = reported_run(scenario, reported, history_path, &mut |_, _| {})?;
+    Ok(decide(
+        scenario, seeds_run, reported, history, plan, findings, None,
+    ))
+}
+
+/// The reported seed's run: its history streamed to `path`, or in memory.
+fn reported_run(
+    scenario: &Scenario,
+    seed: u64,
+    path: Option<&Path>,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<(SeedResult, History, Findings, Vec<crate::fault::PlannedFault>), RealError> {
+    match path {
+        None => {
+            let (result, output, findings) = run_seed(scenario, seed, progress);
+            Ok((result, History::Memory(output.history), findings, output.plan))
+        }
+        Some(path) => {
+            let (result, output, findings, events) = stream_seed(scenario, seed, path, progress)
+                .map_err(|e| RealError::Io(format!("cannot write {}", path.display()), e))?;
+            let history = History::File {
+                path: path.to_path_buf(),
+                events,
+            };
+            Ok((result, history, findings, output.plan))
+        }
+    }
 }
 
 /// The result of every seed, simulated on `jobs` threads, in seed order; after a stop
@@ -174,7 +323,7 @@ fn sim_seeds(
             if crate::shutdown::requested().is_some() {
                 return None;
             }
-            let (result, _, _) = run_seed(scenario, seed, &mut |_, _| {});
+            let result = judge_seed(scenario, seed);
             (!result.partial).then_some(result)
         },
         |finished| progress(finished as f64 / seeds.len() as f64),
@@ -199,7 +348,8 @@ pub fn reported_seed(results: &[SeedResult]) -> u64 {
 /// determinism makes the rerun give the same history), and the verdict decided.
 pub fn reported_outcome(scenario: &Scenario, results: Vec<SeedResult>, reported: u64) -> Outcome {
     let (_, output, findings) = run_seed(scenario, reported, &mut |_, _| {});
-    decide(scenario, results, reported, output, findings, None)
+    let history = History::Memory(output.history);
+    decide(scenario, results, reported, history, output.plan, findings, None)
 }
 
 /// The verdict over every seed, with the reported seed's evidence.
@@ -207,7 +357,8 @@ fn decide(
     scenario: &Scenario,
     seeds_run: Vec<SeedResult>,
     reported: u64,
-    output: RunOutput,
+    history: History,
+    plan: Vec<crate::fault::PlannedFault>,
     findings: Findings,
     partial: Option<String>,
 ) -> Outcome {
@@ -232,10 +383,10 @@ fn decide(
     Outcome {
         seeds: seeds_run,
         reported_seed: reported,
-        history: output.history,
+        history,
         findings,
-        plan: output.plan,
-        worker_logs: output.worker_logs,
+        plan,
+        worker_logs: None,
         safe,
         live,
         resource_safe,

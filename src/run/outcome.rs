@@ -5,6 +5,29 @@ use crate::checker::{Findings, Stats};
 use crate::history::Event;
 use crate::lifecycle::RunStats;
 use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+
+/// The reported seed's history: in memory, or in the file it went to as it was made
+/// (a simulated run given a file keeps none of its events in memory).
+#[derive(Debug)]
+pub enum History {
+    Memory(Vec<Event>),
+    File { path: PathBuf, events: usize },
+}
+
+impl History {
+    /// How many events it has.
+    pub fn len(&self) -> usize {
+        match self {
+            History::Memory(events) => events.len(),
+            History::File { events, .. } => *events,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
 
 /// The outcome of one seed. Everything in it follows from the seed but `sim_secs`, a
 /// wall-clock measurement, which is kept out of what is written (summary.json must be
@@ -43,7 +66,7 @@ pub struct Outcome {
     pub seeds: Vec<SeedResult>,
     /// The seed the report describes, with its full history and findings.
     pub reported_seed: u64,
-    pub history: Vec<Event>,
+    pub history: History,
     pub findings: Findings,
     pub plan: Vec<crate::fault::PlannedFault>,
     /// The reported seed's worker logs, when the clients were worker processes.

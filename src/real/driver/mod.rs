@@ -50,7 +50,8 @@ pub struct RealOptions {
     /// Keep the nodes' temporary directories (configs, logs, AOFs) and print where.
     pub keep: bool,
     /// Write the history here as the run goes (the file starts afresh with each seed),
-    /// so a run that is stopped or killed leaves what it recorded.
+    /// so a run that is stopped or killed leaves what it recorded. The simulator too
+    /// writes its reported seed's history here, instead of keeping it in memory.
     pub history_path: Option<std::path::PathBuf>,
 }
 

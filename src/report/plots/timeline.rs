@@ -100,7 +100,7 @@ impl<'a> Timeline<'a> {
     /// The window around a fault's start, for a run without violations: the fault's
     /// span (at least two ttls, at most ten seconds) with a margin before it.
     pub fn around_fault(view: &'a RunView<'a>, w: &FaultWindow) -> Timeline<'a> {
-        let ttl_us = view.meta.map_or(1_000_000, |m| m.ttl_ms * 1_000);
+        let ttl_us = view.meta.as_ref().map_or(1_000_000, |m| m.ttl_ms * 1_000);
         let len = w
             .end_us
             .unwrap_or(view.end_us)
