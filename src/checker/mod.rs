@@ -25,7 +25,9 @@
 //! - Statistics ([`stats`]): availability, acquire latency, per-mode waits and the
 //!   availability penalty (time no client could take a free lock) of the workload phase.
 
+mod attempts;
 mod bounds;
+pub mod compact;
 pub mod liveness;
 pub mod resource;
 pub mod safety;
@@ -34,7 +36,9 @@ pub mod tolerance;
 pub mod waits;
 
 use crate::algorithm::Mode;
-use crate::history::{Belief, Event, FaultAction, Meta, Op, OpKind, Phase, ResourceWrite as Write};
+use crate::history::{Belief, Event, FaultAction, Meta, Op, OpKind, Phase};
+use compact::{LockId, Locks};
+pub use compact::{LockName, NodeSet, Token};
 pub use liveness::LivenessFinding;
 pub use resource::{ResourceStats, ResourceViolation};
 pub use safety::Violation;
@@ -50,13 +54,15 @@ pub struct Malformed {
     pub message: String,
 }
 
-/// One client's hold of a lock, in true time.
+/// One client's hold of a lock, in true time. A long history has millions: the lock,
+/// token and nodes are kept compactly ([`compact`]) and serialize as the history's
+/// strings and list.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Hold {
     pub client: usize,
-    pub lock: String,
+    pub lock: LockName,
     pub mode: Mode,
-    pub token: Option<String>,
+    pub token: Option<Token>,
     /// The fencing token of the acquisition, if the algorithm issues them.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fence: Option<u64>,
@@ -64,7 +70,7 @@ pub struct Hold {
     pub end_us: u64,
     /// Why the hold ended: the client released, or its validity ran out (or the history ended).
     pub ended_by: HoldEnd,
-    pub nodes: Vec<usize>,
+    pub nodes: NodeSet,
     /// History line of the successful acquire.
     pub ok_line: usize,
 }
@@ -118,7 +124,7 @@ impl Findings {
 
 struct OpenOp {
     op: OpKind,
-    lock: String,
+    lock: LockId,
     invoke_us: u64,
     phase: Phase,
 }
@@ -131,10 +137,12 @@ pub struct Checker {
     /// The history's numbers so far, to refuse an out-of-range one before it is used.
     bounds: bounds::Bounds,
     meta: Option<Meta>,
+    /// Every lock name of the history, once: the records below keep a number or a
+    /// shared name, never a copy.
+    locks: Locks,
     open: BTreeMap<usize, OpenOp>,
-    /// Holds not yet ended, by client, then lock (two maps, so a lookup by `&str`
-    /// allocates no key; the order is that of a (client, lock) key).
-    holding: BTreeMap<usize, BTreeMap<String, Hold>>,
+    /// Holds not yet ended, by client and lock.
+    holding: BTreeMap<(usize, LockId), Hold>,
     holds: Vec<Hold>,
     faults: Vec<FaultSpan>,
     heal_us: Option<u64>,
@@ -142,7 +150,7 @@ pub struct Checker {
     probes: liveness::Probes,
     tolerance: tolerance::Collector,
     waits: waits::Waits,
-    writes: Vec<Write>,
+    writes: resource::Writes,
 }
 
 impl Checker {
@@ -168,16 +176,24 @@ impl Checker {
             return Err(self.malformed(format!("time goes backwards ({t} after {})", self.last_us)));
         }
         self.last_us = t;
+        let mut lock = None;
         match event {
             Event::Meta(m) => {
                 if self.line != 1 {
                     return Err(self.malformed("a meta event may only be the first line"));
                 }
+                self.waits.set_bound(m.writer_wait_bound_us);
                 self.meta = Some(m.clone());
             }
-            Event::Invoke(op) => self.invoke(op)?,
+            Event::Invoke(op) => {
+                let id = self.locks.intern(&op.lock);
+                lock = Some(id);
+                self.invoke(op, id)?
+            }
             Event::Ok(op) | Event::Fail(op) | Event::Info(op) => {
-                let open = self.complete(op)?;
+                let id = self.locks.intern(&op.lock);
+                lock = Some(id);
+                let open = self.complete(op, id)?;
                 self.stats.complete(event, open.op, open.phase, open.invoke_us);
                 if open.phase == Phase::Probe {
                     self.probes.complete(event, op);
@@ -187,9 +203,9 @@ impl Checker {
                         if open.phase == Phase::Workload {
                             self.waits.acquired(op.client, op.t_us);
                         }
-                        self.acquired(op);
+                        self.acquired(op, id);
                     }
-                    (Event::Ok(op), OpKind::Extend) => self.extended(op),
+                    (Event::Ok(op), OpKind::Extend) => self.extended(op, id),
                     (_, OpKind::Acquire) if open.phase == Phase::Workload => {
                         self.waits.failed(op.client, op.t_us)
                     }
@@ -215,24 +231,30 @@ impl Checker {
                 }
             },
             Event::Heal { .. } => self.heal_us = Some(t),
-            Event::Write(w) => self.writes.push(w.clone()),
+            Event::Write(w) => {
+                let id = self.locks.intern(&w.lock);
+                self.writes.observe(w, id)
+            }
             Event::Belief(b) => self.belief(b)?,
         }
-        self.tolerance.observe(event);
+        self.tolerance.observe(event, lock);
         Ok(())
     }
 
-    fn invoke(&mut self, op: &Op) -> Result<(), Malformed> {
+    fn invoke(&mut self, op: &Op, lock: LockId) -> Result<(), Malformed> {
         if let Some(open) = self.open.get(&op.client) {
             return Err(self.malformed(format!(
                 "client {} invokes {:?} while its {:?} of {} is still open",
-                op.client, op.op, open.op, open.lock
+                op.client,
+                op.op,
+                open.op,
+                self.locks.name(open.lock)
             )));
         }
         if op.op == OpKind::Release {
-            self.end_hold(op.client, &op.lock, op.t_us, HoldEnd::Release);
+            self.end_hold(op.client, lock, op.t_us, HoldEnd::Release);
         }
-        if op.op == OpKind::Extend && self.hold(op.client, &op.lock).is_none() {
+        if op.op == OpKind::Extend && self.hold(op.client, lock).is_none() {
             return Err(self.malformed(format!(
                 "client {} extends {} without holding it",
                 op.client, op.lock
@@ -242,13 +264,13 @@ impl Checker {
             self.probes.invoke(op);
         }
         if op.phase == Phase::Workload && op.op == OpKind::Acquire {
-            self.waits.invoke(op.client, &op.lock, op.mode, op.t_us);
+            self.waits.invoke(op.client, lock, op.mode, op.t_us);
         }
         self.open.insert(
             op.client,
             OpenOp {
                 op: op.op,
-                lock: op.lock.clone(),
+                lock,
                 invoke_us: op.t_us,
                 phase: op.phase,
             },
@@ -256,56 +278,58 @@ impl Checker {
         Ok(())
     }
 
-    fn complete(&mut self, op: &Op) -> Result<OpenOp, Malformed> {
+    fn complete(&mut self, op: &Op, lock: LockId) -> Result<OpenOp, Malformed> {
         let Some(open) = self.open.remove(&op.client) else {
             return Err(self.malformed(format!(
                 "client {} completes an operation it never invoked",
                 op.client
             )));
         };
-        if open.op != op.op || open.lock != op.lock {
+        if open.op != op.op || open.lock != lock {
             return Err(self.malformed(format!(
                 "client {} completes {:?} of {} but invoked {:?} of {}",
-                op.client, op.op, op.lock, open.op, open.lock
+                op.client,
+                op.op,
+                op.lock,
+                open.op,
+                self.locks.name(open.lock)
             )));
         }
         Ok(open)
     }
 
-    fn acquired(&mut self, op: &Op) {
-        if self.hold(op.client, &op.lock).is_some() {
+    fn acquired(&mut self, op: &Op, lock: LockId) {
+        if self.hold(op.client, lock).is_some() {
             // Re-acquiring a lock one already holds ends the old hold here.
-            self.end_hold(op.client, &op.lock, op.t_us, HoldEnd::Release);
+            self.end_hold(op.client, lock, op.t_us, HoldEnd::Release);
         }
         let hold = Hold {
             client: op.client,
-            lock: op.lock.clone(),
+            lock: self.locks.name(lock).clone(),
             mode: op.mode,
-            token: op.token.clone(),
+            token: op.token.as_deref().map(Token::new),
             fence: op.fence,
             start_us: op.t_us,
             end_us: op.valid_until_us.unwrap_or(u64::MAX).max(op.t_us),
             ended_by: HoldEnd::Validity,
-            nodes: op.nodes.clone().unwrap_or_default(),
+            nodes: op.nodes.iter().flatten().collect(),
             ok_line: self.line,
         };
-        self.holding
-            .entry(op.client)
-            .or_default()
-            .insert(op.lock.clone(), hold);
+        self.holding.insert((op.client, lock), hold);
     }
 
     /// A successful extension: before the deadline it moves the deadline; after it (the
     /// client's clock ran slow) the old hold is over and a new one starts now.
-    fn extended(&mut self, op: &Op) {
+    fn extended(&mut self, op: &Op, lock: LockId) {
         let new_end = op.valid_until_us.unwrap_or(u64::MAX).max(op.t_us);
-        self.move_deadline(op.client, &op.lock, op.t_us, |end| end.max(new_end));
+        self.move_deadline(op.client, lock, op.t_us, |end| end.max(new_end));
     }
 
     /// A holder's belief changed with its clock: from now on the hold ends at the new
     /// belief, earlier or later than the old one.
     fn belief(&mut self, b: &Belief) -> Result<(), Malformed> {
-        let Some(hold) = self.hold(b.client, &b.lock) else {
+        let lock = self.locks.id(&b.lock);
+        let Some(hold) = lock.and_then(|lock| self.hold(b.client, lock)) else {
             return Err(self.malformed(format!(
                 "client {} has a belief about {} without holding it",
                 b.client, b.lock
@@ -320,16 +344,18 @@ impl Checker {
             }
         }
         let new_end = b.valid_until_us.max(b.t_us);
-        self.move_deadline(b.client, &b.lock, b.t_us, |_| new_end);
+        if let Some(lock) = lock {
+            self.move_deadline(b.client, lock, b.t_us, |_| new_end);
+        }
         Ok(())
     }
 
     /// Moves the deadline of an open hold at `t`, to what `end` makes of the current one.
     /// A hold whose deadline has passed is over: the new deadline starts a new hold at `t`
     /// (if it lies after `t`).
-    fn move_deadline(&mut self, client: usize, lock: &str, t: u64, end: impl FnOnce(u64) -> u64) {
+    fn move_deadline(&mut self, client: usize, lock: LockId, t: u64, end: impl FnOnce(u64) -> u64) {
         let line = self.line;
-        let Some(hold) = self.holding.get_mut(&client).and_then(|h| h.get_mut(lock)) else {
+        let Some(hold) = self.holding.get_mut(&(client, lock)) else {
             return;
         };
         if t < hold.end_us {
@@ -349,16 +375,13 @@ impl Checker {
     }
 
     /// The open hold of `client` on `lock`.
-    fn hold(&self, client: usize, lock: &str) -> Option<&Hold> {
-        self.holding.get(&client)?.get(lock)
+    fn hold(&self, client: usize, lock: LockId) -> Option<&Hold> {
+        self.holding.get(&(client, lock))
     }
 
     /// Ends a hold at the earlier of `t` and its validity deadline.
-    fn end_hold(&mut self, client: usize, lock: &str, t: u64, why: HoldEnd) {
-        let Some(held) = self.holding.get_mut(&client) else {
-            return;
-        };
-        if let Some(mut hold) = held.remove(lock) {
+    fn end_hold(&mut self, client: usize, lock: LockId, t: u64, why: HoldEnd) {
+        if let Some(mut hold) = self.holding.remove(&(client, lock)) {
             if t < hold.end_us {
                 hold.end_us = t;
                 hold.ended_by = why;
@@ -372,10 +395,7 @@ impl Checker {
         let end_us = self.last_us;
         // A hold still open keeps its validity: the client believes in it until then.
         // Only a hold without a validity deadline is cut at the end of the history.
-        for mut hold in std::mem::take(&mut self.holding)
-            .into_values()
-            .flat_map(BTreeMap::into_values)
-        {
+        for mut hold in std::mem::take(&mut self.holding).into_values() {
             if hold.end_us == u64::MAX {
                 hold.end_us = end_us.max(hold.start_us);
                 hold.ended_by = HoldEnd::HistoryEnd;
@@ -384,9 +404,9 @@ impl Checker {
         }
         let violations = safety::sweep(&mut self.holds, &self.faults);
         let mut liveness = liveness::judge(self.meta.as_ref(), self.heal_us, end_us, &self.probes);
-        let under_faults = self
-            .tolerance
-            .finish(self.meta.as_ref(), self.heal_us, end_us, &self.holds);
+        let under_faults =
+            self.tolerance
+                .finish(self.meta.as_ref(), self.heal_us, end_us, &self.holds, &self.locks);
         liveness.extend(under_faults.findings);
         let mut stats = self.stats.finish();
         stats.tolerance_checked = under_faults.tolerance_checked;
@@ -397,10 +417,9 @@ impl Checker {
         } else {
             under_faults.unavailable_us as f64 / workload_us as f64
         };
-        let bound_us = self.meta.as_ref().and_then(|m| m.writer_wait_bound_us);
-        let (waits, starvation) = self.waits.finish(bound_us, &self.holds);
+        let (waits, starvation) = self.waits.finish(&self.holds, &self.locks);
         liveness.extend(starvation);
-        let (resource_violations, resource) = resource::judge(&self.writes, &self.holds);
+        let (resource_violations, resource) = resource::judge(self.writes, &self.holds, &self.locks);
         let fence_regressions = resource::fence_regressions(&self.holds);
         stats.waits = waits;
         Findings {

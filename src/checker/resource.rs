@@ -26,11 +26,12 @@
 //! This tests the claim of `algorithm/fencing.rs` directly, independent of whether a
 //! stale write happened to arrive at the wrong moment.
 
+use super::compact::{LockId, Locks, Token};
 use super::Hold;
 use crate::history::ResourceWrite as Write;
 use serde::Serialize;
-use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap};
+use std::cmp::{Ordering, Reverse};
+use std::collections::BinaryHeap;
 
 /// A stale write that overwrote a newer one.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -64,108 +65,154 @@ pub struct ResourceStats {
     pub late: u64,
 }
 
-/// (client, lock, token): the hold a write claims to belong to.
-type HoldKey<'a> = (usize, &'a str, &'a str);
-
-/// A hold's segments (a hold may be split by late extensions; all share the token) and
-/// the index of its first.
-struct Own {
-    segments: Vec<(u64, u64)>,
-    first: usize,
+/// An accepted write: what [`judge`] needs of it.
+struct Accepted {
+    t_us: u64,
+    fence: Option<u64>,
+    token: Token,
+    client: usize,
+    lock: LockId,
 }
 
-/// Judges `writes` against `holds` (which [`super::safety::sweep`] has sorted by lock
-/// and start).
-pub fn judge(writes: &[Write], holds: &[Hold]) -> (Vec<ResourceViolation>, ResourceStats) {
-    let mut stats = ResourceStats {
-        writes: writes.len() as u64,
-        accepted: writes.iter().filter(|w| w.accepted).count() as u64,
-        rejected: writes.iter().filter(|w| !w.accepted).count() as u64,
-        late: 0,
-    };
-    let mut order: Vec<&Write> = writes.iter().filter(|w| w.accepted).collect();
+/// The writes as they arrive: counted, and the accepted ones kept to judge.
+#[derive(Default)]
+pub struct Writes {
+    stats: ResourceStats,
+    accepted: Vec<Accepted>,
+}
+
+impl Writes {
+    pub fn observe(&mut self, w: &Write, lock: LockId) {
+        self.stats.writes += 1;
+        if !w.accepted {
+            self.stats.rejected += 1;
+            return;
+        }
+        self.stats.accepted += 1;
+        self.accepted.push(Accepted {
+            t_us: w.t_us,
+            fence: w.fence,
+            token: Token::new(&w.token),
+            client: w.client,
+            lock,
+        });
+    }
+}
+
+/// The holds with a token, ordered by (lock, client, token), then as `holds` is: the
+/// segments of each hold a write may claim (a hold may be split by late extensions;
+/// all share the token), the first one first.
+struct Owners<'h> {
+    holds: &'h [Hold],
+    order: Vec<u32>,
+}
+
+impl<'h> Owners<'h> {
+    fn new(holds: &'h [Hold]) -> Self {
+        let mut order: Vec<u32> = (0..holds.len())
+            .filter(|&i| holds[i].token.is_some())
+            .map(|i| u32::try_from(i).expect("fewer than 2^32 holds"))
+            .collect();
+        order.sort_unstable_by(|&a, &b| {
+            let (x, y) = (&holds[a as usize], &holds[b as usize]);
+            (&x.lock, x.client, &x.token, a).cmp(&(&y.lock, y.client, &y.token, b))
+        });
+        Owners { holds, order }
+    }
+
+    /// The segments (hold indices, ascending) of the hold of `client` on `lock` with
+    /// `token`.
+    fn of(&self, client: usize, lock: &str, token: &str) -> &[u32] {
+        let key = |i: &u32| {
+            let h = &self.holds[*i as usize];
+            (h.lock.as_str(), h.client, h.token.as_deref().unwrap_or_default())
+        };
+        let want = (lock, client, token);
+        let first = self.order.partition_point(|i| key(i) < want);
+        let len = self.order[first..].partition_point(|i| key(i).cmp(&want) == Ordering::Equal);
+        &self.order[first..first + len]
+    }
+}
+
+/// Judges the accepted writes against `holds` (which [`super::safety::sweep`] has
+/// sorted by lock and start).
+pub fn judge(writes: Writes, holds: &[Hold], locks: &Locks) -> (Vec<ResourceViolation>, ResourceStats) {
+    let Writes {
+        mut stats,
+        accepted: mut order,
+    } = writes;
     if order.is_empty() {
         // Nothing to judge: skip indexing every hold (millions in a long run).
         return (Vec::new(), stats);
     }
-    let mut own: BTreeMap<HoldKey, Own> = BTreeMap::new();
-    for (i, h) in holds.iter().enumerate() {
-        if let Some(tok) = &h.token {
-            own.entry((h.client, &h.lock, tok))
-                .or_insert(Own {
-                    segments: Vec::new(),
-                    first: i,
-                })
-                .segments
-                .push((h.start_us, h.end_us));
-        }
-    }
-    order.sort_by(|a, b| (&a.lock, a.t_us).cmp(&(&b.lock, b.t_us)));
+    let own = Owners::new(holds);
+    // By lock, then time; stable, so writes at one time keep their order.
+    order.sort_by(|a, b| (locks.name(a.lock), a.t_us).cmp(&(locks.name(b.lock), b.t_us)));
 
     let mut out = Vec::new();
     let mut next = 0;
-    let mut lock: Option<&str> = None;
+    let mut lock: Option<LockId> = None;
     // The latest-ending hold so far, and the latest-ending one of another client.
     let (mut best, mut second): (Option<usize>, Option<usize>) = (None, None);
     // The accepted write of the latest-starting hold so far: (hold index, when).
     let mut newest: Option<(usize, u64)> = None;
-    for w in order {
-        if lock != Some(w.lock.as_str()) {
-            lock = Some(&w.lock);
+    for w in &order {
+        let name = locks.name(w.lock);
+        if lock != Some(w.lock) {
+            lock = Some(w.lock);
             best = None;
             second = None;
             newest = None;
-            next = holds.partition_point(|h| h.lock.as_str() < w.lock.as_str());
+            next = holds.partition_point(|h| h.lock < *name);
         }
-        while next < holds.len() && holds[next].lock == w.lock && holds[next].start_us <= w.t_us {
+        while next < holds.len() && holds[next].lock == *name && holds[next].start_us <= w.t_us {
             (best, second) = push_top2(holds, best, second, next);
             next += 1;
         }
-        let Some(mine) = own.get(&(w.client, w.lock.as_str(), w.token.as_str())) else {
+        let mine = own.of(w.client, name, &w.token);
+        if mine.is_empty() {
             // No hold has this token: stale if another client held the lock.
             let other = [best, second]
                 .into_iter()
                 .flatten()
                 .find(|&i| holds[i].client != w.client && holds[i].end_us > w.t_us);
             match other {
-                Some(i) => out.push(violation(w, None, &holds[i], None)),
+                Some(i) => out.push(violation(w, locks, None, &holds[i], None)),
                 None => stats.late += 1,
             }
             continue;
-        };
-        let live = mine.segments.iter().any(|&(a, b)| a <= w.t_us && w.t_us < b);
-        let start = holds[mine.first].start_us;
+        }
+        let segments = || mine.iter().map(|&i| &holds[i as usize]);
+        let live = segments().any(|h| h.start_us <= w.t_us && w.t_us < h.end_us);
+        let first = mine[0] as usize;
+        let start = holds[first].start_us;
         if !live {
             match newest {
                 Some((i, at)) if holds[i].start_us > start && holds[i].client != w.client => {
-                    let ended = mine
-                        .segments
-                        .iter()
-                        .map(|&(_, b)| b)
-                        .filter(|&b| b <= w.t_us)
-                        .max();
-                    out.push(violation(w, ended, &holds[i], Some(at)));
+                    let ended = segments().map(|h| h.end_us).filter(|&b| b <= w.t_us).max();
+                    out.push(violation(w, locks, ended, &holds[i], Some(at)));
                 }
                 _ => stats.late += 1,
             }
         }
         if newest.is_none_or(|(i, _)| holds[i].start_us <= start) {
-            newest = Some((mine.first, w.t_us));
+            newest = Some((first, w.t_us));
         }
     }
     (out, stats)
 }
 
 fn violation(
-    w: &Write,
+    w: &Accepted,
+    locks: &Locks,
     hold_end_us: Option<u64>,
     holder: &Hold,
     overwritten_us: Option<u64>,
 ) -> ResourceViolation {
     ResourceViolation {
-        lock: w.lock.clone(),
+        lock: locks.name(w.lock).to_string(),
         client: w.client,
-        token: w.token.clone(),
+        token: w.token.to_string(),
         fence: w.fence,
         write_us: w.t_us,
         hold_end_us,
@@ -227,7 +274,7 @@ pub fn fence_regressions(holds: &[Hold]) -> Vec<FenceRegression> {
             if let (Some(f), Some(t)) = (h.fence, top) {
                 if holds[t].fence.is_some_and(|g| f <= g) {
                     out.push(FenceRegression {
-                        lock: lock.clone(),
+                        lock: lock.to_string(),
                         earlier: holds[t].clone(),
                         later: h.clone(),
                     });

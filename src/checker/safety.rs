@@ -31,13 +31,18 @@ impl Violation {
 
 /// Sorts `holds` and returns every hold that overlaps an earlier conflicting one.
 pub fn sweep(holds: &mut [Hold], faults: &[FaultSpan]) -> Vec<Violation> {
-    // By (lock, start, client), stably. Locks are few and holds many: compare the
-    // locks' ranks rather than their names, each hold's key worked out once.
-    let locks: std::collections::BTreeSet<&str> = holds.iter().map(|h| h.lock.as_str()).collect();
-    let locks: Vec<String> = locks.into_iter().map(str::to_string).collect();
-    let rank: std::collections::BTreeMap<&str, usize> =
-        locks.iter().enumerate().map(|(i, l)| (l.as_str(), i)).collect();
-    holds.sort_by_cached_key(|h| (rank[h.lock.as_str()], h.start_us, h.client));
+    // By (lock, start, client), then by the line that began the hold: the holds of one
+    // client and lock end one after another, in the order they began, so this is the
+    // order of ending among equals, as a stable sort of the holds as they ended would
+    // give; and the sort needs no memory beside the holds. Holds of one lock share their
+    // name, so comparing names is mostly comparing pointers.
+    holds.sort_unstable_by(|a, b| {
+        a.lock
+            .cmp(&b.lock)
+            .then(a.start_us.cmp(&b.start_us))
+            .then(a.client.cmp(&b.client))
+            .then(a.ok_line.cmp(&b.ok_line))
+    });
     let mut out = Vec::new();
     // Latest-ending earlier hold of the current lock: by writers, by readers.
     let mut writer: Option<usize> = None;
@@ -48,11 +53,8 @@ pub fn sweep(holds: &mut [Hold], faults: &[FaultSpan]) -> Vec<Violation> {
             writer = None;
             reader = None;
         }
-        let mut candidates = vec![writer];
-        if h.mode != Mode::Read {
-            candidates.push(reader);
-        }
-        for p in candidates.into_iter().flatten() {
+        let candidates = [Some(writer), (h.mode != Mode::Read).then_some(reader)];
+        for p in candidates.into_iter().flatten().flatten() {
             let q = &holds[p];
             if h.start_us < q.end_us && h.start_us < h.end_us {
                 out.push(violation(q, h, faults));
@@ -73,7 +75,7 @@ pub fn sweep(holds: &mut [Hold], faults: &[FaultSpan]) -> Vec<Violation> {
 fn violation(q: &Hold, h: &Hold, faults: &[FaultSpan]) -> Violation {
     let overlap_end_us = q.end_us.min(h.end_us);
     Violation {
-        lock: h.lock.clone(),
+        lock: h.lock.to_string(),
         first: q.clone(),
         second: h.clone(),
         overlap_start_us: h.start_us,

@@ -22,6 +22,8 @@
 //!   every attempt at it failed: failed attempts, minus the time the lock was held or
 //!   being successfully acquired.
 
+use super::attempts::{unavailable_us, Attempt, ByLock, Top2};
+use super::compact::{LockId, Locks};
 use super::{Hold, LivenessFinding};
 use crate::algorithm::AlgorithmKind;
 use crate::fault::Fault;
@@ -36,20 +38,12 @@ struct Span {
     fault: Fault,
 }
 
-/// A completed workload acquisition.
-struct Attempt {
-    client: usize,
-    lock: String,
-    invoke_us: u64,
-    end_us: u64,
-    ok: bool,
-}
-
 #[derive(Default)]
 pub struct Collector {
     spans: Vec<Span>,
     /// Open workload acquisitions by client: (lock, invoke time).
-    open: BTreeMap<usize, (String, u64)>,
+    open: BTreeMap<usize, (LockId, u64)>,
+    /// In the order they completed, so by end time.
     attempts: Vec<Attempt>,
 }
 
@@ -62,15 +56,16 @@ pub struct Outcome {
 }
 
 impl Collector {
-    pub fn observe(&mut self, event: &Event) {
-        match event {
-            Event::Invoke(op) if op.op == OpKind::Acquire && op.phase == Phase::Workload => {
-                self.open.insert(op.client, (op.lock.clone(), op.t_us));
+    /// Takes every event; `lock` is the number of an operation's lock.
+    pub fn observe(&mut self, event: &Event, lock: Option<LockId>) {
+        match (event, lock) {
+            (Event::Invoke(op), Some(lock)) if op.op == OpKind::Acquire && op.phase == Phase::Workload => {
+                self.open.insert(op.client, (lock, op.t_us));
             }
-            Event::Ok(op) | Event::Fail(op) | Event::Info(op) if op.op == OpKind::Acquire => {
+            (Event::Ok(op) | Event::Fail(op) | Event::Info(op), _) if op.op == OpKind::Acquire => {
                 self.complete(op, matches!(event, Event::Ok(_)));
             }
-            Event::Fault(f) => match f.action {
+            (Event::Fault(f), _) => match f.action {
                 FaultAction::Start => self.spans.push(Span {
                     id: f.id,
                     start_us: f.t_us,
@@ -94,27 +89,31 @@ impl Collector {
 
     fn complete(&mut self, op: &Op, ok: bool) {
         if let Some((lock, invoke_us)) = self.open.remove(&op.client) {
-            self.attempts.push(Attempt {
-                client: op.client,
-                lock,
-                invoke_us,
-                end_us: op.t_us,
-                ok,
-            });
+            self.attempts
+                .push(Attempt::new(op.client, lock, invoke_us, op.t_us, ok));
         }
     }
 
-    /// Judges the workload phase, which ends at `heal_us` (or the history's end).
-    pub fn finish(&self, meta: Option<&Meta>, heal_us: Option<u64>, end_us: u64, holds: &[Hold]) -> Outcome {
+    /// Judges the workload phase, which ends at `heal_us` (or the history's end);
+    /// `holds` sorted by lock and start.
+    pub fn finish(
+        &self,
+        meta: Option<&Meta>,
+        heal_us: Option<u64>,
+        end_us: u64,
+        holds: &[Hold],
+        locks: &Locks,
+    ) -> Outcome {
         let workload_end_us = heal_us.unwrap_or(end_us);
+        let by_lock = ByLock::new(&self.attempts, holds, locks);
         let mut out = Outcome {
             findings: Vec::new(),
             tolerance_checked: 0,
-            unavailable_us: unavailable_us(&self.attempts, holds, workload_end_us),
+            unavailable_us: unavailable_us(&by_lock, locks, workload_end_us),
         };
         let Some(meta) = meta else { return out };
-        self.fault_tolerance(meta, workload_end_us, holds, &mut out);
-        self.after_heals(meta, workload_end_us, holds, &mut out);
+        self.fault_tolerance(meta, workload_end_us, &by_lock, locks, &mut out);
+        self.after_heals(meta, workload_end_us, &by_lock, locks, &mut out);
         out
     }
 
@@ -122,27 +121,57 @@ impl Collector {
         s.end_us.unwrap_or(workload_end_us).max(s.start_us)
     }
 
-    fn fault_tolerance(&self, meta: &Meta, workload_end_us: u64, holds: &[Hold], out: &mut Outcome) {
+    /// Per attempt, whether another client touched its lock (an attempt or a hold)
+    /// between a ttl before it and its end. One sweep per lock: the failed attempts by
+    /// end, the attempts and holds by start.
+    fn contended(&self, ttl_us: u64, by_lock: &ByLock, locks: &Locks) -> Vec<bool> {
+        let mut contended = vec![false; self.attempts.len()];
+        let mut failed: Vec<u32> = Vec::new();
+        for lock in 0..locks.len() as LockId {
+            let mine = by_lock.attempts_of(lock);
+            failed.clear();
+            failed.extend(mine.iter().copied().filter(|&i| !by_lock.attempt(i).ok()));
+            // Attempts are numbered as they ended.
+            failed.sort_unstable();
+            let holds = by_lock.holds_of(lock);
+            let (mut next_attempt, mut next_hold) = (0, 0);
+            let mut top = Top2::default();
+            for &i in &failed {
+                let a = by_lock.attempt(i);
+                let (from, to) = (a.invoke_us.saturating_sub(ttl_us), a.end_us);
+                while let Some(b) = mine.get(next_attempt).map(|&j| by_lock.attempt(j)) {
+                    if b.invoke_us > to {
+                        break;
+                    }
+                    top.push(b.end_us, b.client());
+                    next_attempt += 1;
+                }
+                while let Some(h) = holds.get(next_hold) {
+                    if h.start_us > to {
+                        break;
+                    }
+                    top.push(h.end_us, h.client);
+                    next_hold += 1;
+                }
+                contended[i as usize] = top.reaches(from, Some(a.client()));
+            }
+        }
+        contended
+    }
+
+    fn fault_tolerance(
+        &self,
+        meta: &Meta,
+        workload_end_us: u64,
+        by_lock: &ByLock,
+        locks: &Locks,
+        out: &mut Outcome,
+    ) {
         let ttl_us = meta.ttl_ms * 1_000;
         let majority = meta.nodes / 2 + 1;
         let wall_clock =
             AlgorithmKind::from_name(&meta.algorithm).is_none_or(AlgorithmKind::reads_wall_clock);
-        // Per lock, every attempt and hold, to ask in O(log n) whether another client
-        // touched the lock around a failed attempt.
-        let mut touching: BTreeMap<&str, Vec<(u64, u64, usize)>> = BTreeMap::new();
-        for b in &self.attempts {
-            touching
-                .entry(&b.lock)
-                .or_default()
-                .push((b.invoke_us, b.end_us, b.client));
-        }
-        for h in holds {
-            touching
-                .entry(&h.lock)
-                .or_default()
-                .push((h.start_us, h.end_us, h.client));
-        }
-        let touching: BTreeMap<&str, Busy> = touching.into_iter().map(|(k, v)| (k, Busy::new(v))).collect();
+        let contended = self.contended(ttl_us, by_lock, locks);
         // Each span as the rule sees it: how long it acts, and on what.
         let index = SpanIndex::new(self.spans.iter().map(|s| {
             let end = match s.fault {
@@ -152,19 +181,17 @@ impl Collector {
             };
             (s.start_us, end, touched(&s.fault, meta.nodes, wall_clock))
         }));
-        for a in self.attempts.iter().filter(|a| !a.ok) {
+        let mut healthy = vec![true; meta.nodes];
+        for (a, _) in self.attempts.iter().zip(contended).filter(|(a, c)| !a.ok() && !c) {
             let (from, to) = (a.invoke_us.saturating_sub(ttl_us), a.end_us);
-            if touching[a.lock.as_str()].meets(from, to, Some(a.client)) {
-                continue;
-            }
-            let mut healthy = vec![true; meta.nodes];
+            healthy.fill(true);
             let mut client_ok = true;
             for (_, pairs) in index.touching(from, to) {
                 for &(node, client) in pairs {
                     match (node, client) {
                         (Some(n), None) if n < meta.nodes => healthy[n] = false,
-                        (None, Some(c)) if c == a.client => client_ok = false,
-                        (Some(n), Some(c)) if c == a.client && n < meta.nodes => healthy[n] = false,
+                        (None, Some(c)) if c == a.client() => client_ok = false,
+                        (Some(n), Some(c)) if c == a.client() && n < meta.nodes => healthy[n] = false,
                         _ => {}
                     }
                 }
@@ -176,8 +203,8 @@ impl Collector {
             let reachable: Vec<usize> = (0..meta.nodes).filter(|&n| healthy[n]).collect();
             if reachable.len() >= majority {
                 out.findings.push(LivenessFinding::FaultTolerance {
-                    client: a.client,
-                    lock: a.lock.clone(),
+                    client: a.client(),
+                    lock: locks.name(a.lock).to_string(),
                     invoke_us: a.invoke_us,
                     end_us: a.end_us,
                     reachable_nodes: reachable,
@@ -186,7 +213,14 @@ impl Collector {
         }
     }
 
-    fn after_heals(&self, meta: &Meta, workload_end_us: u64, holds: &[Hold], out: &mut Outcome) {
+    fn after_heals(
+        &self,
+        meta: &Meta,
+        workload_end_us: u64,
+        by_lock: &ByLock,
+        locks: &Locks,
+        out: &mut Outcome,
+    ) {
         let bound_us = meta.liveness_bound_us;
         // Every moment at which the last active fault ended: no span that started by
         // then ends after it. Spans by start, with the latest end of every prefix.
@@ -214,15 +248,9 @@ impl Collector {
         }
         heals.sort_unstable();
         heals.dedup();
-        let mut by_invoke: Vec<&Attempt> = self.attempts.iter().collect();
-        by_invoke.sort_by_key(|a| a.invoke_us);
-        let mut held: BTreeMap<&str, Vec<(u64, u64, usize)>> = BTreeMap::new();
-        for x in holds {
-            held.entry(&x.lock)
-                .or_default()
-                .push((x.start_us, x.end_us, x.client));
-        }
-        let held: BTreeMap<&str, Busy> = held.into_iter().map(|(k, v)| (k, Busy::new(v))).collect();
+        // Per lock, the holds started by the window's end so far and the latest end
+        // among them: the windows only move later.
+        let mut held: Vec<(usize, Option<u64>)> = vec![(0, None); locks.len()];
         for h in heals {
             let until = h + bound_us;
             // Judge only a quiet period that lasts the whole bound, inside the workload.
@@ -230,22 +258,29 @@ impl Collector {
             if until > workload_end_us || by_start.get(next_start).is_some_and(|&(start, _)| start < until) {
                 continue;
             }
-            let first = by_invoke.partition_point(|a| a.invoke_us < h);
-            let mut locks: Vec<&str> = by_invoke[first..]
-                .iter()
-                .take_while(|a| a.invoke_us <= until)
-                .filter(|a| a.end_us <= until)
-                .map(|a| a.lock.as_str())
-                .collect();
-            locks.sort_unstable();
-            locks.dedup();
-            for lock in locks {
+            for (lock, name) in locks.by_name() {
+                // Clients asked for the lock: an attempt invoked and ended in the window.
+                let mine = by_lock.attempts_of(lock);
+                let first = mine.partition_point(|&i| by_lock.attempt(i).invoke_us < h);
+                let asked = mine[first..]
+                    .iter()
+                    .map(|&i| by_lock.attempt(i))
+                    .take_while(|a| a.invoke_us <= until)
+                    .any(|a| a.end_us <= until);
+                if !asked {
+                    continue;
+                }
                 // A successful acquisition in the window starts a hold in it, so the
                 // holds answer both "acquired" and "held".
-                let acquired = held.get(lock).is_some_and(|b| b.meets(h, until, None));
-                if !acquired {
+                let holds = by_lock.holds_of(lock);
+                let (next, latest_end) = &mut held[lock as usize];
+                while let Some(x) = holds.get(*next).filter(|x| x.start_us <= until) {
+                    *latest_end = Some(latest_end.map_or(x.end_us, |e| e.max(x.end_us)));
+                    *next += 1;
+                }
+                if !latest_end.is_some_and(|e| e >= h) {
                     out.findings.push(LivenessFinding::StuckAfterHeal {
-                        lock: lock.to_string(),
+                        lock: name.to_string(),
                         heal_us: h,
                         bound_us,
                     });
@@ -286,50 +321,6 @@ impl<T> SpanIndex<T> {
     }
 }
 
-/// Intervals sorted by start with running maxima of their ends: whether any interval
-/// (of a client other than a given one) meets a window takes one binary search.
-struct Busy {
-    starts: Vec<u64>,
-    /// Per prefix, the largest end, and the largest end of a different client.
-    best: Vec<[Option<(u64, usize)>; 2]>,
-}
-
-impl Busy {
-    fn new(mut v: Vec<(u64, u64, usize)>) -> Self {
-        v.sort_unstable();
-        let mut best = Vec::with_capacity(v.len());
-        let mut cur: [Option<(u64, usize)>; 2] = [None, None];
-        for &(_, end, client) in &v {
-            match cur[0] {
-                Some((e0, c0)) if c0 == client => cur[0] = Some((e0.max(end), c0)),
-                Some((e0, _)) if end > e0 => cur = [Some((end, client)), cur[0]],
-                Some(_) => {
-                    if cur[1].is_none_or(|(e1, _)| end > e1) {
-                        cur[1] = Some((end, client));
-                    }
-                }
-                None => cur[0] = Some((end, client)),
-            }
-            best.push(cur);
-        }
-        Busy {
-            starts: v.iter().map(|x| x.0).collect(),
-            best,
-        }
-    }
-
-    /// Whether an interval with start ≤ `to` and end ≥ `from` exists, of a client other
-    /// than `except`.
-    fn meets(&self, from: u64, to: u64, except: Option<usize>) -> bool {
-        let n = self.starts.partition_point(|&s| s <= to);
-        n > 0
-            && self.best[n - 1]
-                .iter()
-                .flatten()
-                .any(|&(end, client)| end >= from && Some(client) != except)
-    }
-}
-
 /// The (node, client) pairs a fault disturbs: `(Some(n), None)` for a whole node,
 /// `(None, Some(c))` for a whole client, `(Some(n), Some(c))` for one link.
 /// `wall_clock`: whether the clients' algorithm reads their wall clocks.
@@ -360,61 +351,6 @@ fn touched(fault: &Fault, nodes: usize, wall_clock: bool) -> Vec<(Option<usize>,
     .collect()
 }
 
-/// Merges intervals into sorted, disjoint ones.
-fn merge(mut v: Vec<(u64, u64)>) -> Vec<(u64, u64)> {
-    v.retain(|&(s, e)| e > s);
-    v.sort_unstable();
-    let mut out: Vec<(u64, u64)> = Vec::with_capacity(v.len());
-    for (s, e) in v {
-        match out.last_mut() {
-            Some(last) if s <= last.1 => last.1 = last.1.max(e),
-            _ => out.push((s, e)),
-        }
-    }
-    out
-}
-
-fn unavailable_us(attempts: &[Attempt], holds: &[Hold], workload_end_us: u64) -> u64 {
-    /// Per lock: failed attempts, and times it was held or being acquired.
-    type FailedBusy = (Vec<(u64, u64)>, Vec<(u64, u64)>);
-    let mut by_lock: BTreeMap<&str, FailedBusy> = BTreeMap::new();
-    for a in attempts {
-        let entry = by_lock.entry(&a.lock).or_default();
-        let span = (a.invoke_us.min(workload_end_us), a.end_us.min(workload_end_us));
-        if a.ok { &mut entry.1 } else { &mut entry.0 }.push(span);
-    }
-    for h in holds {
-        if let Some(entry) = by_lock.get_mut(h.lock.as_str()) {
-            entry.1.push((h.start_us, h.end_us.min(workload_end_us)));
-        }
-    }
-    // Per lock, free-but-failing time; then the union over locks, so two locks
-    // unavailable at once count once.
-    let mut free_failing = Vec::new();
-    for (_, (failed, busy)) in by_lock {
-        let failed = merge(failed);
-        let busy = merge(busy);
-        // Both lists are sorted and disjoint: one pass subtracts busy from failed.
-        let mut first_busy = 0;
-        for &(s, e) in &failed {
-            while first_busy < busy.len() && busy[first_busy].1 <= s {
-                first_busy += 1;
-            }
-            let mut cur = s;
-            for &(bs, be) in busy[first_busy..].iter().take_while(|&&(bs, _)| bs < e) {
-                if bs > cur {
-                    free_failing.push((cur, bs));
-                }
-                cur = cur.max(be);
-            }
-            if cur < e {
-                free_failing.push((cur, e));
-            }
-        }
-    }
-    merge(free_failing).iter().map(|&(s, e)| e - s).sum()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -422,14 +358,6 @@ mod tests {
     use crate::checker::check;
     use crate::fault::{CutDirection, Origin};
     use crate::history::FaultEvent;
-
-    #[test]
-    fn intervals_merge() {
-        assert_eq!(
-            merge(vec![(5, 9), (1, 3), (2, 4), (9, 10), (7, 7)]),
-            vec![(1, 4), (5, 10)]
-        );
-    }
 
     fn meta(bound_us: u64) -> Event {
         Event::Meta(Meta {
@@ -673,7 +601,7 @@ mod tests {
 
 #[cfg(test)]
 mod busy_tests {
-    use super::{Busy, SpanIndex};
+    use super::SpanIndex;
 
     #[test]
     fn the_span_index_finds_exactly_the_spans_meeting_a_window() {
@@ -694,17 +622,5 @@ mod busy_tests {
                 .collect();
             assert_eq!(found, expected, "[{from}, {to}]");
         }
-    }
-
-    #[test]
-    fn meets_finds_an_interval_of_another_client_in_the_window() {
-        let b = Busy::new(vec![(0, 10, 1), (20, 30, 2), (5, 50, 1)]);
-        assert!(b.meets(40, 45, None), "client 1's long interval");
-        assert!(!b.meets(40, 45, Some(1)), "only client 1 reaches that late");
-        assert!(b.meets(25, 26, Some(1)), "client 2 inside");
-        assert!(!b.meets(60, 70, None), "nothing after 50");
-        assert!(b.meets(0, 100, Some(9)));
-        assert!(b.meets(50, 50, None), "closed at both ends");
-        assert!(!Busy::new(vec![]).meets(0, 1, None));
     }
 }

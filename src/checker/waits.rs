@@ -10,48 +10,53 @@
 //! history's `writer_wait_bound_us` while readers kept the lock busy, i.e. read holds of
 //! that lock covered at least half of the wait.
 
+use super::compact::{LockId, Locks};
 use super::stats::{percentile, WaitStats};
 use super::{Hold, LivenessFinding};
 use crate::algorithm::Mode;
 use std::collections::BTreeMap;
 
-/// One wait, finished or not.
+/// A writer's wait longer than the bound, to judge against the read holds at the end.
 #[derive(Clone, Debug)]
-struct Wait {
+struct LongWait {
     client: usize,
-    lock: String,
-    mode: Mode,
+    lock: LockId,
     since_us: u64,
     until_us: u64,
     acquired: bool,
 }
 
+/// The waits, folded into statistics as each ends: only the writer waits that may be
+/// starvation are kept whole.
 #[derive(Default)]
 pub struct Waits {
+    /// The history's `writer_wait_bound_us` (from its first line).
+    bound_us: Option<u64>,
     /// Per client: lock, mode, first invocation, end of the last failed attempt.
-    open: BTreeMap<usize, (String, Mode, u64, u64)>,
-    done: Vec<Wait>,
+    open: BTreeMap<usize, (LockId, Mode, u64, u64)>,
+    /// Per mode: counts and maxima, and the lengths of the waits that ended acquired.
+    per_mode: BTreeMap<Mode, (WaitStats, Vec<u64>)>,
+    /// Writer waits longer than the bound, in the order they ended.
+    long: Vec<LongWait>,
 }
 
 impl Waits {
+    /// The starvation bound, from the history's meta line.
+    pub fn set_bound(&mut self, bound_us: Option<u64>) {
+        self.bound_us = bound_us;
+    }
+
     /// A workload acquire invocation.
-    pub fn invoke(&mut self, client: usize, lock: &str, mode: Mode, t_us: u64) {
+    pub fn invoke(&mut self, client: usize, lock: LockId, mode: Mode, t_us: u64) {
         match self.open.get(&client) {
-            Some((l, m, _, _)) if l == lock && *m == mode => {}
+            Some(&(l, m, _, _)) if l == lock && m == mode => {}
             _ => {
                 if let Some((lock, mode, since_us, last_us)) = self.open.remove(&client) {
                     // The client gave up on that lock and wants another: the wait ends
                     // unanswered with its last attempt.
-                    self.done.push(Wait {
-                        client,
-                        lock,
-                        mode,
-                        since_us,
-                        until_us: last_us,
-                        acquired: false,
-                    });
+                    self.ended(client, lock, mode, since_us, last_us, false);
                 }
-                self.open.insert(client, (lock.to_string(), mode, t_us, t_us));
+                self.open.insert(client, (lock, mode, t_us, t_us));
             }
         }
     }
@@ -66,13 +71,34 @@ impl Waits {
     /// A workload acquisition succeeded.
     pub fn acquired(&mut self, client: usize, t_us: u64) {
         if let Some((lock, mode, since_us, _)) = self.open.remove(&client) {
-            self.done.push(Wait {
+            self.ended(client, lock, mode, since_us, t_us, true);
+        }
+    }
+
+    /// Counts one wait that ended (or that the history ended).
+    fn ended(
+        &mut self,
+        client: usize,
+        lock: LockId,
+        mode: Mode,
+        since_us: u64,
+        until_us: u64,
+        acquired: bool,
+    ) {
+        let waited_us = until_us - since_us;
+        let (s, v) = self.per_mode.entry(mode).or_default();
+        if acquired {
+            s.acquired += 1;
+            v.push(waited_us);
+        }
+        s.max_us = s.max_us.max(waited_us);
+        if mode == Mode::Write && self.bound_us.is_some_and(|b| waited_us > b) {
+            self.long.push(LongWait {
                 client,
                 lock,
-                mode,
                 since_us,
-                until_us: t_us,
-                acquired: true,
+                until_us,
+                acquired,
             });
         }
     }
@@ -80,34 +106,14 @@ impl Waits {
     /// Per-mode statistics and starvation findings; `holds` sorted by lock and start.
     pub fn finish(
         mut self,
-        bound_us: Option<u64>,
         holds: &[Hold],
+        locks: &Locks,
     ) -> (BTreeMap<Mode, WaitStats>, Vec<LivenessFinding>) {
-        let mut unfinished = 0;
         for (client, (lock, mode, since_us, last_us)) in std::mem::take(&mut self.open) {
-            unfinished += 1;
-            self.done.push(Wait {
-                client,
-                lock,
-                mode,
-                since_us,
-                until_us: last_us,
-                acquired: false,
-            });
+            self.ended(client, lock, mode, since_us, last_us, false);
+            self.per_mode.entry(mode).or_default().0.unfinished += 1;
         }
-        let first_unfinished = self.done.len() - unfinished;
-        let mut per_mode: BTreeMap<Mode, (WaitStats, Vec<u64>)> = BTreeMap::new();
-        for (i, w) in self.done.iter().enumerate() {
-            let (s, v) = per_mode.entry(w.mode).or_default();
-            if w.acquired {
-                s.acquired += 1;
-                v.push(w.until_us - w.since_us);
-            } else if i >= first_unfinished {
-                s.unfinished += 1;
-            }
-            s.max_us = s.max_us.max(w.until_us - w.since_us);
-        }
-        let stats = per_mode
+        let stats = std::mem::take(&mut self.per_mode)
             .into_iter()
             .map(|(mode, (mut s, mut v))| {
                 v.sort_unstable();
@@ -118,20 +124,18 @@ impl Waits {
             .collect();
 
         let mut findings = Vec::new();
-        if let Some(bound_us) = bound_us {
+        if let (Some(bound_us), false) = (self.bound_us, self.long.is_empty()) {
             let busy = read_busy(holds);
-            for w in &self.done {
+            for w in &self.long {
                 let waited_us = w.until_us - w.since_us;
-                if w.mode != Mode::Write || waited_us <= bound_us {
-                    continue;
-                }
+                let lock = locks.name(w.lock);
                 let covered = busy
-                    .get(w.lock.as_str())
+                    .get(lock.as_str())
                     .map_or(0, |iv| covered_us(iv, w.since_us, w.until_us));
                 let share = covered as f64 / waited_us as f64;
                 if share >= 0.5 {
                     findings.push(LivenessFinding::WriterStarvation {
-                        lock: w.lock.clone(),
+                        lock: lock.to_string(),
                         client: w.client,
                         since_us: w.since_us,
                         waited_us,

@@ -306,7 +306,8 @@ pub(super) fn acquire_step(view: &RunView, h: &Hold, fault_times: &[u64]) -> (St
         fault_times.iter().any(|&f| f >= t && f < h.start_us) || (h.start_us - t) * 10 > validity
     });
     let began = began(view, h);
-    let nodes = ok.as_ref().and_then(|o| o.nodes.as_deref()).unwrap_or(&h.nodes);
+    let held = h.nodes.to_vec();
+    let nodes = ok.as_ref().and_then(|o| o.nodes.as_deref()).unwrap_or(&held);
     let step = Step {
         t_us: h.start_us,
         text: acquire_sentence(
@@ -407,7 +408,9 @@ fn still_under(faults: &[FaultWindow], w: &FaultWindow, end: u64) -> Option<usiz
 /// A step for each time one of the two holders' clocks moved its belief during the story.
 fn belief_steps(view: &RunView, v: &Violation, from_line: usize) -> Vec<Step> {
     let about = |h: &Hold, b: &crate::history::Belief| {
-        b.client == h.client && b.lock == h.lock && (b.token.is_none() || b.token == h.token)
+        b.client == h.client
+            && b.lock == h.lock
+            && (b.token.is_none() || b.token.as_deref() == h.token.as_deref())
     };
     let mut steps = Vec::new();
     view.history.walk_from(from_line.saturating_sub(1), |e| {

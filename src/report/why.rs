@@ -39,8 +39,8 @@ pub fn why(view: &RunView, a: &Hold, b: &Hold, faults: &[&FaultWindow]) -> Strin
     if shared.is_empty() {
         let mut s = format!(
             "The two quorums ({} and {}) share no node, so no node ever saw both requests",
-            nodes(&a.nodes, false),
-            nodes(&b.nodes, false)
+            nodes(&a.nodes.to_vec(), false),
+            nodes(&b.nodes.to_vec(), false)
         );
         if view.nodes > 0 && a.nodes.len().min(b.nodes.len()) * 2 <= view.nodes {
             let _ = write!(
