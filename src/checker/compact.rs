@@ -160,6 +160,10 @@ impl Locks {
         self.names.len()
     }
 
+    pub fn is_empty(&self) -> bool {
+        self.names.is_empty()
+    }
+
     /// Every lock, in the order of the names.
     pub fn by_name(&self) -> impl Iterator<Item = (LockId, &LockName)> {
         self.ids.iter().map(|(name, &id)| (id, name))
@@ -367,7 +371,11 @@ mod tests {
         assert_eq!(name.to_string(), "L0");
         assert_eq!(format!("{name:?}"), "\"L0\"");
         assert_eq!(serde_json::to_string(&name).unwrap(), "\"L0\"");
-        assert!(name == "L0" && name == *"L0" && name == "L0".to_string() && "L0".to_string() == name);
+        let owned = String::from("L0");
+        assert_eq!(name, "L0");
+        assert!(name == *"L0");
+        assert_eq!(name, owned);
+        assert_eq!(owned, name);
         assert_eq!(name, LockName::new("L0"), "equal across allocations");
         assert!(LockName::new("L0") < *locks.name(a + 1));
         assert_eq!(&name[..1], "L");
@@ -392,7 +400,10 @@ mod tests {
             let json = serde_json::to_string(&t).unwrap();
             assert_eq!(json, serde_json::to_string(text).unwrap());
             assert_eq!(serde_json::from_str::<String>(&json).unwrap(), text);
-            assert!(t == text && t == text.to_string() && text.to_string() == t);
+            let owned = String::from(text);
+            assert_eq!(t, text);
+            assert_eq!(t, owned);
+            assert_eq!(owned, t);
         }
         assert!(
             Token::new("20104e383f5137d0").is_inline(),
