@@ -200,12 +200,12 @@ pub fn write_with(
             if let Some(e) = file.error() {
                 return Err(e.into());
             }
-            if !keep_history {
-                if *from == path {
-                    std::fs::remove_file(&path).map_err(io_err(&path))?;
+            if keep_history {
+                if *from != path {
+                    std::fs::copy(from, &path).map_err(io_err(&path))?;
                 }
-            } else if *from != path {
-                std::fs::copy(from, &path).map_err(io_err(&path))?;
+            } else if path.exists() {
+                std::fs::remove_file(&path).map_err(io_err(&path))?;
             }
             return Ok(rendered);
         }

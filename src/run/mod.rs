@@ -11,8 +11,9 @@
 //! is written (the first with a finding, else the first seed) is simulated once more
 //! for its history, which the determinism makes identical (a single seed keeps its
 //! history from the first run). Given a file, that history streams there as it is made
-//! ([`stream_seed`]), so memory stays flat however long the run; otherwise it is kept
-//! in memory ([`run_seed`]). Both paths give the same findings and report. On real Redis seeds run one after another
+//! ([`stream_seed`]), so a long run needs memory for the checker's records, not for
+//! its events; otherwise it is kept in memory ([`run_seed`]). Both paths give the same
+//! findings and report. On real Redis seeds run one after another
 //! (each starts its own nodes, and streams its history to the report folder as it
 //! goes) and the reported seed's history is kept, since a real run cannot be replayed.
 //!
@@ -69,7 +70,7 @@ pub fn judge_seed(scenario: &Scenario, seed: u64) -> SeedResult {
 }
 
 /// Runs one seed, writing its history to `path` as it is made and judging each event
-/// as it goes: memory stays flat however long the run. The same result, findings and
+/// as it goes: no event is kept in memory. The same result, findings and
 /// history (in the file) as [`run_seed`]. Returns how many events the history has.
 pub fn stream_seed(
     scenario: &Scenario,

@@ -12,7 +12,7 @@
 
 use super::axis::Axis;
 use super::shard::{seed_list, Shard, Source};
-use super::{pool, run_seed, SeedResult};
+use super::{judge_seed, pool, SeedResult};
 use crate::scenario::{Backend, Scenario, ScenarioError};
 use serde::{Deserialize, Serialize};
 
@@ -234,7 +234,7 @@ pub fn run(
     let results = pool::map(
         &work,
         jobs,
-        |_, &(cell, seed)| run_seed(&plan.cells[cell], seed, &mut |_, _| {}).0,
+        |_, &(cell, seed)| judge_seed(&plan.cells[cell], seed),
         |done| progress(done as f64 / work.len() as f64),
     );
     let per_cell = seeds.len().max(1);
