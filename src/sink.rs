@@ -49,6 +49,8 @@ impl<A: Sink, B: Sink> Sink for Tee<A, B> {
 pub struct JsonlFile {
     path: PathBuf,
     out: LineWriter<File>,
+    /// The line being written, kept between events so serializing one allocates nothing.
+    line: Vec<u8>,
     /// The first write error; later events are dropped and [`JsonlFile::finish`]
     /// reports it (a driver cannot stop mid-event to handle it).
     error: Option<std::io::Error>,
@@ -60,6 +62,7 @@ impl JsonlFile {
         Ok(JsonlFile {
             path: path.to_path_buf(),
             out: LineWriter::new(File::create(path)?),
+            line: Vec::with_capacity(256),
             error: None,
         })
     }
@@ -83,9 +86,10 @@ impl Sink for JsonlFile {
             return;
         }
         // One write per line: LineWriter passes a complete line straight to the file.
-        let mut line = serde_json::to_vec(&event).expect("an event always serializes");
-        line.push(b'\n');
-        if let Err(e) = self.out.write_all(&line) {
+        self.line.clear();
+        serde_json::to_writer(&mut self.line, &event).expect("an event always serializes");
+        self.line.push(b'\n');
+        if let Err(e) = self.out.write_all(&self.line) {
             self.error = Some(e);
         }
     }
