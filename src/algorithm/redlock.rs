@@ -354,49 +354,48 @@ impl LockAlgorithm for Redlock {
     }
 
     fn on_reply(&mut self, now: Now, req: ReqId, reply: Reply, out: &mut Vec<Output>) {
-        self.state = match std::mem::replace(&mut self.state, State::Idle) {
-            State::Locking(acq, mut round) => {
-                match self.net.on_reply(&mut round, now, req, reply, rw::granted, out) {
-                    Progress::Done => return self.lock_done(now, acq, round, out),
-                    _ => State::Locking(acq, round),
-                }
+        // The round is fed in place; the state is taken apart only when it is done (most
+        // replies leave a round waiting, and moving the state out and back costs copies).
+        let progress = match &mut self.state {
+            State::Locking(_, round) | State::Extending(_, round) => {
+                self.net.on_reply(round, now, req, reply, rw::granted, out)
             }
-            State::Fencing(acq, mut round, step) => {
-                match self
-                    .net
-                    .on_reply(&mut round, now, req, reply, fencing::counted, out)
-                {
-                    Progress::Done => return self.fence_done(now, acq, round, step, out),
-                    _ => State::Fencing(acq, round, step),
-                }
-            }
-            State::Extending(held, mut round) => {
-                match self.net.on_reply(&mut round, now, req, reply, rw::granted, out) {
-                    Progress::Done => return self.extend_done(now, held, round, out),
-                    _ => State::Extending(held, round),
-                }
-            }
-            other => other,
+            State::Fencing(_, round, _) => self.net.on_reply(round, now, req, reply, fencing::counted, out),
+            _ => return,
         };
+        if progress == Progress::Done {
+            self.round_done(now, out);
+        }
     }
 
     fn on_timer(&mut self, now: Now, id: TimerId, out: &mut Vec<Output>) {
-        self.state = match std::mem::replace(&mut self.state, State::Idle) {
-            State::Locking(acq, mut round) => match self.net.on_timer(&mut round, now, id, out) {
-                Progress::Done => return self.lock_done(now, acq, round, out),
-                _ => State::Locking(acq, round),
-            },
-            State::Fencing(acq, mut round, step) => match self.net.on_timer(&mut round, now, id, out) {
-                Progress::Done => return self.fence_done(now, acq, round, step, out),
-                _ => State::Fencing(acq, round, step),
-            },
-            State::Extending(held, mut round) => match self.net.on_timer(&mut round, now, id, out) {
-                Progress::Done => return self.extend_done(now, held, round, out),
-                _ => State::Extending(held, round),
-            },
-            State::Backoff(acq, timer) if timer == id => return self.start_attempt(now, acq, out),
-            other => other,
+        let progress = match &mut self.state {
+            State::Locking(_, round) | State::Fencing(_, round, _) | State::Extending(_, round) => {
+                self.net.on_timer(round, now, id, out)
+            }
+            State::Backoff(_, timer) if *timer == id => {
+                let State::Backoff(acq, _) = std::mem::replace(&mut self.state, State::Idle) else {
+                    unreachable!()
+                };
+                return self.start_attempt(now, acq, out);
+            }
+            _ => return,
         };
+        if progress == Progress::Done {
+            self.round_done(now, out);
+        }
+    }
+}
+
+impl Redlock {
+    /// The current round is done: hands it to what started it.
+    fn round_done(&mut self, now: Now, out: &mut Vec<Output>) {
+        match std::mem::replace(&mut self.state, State::Idle) {
+            State::Locking(acq, round) => self.lock_done(now, acq, round, out),
+            State::Fencing(acq, round, step) => self.fence_done(now, acq, round, step, out),
+            State::Extending(held, round) => self.extend_done(now, held, round, out),
+            other => self.state = other,
+        }
     }
 }
 
