@@ -83,7 +83,7 @@ impl<'a> Lines<'a> {
 
     /// Event `i`.
     pub fn get(&self, i: usize) -> Option<Event> {
-        self.range(i, i.saturating_add(1)).first().cloned()
+        self.range(i, i.saturating_add(1)).into_owned().pop()
     }
 
     /// The index of the last event before `before` that `found` picks.
