@@ -2,7 +2,7 @@
 //! page must load with no console error, no failed load and every image decoded, and
 //! `lockstorm report DIR` must redraw it from history.jsonl alone.
 //!
-//! Needs Debian's `chromium` (`apt-get install -y chromium`; .ci/run installs it), or
+//! Needs Debian's `chromium` (`apt-get install -y chromium`; `./test` installs it), or
 //! the path of a Chromium binary in LOCKSTORM_CHROMIUM.
 
 use std::path::{Path, PathBuf};
@@ -50,7 +50,7 @@ fn chromium() -> PathBuf {
     }
     panic!(
         "no headless browser found: this test opens the HTML report in Chromium. \
-         Install it with `apt-get update && apt-get install -y chromium` (.ci/run does), \
+         Install it with `apt-get update && apt-get install -y chromium` (`./test` does), \
          or set LOCKSTORM_CHROMIUM to a Chromium binary."
     );
 }
@@ -111,7 +111,7 @@ window.addEventListener('load', function () {
         .unwrap_or_else(|e| {
             panic!(
                 "cannot run the headless browser {}: {e}. Install Chromium with \
-                 `apt-get update && apt-get install -y chromium` (.ci/run does).",
+                 `apt-get update && apt-get install -y chromium` (`./test` does).",
                 browser.display()
             )
         });
