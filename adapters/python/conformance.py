@@ -242,7 +242,7 @@ def check_validity(answer, capabilities):
 def hello(worker, client, nodes):
     return worker.request(
         "hello",
-        protocol=1,
+        protocol=2,
         client=client,
         clients=2,
         nodes=nodes,
