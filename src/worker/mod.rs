@@ -15,7 +15,10 @@
 //! A scenario names its worker in `[clients]`: `worker = ["python3",
 //! "adapters/python/pottery_redlock.py"]`, an argv run from the directory lockstorm is
 //! started in; `["lockstorm", "worker"]` is this lockstorm binary's own algorithms
-//! behind the protocol (`real/serve.rs`).
+//! behind the protocol (`real/serve.rs`). On the command line, `--adapter NAME` takes a
+//! worker from the adapter list ([`adapters`]) and `--worker ARGV` runs any command
+//! ([`WorkerSpec::from_command_line`]); [`WorkerOrigin`] remembers which, so every rerun
+//! command names the same worker again.
 
 pub mod adapters;
 pub mod lock;
@@ -117,5 +120,26 @@ mod tests {
         assert!(WorkerSpec::from_command_line("python3 'unclosed").is_err());
         let plain = WorkerSpec::from_command_line("python3 w.py").unwrap();
         assert_eq!(plain.rerun_args(), " --worker 'python3 w.py'");
+    }
+
+    #[test]
+    fn a_rerun_command_names_the_worker_the_run_had() {
+        let mut s = crate::scenario::Scenario::parse("backend = \"redis\"\n", "t.toml", "t").unwrap();
+        assert!(!s.rerun_command(3).contains("--adapter"));
+        assert!(s.shrink_command(3).is_some());
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(adapters::DEFAULT_LIST);
+        let listed = adapters::load(&path).unwrap();
+        let pottery = listed.iter().find(|a| a.name == "pottery").unwrap();
+        s.clients.worker = Some(pottery.spec());
+        let rerun = s.rerun_command(3);
+        assert!(
+            rerun.contains(" --seed 3 --backend redis --adapter pottery --adapter-list "),
+            "a list named by its full path is not the default one: {rerun}"
+        );
+        s.clients.worker = Some(WorkerSpec::from_command_line("python3 w.py").unwrap());
+        assert!(s
+            .rerun_command(3)
+            .ends_with("--seed 3 --backend redis --worker 'python3 w.py'"));
+        assert_eq!(s.shrink_command(3), None, "shrink cannot run a library");
     }
 }
