@@ -321,9 +321,8 @@ fn history(dir: &Path) -> Vec<serde_json::Value> {
 
 /// A lock lockstorm does not ship (tests/workers/naive_setnx.py: SET NX with no expiry,
 /// written from the protocol page alone) runs the whole single-instance catalogue with
-/// one command, `--worker` and no adapter list. Its holds have no expiry, its library's
-/// token and name reach the history, and the crash that makes its node forget the key
-/// is reported `lost`, which ends the hold there.
+/// one command, `--worker` and no adapter list. Its holds have no expiry, and its
+/// library's token and name reach the history and the reports.
 #[test]
 fn a_worker_from_the_protocol_page_runs_the_whole_catalogue_with_one_command() {
     let dir = tempfile::tempdir().unwrap();
@@ -360,8 +359,7 @@ fn a_worker_from_the_protocol_page_runs_the_whole_catalogue_with_one_command() {
         );
     }
 
-    // The crash-restart without persistence: the key is forgotten, the holder's library
-    // reports it lost, and that is where the hold ends.
+    // Every cell's history names the library, and its holds have no expiry.
     let cell = out.join("naive_setnx/03-majority-crash-restart");
     let events = history(&cell);
     assert_eq!(events[0]["worker"]["library"], "naive-setnx");
@@ -375,16 +373,6 @@ fn a_worker_from_the_protocol_page_runs_the_whole_catalogue_with_one_command() {
         assert!(ok.get("valid_until_us").is_none(), "held until released: {ok}");
         assert_eq!(ok["worker_token"].as_str().map(str::len), Some(32), "{ok}");
     }
-    let crash_us = events
-        .iter()
-        .find(|e| e["type"] == "fault" && e["kind"] == "crash")
-        .and_then(|e| e["t_us"].as_u64())
-        .expect("the crash is in the history");
-    let lost = events
-        .iter()
-        .find(|e| e["type"] == "lost")
-        .unwrap_or_else(|| panic!("no lost after the crash: {}", cell.display()));
-    assert!(lost["t_us"].as_u64().unwrap() > crash_us, "{lost}");
     let s = summary(&cell);
     assert_eq!(s["worker"]["library"], "naive-setnx");
     assert_eq!(s["worker"]["command"][0], "python3");
@@ -419,4 +407,74 @@ fn shrink_refuses_a_worker_run_with_a_one_line_reason() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(err.trim().lines().count(), 1, "{err}");
     assert!(err.contains("not a worker's library"), "{err}");
+}
+
+/// One client holds the naive lock (no expiry) for 2 s; its node crashes at 0.5 s and
+/// restarts empty. The worker's watchdog finds the key gone and reports it `lost`: the
+/// history records the loss after the restart, during the hold, and the hold ends there.
+#[test]
+fn a_lock_the_library_reports_lost_ends_its_hold_in_the_history() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("lost.toml");
+    std::fs::write(
+        &file,
+        "expect = \"safe\"\nbackend = \"redis\"\nduration = \"2500ms\"\nnodes = 1\n\
+         [algorithm]\nkind = \"single\"\nttl = \"1s\"\n\
+         [clients]\ncount = 1\nthink = \"5ms\"\nhold = \"2s\"\n\
+         [[faults]]\nat = \"500ms\"\nkind = \"crash\"\nnode = 0\nrestart_after = \"10ms\"\n",
+    )
+    .unwrap();
+    let out = dir.path().join("report");
+    let o = lockstorm()
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .arg("scenario")
+        .arg(&file)
+        .args([
+            "--quiet",
+            "--worker",
+            "python3 tests/workers/naive_setnx.py",
+            "--out",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let rerun = summary(&out)["rerun"].as_str().unwrap().to_string();
+    assert!(
+        rerun.contains("--seed 1 --backend redis --worker 'python3 tests/workers/naive_setnx.py'"),
+        "{rerun}"
+    );
+    let events = history(&out);
+    let at = |kind: &str, action: &str| {
+        events
+            .iter()
+            .find(|e| e["type"] == "fault" && e["kind"] == kind && e["action"] == action)
+            .and_then(|e| e["t_us"].as_u64())
+            .expect("the crash is in the history")
+    };
+    let restart_us = at("crash", "end");
+    let first_ok = events
+        .iter()
+        .find(|e| e["type"] == "ok" && e["op"] == "acquire")
+        .expect("an acquisition");
+    assert!(first_ok["t_us"].as_u64().unwrap() < at("crash", "start"));
+    let lost = events
+        .iter()
+        .find(|e| e["type"] == "lost")
+        .unwrap_or_else(|| panic!("no lost: {}", out.display()));
+    assert_eq!(lost["token"], first_ok["token"], "{lost}");
+    let lost_us = lost["t_us"].as_u64().unwrap();
+    assert!(lost_us > restart_us, "{lost}");
+    let release = events
+        .iter()
+        .find(|e| e["type"] == "invoke" && e["op"] == "release")
+        .expect("the client gives the lost lock up");
+    assert!(
+        release["t_us"].as_u64().unwrap() >= lost_us,
+        "it released because of the loss, not before: {release}"
+    );
+    assert!(
+        release["t_us"].as_u64().unwrap() < first_ok["t_us"].as_u64().unwrap() + 2_000_000,
+        "it gave up at once, before its 2 s of work were done: {release}"
+    );
 }
