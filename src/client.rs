@@ -30,6 +30,10 @@
 //! first: the `Write` action comes when the worker answers, with the fencing token the
 //! worker reports, so a worker paused before answering makes a late write.
 //!
+//! A worker may hold with no expiry (recorded without `valid_until_us`), and may report
+//! that its library lost a hold ([`Client::on_lost`]): the client then stops working and
+//! releases at once, without the final write, as after a failed extension.
+//!
 //! After [`Client::stop`] the client finishes its current operation and goes idle.
 //! [`Client::probe`] then makes it acquire and release each listed lock once, retrying
 //! until it succeeds: the liveness phase after the heal.
@@ -135,6 +139,8 @@ struct Hold {
     valid_until_mono_us: u64,
     extensions: u32,
     step: HoldStep,
+    /// The worker's library said it lost the lock: give up at once.
+    lost: bool,
 }
 
 enum State {
@@ -322,7 +328,10 @@ impl Client {
 
     /// Decides the holder's next step and asks to be woken for it.
     fn schedule(&mut self, now: Now, mut hold: Hold, out: &mut Vec<Action>) {
-        let at_mono_us = if hold.work_end_mono_us <= hold.valid_until_mono_us {
+        let at_mono_us = if hold.lost {
+            hold.step = HoldStep::GiveUp;
+            now.mono_us
+        } else if hold.work_end_mono_us <= hold.valid_until_mono_us {
             hold.step = HoldStep::Finish;
             hold.work_end_mono_us
         } else if hold.extensions < self.max_extensions {
@@ -449,6 +458,30 @@ impl Client {
         Some(r)
     }
 
+    /// The worker said its library lost `lock`. If the client holds it (and is not
+    /// releasing it already), the hold is over: returns its token, for the driver to
+    /// record the `lost`, and the client gives up at once (after the request in flight,
+    /// if any), without the final write.
+    pub fn on_lost(&mut self, now: Now, lock: LockId, out: &mut Vec<Action>) -> Option<Token> {
+        let Locker::Worker(w) = &self.locker else {
+            return None;
+        };
+        let releasing = matches!(w.open(), Some(Request::Release { .. }));
+        match &mut self.state {
+            State::Holding(h) if h.lock == lock && !h.lost && !releasing => {
+                h.lost = true;
+                let hold = *h;
+                self.schedule(now, hold, out);
+                Some(hold.token)
+            }
+            State::Extending(h) | State::Writing { hold: h, .. } if h.lock == lock && !h.lost => {
+                h.lost = true;
+                Some(h.token)
+            }
+            _ => None,
+        }
+    }
+
     /// The guarded resource answered the client's write (accepted or not).
     pub fn on_write_ack(&mut self, now: Now, out: &mut Vec<Action>) {
         if let State::Writing { hold, release } = self.state {
@@ -493,7 +526,9 @@ impl Client {
                     };
                     let mut r = self.record(RecordKind::Ok, OpKind::Acquire, lock, mode);
                     r.token = Some(token);
-                    r.valid_until_mono_us = Some(valid_until_mono_us);
+                    // A worker's hold with no expiry is recorded without a validity.
+                    r.valid_until_mono_us =
+                        (valid_until_mono_us != crate::worker::UNTIL_RELEASED).then_some(valid_until_mono_us);
                     // A worker reports neither (empty, 0).
                     r.nodes = (!nodes.is_empty()).then_some(nodes);
                     r.attempts = (attempts > 0).then_some(attempts);
@@ -514,6 +549,7 @@ impl Client {
                         valid_until_mono_us,
                         extensions: 0,
                         step: HoldStep::Finish,
+                        lost: false,
                     };
                     if self.writes(&hold) {
                         self.write(now, hold, false, out);
@@ -555,7 +591,8 @@ impl Client {
                     };
                     let mut r = self.record(RecordKind::Ok, OpKind::Extend, hold.lock, hold.mode);
                     r.token = Some(token);
-                    r.valid_until_mono_us = Some(valid_until_mono_us);
+                    r.valid_until_mono_us =
+                        (valid_until_mono_us != crate::worker::UNTIL_RELEASED).then_some(valid_until_mono_us);
                     r.nodes = (!nodes.is_empty()).then_some(nodes);
                     out.push(Action::Record(r));
                     hold.valid_until_mono_us = valid_until_mono_us;

@@ -7,7 +7,10 @@
 //! - `meta` (first line): `scenario`, `seed`, `algorithm`, `nodes`, `clients`, `ttl_ms`,
 //!   and `liveness_bound_us`, the longest an uncontended probe may wait after the heal.
 //!   Optional: `writer_wait_bound_us`, the longest a writer may wait for a read-write
-//!   lock before the checker reports starvation.
+//!   lock before the checker reports starvation. `worker` (when the clients were worker
+//!   processes running a lock library): `library` and `version` as the worker's
+//!   `hello_ok` named them, and `command`, the worker's argv. Histories without it parse
+//!   as before.
 //! - `invoke`: a client starts an operation: `client`, `op` (`acquire` | `release` |
 //!   `extend`), `lock`, `mode` (`exclusive` | `read` | `write`), and `phase` (`workload`,
 //!   the default, or `probe` for the liveness probes after the heal).
@@ -15,7 +18,10 @@
 //!   definitely not, or unknown (a node never answered). An `ok` acquire carries `token`,
 //!   `valid_until_us` (the true time at which the client's own clock says its validity
 //!   ends), `nodes` (which nodes acknowledged), `attempts`, and `fence` (the fencing
-//!   token, when the algorithm issues them).
+//!   token, when the algorithm issues them). A worker client's `ok` acquire (or extend)
+//!   may carry `worker_token`, the library's own lock value, beside lockstorm's `token`.
+//!   An `ok` acquire without `valid_until_us` is a hold with no expiry: it lasts until
+//!   its `release` is invoked (a worker that reported `expires: false`), or until a `lost`.
 //! - Extensions: a holder invokes `extend` (same `lock`, `mode`, `token`); an `ok` extend
 //!   carries the new `valid_until_us` and `nodes`. An extension that succeeds before the
 //!   current deadline continues the hold; one that succeeds after it (the client's clock
@@ -46,9 +52,13 @@
 //!   it is, a clock runs at the product of its active `rate`s, jumps add up, a link is
 //!   cut while any partition cuts it and its delays add up (see [`crate::fault::active`]).
 //! - `heal`: every fault is healed; the workload stops and the liveness phase begins.
+//! - `lost`: a worker client's library said it no longer holds `lock` (`client`, `lock`,
+//!   `token` of the hold): the hold ends here, at `t_us`, if it had not ended already. A
+//!   `lost` about a lock the client does not hold (its library noticed after the
+//!   release) changes nothing.
 //!
-//! A client holds a lock from its `ok` acquire until the earlier of its `release` invoke
-//! and the `valid_until_us` in force (of the acquire, a later extension or `belief`). Operations of one client never overlap. A history may end
+//! A client holds a lock from its `ok` acquire until the earliest of its `release` invoke,
+//! a `lost`, and the `valid_until_us` in force (of the acquire, a later extension or `belief`). Operations of one client never overlap. A history may end
 //! with operations still open (the run was cut off).
 
 use crate::algorithm::Mode;
@@ -70,6 +80,7 @@ pub enum Event {
     Heal { t_us: u64 },
     Write(ResourceWrite),
     Belief(Belief),
+    Lost(Lost),
 }
 
 impl Event {
@@ -81,6 +92,7 @@ impl Event {
             Event::Heal { t_us } => *t_us,
             Event::Write(w) => w.t_us,
             Event::Belief(b) => b.t_us,
+            Event::Lost(l) => l.t_us,
         }
     }
 }
@@ -98,6 +110,40 @@ pub struct Meta {
     pub liveness_bound_us: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub writer_wait_bound_us: Option<u64>,
+    /// The lock library the clients ran, when they were worker processes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worker: Option<WorkerMeta>,
+}
+
+/// Which lock library a run's worker clients ran (the meta line's `worker`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorkerMeta {
+    /// The library and its version, as the worker's `hello_ok` named them.
+    pub library: String,
+    pub version: String,
+    /// The worker's argv.
+    pub command: Vec<String>,
+}
+
+impl WorkerMeta {
+    /// "pottery 3.0.1", or the command when the worker named no library.
+    pub fn name(&self) -> String {
+        match (self.library.is_empty(), self.version.is_empty()) {
+            (true, _) => format!("`{}`", self.command.join(" ")),
+            (false, true) => self.library.clone(),
+            (false, false) => format!("{} {}", self.library, self.version),
+        }
+    }
+}
+
+/// A worker client's library lost a lock it held: the hold ends here.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Lost {
+    pub t_us: u64,
+    pub client: usize,
+    pub lock: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token: Option<String>,
 }
 
 /// A write reaching the guarded resource.
@@ -165,6 +211,9 @@ pub struct Op {
     pub fence: Option<u64>,
     #[serde(default, skip_serializing_if = "Phase::is_workload")]
     pub phase: Phase,
+    /// The library's own lock value (a worker's `ok`), beside lockstorm's `token`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worker_token: Option<String>,
 }
 
 impl Op {
@@ -182,6 +231,7 @@ impl Op {
             attempts: None,
             fence: None,
             phase: Phase::Workload,
+            worker_token: None,
         }
     }
 }
@@ -403,6 +453,8 @@ struct OpLine {
     fence: Option<u64>,
     #[serde(default)]
     phase: Phase,
+    #[serde(default)]
+    worker_token: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -428,6 +480,7 @@ impl OpLine {
             attempts: self.attempts,
             fence: self.fence,
             phase: self.phase,
+            worker_token: self.worker_token,
         };
         match self.kind {
             OpLineKind::Invoke => Event::Invoke(op),
@@ -524,6 +577,35 @@ mod tests {
             let fast = parse_line(line).map_err(|e| e.to_string());
             assert_eq!(fast, general, "{line}");
         }
+    }
+
+    #[test]
+    fn worker_fields_and_lost_read_as_documented() {
+        let ok = r#"{"type":"ok","t_us":9,"client":1,"op":"acquire","lock":"L0","mode":"exclusive","token":"ab","worker_token":"lib-7"}"#;
+        let Event::Ok(op) = parse_line(ok).unwrap() else {
+            panic!("{ok}")
+        };
+        assert_eq!(op.worker_token.as_deref(), Some("lib-7"));
+        assert_eq!(op.valid_until_us, None, "no expiry: held until released");
+        assert_eq!(serde_json::to_string(&Event::Ok(op)).unwrap(), ok);
+        let lost = r#"{"type":"lost","t_us":12,"client":1,"lock":"L0","token":"ab"}"#;
+        let e = parse_line(lost).unwrap();
+        assert_eq!(e.t_us(), 12);
+        assert_eq!(serde_json::to_string(&e).unwrap(), lost);
+        // An old meta line parses; a new one names the library.
+        let old = r#"{"type":"meta","t_us":0,"scenario":"s","seed":1,"algorithm":"single","nodes":1,"clients":2,"ttl_ms":1000,"liveness_bound_us":5}"#;
+        let Event::Meta(m) = parse_line(old).unwrap() else {
+            panic!("{old}")
+        };
+        assert_eq!(m.worker, None);
+        let new = old.replace(
+            "}",
+            r#","worker":{"library":"pottery","version":"3.0.1","command":["python3","w.py"]}}"#,
+        );
+        let Event::Meta(m) = parse_line(&new).unwrap() else {
+            panic!("{new}")
+        };
+        assert_eq!(m.worker.unwrap().name(), "pottery 3.0.1");
     }
 
     #[test]

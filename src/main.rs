@@ -65,8 +65,15 @@ enum Command {
         #[arg(long)]
         keep: bool,
         /// Run the clients as this adapter's worker (a name in adapters/adapters.toml).
-        #[arg(long)]
+        #[arg(long, conflicts_with = "worker")]
         adapter: Option<String>,
+        /// With --adapter: the adapter list to find it in.
+        #[arg(long, requires = "adapter", default_value = lockstorm::worker::adapters::DEFAULT_LIST)]
+        adapter_list: PathBuf,
+        /// Run the clients as this worker command, one shell-quoted string (e.g.
+        /// "python3 my_worker.py"), without registering it in adapters.toml.
+        #[arg(long, value_name = "ARGV")]
+        worker: Option<String>,
         /// Set a scenario key before the file is parsed, e.g. `algorithm.ttl=500ms` or
         /// `faults.0.duration=3s` (repeatable).
         #[arg(long = "set", value_name = "KEY=VALUE", value_parser = Override::parse)]
@@ -99,6 +106,19 @@ enum Command {
         /// The seed every cell runs.
         #[arg(long, default_value_t = 1)]
         seed: u64,
+        /// Instead of the list: run this worker command (one shell-quoted string, e.g.
+        /// "python3 my_worker.py") on the catalogue of --worker-kind.
+        #[arg(
+            long,
+            value_name = "ARGV",
+            requires = "worker_kind",
+            conflicts_with = "adapters"
+        )]
+        worker: Option<String>,
+        /// With --worker: the node layout its lock takes (multi: several independent
+        /// nodes, single: one instance).
+        #[arg(long, value_enum, requires = "worker")]
+        worker_kind: Option<lockstorm::worker::adapters::AdapterKind>,
     },
     /// Run a scenario over a grid of one or two parameters and draw its phase diagram.
     Sweep {
@@ -340,6 +360,8 @@ fn main() -> ExitCode {
             backend,
             keep,
             adapter,
+            adapter_list,
+            worker,
             sets,
             shard,
             jobs,
@@ -358,6 +380,8 @@ fn main() -> ExitCode {
                 backend,
                 keep,
                 adapter,
+                adapter_list,
+                worker,
             },
         ),
         Command::Matrix {
@@ -367,14 +391,26 @@ fn main() -> ExitCode {
             catalogue,
             out,
             seed,
-        } => matrix(&lockstorm::run::matrix::MatrixOptions {
-            list,
-            catalogue,
-            out,
-            adapters,
-            faults,
-            seed,
-        }),
+            worker,
+            worker_kind,
+        } => (|| {
+            let worker = match (worker, worker_kind) {
+                (Some(argv), Some(kind)) => Some((
+                    lockstorm::worker::WorkerSpec::from_command_line(&argv).map_err(anyhow::Error::msg)?,
+                    kind,
+                )),
+                _ => None,
+            };
+            matrix(&lockstorm::run::matrix::MatrixOptions {
+                list,
+                catalogue,
+                out,
+                adapters,
+                faults,
+                seed,
+                worker,
+            })
+        })(),
         Command::Sweep {
             file,
             vary,
@@ -457,6 +493,8 @@ struct RunWith {
     backend: Option<Backend>,
     keep: bool,
     adapter: Option<String>,
+    adapter_list: PathBuf,
+    worker: Option<String>,
 }
 
 fn jobs_or_all(jobs: Option<u64>) -> usize {
@@ -506,13 +544,19 @@ fn scenario(
         backend,
         keep,
         adapter,
+        adapter_list,
+        worker,
     } = with;
     let source = Source::read(file, sets, backend)?;
     let mut scenario = source.scenario(&[])?;
     if let Some(name) = adapter {
-        let list = Path::new(lockstorm::worker::adapters::DEFAULT_LIST);
+        let list = adapter_list.as_path();
         let a = lockstorm::worker::adapters::select(lockstorm::worker::adapters::load(list)?, &[name], list)?;
         scenario.clients.worker = Some(a[0].spec());
+    }
+    if let Some(argv) = worker {
+        let spec = lockstorm::worker::WorkerSpec::from_command_line(&argv).map_err(anyhow::Error::msg)?;
+        scenario.clients.worker = Some(spec);
     }
     let first = seeds.first.unwrap_or(scenario.seed);
     let all = seed_list(first, seeds.count);
@@ -863,7 +907,10 @@ fn print_verdict(scenario: &Scenario, outcome: &Outcome, dir: &Path) {
     }
     let f = &outcome.findings;
     if !f.is_safe() || !f.is_live() || !f.is_resource_safe() {
-        println!("  shrink: {}", scenario.shrink_command(outcome.reported_seed));
+        match scenario.shrink_command(outcome.reported_seed) {
+            Some(command) => println!("  shrink: {command}"),
+            None => println!("  shrink: none ({})", lockstorm::scenario::SHRINK_NO_WORKER),
+        }
     }
 }
 

@@ -309,3 +309,172 @@ fn an_interrupted_worker_run_leaves_no_process() {
         assert!(!running(pid), "{pid} ({cmd}) outlived lockstorm");
     }
 }
+
+/// Every event of a history file.
+fn history(dir: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(dir.join("history.jsonl"))
+        .expect("history.jsonl")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a history line is JSON"))
+        .collect()
+}
+
+/// A lock lockstorm does not ship (tests/workers/naive_setnx.py: SET NX with no expiry,
+/// written from the protocol page alone) runs the whole single-instance catalogue with
+/// one command, `--worker` and no adapter list. Its holds have no expiry, and its
+/// library's token and name reach the history and the reports.
+#[test]
+fn a_worker_from_the_protocol_page_runs_the_whole_catalogue_with_one_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("libraries");
+    let worker = "python3 tests/workers/naive_setnx.py";
+    let o = lockstorm()
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(["matrix", "--worker", worker, "--worker-kind", "single", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("matrix.json")).unwrap()).unwrap();
+    assert_eq!(m["adapters"].as_array().unwrap().len(), 1, "the worker alone");
+    let row = &m["adapters"][0];
+    assert_eq!(row["name"], "naive_setnx");
+    assert_eq!(row["library"], "naive-setnx 1");
+    let templates = std::fs::read_dir(repo("scenarios/matrix/single"))
+        .unwrap()
+        .count();
+    let cells = row["cells"].as_array().unwrap();
+    let ran: Vec<&serde_json::Value> = cells.iter().filter(|c| c["status"] == "ran").collect();
+    assert!(
+        ran.len() + cells.iter().filter(|c| c["status"] == "refused").count() == templates,
+        "every single-instance fault ran (or the backend refused it): {row}"
+    );
+    assert!(ran.len() >= templates - 1, "{row}");
+    for c in &ran {
+        let rerun = c["rerun"].as_str().unwrap();
+        assert!(
+            rerun.contains("--worker 'python3 tests/workers/naive_setnx.py'") && rerun.contains("--seed 1"),
+            "{rerun}"
+        );
+    }
+
+    // Every cell's history names the library, and its holds have no expiry.
+    let cell = out.join("naive_setnx/03-majority-crash-restart");
+    let events = history(&cell);
+    assert_eq!(events[0]["worker"]["library"], "naive-setnx");
+    assert_eq!(events[0]["worker"]["version"], "1");
+    let oks: Vec<&serde_json::Value> = events
+        .iter()
+        .filter(|e| e["type"] == "ok" && e["op"] == "acquire")
+        .collect();
+    assert!(!oks.is_empty());
+    for ok in &oks {
+        assert!(ok.get("valid_until_us").is_none(), "held until released: {ok}");
+        assert_eq!(ok["worker_token"].as_str().map(str::len), Some(32), "{ok}");
+    }
+    let s = summary(&cell);
+    assert_eq!(s["worker"]["library"], "naive-setnx");
+    assert_eq!(s["worker"]["command"][0], "python3");
+    assert!(
+        s.get("shrink").is_none(),
+        "the simulator cannot shrink a library's run"
+    );
+    let page = std::fs::read_to_string(cell.join("index.html")).unwrap();
+    assert!(
+        page.contains("naive-setnx 1 (worker"),
+        "the setup row names the library"
+    );
+
+    // The client paused with the lock: with no expiry nobody else gets it meanwhile, so
+    // the pause that breaks ttl locks is safe here.
+    let paused = summary(&out.join("naive_setnx/05-client-pause"));
+    assert_eq!(paused["verdict"], "safe", "{paused}");
+}
+
+#[test]
+fn shrink_refuses_a_worker_run_with_a_one_line_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("s.toml");
+    let clean = std::fs::read_to_string(repo("scenarios/matrix/single/01-clean.toml")).unwrap();
+    std::fs::write(
+        &file,
+        with_clients_line(&clean, "worker = [\"python3\", \"tests/workers/naive_setnx.py\"]"),
+    )
+    .unwrap();
+    let o = lockstorm().arg("shrink").arg(&file).output().unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("not a worker's library"), "{err}");
+}
+
+/// One client holds the naive lock (no expiry) for 2 s; its node crashes at 0.5 s and
+/// restarts empty. The worker's watchdog finds the key gone and reports it `lost`: the
+/// history records the loss after the restart, during the hold, and the hold ends there.
+#[test]
+fn a_lock_the_library_reports_lost_ends_its_hold_in_the_history() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("lost.toml");
+    std::fs::write(
+        &file,
+        "expect = \"safe\"\nbackend = \"redis\"\nduration = \"2500ms\"\nnodes = 1\n\
+         [algorithm]\nkind = \"single\"\nttl = \"1s\"\n\
+         [clients]\ncount = 1\nthink = \"5ms\"\nhold = \"2s\"\n\
+         [[faults]]\nat = \"500ms\"\nkind = \"crash\"\nnode = 0\nrestart_after = \"10ms\"\n",
+    )
+    .unwrap();
+    let out = dir.path().join("report");
+    let o = lockstorm()
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .arg("scenario")
+        .arg(&file)
+        .args([
+            "--quiet",
+            "--worker",
+            "python3 tests/workers/naive_setnx.py",
+            "--out",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let rerun = summary(&out)["rerun"].as_str().unwrap().to_string();
+    assert!(
+        rerun.contains("--seed 1 --backend redis --worker 'python3 tests/workers/naive_setnx.py'"),
+        "{rerun}"
+    );
+    let events = history(&out);
+    let at = |kind: &str, action: &str| {
+        events
+            .iter()
+            .find(|e| e["type"] == "fault" && e["kind"] == kind && e["action"] == action)
+            .and_then(|e| e["t_us"].as_u64())
+            .expect("the crash is in the history")
+    };
+    let restart_us = at("crash", "end");
+    let first_ok = events
+        .iter()
+        .find(|e| e["type"] == "ok" && e["op"] == "acquire")
+        .expect("an acquisition");
+    assert!(first_ok["t_us"].as_u64().unwrap() < at("crash", "start"));
+    let lost = events
+        .iter()
+        .find(|e| e["type"] == "lost")
+        .unwrap_or_else(|| panic!("no lost: {}", out.display()));
+    assert_eq!(lost["token"], first_ok["token"], "{lost}");
+    let lost_us = lost["t_us"].as_u64().unwrap();
+    assert!(lost_us > restart_us, "{lost}");
+    let release = events
+        .iter()
+        .find(|e| e["type"] == "invoke" && e["op"] == "release")
+        .expect("the client gives the lost lock up");
+    assert!(
+        release["t_us"].as_u64().unwrap() >= lost_us,
+        "it released because of the loss, not before: {release}"
+    );
+    assert!(
+        release["t_us"].as_u64().unwrap() < first_ok["t_us"].as_u64().unwrap() + 2_000_000,
+        "it gave up at once, before its 2 s of work were done: {release}"
+    );
+}

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Conformance check of lockstorm's adapters: speaks the worker protocol (version 1) to each
+"""Conformance check of lockstorm's adapters: speaks the worker protocol (version 2) to each
 adapter, two workers at a time, against three local redis-servers it starts and stops.
 
 For each adapter: hello (both workers); acquire ok (with a sane validity_ms if the worker
@@ -242,7 +242,7 @@ def check_validity(answer, capabilities):
 def hello(worker, client, nodes):
     return worker.request(
         "hello",
-        protocol=1,
+        protocol=2,
         client=client,
         clients=2,
         nodes=nodes,

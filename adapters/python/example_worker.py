@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The smallest lockstorm worker: a fake lock that never touches Redis. Copy it to start.
 
-It speaks protocol version 1 with nothing but the standard library: read one JSON request
+It speaks the protocol (docs/worker-protocol.md; it uses what version 1 has and accepts any
+later version, which only adds) with nothing but the standard library: read one JSON request
 per line on stdin, write one JSON answer per line on stdout (flushed), log on stderr, and
 exit when stdin closes. Every acquire is granted, so under lockstorm it shows what a
 violation looks like. To put a real library behind the protocol, replace the bodies of

@@ -8,13 +8,17 @@ errors count as no (the default `raise_on_redis_errors=False`). Extension re-set
 on a majority, at most `num_extensions` times per hold. It reports no validity (acquire
 returns a bool) and issues no fencing token. Keys are `redlock:<lock>`.
 
-Options used, from the hello:
-- nodes: one `redis.Redis` per address as `masters`; `request_timeout_ms` -> each client's
-  `socket_timeout` and `socket_connect_timeout` (redis-py's default retries are kept).
+Options used, from the hello (adapters.toml's `options` line shows the choices, and the
+matrix prints it beside every cell of this library):
+- nodes: one `redis.Redis` per address as `masters`, with redis-py's defaults: no socket
+  timeout (a request to a node behind a cut link waits until the link heals) and its
+  default retries; `request_timeout_ms` is not passed.
 - ttl_ms -> `auto_release_time`; max_extensions (if given) -> `num_extensions`.
-- retry_count, retry_delay_ms.max -> `acquire(blocking=True, timeout=retry_count x max
-  delay)`: pottery retries after its own random delay of up to 200 ms until the timeout;
-  with no retries `blocking=False`, one try.
+- Blocking (a choice, displayed): the library's default acquire blocks without bound
+  (`timeout=-1`). lockstorm's acquire is one library acquire with its own retries for the
+  scenario's retry window: `acquire(blocking=True, timeout=retry_count x
+  retry_delay_ms.max)`, pottery sleeping its own random delay of up to 200 ms between
+  tries; with no window `blocking=False`, one try.
 Capabilities: extend; no validity (lockstorm counts the ttl), no fencing; exclusive only.
 """
 
@@ -30,11 +34,7 @@ class PotteryRedlock:
 
         self.refusals = (ExtendUnlockedLock, ReleaseUnlockedLock, TooManyExtensions)
         p = Params(msg)
-        timeout_s = p.request_timeout_ms / 1000
-        self.masters = [
-            redis.Redis(host=host, port=port, socket_timeout=timeout_s, socket_connect_timeout=timeout_s)
-            for host, port in p.nodes
-        ]
+        self.masters = [redis.Redis(host=host, port=port) for host, port in p.nodes]
         self.Redlock = Redlock
         self.options = {"auto_release_time": p.ttl_ms / 1000}
         if p.max_extensions is not None:

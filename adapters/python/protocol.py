@@ -1,4 +1,7 @@
-"""The worker side of lockstorm's worker protocol (version 1), shared by the Python adapters.
+"""The worker side of lockstorm's worker protocol, shared by the Python adapters.
+
+They use what version 1 has; later versions only add to it (docs/worker-protocol.md), so a
+hello asking for any version from 1 up is served.
 
 lockstorm writes one JSON request per line on our stdin; `run` reads it, hands it to the
 adapter and writes the answer as one JSON line on stdout, flushed at once. stdout carries
@@ -29,7 +32,7 @@ import sys
 import threading
 import time
 
-PROTOCOL = 1
+PROTOCOL = 1  # the version written for; later ones only add
 
 
 def ok(**fields):
@@ -120,8 +123,9 @@ class _Worker:
         return error(f"unknown request type {kind!r}")
 
     def hello(self, msg):
-        if msg.get("protocol") != PROTOCOL:
-            self.refused = f"protocol {msg.get('protocol')!r} asked, this worker speaks {PROTOCOL}"
+        asked = msg.get("protocol")
+        if not isinstance(asked, int) or asked < PROTOCOL:
+            self.refused = f"protocol {asked!r} asked, this worker speaks {PROTOCOL} and later"
             return error(self.refused)
         try:
             info = self.adapter.hello(msg)

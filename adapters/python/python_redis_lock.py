@@ -7,14 +7,23 @@ Expiry is in whole seconds. No quorum, no validity of its own (the key's TTL on 
 is the only clock), no fencing token. Each Lock object has one id for its life, so the
 adapter makes a new Lock per acquire, as `with redis_lock.Lock(conn, name, expire=...)` does.
 
-Options used, from the hello:
-- nodes: the first address only; the client keeps redis-py's defaults (no socket timeout:
-  the blocking acquire sits in BLPOP for up to its timeout, and a socket timeout shorter
-  than that would break it), so request_timeout_ms is ignored.
-- ttl_ms -> `expire` in seconds; a ttl that is not a whole number of seconds is refused at
-  hello (rounding it would make the key outlive or undercut what lockstorm believes).
-- retry_count, retry_delay_ms.max -> `acquire(blocking=True, timeout=retry_count x max
-  delay, rounded up to whole seconds)`; with no retries `blocking=False`, one try.
+Options used, from the hello (adapters.toml's `options` line shows the choices, and the
+matrix prints it beside every cell of this library):
+- nodes: the first address only; the client keeps redis-py's defaults (no socket timeout),
+  so request_timeout_ms is not passed.
+- ttl_ms -> `expire = ttl_ms / 1000`, as the library takes it: it truncates `expire` to
+  whole seconds (`int(expire)`), so a 1.5 s ttl makes a key that lives 1 s while lockstorm
+  believes the hold lasts 1.5 s, and a ttl under 1 s makes `EX 0`, which Redis refuses.
+  Both are the library's behaviour, judged as such.
+- Blocking (a choice, displayed): the library's default acquire (`blocking=True,
+  timeout=None`) waits without bound. lockstorm's acquire is one library acquire with its
+  own waiting for the scenario's retry window: `acquire(blocking=True, timeout=retry_count
+  x retry_delay_ms.max rounded up to whole seconds)` (the library truncates a timeout to
+  whole seconds, and a timeout truncated to 0 would wait without bound); with no window
+  `blocking=False`, one try. While blocked the library parks the waiter in `BLPOP` on the
+  release signal: a release wakes one waiter, the others wait out their timeout and try
+  `SET NX` once more. A timeout above the truncated expiry is the library's
+  `TimeoutTooLarge`, answered as an error.
 - extend -> `extend(expire)`.
 Capabilities: extend; no validity (lockstorm counts the ttl), no fencing; exclusive only.
 """
@@ -32,16 +41,9 @@ class PythonRedisLock:
 
         self.redis_lock = redis_lock
         p = Params(msg)
-        if p.ttl_ms % 1000 or p.ttl_ms <= 0:
-            raise ValueError(f"python-redis-lock expires in whole seconds; ttl_ms={p.ttl_ms} is not")
-        self.expire_s = p.ttl_ms // 1000
+        self.expire_s = p.ttl_ms / 1000  # the library truncates it to whole seconds
         window_s = p.retry_window_s()
         self.timeout_s = math.ceil(window_s) if window_s > 0 else None
-        if self.timeout_s is not None and self.timeout_s > self.expire_s:
-            raise ValueError(
-                f"python-redis-lock refuses a blocking timeout ({self.timeout_s}s = retries x delay)"
-                f" above the expiry ({self.expire_s}s)"
-            )
         host, port = p.nodes[0]
         self.client = redis.StrictRedis(host=host, port=port)
         self.holds = {}  # lock name -> the Lock of the current hold

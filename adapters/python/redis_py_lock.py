@@ -5,13 +5,18 @@ compare-and-act on the token. One Redis server, no quorum. It keeps no validity 
 (the key's TTL on the server is the only clock) and issues no fencing token. redis-py's
 docs leave "deadlock issues" to the user.
 
-Options used, from the hello:
-- nodes: the first address only (one server); `request_timeout_ms` -> the client's
-  `socket_timeout` and `socket_connect_timeout`. redis-py's own default retry policy
-  (redis-py 8: 10 retries of connection errors and timeouts, backoff 10 ms .. 1 s) is kept.
+Options used, from the hello (adapters.toml's `options` line shows the choices, and the
+matrix prints it beside every cell of this library):
+- nodes: the first address only (one server). The client keeps redis-py's defaults: no
+  socket timeout (a request to a node behind a cut link waits until the link heals) and
+  redis-py 8's default retry policy; `request_timeout_ms` is lockstorm's algorithm
+  parameter, not the library's default, and is not passed.
 - ttl_ms -> `Lock(timeout=ttl_ms / 1000)`.
-- retry_count, retry_delay_ms.max -> `sleep = max delay` and `blocking_timeout = retry_count
-  x max delay`; with no retries (or no delay) `blocking=False`, one try.
+- Blocking (a choice, displayed): the library's default acquire blocks without bound
+  (`blocking_timeout=None`), which no workload can measure. lockstorm's acquire is one
+  library acquire with its own retries for the scenario's retry window: `blocking_timeout =
+  retry_count x retry_delay_ms.max` and `sleep = retry_delay_ms.max`; with no window
+  `blocking=False`, one try.
 - extend -> `extend(ttl, replace_ttl=True)`: the key's TTL becomes the ttl again.
 Capabilities: extend; no validity (lockstorm counts the ttl), no fencing; exclusive only.
 """
@@ -29,8 +34,7 @@ class RedisPyLock:
         self.LockError = LockError
         p = Params(msg)
         host, port = p.nodes[0]
-        timeout_s = p.request_timeout_ms / 1000
-        self.client = redis.Redis(host=host, port=port, socket_timeout=timeout_s, socket_connect_timeout=timeout_s)
+        self.client = redis.Redis(host=host, port=port)
         window_s = p.retry_window_s()
         self.ttl_s = p.ttl_ms / 1000
         self.options = dict(

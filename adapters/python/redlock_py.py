@@ -10,8 +10,9 @@ validity. A quorum reached while some master raised is an exception, not a lock.
 extension, no fencing token.
 
 Options used, from the hello:
-- nodes: one connection dict per address; `request_timeout_ms` -> redis-py's
-  `socket_timeout` and `socket_connect_timeout` (redis-py's default retries are kept).
+- nodes: one connection dict per address, with redis-py's defaults: no socket timeout (a
+  request to a node behind a cut link waits until the link heals) and its default
+  retries; `request_timeout_ms` is not passed.
 - ttl_ms -> `lock(resource, ttl_ms)`.
 - retry_count (retries after the first attempt) -> `retry_count + 1` attempts;
   retry_delay_ms.max -> the fixed `retry_delay` (a zero delay becomes the library's
@@ -29,11 +30,7 @@ class RedlockPy:
         from redlock import Redlock
 
         p = Params(msg)
-        timeout_s = p.request_timeout_ms / 1000
-        servers = [
-            {"host": host, "port": port, "socket_timeout": timeout_s, "socket_connect_timeout": timeout_s}
-            for host, port in p.nodes
-        ]
+        servers = [{"host": host, "port": port} for host, port in p.nodes]
         self.manager = Redlock(servers, retry_count=p.retry_count + 1, retry_delay=p.retry_delay_max_ms / 1000)
         self.ttl_ms = p.ttl_ms
         self.holds = {}  # lock name -> the library's Lock of the current hold

@@ -55,6 +55,7 @@ impl Bounds {
                 op.nodes.iter().flatten().try_for_each(|&n| self.node(n))
             }
             Event::Write(w) => self.client(w.client),
+            Event::Lost(l) => self.client(l.client),
             Event::Belief(b) => {
                 self.client(b.client)?;
                 time("valid_until_us", b.valid_until_us)
@@ -167,6 +168,7 @@ mod tests {
             ttl_ms: 1_000,
             liveness_bound_us: 2_000_000,
             writer_wait_bound_us: None,
+            worker: None,
         })
     }
 

@@ -11,7 +11,8 @@
 //!   earlier of its release invocation and its believed validity deadline, in true time;
 //!   a successful extension before that deadline moves it, and so does a `belief` (the
 //!   client's clock changed, so the true time its validity ends at did): the hold ends
-//!   at the earlier of its release and the belief in force. Two conflicting holds of the
+//!   at the earlier of its release and the belief in force; a `lost` (a worker's library
+//!   lost the lock) ends it at once. Two conflicting holds of the
 //!   same lock that overlap are a violation (readers may overlap readers; a writer or an
 //!   exclusive holder overlaps no one).
 //! - The guarded resource ([`resource`]): a stale write (accepted after its hold ended,
@@ -36,7 +37,7 @@ pub mod tolerance;
 pub mod waits;
 
 use crate::algorithm::Mode;
-use crate::history::{Belief, Event, FaultAction, Meta, Op, OpKind, Phase};
+use crate::history::{Belief, Event, FaultAction, Lost, Meta, Op, OpKind, Phase};
 use compact::{LockId, Locks};
 pub use compact::{LockName, NodeSet, Token};
 pub use liveness::LivenessFinding;
@@ -68,7 +69,8 @@ pub struct Hold {
     pub fence: Option<u64>,
     pub start_us: u64,
     pub end_us: u64,
-    /// Why the hold ended: the client released, or its validity ran out (or the history ended).
+    /// Why the hold ended: the client released, its validity ran out, its library lost
+    /// it (or the history ended).
     pub ended_by: HoldEnd,
     pub nodes: NodeSet,
     /// History line of the successful acquire.
@@ -81,6 +83,7 @@ pub enum HoldEnd {
     Release,
     Validity,
     HistoryEnd,
+    Lost,
 }
 
 /// A fault's interval, for relating violations to the faults around them.
@@ -236,6 +239,7 @@ impl Checker {
                 self.writes.observe(w, id)
             }
             Event::Belief(b) => self.belief(b)?,
+            Event::Lost(l) => self.lost(l),
         }
         self.tolerance.observe(event, lock);
         Ok(())
@@ -348,6 +352,14 @@ impl Checker {
             self.move_deadline(b.client, lock, b.t_us, |_| new_end);
         }
         Ok(())
+    }
+
+    /// A worker's library lost the lock: the hold ends now (a `lost` about a lock the
+    /// client no longer holds changes nothing).
+    fn lost(&mut self, l: &Lost) {
+        if let Some(lock) = self.locks.id(&l.lock) {
+            self.end_hold(l.client, lock, l.t_us, HoldEnd::Lost);
+        }
     }
 
     /// Moves the deadline of an open hold at `t`, to what `end` makes of the current one.

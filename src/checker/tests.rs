@@ -181,6 +181,7 @@ fn meta(bound: u64) -> Event {
         ttl_ms: 1,
         liveness_bound_us: bound,
         writer_wait_bound_us: None,
+        worker: None,
     })
 }
 
@@ -370,4 +371,66 @@ fn a_history_file_checked_in_one_pass_gives_what_reading_it_whole_does() {
     write(&[acq(0, 1), rel_ok(5, 2)], "{\"type\":\"nope\"}\n");
     assert!(check_jsonl(&path).is_err());
     assert_eq!(debug(&check_jsonl(&path)), debug(&whole()));
+}
+
+/// A worker's hold with no expiry (an `ok` acquire without `valid_until_us`).
+fn ok_until_released(t: u64, c: usize) -> Event {
+    let mut o = op(t, c, OpKind::Acquire);
+    o.token = Some(format!("tok{c}"));
+    Event::Ok(o)
+}
+
+fn lost(t: u64, c: usize) -> Event {
+    Event::Lost(crate::history::Lost {
+        t_us: t,
+        client: c,
+        lock: "L0".into(),
+        token: Some(format!("tok{c}")),
+    })
+}
+
+#[test]
+fn a_hold_without_expiry_lasts_until_its_release_and_a_lost_ends_it() {
+    // Client 1 holds with no expiry from 10 to its release at 500: client 2's hold at
+    // 300 overlaps it, however long after a ttl that would be.
+    let h = [
+        acq(0, 1),
+        ok_until_released(10, 1),
+        acq(20, 2),
+        ok(300, 2, 400),
+        rel(500, 1),
+    ];
+    let f = check(&h).unwrap();
+    assert_eq!(f.violations.len(), 1, "{:?}", f.holds);
+    assert_eq!(
+        (f.violations[0].overlap_start_us, f.violations[0].overlap_end_us),
+        (300, 400)
+    );
+    // The same, but client 1's library reports the lock lost at 300: no overlap, and
+    // the hold says why it ended. A lost after the release changes nothing.
+    let h = [
+        acq(0, 1),
+        ok_until_released(10, 1),
+        acq(20, 2),
+        lost(300, 1),
+        ok(300, 2, 400),
+        rel(500, 1),
+        rel_ok(501, 1),
+        lost(502, 1),
+    ];
+    let f = check(&h).unwrap();
+    assert!(f.is_safe(), "{:?}", f.violations);
+    let first = f.holds.iter().find(|h| h.client == 1).unwrap();
+    assert_eq!((first.end_us, first.ended_by), (300, HoldEnd::Lost));
+    // A lost one microsecond late is a violation.
+    let h = [
+        acq(0, 1),
+        ok_until_released(10, 1),
+        acq(20, 2),
+        ok(300, 2, 400),
+        lost(301, 1),
+    ];
+    let f = check(&h).unwrap();
+    assert_eq!(f.violations.len(), 1);
+    assert_eq!(f.violations[0].overlap_end_us, 301);
 }

@@ -370,6 +370,7 @@ mod tests {
             ttl_ms: 1,
             liveness_bound_us: bound_us,
             writer_wait_bound_us: None,
+            worker: None,
         })
     }
     fn op(t: u64, c: usize, kind: OpKind) -> Op {

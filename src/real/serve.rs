@@ -248,6 +248,7 @@ impl Served {
             ToWorker::Write { id, value, .. } => answer(&FromWorker::Ok {
                 in_reply_to: id,
                 validity_ms: None,
+                expires: None,
                 token: None,
                 fence: self.fence,
                 value: Some(value),
@@ -316,6 +317,7 @@ impl Served {
                     true => FromWorker::Ok {
                         in_reply_to: id,
                         validity_ms,
+                        expires: None,
                         token,
                         fence,
                         value: None,

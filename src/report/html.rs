@@ -162,11 +162,23 @@ fn facts(h: &mut String, summary: &Value, view: &RunView) {
     };
     row("scenario file", esc(&text(summary, "file")));
     if let Some(m) = &view.meta {
+        // A worker run names the library it ran; the algorithm is then the scenario's.
+        let lock = m.worker.as_ref().map_or_else(
+            || m.algorithm.clone(),
+            |w| {
+                format!(
+                    "{} (worker `{}`, scenario algorithm {})",
+                    w.name(),
+                    w.command.join(" "),
+                    m.algorithm
+                )
+            },
+        );
         row(
             "setup",
             esc(&format!(
-                "{} on {} node(s), {} client(s), ttl {} ms",
-                m.algorithm, m.nodes, m.clients, m.ttl_ms
+                "{lock} on {} node(s), {} client(s), ttl {} ms",
+                m.nodes, m.clients, m.ttl_ms
             )),
         );
     }

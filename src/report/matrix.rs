@@ -37,6 +37,10 @@ pub struct AdapterRow {
     pub command: String,
     /// What the library promises, from the adapter list.
     pub promise: String,
+    /// The client settings its adapter chooses where it does not keep the library's
+    /// defaults (from the adapter list; part of every cell of the row).
+    #[serde(default)]
+    pub options: String,
     /// "library version", as its worker's hello named it.
     pub library: Option<String>,
     pub cells: Vec<Cell>,
@@ -273,6 +277,9 @@ fn markdown(m: &Matrix) -> String {
         if !a.promise.is_empty() {
             let _ = writeln!(s, "Promises: {}\n", a.promise);
         }
+        if !a.options.is_empty() {
+            let _ = writeln!(s, "Adapter options (every cell of this row): {}\n", a.options);
+        }
         let _ = writeln!(s, "Found: {}\n", found(&m.faults, a));
         for (f, c) in m.faults.iter().zip(&a.cells) {
             match c {
@@ -336,6 +343,11 @@ fn html(m: &Matrix) -> String {
                 .as_ref()
                 .map(|l| format!("<br>{}", esc(l)))
                 .unwrap_or_default()
+                + &if a.options.is_empty() {
+                    String::new()
+                } else {
+                    format!("<br><small>options: {}</small>", esc(&a.options))
+                }
         );
         for c in &a.cells {
             let (class, body) = match c {

@@ -73,6 +73,27 @@ pub struct Summary<'a> {
     pub liveness: &'a [LivenessFinding],
     pub stats: &'a Stats,
     pub fault_plan: &'a [PlannedFault],
+    /// The lock library the clients ran, when they were worker processes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub worker: Option<WorkerSummary<'a>>,
+}
+
+/// summary.json's `worker`: the command, how it was chosen, and the library and version
+/// its `hello_ok` named (`null` when the run stopped before any worker answered).
+#[derive(Serialize)]
+pub struct WorkerSummary<'a> {
+    pub command: &'a [String],
+    pub origin: &'a crate::worker::WorkerOrigin,
+    pub library: Option<&'a str>,
+    pub version: Option<&'a str>,
+}
+
+/// The library and version the run's workers named.
+fn library(outcome: &Outcome) -> (Option<&str>, Option<&str>) {
+    match outcome.worker_logs.as_ref().and_then(|l| l.library.as_ref()) {
+        Some((library, version)) => (Some(library), Some(version)),
+        None => (None, None),
+    }
 }
 
 pub fn summary<'a>(scenario: &'a Scenario, outcome: &'a Outcome) -> Summary<'a> {
@@ -92,7 +113,15 @@ pub fn summary<'a>(scenario: &'a Scenario, outcome: &'a Outcome) -> Summary<'a> 
         seeds: &outcome.seeds,
         reported_seed: outcome.reported_seed,
         rerun: scenario.rerun_command(outcome.reported_seed),
-        shrink: has_finding(outcome).then(|| scenario.shrink_command(outcome.reported_seed)),
+        shrink: has_finding(outcome)
+            .then(|| scenario.shrink_command(outcome.reported_seed))
+            .flatten(),
+        worker: scenario.clients.worker.as_ref().map(|w| WorkerSummary {
+            command: &w.argv,
+            origin: &w.origin,
+            library: library(outcome).0,
+            version: library(outcome).1,
+        }),
         violations: first_violations(&outcome.findings.violations),
         violations_total: outcome.findings.violations.len(),
         expect_resource: scenario.expect_resource,

@@ -227,6 +227,7 @@ pub(super) fn end_sentence(h: &Hold) -> String {
         HoldEnd::Release => format!("client {} releases", h.client),
         HoldEnd::Validity => format!("client {}'s validity runs out", h.client),
         HoldEnd::HistoryEnd => "the history ends".to_string(),
+        HoldEnd::Lost => format!("client {}'s library reports the lock lost", h.client),
     }
 }
 

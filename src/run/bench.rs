@@ -51,6 +51,7 @@ pub fn run(clients: usize, rounds: usize, round_ms: u64) -> Result<[Rate; 2], Re
         argv: vec!["lockstorm".into(), "worker".into()],
         faketime: false,
         deadline_us: DEFAULT_DEADLINE_US,
+        origin: crate::worker::WorkerOrigin::File,
     });
     let mut rates = [
         Rate {

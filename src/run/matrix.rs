@@ -29,6 +29,8 @@ pub struct MatrixOptions {
     /// Fault ids (template stems) to run (all when empty).
     pub faults: Vec<String>,
     pub seed: u64,
+    /// `--worker ARGV --worker-kind KIND`: this worker alone, instead of the list.
+    pub worker: Option<(crate::worker::WorkerSpec, adapters::AdapterKind)>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -109,8 +111,10 @@ fn columns(catalogue: &Path, wanted: &[String]) -> Result<Vec<FaultColumn>, Matr
 
 /// Runs the matrix and writes it into `options.out`; `progress` hears of each cell.
 pub fn run_matrix(options: &MatrixOptions, progress: &dyn Fn(&str)) -> Result<Matrix, MatrixError> {
-    let all = adapters::load(&options.list)?;
-    let chosen = adapters::select(all, &options.adapters, &options.list)?;
+    let chosen = match &options.worker {
+        Some((spec, kind)) => vec![Adapter::from_worker(spec, *kind)],
+        None => adapters::select(adapters::load(&options.list)?, &options.adapters, &options.list)?,
+    };
     let faults = columns(&options.catalogue, &options.faults)?;
     let mut rows = Vec::with_capacity(chosen.len());
     for a in &chosen {
@@ -118,7 +122,14 @@ pub fn run_matrix(options: &MatrixOptions, progress: &dyn Fn(&str)) -> Result<Ma
     }
     let matrix = Matrix {
         seed: options.seed,
-        command: "cargo run --release -- matrix".into(),
+        command: match &options.worker {
+            Some((spec, kind)) => format!(
+                "cargo run --release -- matrix{} --worker-kind {}",
+                spec.rerun_args(),
+                kind.folder()
+            ),
+            None => "cargo run --release -- matrix".into(),
+        },
         faults,
         adapters: rows,
     };
@@ -138,6 +149,7 @@ fn run_adapter(
         kind: a.kind.folder().into(),
         command: a.command.join(" "),
         promise: a.promise.clone(),
+        options: a.options.clone(),
         library: None,
         cells: Vec::with_capacity(faults.len()),
     };
@@ -160,12 +172,8 @@ fn run_adapter(
         scenario.clients.worker = Some(a.spec());
         let rel = format!("{}/{}", a.name, f.id);
         let dir = options.out.join(&rel);
-        let rerun = format!(
-            "cargo run --release -- scenario {} --adapter {} --seed {}",
-            template.display(),
-            a.name,
-            options.seed
-        );
+        // With the adapter (or `--worker`) and the seed: the cell exactly.
+        let rerun = scenario.rerun_command(options.seed);
         let cell = match super::run(&scenario, &[options.seed], 1, &RealOptions::default(), &|_| {}) {
             Ok(outcome) => {
                 crate::report::write(&dir, &scenario, &outcome)?;

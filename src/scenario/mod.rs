@@ -191,7 +191,8 @@ impl Scenario {
         })
     }
 
-    /// The command that reruns this scenario with one seed.
+    /// The command that reruns this scenario with one seed (and the same worker, when
+    /// the command line chose one: `--adapter NAME`, `--worker ARGV`).
     pub fn rerun_command(&self, seed: u64) -> String {
         let file = self.path.as_ref().map_or_else(
             || format!("scenarios/{}.toml", self.name),
@@ -207,18 +208,32 @@ impl Scenario {
             .iter()
             .map(|o| format!(" --set {}", overrides::shell_word(o)))
             .collect();
-        format!("cargo run --release{features} -- scenario {file} --seed {seed}{backend}{sets}")
+        let worker = self
+            .clients
+            .worker
+            .as_ref()
+            .map(crate::worker::WorkerSpec::rerun_args)
+            .unwrap_or_default();
+        format!("cargo run --release{features} -- scenario {file} --seed {seed}{backend}{worker}{sets}")
     }
 
-    /// The command that shrinks this scenario's run with `seed` to a minimal scenario.
-    pub fn shrink_command(&self, seed: u64) -> String {
+    /// The command that shrinks this scenario's run with `seed` to a minimal scenario;
+    /// `None` for worker clients, which shrink cannot run ([`SHRINK_NO_WORKER`]).
+    pub fn shrink_command(&self, seed: u64) -> Option<String> {
+        if self.clients.worker.is_some() {
+            return None;
+        }
         let file = self.path.as_ref().map_or_else(
             || format!("scenarios/{}.toml", self.name),
             |p| p.display().to_string(),
         );
-        format!("cargo run --release -- shrink {file} --seed {seed}")
+        Some(format!("cargo run --release -- shrink {file} --seed {seed}"))
     }
 }
+
+/// Why a run of worker clients has no shrink command.
+pub const SHRINK_NO_WORKER: &str = "shrink reruns the simulator, which runs lockstorm's own algorithms, \
+     not a worker's library: rerun the seed on real Redis instead";
 
 /// The text of a scenario file, with an error naming it.
 pub fn read_text(path: &Path) -> Result<String, ScenarioError> {

@@ -473,6 +473,7 @@ impl RawScenario {
                     Some(d) => d.us(),
                     None => crate::worker::DEFAULT_DEADLINE_US,
                 },
+                origin: crate::worker::WorkerOrigin::File,
             }),
         };
         let clients = Clients {

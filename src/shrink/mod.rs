@@ -94,6 +94,12 @@ pub enum ShrinkError {
     },
     #[error(transparent)]
     Save(#[from] crate::run::SaveError),
+    /// The run's clients were a worker (a lock library), which the simulator cannot run.
+    #[error(
+        "{scenario}: its clients are the worker `{command}`: {}",
+        crate::scenario::SHRINK_NO_WORKER
+    )]
+    Worker { scenario: String, command: String },
 }
 
 /// The scenario and seed a report folder names (summary.json's `file` and
@@ -110,6 +116,13 @@ pub fn from_report(dir: &Path) -> Result<(Scenario, u64), ShrinkError> {
     let seed = summary["reported_seed"]
         .as_u64()
         .ok_or_else(|| err("no `reported_seed`".into()))?;
+    if let Some(argv) = summary["worker"]["command"].as_array() {
+        let words: Vec<&str> = argv.iter().filter_map(|w| w.as_str()).collect();
+        return Err(ShrinkError::Worker {
+            scenario: summary["scenario"].as_str().unwrap_or("the run").into(),
+            command: words.join(" "),
+        });
+    }
     let file = summary["file"].as_str().ok_or_else(|| {
         err("names no scenario file (a history from elsewhere): shrink needs the scenario, run `lockstorm shrink SCENARIO --seed N`".into())
     })?;
@@ -252,6 +265,12 @@ pub fn shrink(
     budget: &Budget,
     progress: &dyn Fn(&Progress),
 ) -> Result<Shrunk, ShrinkError> {
+    if let Some(w) = &original.clients.worker {
+        return Err(ShrinkError::Worker {
+            scenario: original.name.clone(),
+            command: w.command_line(),
+        });
+    }
     // Shrinking reruns the scenario on the simulator, whatever it ran on.
     let mut base = original.clone();
     base.backend = Backend::Sim;

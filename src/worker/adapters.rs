@@ -3,7 +3,7 @@
 //! every listed adapter against the fault catalogue; `lockstorm scenario FILE --adapter
 //! NAME` runs one scenario with an adapter's worker.
 
-use super::{WorkerSpec, DEFAULT_DEADLINE_US};
+use super::{WorkerOrigin, WorkerSpec, DEFAULT_DEADLINE_US};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -11,7 +11,7 @@ use std::path::Path;
 pub const DEFAULT_LIST: &str = "adapters/adapters.toml";
 
 /// Which node layout an adapter's library locks on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "snake_case")]
 pub enum AdapterKind {
     /// Several independent nodes (Redlock and kin).
@@ -43,6 +43,16 @@ pub struct Adapter {
     /// What the library promises, in a sentence or two (shown in the matrix).
     #[serde(default)]
     pub promise: String,
+    /// The client settings the adapter chooses where it does not keep the library's
+    /// defaults (timeouts, blocking), shown in the matrix beside every cell of the row.
+    #[serde(default)]
+    pub options: String,
+    /// Where the list it came from is, when not [`DEFAULT_LIST`] (for rerun commands).
+    #[serde(skip)]
+    pub list: Option<String>,
+    /// Not from a list: `--worker ARGV`.
+    #[serde(skip)]
+    pub adhoc: bool,
 }
 
 impl Adapter {
@@ -52,6 +62,36 @@ impl Adapter {
             argv: self.command.clone(),
             faketime: self.faketime,
             deadline_us: DEFAULT_DEADLINE_US,
+            origin: if self.adhoc {
+                WorkerOrigin::Argv
+            } else {
+                WorkerOrigin::Adapter {
+                    name: self.name.clone(),
+                    list: self.list.clone(),
+                }
+            },
+        }
+    }
+
+    /// The adapter `--worker ARGV --worker-kind KIND` makes: named after the last word of
+    /// its command (`tests/workers/naive_setnx.py` is `naive_setnx`).
+    pub fn from_worker(worker: &WorkerSpec, kind: AdapterKind) -> Adapter {
+        let last = worker.argv.last().map(String::as_str).unwrap_or("worker");
+        let name = Path::new(last)
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .filter(|s| !s.is_empty())
+            .unwrap_or_else(|| "worker".into());
+        Adapter {
+            name,
+            command: worker.argv.clone(),
+            runtime: "worker".into(),
+            kind,
+            faketime: worker.faketime,
+            promise: String::new(),
+            options: String::new(),
+            list: None,
+            adhoc: true,
         }
     }
 }
@@ -88,7 +128,12 @@ pub fn load(path: &Path) -> Result<Vec<Adapter>, AdapterError> {
         path: shown.clone(),
         message,
     };
-    let list: List = toml::from_str(&text).map_err(|e| invalid(e.message().trim().to_string()))?;
+    let mut list: List = toml::from_str(&text).map_err(|e| invalid(e.message().trim().to_string()))?;
+    if path != Path::new(DEFAULT_LIST) {
+        for a in &mut list.adapter {
+            a.list = Some(shown.clone());
+        }
+    }
     for (i, a) in list.adapter.iter().enumerate() {
         if a.name.is_empty() || a.command.is_empty() || a.command[0].is_empty() {
             return Err(invalid(format!("adapter[{i}] needs a name and a command")));

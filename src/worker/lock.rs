@@ -9,7 +9,8 @@
 //!
 //! Validity is counted from the moment the request was sent: an `ok` with
 //! `validity_ms = v` holds until `sent + v`, and without `validity_ms` until
-//! `sent + ttl`. The pipe's latency can then only shorten the hold lockstorm believes
+//! `sent + ttl`; an `ok` with `expires: false` holds until its release is sent
+//! ([`UNTIL_RELEASED`]). The pipe's latency can then only shorten the hold lockstorm believes
 //! in, so it can hide a violation but never invent one. Tokens are lockstorm's own
 //! (one per acquisition, from the client's seeded stream), so the history ties each
 //! write to its hold whatever the library's token looks like.
@@ -35,8 +36,15 @@ pub enum AnswerKind {
 pub struct Answered {
     pub kind: AnswerKind,
     pub validity_ms: Option<f64>,
+    /// `false`: the hold has no expiry (the worker said `expires: false`).
+    pub expires: bool,
     pub fence: Option<u64>,
 }
+
+/// The believed validity end of a hold with no expiry: it lasts until its release is
+/// sent. No other validity reaches it (they stop at [`crate::limits::MAX_TIME_US`]), and
+/// a client records such a hold without `valid_until_us`.
+pub const UNTIL_RELEASED: u64 = u64::MAX;
 
 /// One client's lock operations, carried out by its worker process.
 pub struct WorkerLock {
@@ -107,6 +115,9 @@ impl WorkerLock {
         // around believes it holds for ages), up to the longest time a history can say
         // (`limits::MAX_TIME_US`, decades): the float cast and the sum saturate.
         let valid_until_mono_us = || {
+            if !answer.expires {
+                return UNTIL_RELEASED;
+            }
             let validity_us = answer
                 .validity_ms
                 .map_or(self.ttl_us, |ms| (ms.max(0.0) * 1_000.0) as u64);
@@ -158,6 +169,7 @@ mod tests {
         Answered {
             kind: AnswerKind::Ok,
             validity_ms,
+            expires: true,
             fence: Some(4),
         }
     }
@@ -194,6 +206,22 @@ mod tests {
     }
 
     #[test]
+    fn a_hold_without_expiry_is_believed_until_released() {
+        let mut w = WorkerLock::new(10_000, crate::rng::split(1, "t", 0));
+        let mut out = Vec::new();
+        w.acquire(at(1_000), LockId(0), Mode::Exclusive);
+        let answer = Answered {
+            expires: false,
+            ..ok(Some(5.0))
+        };
+        w.on_answer(answer, &mut out);
+        assert!(
+            matches!(out[0], Output::Acquired { valid_until_mono_us, .. } if valid_until_mono_us == UNTIL_RELEASED),
+            "{out:?}"
+        );
+    }
+
+    #[test]
     fn a_validity_that_wrapped_around_is_believed_up_to_the_longest_history_time() {
         // redlock-rs can report about 1.8e19 ms (a wrapped subtraction).
         let mut w = WorkerLock::new(10_000, crate::rng::split(1, "t", 0));
@@ -215,6 +243,7 @@ mod tests {
             let answer = Answered {
                 kind,
                 validity_ms: None,
+                expires: true,
                 fence: None,
             };
             w.on_answer(answer, &mut out);

@@ -15,20 +15,36 @@
 //! A scenario names its worker in `[clients]`: `worker = ["python3",
 //! "adapters/python/pottery_redlock.py"]`, an argv run from the directory lockstorm is
 //! started in; `["lockstorm", "worker"]` is this lockstorm binary's own algorithms
-//! behind the protocol (`real/serve.rs`).
+//! behind the protocol (`real/serve.rs`). On the command line, `--adapter NAME` takes a
+//! worker from the adapter list ([`adapters`]) and `--worker ARGV` runs any command
+//! ([`WorkerSpec::from_command_line`]); [`WorkerOrigin`] remembers which, so every rerun
+//! command names the same worker again.
 
 pub mod adapters;
 pub mod lock;
 pub mod process;
 pub mod protocol;
 
-pub use lock::{AnswerKind, Answered, WorkerLock};
+pub use lock::{AnswerKind, Answered, WorkerLock, UNTIL_RELEASED};
 pub use protocol::Request;
 
 use serde::Serialize;
 
 /// How long a request may go unanswered unless the scenario says (`worker_deadline`).
 pub const DEFAULT_DEADLINE_US: u64 = 30_000_000;
+
+/// How the command line chose a run's worker, so that a printed rerun command chooses
+/// the same one again.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "from", rename_all = "snake_case")]
+pub enum WorkerOrigin {
+    /// `[clients] worker` in the scenario file: the file says it again.
+    File,
+    /// `--adapter NAME`, from the adapter list `list` when it is not the default one.
+    Adapter { name: String, list: Option<String> },
+    /// `--worker ARGV`: any command, not in the adapter list.
+    Argv,
+}
 
 /// How a scenario's clients run as worker processes.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -41,11 +57,89 @@ pub struct WorkerSpec {
     /// How long a request may go unanswered (paused time not counted) before the run
     /// stops with an error.
     pub deadline_us: u64,
+    pub origin: WorkerOrigin,
 }
 
 impl WorkerSpec {
+    /// The worker `--worker ARGV` names: `argv` is split as a POSIX shell would
+    /// (`"python3 'my worker.py'"`), and runs with the defaults of a scenario's
+    /// `[clients] worker` (no libfaketime, the default deadline).
+    pub fn from_command_line(argv: &str) -> Result<WorkerSpec, String> {
+        let words = shlex::split(argv)
+            .filter(|w| !w.is_empty() && !w[0].is_empty())
+            .ok_or_else(|| {
+                format!("--worker {argv:?}: give a command and its arguments, quoted as a shell would")
+            })?;
+        Ok(WorkerSpec {
+            argv: words,
+            faketime: false,
+            deadline_us: DEFAULT_DEADLINE_US,
+            origin: WorkerOrigin::Argv,
+        })
+    }
+
     /// The command as a person would type it, for messages.
     pub fn command_line(&self) -> String {
         self.argv.join(" ")
+    }
+
+    /// The options that choose this worker again on `lockstorm scenario` (empty when
+    /// the scenario file names it), each word quoted for a shell.
+    pub fn rerun_args(&self) -> String {
+        use crate::scenario::overrides::shell_word;
+        match &self.origin {
+            WorkerOrigin::File => String::new(),
+            WorkerOrigin::Adapter { name, list } => {
+                let list = list
+                    .as_ref()
+                    .map(|l| format!(" --adapter-list {}", shell_word(l)))
+                    .unwrap_or_default();
+                format!(" --adapter {}{list}", shell_word(name))
+            }
+            WorkerOrigin::Argv => {
+                let line: Vec<String> = self.argv.iter().map(|w| shell_word(w)).collect();
+                format!(" --worker {}", shell_word(&line.join(" ")))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_worker_command_line_splits_as_a_shell_would_and_prints_back_the_same() {
+        let w = WorkerSpec::from_command_line("python3 'tests/my worker.py' --fast").unwrap();
+        assert_eq!(w.argv, ["python3", "tests/my worker.py", "--fast"]);
+        let args = w.rerun_args();
+        let back = args.strip_prefix(" --worker ").unwrap();
+        let again = WorkerSpec::from_command_line(&shlex::split(back).unwrap()[0]).unwrap();
+        assert_eq!(again.argv, w.argv, "{args}");
+        assert!(WorkerSpec::from_command_line("").is_err());
+        assert!(WorkerSpec::from_command_line("python3 'unclosed").is_err());
+        let plain = WorkerSpec::from_command_line("python3 w.py").unwrap();
+        assert_eq!(plain.rerun_args(), " --worker 'python3 w.py'");
+    }
+
+    #[test]
+    fn a_rerun_command_names_the_worker_the_run_had() {
+        let mut s = crate::scenario::Scenario::parse("backend = \"redis\"\n", "t.toml", "t").unwrap();
+        assert!(!s.rerun_command(3).contains("--adapter"));
+        assert!(s.shrink_command(3).is_some());
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(adapters::DEFAULT_LIST);
+        let listed = adapters::load(&path).unwrap();
+        let pottery = listed.iter().find(|a| a.name == "pottery").unwrap();
+        s.clients.worker = Some(pottery.spec());
+        let rerun = s.rerun_command(3);
+        assert!(
+            rerun.contains(" --seed 3 --backend redis --adapter pottery --adapter-list "),
+            "a list named by its full path is not the default one: {rerun}"
+        );
+        s.clients.worker = Some(WorkerSpec::from_command_line("python3 w.py").unwrap());
+        assert!(s
+            .rerun_command(3)
+            .ends_with("--seed 3 --backend redis --worker 'python3 w.py'"));
+        assert_eq!(s.shrink_command(3), None, "shrink cannot run a library");
     }
 }

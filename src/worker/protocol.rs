@@ -1,4 +1,4 @@
-//! The worker protocol, version 1, as types: what lockstorm sends a worker process and
+//! The worker protocol, version 2, as types: what lockstorm sends a worker process and
 //! what the worker answers, one JSON object per line (docs/worker-protocol.md is the
 //! public page; this file is its contract in code).
 //!
@@ -6,14 +6,19 @@
 //! and by `lockstorm worker` (the built-in algorithms behind the protocol). Unknown
 //! fields are ignored both ways (serde's default), so either side may add fields
 //! without breaking the other; an unknown `type` is not a protocol message.
+//!
+//! Version 2 only adds to version 1, and only on the worker's side: `expires: false` on an
+//! `ok` (a hold with no expiry, held until released), the unsolicited `lost` message (the
+//! library lost a lock it held), and the `ok`'s `token` now reaches the history. A
+//! version-1 worker sends none of these and runs unchanged.
 
 use crate::algorithm::{AlgorithmConfig, AlgorithmKind, Mode};
 use crate::command::LockId;
 use crate::rng::Dist;
 use serde::{Deserialize, Serialize};
 
-/// The protocol version this lockstorm speaks.
-pub const VERSION: u32 = 1;
+/// The protocol version this lockstorm speaks (a superset of every earlier one).
+pub const VERSION: u32 = 2;
 
 /// A message lockstorm sends to a worker.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -127,6 +132,10 @@ pub enum FromWorker {
         /// How long the lock is valid from now on, by the library's account.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         validity_ms: Option<f64>,
+        /// `false`: the hold has no expiry, it lasts until its release is sent (a lock
+        /// without a ttl); `validity_ms` is then ignored. Absent or `true`: it expires.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        expires: Option<bool>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         token: Option<String>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -147,15 +156,24 @@ pub enum FromWorker {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         message: Option<String>,
     },
+    /// Unsolicited, at any time: the library says it no longer holds `lock` (its
+    /// watchdog saw the key gone, a renewal failed). Answers no request.
+    Lost {
+        lock: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+    },
 }
 
 impl FromWorker {
-    pub fn in_reply_to(&self) -> u64 {
+    /// The request this message answers; `None` for an unsolicited `lost`.
+    pub fn in_reply_to(&self) -> Option<u64> {
         match self {
             FromWorker::HelloOk { in_reply_to, .. }
             | FromWorker::Ok { in_reply_to, .. }
             | FromWorker::Fail { in_reply_to, .. }
-            | FromWorker::Error { in_reply_to, .. } => *in_reply_to,
+            | FromWorker::Error { in_reply_to, .. } => Some(*in_reply_to),
+            FromWorker::Lost { .. } => None,
         }
     }
 }
@@ -293,10 +311,26 @@ mod tests {
             FromWorker::Ok {
                 in_reply_to: 7,
                 validity_ms: Some(9950.0),
+                expires: None,
                 token: Some("8f2c".into()),
                 fence: Some(12),
                 value: None
             }
+        );
+        let forever: FromWorker =
+            serde_json::from_str(r#"{"type":"ok","in_reply_to":3,"expires":false}"#).unwrap();
+        assert!(matches!(
+            forever,
+            FromWorker::Ok {
+                expires: Some(false),
+                ..
+            }
+        ));
+        let lost: FromWorker = serde_json::from_str(r#"{"type":"lost","lock":"L0"}"#).unwrap();
+        assert_eq!(lost.in_reply_to(), None);
+        assert!(
+            serde_json::from_str::<FromWorker>(r#"{"type":"lost"}"#).is_err(),
+            "a lost names its lock"
         );
         let hello: FromWorker = serde_json::from_str(r#"{"type":"hello_ok","in_reply_to":0}"#).unwrap();
         let FromWorker::HelloOk { capabilities, .. } = hello else {
@@ -337,7 +371,7 @@ mod tests {
             algorithm: a,
         })));
         assert!(
-            line.starts_with(r#"{"type":"hello","id":0,"protocol":1,"client":1"#),
+            line.starts_with(r#"{"type":"hello","id":0,"protocol":2,"client":1"#),
             "{line}"
         );
         let ToWorker::Hello(back) = serde_json::from_str(&line).unwrap() else {

@@ -1,4 +1,5 @@
-//! The worker side of lockstorm's worker protocol (version 1), shared by the Rust adapters.
+//! The worker side of lockstorm's worker protocol, shared by the Rust adapters. They use
+//! what version 1 has; later versions only add to it, so any `protocol` from 1 up is served.
 //!
 //! lockstorm writes one JSON request per line on our stdin; [`run`] reads it, hands it to
 //! the [`Adapter`] and writes the answer as one JSON line on stdout, flushed at once.
@@ -13,6 +14,7 @@ use serde::Deserialize;
 use serde_json::{json, Map, Value};
 use std::io::{BufRead, Write};
 
+/// The version these adapters were written for; a hello asking for it or a later one is served.
 pub const PROTOCOL: u64 = 1;
 
 /// How long a worker whose stdin closed may still finish the requests it read.
@@ -183,9 +185,9 @@ pub fn run(mut adapter: impl Adapter) -> ! {
 fn hello(adapter: &mut impl Adapter, request: &Map<String, Value>) -> Result<(Library, Value), String> {
     let params: Params = serde_json::from_value(Value::Object(request.clone()))
         .map_err(|e| format!("malformed hello: {e}"))?;
-    if params.protocol != PROTOCOL {
+    if params.protocol < PROTOCOL {
         return Err(format!(
-            "protocol {} asked, this worker speaks {PROTOCOL}",
+            "protocol {} asked, this worker speaks {PROTOCOL} and later",
             params.protocol
         ));
     }

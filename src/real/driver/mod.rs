@@ -258,6 +258,7 @@ async fn drive(
         ttl_ms: scenario.algorithm.ttl_ms,
         liveness_bound_us: scenario.algorithm.liveness_bound_us(scenario.nodes),
         writer_wait_bound_us: scenario.clients.writer_wait_bound_us,
+        worker: d.workers.as_ref().map(Workers::meta),
     }));
     let stopped = d.run(rx, worker_rx).await;
     let worker_logs = d.workers.take().map(|mut w| {
@@ -541,7 +542,9 @@ impl Driver<'_> {
         if r.kind == RecordKind::Invoke {
             self.stats.lock_ops += 1;
         }
-        self.history.push(r.to_event(t, c, r.valid_until_mono_us));
+        let mut event = r.to_event(t, c, r.valid_until_mono_us);
+        self.worker_token(&mut event);
+        self.history.push(event);
         self.pauses.on_record(c, &r);
         // A pause at this point starts after the acquisition is on record.
         if (r.kind, r.op) == (RecordKind::Ok, crate::history::OpKind::Acquire) {

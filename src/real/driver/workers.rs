@@ -8,6 +8,10 @@
 //! every process is stopped. A request that goes unanswered for the scenario's
 //! `worker_deadline` (time the worker spent paused by a fault not counted) is a breach
 //! too; a worker that is merely slow is not.
+//!
+//! An unsolicited `lost` (protocol version 2) ends the client's hold of that lock: it is
+//! recorded as a `lost` event and the client gives up the hold. The `token` of an `ok`
+//! goes into the history as the event's `worker_token`, beside lockstorm's own.
 
 use super::{Driver, Ev};
 use crate::real::faketime::{Faketime, FaketimeLibs};
@@ -39,6 +43,8 @@ pub(super) struct Workers {
     next_id: Vec<u64>,
     /// Each worker's clock, when libfaketime reaches it.
     clocks: Vec<Option<Faketime>>,
+    /// The library's token of the `ok` being handled, for the event it makes.
+    token: Option<String>,
     pub(super) logs: WorkerLogs,
 }
 
@@ -63,6 +69,7 @@ impl Workers {
             open: (0..n).map(|_| None).collect(),
             next_id: vec![1; n],
             clocks: Vec::with_capacity(n),
+            token: None,
             logs,
         };
         for c in 0..n {
@@ -185,6 +192,16 @@ impl Workers {
         Some((open.id, open.deadline_us))
     }
 
+    /// What the history's meta line says of the library.
+    pub(super) fn meta(&self) -> crate::history::WorkerMeta {
+        let (library, version) = self.logs.library.clone().unwrap_or_default();
+        crate::history::WorkerMeta {
+            library,
+            version,
+            command: self.spec.argv.clone(),
+        }
+    }
+
     pub(super) fn clock(&mut self, c: usize) -> Option<&mut Faketime> {
         self.clocks[c].as_mut()
     }
@@ -270,7 +287,9 @@ impl Driver<'_> {
             Ok(m) => m,
             Err(e) => return self.fail(t, c, &format!("not a protocol message ({e})"), Some(&line)),
         };
-        let id = message.in_reply_to();
+        let Some(id) = message.in_reply_to() else {
+            return self.on_lost(t, c, &message, &line);
+        };
         let Some(open) = w.open[c].take_if(|o| o.id == id) else {
             return self.fail(
                 t,
@@ -279,11 +298,14 @@ impl Driver<'_> {
                 Some(&line),
             );
         };
+        let mut expires_now = true;
         let (kind, validity_ms, fence) = match message {
             FromWorker::Ok {
                 validity_ms,
+                expires,
                 fence,
                 value,
+                token,
                 ..
             } => {
                 if let Request::Write { seq, .. } = open.request {
@@ -293,6 +315,8 @@ impl Driver<'_> {
                         return self.fail(t, c, &what, Some(&line));
                     }
                 }
+                expires_now = expires.unwrap_or(true);
+                w.token = token;
                 (AnswerKind::Ok, validity_ms, fence)
             }
             FromWorker::Fail { .. } => (AnswerKind::Fail, None, None),
@@ -300,15 +324,56 @@ impl Driver<'_> {
             FromWorker::HelloOk { .. } => {
                 return self.fail(t, c, "answered a request with hello_ok", Some(&line));
             }
+            FromWorker::Lost { .. } => unreachable!("a lost answers no request"),
         };
         let answer = Answered {
             kind,
             validity_ms,
+            expires: expires_now,
             fence,
         };
         let now = self.now(c, t);
         self.clients[c].on_answer(now, answer, &mut self.out);
         self.apply(t, c);
+        if let Some(w) = &mut self.workers {
+            w.token = None;
+        }
+    }
+
+    /// An unsolicited `lost`: client `c`'s library no longer holds the lock. If the
+    /// client holds it, the hold ends here (a `lost` event) and the client gives it up.
+    fn on_lost(&mut self, t: u64, c: usize, message: &FromWorker, line: &str) {
+        let FromWorker::Lost { lock: name, .. } = message else {
+            return;
+        };
+        let lock = name
+            .strip_prefix('L')
+            .and_then(|n| n.parse::<u32>().ok())
+            .filter(|&n| n < self.scenario.clients.locks && crate::command::LockId(n).to_string() == *name);
+        let Some(lock) = lock.map(crate::command::LockId) else {
+            let what = format!("reported lock {name:?} lost, which is not one of the hello's locks");
+            return self.fail(t, c, &what, Some(line));
+        };
+        let now = self.now(c, t);
+        if let Some(token) = self.clients[c].on_lost(now, lock, &mut self.out) {
+            self.history
+                .push(crate::history::Event::Lost(crate::history::Lost {
+                    t_us: t,
+                    client: c,
+                    lock: name.clone(),
+                    token: Some(token.hex()),
+                }));
+        }
+        self.apply(t, c);
+    }
+
+    /// Puts the library's token of the `ok` being handled on its history event.
+    pub(super) fn worker_token(&mut self, event: &mut crate::history::Event) {
+        if let (Some(w), crate::history::Event::Ok(op)) = (&mut self.workers, event) {
+            if op.op != crate::history::OpKind::Release {
+                op.worker_token = w.token.take();
+            }
+        }
     }
 
     /// Stops the run for a breach by client `c`'s worker, recording its open operation
