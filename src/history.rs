@@ -7,7 +7,11 @@
 //! - `meta` (first line): `scenario`, `seed`, `algorithm`, `nodes`, `clients`, `ttl_ms`,
 //!   and `liveness_bound_us`, the longest an uncontended probe may wait after the heal.
 //!   Optional: `writer_wait_bound_us`, the longest a writer may wait for a read-write
-//!   lock before the checker reports starvation.
+//!   lock before the checker reports starvation; `probe_client`, the client that takes
+//!   a lock of its own, which no other client uses, throughout the workload (the probe of
+//!   `[clients] probe`): the fault-tolerance judge counts its acquisitions while a
+//!   majority was reachable, and the availability of an uncontended client is its
+//!   success share.
 //! - `invoke`: a client starts an operation: `client`, `op` (`acquire` | `release` |
 //!   `extend`), `lock`, `mode` (`exclusive` | `read` | `write`), and `phase` (`workload`,
 //!   the default, or `probe` for the liveness probes after the heal).
@@ -98,6 +102,9 @@ pub struct Meta {
     pub liveness_bound_us: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub writer_wait_bound_us: Option<u64>,
+    /// The probe client (an uncontended lock of its own), if the run has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probe_client: Option<usize>,
 }
 
 /// A write reaching the guarded resource.

@@ -54,6 +54,7 @@ fn meta(writer_wait_bound_us: Option<u64>) -> Event {
         ttl_ms: 1,
         liveness_bound_us: 1,
         writer_wait_bound_us,
+        probe_client: None,
     })
 }
 

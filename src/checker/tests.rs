@@ -181,6 +181,7 @@ fn meta(bound: u64) -> Event {
         ttl_ms: 1,
         liveness_bound_us: bound,
         writer_wait_bound_us: None,
+        probe_client: None,
     })
 }
 

@@ -212,6 +212,7 @@ impl World {
                 ttl_ms: scope.algorithm.ttl_ms,
                 liveness_bound_us: scope.algorithm.liveness_bound_us(scope.nodes),
                 writer_wait_bound_us: None,
+                probe_client: None,
             }));
         }
         // As a simulator client starts: think first.

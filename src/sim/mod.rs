@@ -224,6 +224,7 @@ fn run_world<'a>(
         ttl_ms: scenario.algorithm.ttl_ms,
         liveness_bound_us: scenario.algorithm.liveness_bound_us(scenario.nodes),
         writer_wait_bound_us: scenario.clients.writer_wait_bound_us,
+        probe_client: scenario.clients.probe_client(),
     }));
     world.run(progress);
     RunOutput {
