@@ -650,6 +650,38 @@ mod tests {
     }
 
     #[test]
+    fn an_acquire_longer_than_the_ttl_during_a_fault_is_a_stall() {
+        // ttl 1 ms. Client 0 waits 5 ms while node 0 is down: a stall; then 5 ms again
+        // after the crash ended: slow, but no fault was active. Client 1 is still
+        // waiting when the history ends, 9 ms after it began during the crash.
+        let end = fault(
+            6_000,
+            0,
+            FaultAction::End,
+            Fault::Crash {
+                node: 0,
+                power_loss: false,
+            },
+        );
+        let h = [
+            meta(1_000_000),
+            crash(1_000, 0, 0),
+            acq(1_000, 0),
+            acq(4_000, 1),
+            fail(6_000, 0),
+            end,
+            acq(7_000, 0),
+            fail(12_000, 0),
+            Event::Heal { t_us: 13_000 },
+        ];
+        let f = check(&h).unwrap();
+        assert_eq!((f.stats.stalls, f.stats.stall_max_us), (2, 9_000));
+        // Without the crash nothing stalls, however slow.
+        let calm: Vec<Event> = h.iter().filter(|e| !matches!(e, Event::Fault(_))).cloned().collect();
+        assert_eq!(check(&calm).unwrap().stats.stalls, 0);
+    }
+
+    #[test]
     fn the_penalty_is_failing_time_while_the_lock_was_free() {
         // Client 0 fails from 100 to 400 us; client 1 holds from 150 to 300 (its
         // acquisition ran from 120): free and failing 100..120 and 300..400.

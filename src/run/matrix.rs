@@ -600,6 +600,93 @@ fn departs(predicted: Predicted, r: &Ran) -> Option<String> {
 mod tests {
     use super::*;
 
+    fn seed(seed: u64, safe: bool) -> SeedResult {
+        SeedResult {
+            seed,
+            safe,
+            live: true,
+            violations: usize::from(!safe),
+            liveness_findings: 0,
+            resource_violations: 0,
+            stats: Default::default(),
+            sim: Default::default(),
+            sim_secs: 0.0,
+            partial: false,
+        }
+    }
+
+    fn tally_of(results: &[SeedResult]) -> Ran {
+        let figures: Vec<Figures> = results
+            .iter()
+            .map(|_| Figures {
+                stuck: false,
+                liveness: Vec::new(),
+                writes: 0,
+            })
+            .collect();
+        tally(results, &figures.iter().collect::<Vec<_>>(), false)
+    }
+
+    #[test]
+    fn a_cell_reads_k_of_n_unsafe_with_its_wilson_interval() {
+        let results: Vec<SeedResult> = (1..=10).map(|s| seed(s, s % 5 != 0)).collect();
+        let r = tally_of(&results);
+        assert_eq!((r.seeds, r.unsafe_seeds, r.not_exercised_seeds), (10, 2, 0));
+        assert_eq!(r.verdict(), "unsafe");
+        // Wilson 95% for 2 of 10: [5.7%, 51.0%].
+        assert_eq!(r.tally_text(), "2/10 unsafe (20%, 95% CI 6%–51%)");
+        let safe = tally_of(&(1..=10).map(|s| seed(s, true)).collect::<Vec<_>>());
+        assert_eq!(safe.verdict(), "safe");
+        // 0 of 10: the upper bound is 27.8%.
+        assert_eq!(safe.tally_text(), "0/10 (rate <= 28% at 95%)");
+        assert!(exercised(&results[0]), "until the three-way verdict is merged");
+    }
+
+    #[test]
+    fn a_cell_no_seed_exercised_is_never_safe() {
+        let mut r = tally_of(&(1..=3).map(|s| seed(s, true)).collect::<Vec<_>>());
+        r.not_exercised_seeds = 3;
+        assert_eq!(r.verdict(), "not exercised");
+        assert_eq!(r.tally_text(), "not exercised (3/3 seeds)");
+        assert!(departs(Predicted::Safe, &r).is_some_and(|d| d.contains("untested")));
+        r.not_exercised_seeds = 1;
+        r.rate = crate::run::sweep::wilson(0, 2);
+        assert_eq!(r.verdict(), "safe");
+        assert!(r.tally_text().ends_with(" · 1/3 seeds not exercised"), "{}", r.tally_text());
+    }
+
+    #[test]
+    fn a_finding_departs_from_its_prediction_with_the_reason() {
+        let safe = tally_of(&(1..=4).map(|s| seed(s, true)).collect::<Vec<_>>());
+        let unsafe_ = tally_of(&(1..=4).map(|s| seed(s, s != 2)).collect::<Vec<_>>());
+        assert_eq!(departs(Predicted::Safe, &safe), None);
+        assert_eq!(
+            departs(Predicted::Unsafe, &safe).as_deref(),
+            Some("predicted unsafe, found safe on all 4 exercised seeds")
+        );
+        assert_eq!(departs(Predicted::Unsafe, &unsafe_), None);
+        assert_eq!(
+            departs(Predicted::Safe, &unsafe_).as_deref(),
+            Some("predicted safe, found two holders at once on 1/4 seeds")
+        );
+        let mut tolerant = safe.clone();
+        tolerant.tolerance = Some(Tolerance {
+            attempts: 50,
+            judged: 40,
+            during_faults: 12,
+            failed: 3,
+        });
+        assert_eq!(
+            tolerant.tolerance_text(),
+            "3 of 40 uncontended acquisitions failed while a majority was reachable"
+        );
+        assert!(departs(Predicted::Tolerant, &tolerant).is_some_and(|d| d.contains("3 of 40")));
+        tolerant.tolerance.as_mut().unwrap().failed = 0;
+        assert_eq!(departs(Predicted::Tolerant, &tolerant), None);
+        assert!(tolerant.tolerance_text().starts_with("ok"));
+        assert!(departs(Predicted::StaleWrite, &safe).is_some());
+    }
+
     #[test]
     fn every_catalogue_template_is_a_real_scenario_and_has_a_title() {
         let catalogue = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/matrix");
