@@ -96,7 +96,10 @@ kind = "multi"
         assert!(t["attempts"].as_u64().unwrap() > 0, "{c}");
         assert!(t["judged"].as_u64().unwrap() > 0, "{c}");
         assert!(c["contended_availability"].is_number(), "{c}");
-        assert!(out.join(c["report"].as_str().unwrap()).is_file(), "the cell links its report");
+        assert!(
+            out.join(c["report"].as_str().unwrap()).is_file(),
+            "the cell links its report"
+        );
         let rerun = c["rerun"].as_str().unwrap();
         for part in ["--adapter builtin-multi", "--set clients.probe=true", "--seed "] {
             assert!(rerun.contains(part), "{rerun}");
@@ -104,12 +107,18 @@ kind = "multi"
         assert!(c["rerun_all"].as_str().unwrap().ends_with("--seeds 2"), "{c}");
     }
     // Under the minority crash the probe met the fault while a majority was up.
-    assert!(multi[1]["tolerance"]["during_faults"].as_u64().unwrap() > 0, "{multi}");
+    assert!(
+        multi[1]["tolerance"]["during_faults"].as_u64().unwrap() > 0,
+        "{multi}"
+    );
 
     let single = &m["adapters"][1]["cells"];
     assert_eq!(single[0]["status"], "ran", "{single}");
     assert!(single[0]["tolerance"].is_null(), "no probe in a single-node cell");
-    assert_eq!(single[1]["status"], "not_applicable", "no minority crash of one node");
+    assert_eq!(
+        single[1]["status"], "not_applicable",
+        "no minority crash of one node"
+    );
 
     let missing = &m["adapters"][2]["cells"];
     assert_eq!(missing[0]["status"], "cannot_run");
@@ -123,6 +132,9 @@ kind = "multi"
     let readme = std::fs::read_to_string(out.join("README.md")).unwrap();
     assert!(readme.contains("what lockstorm's single-instance lock promises"));
     assert!(readme.contains("Its algorithm predicts:"), "{readme}");
-    assert!(readme.contains("**safe and fault-tolerant**: a majority stays up"), "{readme}");
+    assert!(
+        readme.contains("**safe and fault-tolerant**: a majority stays up"),
+        "{readme}"
+    );
     assert!(readme.contains("the whole matrix took"), "{readme}");
 }

@@ -66,8 +66,15 @@ fn a_probe_failing_under_a_minority_crash_is_judged() {
     let s = scenario(5, true);
     for seed in 1..=3 {
         let (result, output, findings) = run::run_seed(&s, seed, &mut |_, _| {});
-        let probe = result.stats.probe.clone().unwrap_or_else(|| panic!("seed {seed}: no probe stats"));
-        assert_eq!(probe.client, 4, "seed {seed}: the probe comes after the 4 clients");
+        let probe = result
+            .stats
+            .probe
+            .clone()
+            .unwrap_or_else(|| panic!("seed {seed}: no probe stats"));
+        assert_eq!(
+            probe.client, 4,
+            "seed {seed}: the probe comes after the 4 clients"
+        );
         // The history says who the probe is, so `lockstorm check` judges it the same way.
         match &output.history[0] {
             lockstorm::history::Event::Meta(m) => assert_eq!(m.probe_client, Some(4), "seed {seed}"),
@@ -111,7 +118,10 @@ fn contention_alone_is_never_judged_a_fault_tolerance_failure() {
     for seed in 1..=3 {
         let (result, _, findings) = run::run_seed(&s, seed, &mut |_, _| {});
         let probe = result.stats.probe.clone().unwrap();
-        assert!(probe.judged > 10, "seed {seed}: the probe kept acquiring: {probe:?}");
+        assert!(
+            probe.judged > 10,
+            "seed {seed}: the probe kept acquiring: {probe:?}"
+        );
         assert_eq!((probe.judged_failed, probe.during_faults), (0, 0), "seed {seed}");
         assert!(
             tolerance_clients(&findings).is_empty(),

@@ -74,7 +74,8 @@ impl Stats {
     /// The success share of the workload clients other than the probe: what
     /// contention (and the faults) left them.
     pub fn contended_availability(&self) -> f64 {
-        let (probe_acquires, probe_acquired) = self.probe.as_ref().map_or((0, 0), |p| (p.acquires, p.acquired));
+        let (probe_acquires, probe_acquired) =
+            self.probe.as_ref().map_or((0, 0), |p| (p.acquires, p.acquired));
         let acquires = self.acquires.saturating_sub(probe_acquires);
         if acquires == 0 {
             0.0

@@ -677,7 +677,11 @@ mod tests {
         let f = check(&h).unwrap();
         assert_eq!((f.stats.stalls, f.stats.stall_max_us), (2, 9_000));
         // Without the crash nothing stalls, however slow.
-        let calm: Vec<Event> = h.iter().filter(|e| !matches!(e, Event::Fault(_))).cloned().collect();
+        let calm: Vec<Event> = h
+            .iter()
+            .filter(|e| !matches!(e, Event::Fault(_)))
+            .cloned()
+            .collect();
         assert_eq!(check(&calm).unwrap().stats.stalls, 0);
     }
 

@@ -179,7 +179,10 @@ impl Ran {
                 pct(self.rate.high)
             ),
             "safe" => format!("0/{exercised} (rate <= {} at 95%)", pct(self.rate.high)),
-            _ => format!("not exercised ({}/{} seeds)", self.not_exercised_seeds, self.seeds),
+            _ => format!(
+                "not exercised ({}/{} seeds)",
+                self.not_exercised_seeds, self.seeds
+            ),
         };
         if self.not_exercised_seeds > 0 && self.verdict() != "not exercised" {
             let _ = write!(
@@ -196,8 +199,12 @@ impl Ran {
     pub fn tolerance_text(&self) -> String {
         match &self.tolerance {
             None => "n/a (no probe)".into(),
-            Some(t) if t.judged == 0 => "not judged (the probe made no acquisition while a majority was reachable)".into(),
-            Some(t) if t.failed == 0 => format!("ok ({} uncontended, {} during faults)", t.judged, t.during_faults),
+            Some(t) if t.judged == 0 => {
+                "not judged (the probe made no acquisition while a majority was reachable)".into()
+            }
+            Some(t) if t.failed == 0 => {
+                format!("ok ({} uncontended, {} during faults)", t.judged, t.during_faults)
+            }
             Some(t) => format!(
                 "{} of {} uncontended acquisitions failed while a majority was reachable",
                 t.failed, t.judged
@@ -219,7 +226,11 @@ pub fn summary(cell: &Cell) -> String {
                 let _ = write!(line, " · stale writes on {}/{} seeds", r.stale_seeds, r.seeds);
             }
             if r.stuck_seeds > 0 {
-                let _ = write!(line, " · stuck after the heal on {}/{} seeds", r.stuck_seeds, r.seeds);
+                let _ = write!(
+                    line,
+                    " · stuck after the heal on {}/{} seeds",
+                    r.stuck_seeds, r.seeds
+                );
             }
             let _ = write!(line, " · fault-tolerant {}", r.tolerance_text());
             match r.contended_availability {
@@ -283,7 +294,10 @@ fn found(faults: &[FaultColumn], a: &AdapterRow) -> String {
             parts.push(format!("{what} under: {}", list.join("; ")));
         }
     };
-    say("two clients held the lock at once", under(&|r| r.unsafe_seeds > 0));
+    say(
+        "two clients held the lock at once",
+        under(&|r| r.unsafe_seeds > 0),
+    );
     say(
         "the guarded resource took a stale write",
         under(&|r| r.stale_seeds > 0),

@@ -257,7 +257,11 @@ pub fn run_matrix(options: &MatrixOptions, progress: &(dyn Fn(&str) + Sync)) -> 
             let run = match (skip, known) {
                 (true, _) => None,
                 (false, Some(why)) => Some(Err(RealError::Worker(why))),
-                (false, None) => Some(super::run_seed_real(&plan.scenario, seed, &RealOptions::default())),
+                (false, None) => Some(super::run_seed_real(
+                    &plan.scenario,
+                    seed,
+                    &RealOptions::default(),
+                )),
             };
             let mut acc = lock(&accs[cell]);
             match run {
@@ -338,7 +342,9 @@ pub fn run_matrix(options: &MatrixOptions, progress: &(dyn Fn(&str) + Sync)) -> 
     if crate::shutdown::requested().is_some() {
         return Err(MatrixError::Stopped);
     }
-    let mut done = done.into_iter().map(|m| m.into_inner().unwrap_or_else(|e| e.into_inner()));
+    let mut done = done
+        .into_iter()
+        .map(|m| m.into_inner().unwrap_or_else(|e| e.into_inner()));
     let rows = chosen
         .iter()
         .map(|a| AdapterRow {
@@ -414,12 +420,18 @@ fn finish_cell(
     acc.errors.sort();
     let Some(kept) = acc.first_unsafe.or(acc.first) else {
         // Every seed broke the protocol: keep the lowest one's history.
-        let (seed, why) = acc.errors.first().cloned().unwrap_or((options.seed, "no seed ran".into()));
+        let (seed, why) = acc
+            .errors
+            .first()
+            .cloned()
+            .unwrap_or((options.seed, "no seed ran".into()));
         if let Some((_, output)) = &acc.error_run {
             std::fs::create_dir_all(&dir)
                 .and_then(|()| std::fs::File::create(dir.join("history.jsonl")))
                 .and_then(|f| crate::history::write_jsonl(&output.history, std::io::BufWriter::new(f)))
-                .map_err(|e| MatrixError::Real(RealError::Io(format!("keep the history in {}", dir.display()), e)))?;
+                .map_err(|e| {
+                    MatrixError::Real(RealError::Io(format!("keep the history in {}", dir.display()), e))
+                })?;
             if let Some(logs) = &output.worker_logs {
                 let _ = logs.copy_to(&dir);
             }
@@ -465,11 +477,7 @@ fn finish_cell(
     ran.reported_seed = reported_seed;
     ran.report = format!("{}/index.html", plan.rel);
     ran.rerun = rerun(plan, a, reported_seed);
-    ran.rerun_all = format!(
-        "{} --seeds {}",
-        rerun(plan, a, options.seed),
-        seeds
-    );
+    ran.rerun_all = format!("{} --seeds {}", rerun(plan, a, options.seed), seeds);
     ran.library = library;
     ran.liveness = liveness(&figures);
     if let Some(p) = &plan.prediction {
@@ -509,15 +517,25 @@ fn tally(results: &[SeedResult], figures: &[&Figures], probe: bool) -> Ran {
     let exercised_seeds = n - not_exercised;
     let sum = |f: &dyn Fn(&SeedResult) -> u64| results.iter().map(f).sum::<u64>();
     let acquires = sum(&|r| r.stats.acquires);
-    let share = |part: u64, whole: u64| if whole == 0 { 0.0 } else { part as f64 / whole as f64 };
+    let share = |part: u64, whole: u64| {
+        if whole == 0 {
+            0.0
+        } else {
+            part as f64 / whole as f64
+        }
+    };
     let probes: Vec<&crate::checker::stats::ProbeStats> =
         results.iter().filter_map(|r| r.stats.probe.as_ref()).collect();
-    let probe_sum = |f: &dyn Fn(&crate::checker::stats::ProbeStats) -> u64| probes.iter().map(|p| f(p)).sum::<u64>();
+    let probe_sum =
+        |f: &dyn Fn(&crate::checker::stats::ProbeStats) -> u64| probes.iter().map(|p| f(p)).sum::<u64>();
     let (availability, contended_availability, tolerance) = if probe {
         let others = acquires - probe_sum(&|p| p.acquires);
         (
             share(probe_sum(&|p| p.acquired), probe_sum(&|p| p.acquires)),
-            Some(share(sum(&|r| r.stats.acquired) - probe_sum(&|p| p.acquired), others)),
+            Some(share(
+                sum(&|r| r.stats.acquired) - probe_sum(&|p| p.acquired),
+                others,
+            )),
             Some(Tolerance {
                 judged: probe_sum(&|p| p.judged),
                 failed: probe_sum(&|p| p.judged_failed),
@@ -652,7 +670,11 @@ mod tests {
         r.not_exercised_seeds = 1;
         r.rate = crate::run::sweep::wilson(0, 2);
         assert_eq!(r.verdict(), "safe");
-        assert!(r.tally_text().ends_with(" · 1/3 seeds not exercised"), "{}", r.tally_text());
+        assert!(
+            r.tally_text().ends_with(" · 1/3 seeds not exercised"),
+            "{}",
+            r.tally_text()
+        );
     }
 
     #[test]

@@ -236,6 +236,9 @@ mod tests {
         )
         .unwrap();
         let err = load(&path).unwrap_err().to_string();
-        assert!(err.contains("algorithm = \"nope\" has no [predictions.nope]"), "{err}");
+        assert!(
+            err.contains("algorithm = \"nope\" has no [predictions.nope]"),
+            "{err}"
+        );
     }
 }
