@@ -138,3 +138,33 @@ kind = "multi"
     );
     assert!(readme.contains("the whole matrix took"), "{readme}");
 }
+
+#[test]
+fn a_catalogue_run_with_an_adapter_expects_the_librarys_prediction() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_lockstorm"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args([
+            "scenario",
+            "scenarios/matrix/single/11-replica-failover.toml",
+            "--adapter",
+            "lockstorm-single",
+            "--quiet",
+            "--out",
+        ])
+        .arg(dir.path().join("run"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("lockstorm-single predicts unsafe here (a single instance with an asynchronous replica"),
+        "{err}"
+    );
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("run/summary.json")).unwrap()).unwrap();
+    // The prediction is the expectation: exit 0 exactly when the run found it.
+    assert_eq!(summary["expect"], "unsafe", "{summary}");
+    let as_expected = summary["as_expected"].as_bool().unwrap();
+    assert_eq!(as_expected, summary["verdict"] == "unsafe", "{summary}");
+    assert_eq!(o.status.code(), Some(i32::from(!as_expected)), "{err}\n{summary}");
+}
