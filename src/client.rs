@@ -628,22 +628,29 @@ impl Client {
 
 /// Builds the clients of a scenario, each with its own algorithm and workload streams:
 /// the built-in algorithm, or the scenario's worker.
+///
+/// The probe client, if the scenario has one, comes last (index `clients.count`): the
+/// same lock, on a lock of its own, writing nothing to the guarded resource. Its
+/// streams are split off the seed like any client's, so the other clients' streams are
+/// the same with and without it.
 pub fn build_clients(scenario: &crate::scenario::Scenario, seed: u64) -> Vec<Client> {
     let a = &scenario.algorithm;
-    (0..scenario.clients.count)
+    let c = &scenario.clients;
+    (0..c.total())
         .map(|i| {
             let rng = crate::rng::split(seed, "algorithm", i as u64);
-            let workload = Workload::new(
-                &scenario.clients,
-                a.kind.is_read_write(),
-                crate::rng::split(seed, "workload", i as u64),
-            );
+            let stream = crate::rng::split(seed, "workload", i as u64);
+            let probe = c.probe.zip(c.probe_lock()).filter(|_| i == c.count);
+            let workload = match probe {
+                Some((p, lock)) => Workload::probe(&p, lock, a.kind.is_read_write(), stream),
+                None => Workload::new(c, a.kind.is_read_write(), stream),
+            };
             let client = match scenario.clients.worker {
                 Some(_) => Client::worker(WorkerLock::new(a.ttl_ms, rng), workload),
                 None => Client::new(algorithm::build(a, scenario.nodes, rng), workload),
             }
             .with_extensions(a.max_extensions, a.extend_before_us)
-            .with_resource_writes(scenario.clients.resource_writes);
+            .with_resource_writes(c.resource_writes && probe.is_none());
             if a.kind.is_read_write() {
                 client.keep_wanting()
             } else {

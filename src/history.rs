@@ -10,7 +10,11 @@
 //!   lock before the checker reports starvation. `worker` (when the clients were worker
 //!   processes running a lock library): `library` and `version` as the worker's
 //!   `hello_ok` named them, and `command`, the worker's argv. Histories without it parse
-//!   as before.
+//!   as before. `probe_client`, the client that takes
+//!   a lock of its own, which no other client uses, throughout the workload (the probe of
+//!   `[clients] probe`): the fault-tolerance judge counts its acquisitions while a
+//!   majority was reachable, and the availability of an uncontended client is its
+//!   success share.
 //! - `invoke`: a client starts an operation: `client`, `op` (`acquire` | `release` |
 //!   `extend`), `lock`, `mode` (`exclusive` | `read` | `write`), and `phase` (`workload`,
 //!   the default, or `probe` for the liveness probes after the heal).
@@ -113,6 +117,9 @@ pub struct Meta {
     /// The lock library the clients ran, when they were worker processes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub worker: Option<WorkerMeta>,
+    /// The probe client (an uncontended lock of its own), if the run has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probe_client: Option<usize>,
 }
 
 /// Which lock library a run's worker clients ran (the meta line's `worker`).

@@ -61,7 +61,7 @@ impl Lifecycle {
         Lifecycle {
             phase: RunPhase::Workload,
             idle: 0,
-            clients: scenario.clients.count,
+            clients: scenario.clients.total(),
             locks: scenario.clients.locks.min(MAX_PROBED_LOCKS),
         }
     }

@@ -103,7 +103,7 @@ enum Command {
         /// Where the matrix goes.
         #[arg(long, default_value = "reports/libraries")]
         out: PathBuf,
-        /// The seed every cell runs.
+        /// The first seed of every cell.
         #[arg(long, default_value_t = 1)]
         seed: u64,
         /// Instead of the list: run this worker command (one shell-quoted string, e.g.
@@ -119,6 +119,13 @@ enum Command {
         /// nodes, single: one instance).
         #[arg(long, value_enum, requires = "worker")]
         worker_kind: Option<lockstorm::worker::adapters::AdapterKind>,
+        /// Seeds per cell.
+        #[arg(long, default_value_t = lockstorm::run::matrix::DEFAULT_SEEDS, value_parser = clap::value_parser!(u64).range(1..=10_000))]
+        seeds: u64,
+        /// Real runs at once (each starts its own redis-servers on ports of its own;
+        /// default: every core).
+        #[arg(long, value_parser = clap::value_parser!(u64).range(1..=256))]
+        jobs: Option<u64>,
     },
     /// Run a scenario over a grid of one or two parameters and draw its phase diagram.
     Sweep {
@@ -339,7 +346,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     if matches!(
         cli.command,
-        Command::Scenario { .. } | Command::Bench { .. } | Command::Analysis { .. }
+        Command::Scenario { .. } | Command::Bench { .. } | Command::Analysis { .. } | Command::Matrix { .. }
     ) {
         // These start processes and temporary directories: a signal stops them
         // cleanly, and the reaper cleans up after a SIGKILL.
@@ -393,6 +400,8 @@ fn main() -> ExitCode {
             seed,
             worker,
             worker_kind,
+            seeds,
+            jobs,
         } => (|| {
             let worker = match (worker, worker_kind) {
                 (Some(argv), Some(kind)) => Some((
@@ -408,6 +417,8 @@ fn main() -> ExitCode {
                 adapters,
                 faults,
                 seed,
+                seeds,
+                jobs: jobs_or_all(jobs),
                 worker,
             })
         })(),
@@ -553,6 +564,26 @@ fn scenario(
         let list = adapter_list.as_path();
         let a = lockstorm::worker::adapters::select(lockstorm::worker::adapters::load(list)?, &[name], list)?;
         scenario.clients.worker = Some(a[0].spec());
+        // A catalogue template's `expect` is the built-in lock's: the library's own
+        // prediction for that fault decides instead.
+        let in_catalogue = file.parent().and_then(Path::file_name) == Some(a[0].kind.folder().as_ref());
+        let stem = file.file_stem().map(|s| s.to_string_lossy().into_owned());
+        if let Some(p) = stem.and_then(|f| a[0].predicts.get(&f)).filter(|_| in_catalogue) {
+            use lockstorm::worker::adapters::Predicted;
+            scenario.expect = match p.verdict {
+                Predicted::Unsafe => lockstorm::scenario::Expect::Unsafe,
+                _ => lockstorm::scenario::Expect::Safe,
+            };
+            if p.verdict == Predicted::StaleWrite {
+                scenario.expect_resource = Some(lockstorm::scenario::Expect::Unsafe);
+            }
+            eprintln!(
+                "lockstorm: {} predicts {} here ({}): that is the expected verdict",
+                a[0].name,
+                p.verdict.name(),
+                p.why
+            );
+        }
     }
     if let Some(argv) = worker {
         let spec = lockstorm::worker::WorkerSpec::from_command_line(&argv).map_err(anyhow::Error::msg)?;
@@ -1039,17 +1070,35 @@ fn bench(nodes: usize, iterations: usize) -> Result<bool> {
 }
 
 fn matrix(options: &lockstorm::run::matrix::MatrixOptions) -> Result<bool> {
-    let m = lockstorm::run::matrix::run_matrix(options, &|cell| eprintln!("running {cell}..."))?;
+    use lockstorm::report::matrix::Cell;
+    let m = lockstorm::run::matrix::run_matrix(options, &|cell| eprintln!("{cell}"))?;
+    let mut departed = 0;
     for a in &m.adapters {
-        let ran = a
+        let ran: Vec<_> = a
             .cells
             .iter()
-            .filter(|c| matches!(c, lockstorm::report::matrix::Cell::Ran(_)))
-            .count();
-        println!("{:<24} {ran} of {} cells ran", a.name, a.cells.len());
+            .filter_map(|c| match c {
+                Cell::Ran(r) => Some(r),
+                _ => None,
+            })
+            .collect();
+        let off = ran.iter().filter(|r| r.departs.is_some()).count();
+        departed += off;
+        println!(
+            "{:<24} {} of {} cells ran, {off} not as predicted",
+            a.name,
+            ran.len(),
+            a.cells.len()
+        );
     }
-    println!("matrix in {}", options.out.join("README.md").display());
-    Ok(true)
+    println!(
+        "matrix in {} ({} seeds per cell, {:.0} s)",
+        options.out.join("README.md").display(),
+        m.seeds,
+        m.wall_secs
+    );
+    // The libraries' own predictions decide, not the built-in lock's `expect`.
+    Ok(departed == 0)
 }
 
 fn bench_protocol(clients: usize, rounds: usize) -> Result<bool> {

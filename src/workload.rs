@@ -16,6 +16,8 @@ pub struct Workload {
     hold: crate::scenario::Dist,
     /// Read-write lock: the share of read acquisitions; `None` for exclusive locks.
     read_share: Option<f64>,
+    /// The probe client's own lock, which it always takes (in the probe mode).
+    own_lock: Option<LockId>,
 }
 
 impl Workload {
@@ -27,12 +29,29 @@ impl Workload {
             think: config.think,
             hold: config.hold,
             read_share: read_write.then_some(config.read_share),
+            own_lock: None,
+        }
+    }
+
+    /// The probe client's stream: always `lock`, in the mode that conflicts with
+    /// everything, with the probe's think and hold times.
+    pub fn probe(probe: &crate::scenario::Probe, lock: LockId, read_write: bool, rng: Rng) -> Self {
+        Workload {
+            rng,
+            locks: 1,
+            think: probe.think,
+            hold: probe.hold,
+            read_share: read_write.then_some(0.0),
+            own_lock: Some(lock),
         }
     }
 
     /// The mode of the next acquisition. Exclusive locks draw nothing, so their streams
     /// are the same as before read-write locks existed.
     pub fn pick_mode(&mut self) -> Mode {
+        if self.own_lock.is_some() {
+            return self.probe_mode();
+        }
         match self.read_share {
             None => Mode::Exclusive,
             Some(share) if self.rng.gen_bool(share) => Mode::Read,
@@ -58,6 +77,9 @@ impl Workload {
     }
 
     pub fn pick_lock(&mut self) -> LockId {
+        if let Some(lock) = self.own_lock {
+            return lock;
+        }
         LockId(self.rng.gen_range(0..self.locks))
     }
 }

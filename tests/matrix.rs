@@ -1,24 +1,56 @@
-//! `lockstorm matrix` end to end on a small slice: one adapter that runs (lockstorm's own
-//! single-instance lock as a worker), one whose command does not exist, two faults of
-//! the catalogue (one that only the single-instance layout has). Needs redis-server.
+//! `lockstorm matrix` end to end on a small slice: lockstorm's own Redlock (multi) and
+//! single-instance lock as workers, one adapter whose command does not exist, two faults
+//! of the catalogue (one that only the multi-node layout has), two seeds per cell on two
+//! parallel runs. Needs redis-server.
 
 use std::process::Command;
 
 #[test]
-fn the_matrix_runs_adapters_against_faults_and_says_why_a_library_cannot_run() {
+fn the_matrix_tallies_seeds_judges_the_probe_and_says_why_a_library_cannot_run() {
     let dir = tempfile::tempdir().unwrap();
     let list = dir.path().join("adapters.toml");
     std::fs::write(
         &list,
-        "[[adapter]]\nname = \"builtin\"\ncommand = [\"lockstorm\", \"worker\"]\nruntime = \"rust\"\nkind = \"single\"\n\
-         promise = \"what lockstorm's single-instance lock promises\"\n\n\
-         [[adapter]]\nname = \"missing\"\ncommand = [\"no-such-lock-worker\"]\nruntime = \"none\"\nkind = \"multi\"\n",
+        r#"
+[[adapter]]
+name = "builtin-multi"
+command = ["lockstorm", "worker"]
+runtime = "rust"
+kind = "multi"
+algorithm = "redlock"
+
+[[adapter]]
+name = "builtin"
+command = ["lockstorm", "worker"]
+runtime = "rust"
+kind = "single"
+promise = "what lockstorm's single-instance lock promises"
+
+[[adapter]]
+name = "missing"
+command = ["no-such-lock-worker"]
+runtime = "none"
+kind = "multi"
+
+[predictions.redlock]
+"01-clean" = { verdict = "safe", why = "no fault at all" }
+"02-minority-crash" = { verdict = "tolerant", why = "a majority stays up" }
+"#,
     )
     .unwrap();
     let out = dir.path().join("libraries");
     let o = Command::new(env!("CARGO_BIN_EXE_lockstorm"))
         .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .args(["matrix", "--faults", "01-clean,11-replica-failover", "--list"])
+        .args([
+            "matrix",
+            "--faults",
+            "01-clean,02-minority-crash",
+            "--seeds",
+            "2",
+            "--jobs",
+            "2",
+            "--list",
+        ])
         .arg(&list)
         .arg("--out")
         .arg(&out)
@@ -29,37 +61,66 @@ fn the_matrix_runs_adapters_against_faults_and_says_why_a_library_cannot_run() {
         String::from_utf8_lossy(&o.stdout),
         String::from_utf8_lossy(&o.stderr)
     );
-    assert_eq!(o.status.code(), Some(0), "{shown}");
     for f in ["index.html", "README.md", "matrix.json"] {
-        assert!(out.join(f).is_file(), "{f}");
+        assert!(out.join(f).is_file(), "{f}: {shown}");
     }
     let m: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("matrix.json")).unwrap()).unwrap();
+    assert_eq!(m["seeds"], 2);
+    assert!(m["wall_secs"].as_f64().unwrap() > 0.0);
     let ids: Vec<&str> = m["faults"]
         .as_array()
         .unwrap()
         .iter()
         .map(|f| f["id"].as_str().unwrap())
         .collect();
-    assert_eq!(ids, ["01-clean", "11-replica-failover"]);
+    assert_eq!(ids, ["01-clean", "02-minority-crash"]);
 
-    let builtin = &m["adapters"][0]["cells"];
-    assert_eq!(builtin[0]["status"], "ran", "{builtin}");
-    assert_eq!(builtin[0]["lock_safe"], true);
-    assert_eq!(builtin[0]["deadlock_free"], true);
-    let report = out.join(builtin[0]["report"].as_str().unwrap());
-    assert!(report.is_file(), "the cell links its report");
-    assert!(builtin[0]["rerun"]
-        .as_str()
+    // The exit status is the libraries' predictions: 0 exactly when no cell departs.
+    let cells: Vec<&serde_json::Value> = m["adapters"]
+        .as_array()
         .unwrap()
-        .contains("--adapter builtin"));
-    // The real backend has no failover yet: the cell says so (it runs once it has).
+        .iter()
+        .flat_map(|a| a["cells"].as_array().unwrap())
+        .collect();
+    let departed = cells.iter().filter(|c| !c["departs"].is_null()).count();
+    assert_eq!(o.status.code(), Some(i32::from(departed > 0)), "{shown}");
+
+    let multi = &m["adapters"][0]["cells"];
+    for c in multi.as_array().unwrap() {
+        assert_eq!(c["status"], "ran", "{c}");
+        assert_eq!(c["seeds"], 2, "{c}");
+        assert!([1, 2].contains(&c["reported_seed"].as_u64().unwrap()), "{c}");
+        // The probe took its own lock on every seed, and was judged.
+        let t = &c["tolerance"];
+        assert!(t["attempts"].as_u64().unwrap() > 0, "{c}");
+        assert!(t["judged"].as_u64().unwrap() > 0, "{c}");
+        assert!(c["contended_availability"].is_number(), "{c}");
+        assert!(
+            out.join(c["report"].as_str().unwrap()).is_file(),
+            "the cell links its report"
+        );
+        let rerun = c["rerun"].as_str().unwrap();
+        for part in ["--adapter builtin-multi", "--set clients.probe=true", "--seed "] {
+            assert!(rerun.contains(part), "{rerun}");
+        }
+        assert!(c["rerun_all"].as_str().unwrap().ends_with("--seeds 2"), "{c}");
+    }
+    // Under the minority crash the probe met the fault while a majority was up.
     assert!(
-        ["refused", "ran"].contains(&builtin[1]["status"].as_str().unwrap()),
-        "{builtin}"
+        multi[1]["tolerance"]["during_faults"].as_u64().unwrap() > 0,
+        "{multi}"
     );
 
-    let missing = &m["adapters"][1]["cells"];
+    let single = &m["adapters"][1]["cells"];
+    assert_eq!(single[0]["status"], "ran", "{single}");
+    assert!(single[0]["tolerance"].is_null(), "no probe in a single-node cell");
+    assert_eq!(
+        single[1]["status"], "not_applicable",
+        "no minority crash of one node"
+    );
+
+    let missing = &m["adapters"][2]["cells"];
     assert_eq!(missing[0]["status"], "cannot_run");
     assert!(
         missing[0]["why"]
@@ -68,10 +129,42 @@ fn the_matrix_runs_adapters_against_faults_and_says_why_a_library_cannot_run() {
             .contains("cannot start worker `no-such-lock-worker`"),
         "{missing}"
     );
-    assert_eq!(
-        missing[1]["status"], "not_applicable",
-        "no failover for a multi-node lock"
-    );
     let readme = std::fs::read_to_string(out.join("README.md")).unwrap();
     assert!(readme.contains("what lockstorm's single-instance lock promises"));
+    assert!(readme.contains("Its algorithm predicts:"), "{readme}");
+    assert!(
+        readme.contains("**safe and fault-tolerant**: a majority stays up"),
+        "{readme}"
+    );
+    assert!(readme.contains("the whole matrix took"), "{readme}");
+}
+
+#[test]
+fn a_catalogue_run_with_an_adapter_expects_the_librarys_prediction() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_lockstorm"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args([
+            "scenario",
+            "scenarios/matrix/single/11-replica-failover.toml",
+            "--adapter",
+            "lockstorm-single",
+            "--quiet",
+            "--out",
+        ])
+        .arg(dir.path().join("run"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("lockstorm-single predicts unsafe here (a single instance with an asynchronous replica"),
+        "{err}"
+    );
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("run/summary.json")).unwrap()).unwrap();
+    // The prediction is the expectation: exit 0 exactly when the run found it.
+    assert_eq!(summary["expect"], "unsafe", "{summary}");
+    let as_expected = summary["as_expected"].as_bool().unwrap();
+    assert_eq!(as_expected, summary["verdict"] == "unsafe", "{summary}");
+    assert_eq!(o.status.code(), Some(i32::from(!as_expected)), "{err}\n{summary}");
 }

@@ -94,6 +94,13 @@ impl Bounds {
         if let Some(t) = m.writer_wait_bound_us {
             time("writer_wait_bound_us", t)?;
         }
+        if let Some(p) = m.probe_client.filter(|&p| p >= m.clients) {
+            return Err(format!(
+                "meta: probe_client = {p}: the run has {} clients (0 to {})",
+                m.clients,
+                m.clients - 1
+            ));
+        }
         self.nodes = m.nodes;
         self.clients = m.clients;
         self.from_meta = true;
@@ -169,6 +176,7 @@ mod tests {
             liveness_bound_us: 2_000_000,
             writer_wait_bound_us: None,
             worker: None,
+            probe_client: None,
         })
     }
 

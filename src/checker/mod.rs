@@ -422,6 +422,9 @@ impl Checker {
         liveness.extend(under_faults.findings);
         let mut stats = self.stats.finish();
         stats.tolerance_checked = under_faults.tolerance_checked;
+        stats.probe = under_faults.probe;
+        stats.stalls = under_faults.stalls;
+        stats.stall_max_us = under_faults.stall_max_us;
         stats.unavailable_us = under_faults.unavailable_us;
         let workload_us = self.heal_us.unwrap_or(end_us);
         stats.unavailable_share = if workload_us == 0 {

@@ -55,6 +55,7 @@ fn meta(writer_wait_bound_us: Option<u64>) -> Event {
         liveness_bound_us: 1,
         writer_wait_bound_us,
         worker: None,
+        probe_client: None,
     })
 }
 

@@ -27,6 +27,62 @@ pub struct Stats {
     pub tolerance_checked: u64,
     /// Waits from first attempt to acquisition, per mode ([`super::waits`]).
     pub waits: std::collections::BTreeMap<crate::algorithm::Mode, WaitStats>,
+    /// Stalls: workload acquires that took longer than the ttl while a fault was active
+    /// (one still open when the history ended counts if it was open that long). An
+    /// acquire that never finishes counts in no availability; it counts here.
+    #[serde(default)]
+    pub stalls: u64,
+    /// The longest stall, invoke to end (or to the end of the history).
+    #[serde(default)]
+    pub stall_max_us: u64,
+    /// The probe client's acquisitions (`meta.probe_client`), when the run has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probe: Option<ProbeStats>,
+}
+
+/// The probe client's workload acquisitions, as the fault-tolerance rule saw them
+/// ([`super::tolerance`]).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, serde::Deserialize)]
+pub struct ProbeStats {
+    pub client: usize,
+    /// Its completed acquisitions, and those that succeeded.
+    pub acquires: u64,
+    pub acquired: u64,
+    /// Its acquisitions that overlapped an active fault.
+    pub during_faults: u64,
+    /// Its acquisitions the rule judged: the probe undisturbed, and a majority of nodes
+    /// up, healthy and reachable from it for a ttl before and throughout.
+    pub judged: u64,
+    /// Of those, the ones that overlapped an active fault.
+    pub judged_during_faults: u64,
+    /// Judged acquisitions that failed: each is a fault-tolerance finding.
+    pub judged_failed: u64,
+}
+
+impl ProbeStats {
+    /// The probe's success share (0 when it completed none).
+    pub fn availability(&self) -> f64 {
+        if self.acquires == 0 {
+            0.0
+        } else {
+            self.acquired as f64 / self.acquires as f64
+        }
+    }
+}
+
+impl Stats {
+    /// The success share of the workload clients other than the probe: what
+    /// contention (and the faults) left them.
+    pub fn contended_availability(&self) -> f64 {
+        let (probe_acquires, probe_acquired) =
+            self.probe.as_ref().map_or((0, 0), |p| (p.acquires, p.acquired));
+        let acquires = self.acquires.saturating_sub(probe_acquires);
+        if acquires == 0 {
+            0.0
+        } else {
+            self.acquired.saturating_sub(probe_acquired) as f64 / acquires as f64
+        }
+    }
 }
 
 /// The waits of one mode.

@@ -182,6 +182,7 @@ fn meta(bound: u64) -> Event {
         liveness_bound_us: bound,
         writer_wait_bound_us: None,
         worker: None,
+        probe_client: None,
     })
 }
 

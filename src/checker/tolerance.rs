@@ -21,9 +21,18 @@
 //! - Availability penalty: the time during which some lock was free and wanted, yet
 //!   every attempt at it failed: failed attempts, minus the time the lock was held or
 //!   being successfully acquired.
+//! - The probe client (`meta.probe_client`), when the run has one, takes a lock no
+//!   other client uses, so none of its attempts is contended: each of them, ok or
+//!   failed, is judged by the rule above when its client was undisturbed and a majority
+//!   reachable, and counted ([`ProbeStats`]): "n of m uncontended acquisitions failed
+//!   while a majority was reachable", with how many of the m overlapped a fault.
+//! - Stalls: a workload acquire that took longer than the ttl (or was open that long
+//!   when the history ended) while a fault was active. Availability counts only the
+//!   acquires that finished; a stall is what it leaves out.
 
 use super::attempts::{unavailable_us, Attempt, ByLock, Top2};
 use super::compact::{LockId, Locks};
+use super::stats::ProbeStats;
 use super::{Hold, LivenessFinding};
 use crate::algorithm::AlgorithmKind;
 use crate::fault::Fault;
@@ -53,6 +62,11 @@ pub struct Outcome {
     /// Failed acquisitions the fault-tolerance rule applied to (all healthy, uncontended).
     pub tolerance_checked: u64,
     pub unavailable_us: u64,
+    /// The probe client's acquisitions as the rule saw them, if `meta` names one.
+    pub probe: Option<ProbeStats>,
+    /// Acquires longer than the ttl while a fault was active, and the longest.
+    pub stalls: u64,
+    pub stall_max_us: u64,
 }
 
 impl Collector {
@@ -110,11 +124,39 @@ impl Collector {
             findings: Vec::new(),
             tolerance_checked: 0,
             unavailable_us: unavailable_us(&by_lock, locks, workload_end_us),
+            probe: None,
+            stalls: 0,
+            stall_max_us: 0,
         };
         let Some(meta) = meta else { return out };
         self.fault_tolerance(meta, workload_end_us, &by_lock, locks, &mut out);
         self.after_heals(meta, workload_end_us, &by_lock, locks, &mut out);
+        self.stalls(meta, workload_end_us, end_us, &mut out);
         out
+    }
+
+    /// Every fault span as (start, end, ()), to ask whether one was active in a window.
+    fn active_index(&self, workload_end_us: u64) -> SpanIndex<()> {
+        SpanIndex::new(
+            self.spans
+                .iter()
+                .map(|s| (s.start_us, self.span_end(s, workload_end_us), ())),
+        )
+    }
+
+    /// Stalls: acquires longer than the ttl with a fault active during them, finished
+    /// or still open at the end of the history (`end_us`).
+    fn stalls(&self, meta: &Meta, workload_end_us: u64, end_us: u64, out: &mut Outcome) {
+        let ttl_us = meta.ttl_ms * 1_000;
+        let active = self.active_index(workload_end_us);
+        let open = self.open.values().map(|&(_, invoke_us)| (invoke_us, end_us));
+        for (from, to) in self.attempts.iter().map(|a| (a.invoke_us, a.end_us)).chain(open) {
+            let took_us = to.saturating_sub(from);
+            if took_us > ttl_us && active.touching(from, to).next().is_some() {
+                out.stalls += 1;
+                out.stall_max_us = out.stall_max_us.max(took_us);
+            }
+        }
     }
 
     fn span_end(&self, s: &Span, workload_end_us: u64) -> u64 {
@@ -182,7 +224,9 @@ impl Collector {
             (s.start_us, end, touched(&s.fault, meta.nodes, wall_clock))
         }));
         let mut healthy = vec![true; meta.nodes];
-        for (a, _) in self.attempts.iter().zip(contended).filter(|(a, c)| !a.ok() && !c) {
+        // The nodes healthy and reachable from the attempt's client for a ttl before it
+        // and throughout it; `None` when a fault disturbed the client itself.
+        let mut reachable = |a: &Attempt| -> Option<Vec<usize>> {
             let (from, to) = (a.invoke_us.saturating_sub(ttl_us), a.end_us);
             healthy.fill(true);
             let mut client_ok = true;
@@ -196,11 +240,33 @@ impl Collector {
                     }
                 }
             }
-            if !client_ok {
-                continue;
+            client_ok.then(|| (0..meta.nodes).filter(|&n| healthy[n]).collect())
+        };
+        if let Some(probe) = meta.probe_client {
+            // Every acquisition of the probe, ok or not: how many were judged.
+            let active = self.active_index(workload_end_us);
+            let mut p = ProbeStats {
+                client: probe,
+                ..ProbeStats::default()
+            };
+            for a in self.attempts.iter().filter(|a| a.client() == probe) {
+                p.acquires += 1;
+                p.acquired += u64::from(a.ok());
+                let during = active.touching(a.invoke_us, a.end_us).next().is_some();
+                p.during_faults += u64::from(during);
+                if reachable(a).is_some_and(|r| r.len() >= majority) {
+                    p.judged += 1;
+                    p.judged_during_faults += u64::from(during);
+                    p.judged_failed += u64::from(!a.ok());
+                }
             }
+            out.probe = Some(p);
+        }
+        for (a, _) in self.attempts.iter().zip(contended).filter(|(a, c)| !a.ok() && !c) {
+            let Some(reachable) = reachable(a) else {
+                continue;
+            };
             out.tolerance_checked += 1;
-            let reachable: Vec<usize> = (0..meta.nodes).filter(|&n| healthy[n]).collect();
             if reachable.len() >= majority {
                 out.findings.push(LivenessFinding::FaultTolerance {
                     client: a.client(),
@@ -371,6 +437,7 @@ mod tests {
             liveness_bound_us: bound_us,
             writer_wait_bound_us: None,
             worker: None,
+            probe_client: None,
         })
     }
     fn op(t: u64, c: usize, kind: OpKind) -> Op {
@@ -581,6 +648,42 @@ mod tests {
             .liveness
             .iter()
             .any(|l| matches!(l, LivenessFinding::StuckAfterHeal { .. })));
+    }
+
+    #[test]
+    fn an_acquire_longer_than_the_ttl_during_a_fault_is_a_stall() {
+        // ttl 1 ms. Client 0 waits 5 ms while node 0 is down: a stall; then 5 ms again
+        // after the crash ended: slow, but no fault was active. Client 1 is still
+        // waiting when the history ends, 9 ms after it began during the crash.
+        let end = fault(
+            6_000,
+            0,
+            FaultAction::End,
+            Fault::Crash {
+                node: 0,
+                power_loss: false,
+            },
+        );
+        let h = [
+            meta(1_000_000),
+            crash(1_000, 0, 0),
+            acq(1_000, 0),
+            acq(4_000, 1),
+            fail(6_000, 0),
+            end,
+            acq(7_000, 0),
+            fail(12_000, 0),
+            Event::Heal { t_us: 13_000 },
+        ];
+        let f = check(&h).unwrap();
+        assert_eq!((f.stats.stalls, f.stats.stall_max_us), (2, 9_000));
+        // Without the crash nothing stalls, however slow.
+        let calm: Vec<Event> = h
+            .iter()
+            .filter(|e| !matches!(e, Event::Fault(_)))
+            .cloned()
+            .collect();
+        assert_eq!(check(&calm).unwrap().stats.stalls, 0);
     }
 
     #[test]

@@ -166,6 +166,7 @@ pub fn reproduction(scope: &Scope, path: &[Action], resource: bool) -> Scenario 
             writer_wait_bound_us: None,
             resource_writes: false,
             worker: None,
+            probe: None,
         },
         network: Network {
             latency: Dist::fixed(scope.latency_us),

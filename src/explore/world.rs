@@ -213,6 +213,7 @@ impl World {
                 liveness_bound_us: scope.algorithm.liveness_bound_us(scope.nodes),
                 writer_wait_bound_us: None,
                 worker: None,
+                probe_client: None,
             }));
         }
         // As a simulator client starts: think first.

@@ -36,13 +36,73 @@ pub fn binary() -> Result<PathBuf, RealError> {
         .ok_or(RealError::NoRedisServer)
 }
 
-/// A free loopback port: bind port 0, read it back, close. Another process could take
-/// it before redis-server binds; start() then fails with a clear error.
+/// Ports handed out by [`free_port`] and not given back yet ([`release_port`]). A node
+/// keeps its port while it is down (crashed, waiting for its restart), so no other run
+/// of this process (`lockstorm matrix --jobs N` runs several at once) may take it then.
+static TAKEN: std::sync::Mutex<std::collections::BTreeSet<u16>> =
+    std::sync::Mutex::new(std::collections::BTreeSet::new());
+
+/// Where the next search for a free port starts (seeded from the process id, so two
+/// lockstorm processes start apart).
+static CURSOR: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(u32::MAX);
+
+/// How many ports below the kernel's ephemeral range nodes take theirs from.
+const NODE_PORTS: u32 = 12_000;
+
+/// A free loopback port for a node, reserved in this process until [`release_port`].
+/// It is taken below the kernel's ephemeral range (`ip_local_port_range`), so no port
+/// the kernel picks by itself (a proxy's listener, an outgoing connection) is ever a
+/// node's port while the node is down; a port is checked free by binding it. Another
+/// process could still take it before redis-server binds; start() then fails with a
+/// clear error. Without that range (not Linux), the kernel's choice (bind port 0).
 pub fn free_port() -> Result<u16, RealError> {
-    let l = TcpListener::bind("127.0.0.1:0").map_err(|e| RealError::Io("bind a loopback port".into(), e))?;
-    Ok(l.local_addr()
-        .map_err(|e| RealError::Io("read a port".into(), e))?
-        .port())
+    use std::sync::atomic::Ordering;
+    let mut taken = TAKEN.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((low, high)) = node_port_range() {
+        let span = high - low;
+        let _ = CURSOR.compare_exchange(
+            u32::MAX,
+            std::process::id().wrapping_mul(7_919) % span,
+            Ordering::Relaxed,
+            Ordering::Relaxed,
+        );
+        for _ in 0..span {
+            let offset = CURSOR.fetch_add(1, Ordering::Relaxed) % span;
+            let port = (low + offset) as u16;
+            if !taken.contains(&port) && TcpListener::bind(("127.0.0.1", port)).is_ok() {
+                taken.insert(port);
+                return Ok(port);
+            }
+        }
+    }
+    for _ in 0..100 {
+        let l =
+            TcpListener::bind("127.0.0.1:0").map_err(|e| RealError::Io("bind a loopback port".into(), e))?;
+        let port = l
+            .local_addr()
+            .map_err(|e| RealError::Io("read a port".into(), e))?
+            .port();
+        if taken.insert(port) {
+            return Ok(port);
+        }
+    }
+    Err(RealError::Io(
+        "find a free loopback port".into(),
+        std::io::Error::new(std::io::ErrorKind::AddrInUse, "every port tried is taken"),
+    ))
+}
+
+/// Gives a port of [`free_port`] back, once its node is gone for good.
+pub fn release_port(port: u16) {
+    TAKEN.lock().unwrap_or_else(|e| e.into_inner()).remove(&port);
+}
+
+/// The node ports: the [`NODE_PORTS`] ports below the ephemeral range (from 1024 up).
+fn node_port_range() -> Option<(u32, u32)> {
+    let text = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range").ok()?;
+    let first: u32 = text.split_whitespace().next()?.parse().ok()?;
+    let low = first.saturating_sub(NODE_PORTS).max(1_024);
+    (first > low + 100).then_some((low, first))
 }
 
 /// The configuration every redis-server of a run gets, local or in a container, as
@@ -259,6 +319,7 @@ impl Server {
 impl Drop for Server {
     fn drop(&mut self) {
         self.kill();
+        release_port(self.port);
     }
 }
 

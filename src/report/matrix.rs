@@ -5,6 +5,8 @@
 
 use super::html::esc;
 use super::ReportError;
+use crate::run::sweep::Rate;
+use crate::worker::adapters::Prediction;
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 use std::path::Path;
@@ -12,11 +14,28 @@ use std::path::Path;
 /// The whole matrix: fault columns, adapter rows.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Matrix {
+    /// The first seed of every cell.
     pub seed: u64,
+    /// Seeds per cell.
+    #[serde(default = "one")]
+    pub seeds: u64,
+    /// Runs at once.
+    #[serde(default = "one_usize")]
+    pub jobs: usize,
+    /// How long the whole matrix took, in wall seconds.
+    #[serde(default)]
+    pub wall_secs: f64,
     /// The command that regenerates the matrix.
     pub command: String,
     pub faults: Vec<FaultColumn>,
     pub adapters: Vec<AdapterRow>,
+}
+
+fn one() -> u64 {
+    1
+}
+fn one_usize() -> usize {
+    1
 }
 
 /// One fault of the catalogue.
@@ -43,6 +62,9 @@ pub struct AdapterRow {
     pub options: String,
     /// "library version", as its worker's hello named it.
     pub library: Option<String>,
+    /// Per fault column, what the library's algorithm predicts (from the adapter list).
+    #[serde(default)]
+    pub predicts: Vec<Option<Prediction>>,
     pub cells: Vec<Cell>,
 }
 
@@ -61,7 +83,7 @@ pub enum Cell {
         why: String,
         rerun: String,
     },
-    /// The worker broke the protocol during the run (the history so far is kept).
+    /// The worker broke the protocol on every seed (the lowest one's history is kept).
     Error {
         why: String,
         report: String,
@@ -70,62 +92,182 @@ pub enum Cell {
     Ran(Box<Ran>),
 }
 
-/// The verdicts of a cell that ran.
+/// A cell that ran: its seeds' tally.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Ran {
-    /// No two conflicting holds overlapped.
-    pub lock_safe: bool,
-    pub violations: usize,
-    /// "safe", "unsafe" or "no writes".
-    pub resource: String,
-    pub stale_writes: usize,
-    /// Locks were acquirable again after the heal.
-    pub deadlock_free: bool,
-    /// Uncontended acquisitions succeeded while a majority of nodes was reachable;
-    /// `None` when no failed acquisition was uncontended and healthy enough to judge
-    /// (with several clients on one lock, every attempt may be contended).
-    pub fault_tolerant: Option<bool>,
+    /// Seeds that ran to the end (`seeds_asked` less those whose worker broke the
+    /// protocol).
+    pub seeds: u64,
+    pub seeds_asked: u64,
+    /// Seeds on which two clients held the lock at once.
+    pub unsafe_seeds: u64,
+    /// Safe seeds whose faults met nothing they aim at: they prove nothing.
+    pub not_exercised_seeds: u64,
+    /// The unsafe rate over the exercised seeds, with its 95% Wilson interval.
+    pub rate: Rate,
+    /// Violations over every seed.
+    pub violations: u64,
+    /// Seeds on which the guarded resource took a stale write, and the stale writes.
+    pub stale_seeds: u64,
+    pub stale_writes: u64,
+    /// Writes the guarded resource received over every seed (0: the fault writes nothing).
+    pub resource_writes: u64,
+    /// Seeds on which a lock stayed out of reach after the heal.
+    pub stuck_seeds: u64,
+    /// The probe's uncontended acquisitions (multi-node cells; `None` without a probe).
+    pub tolerance: Option<Tolerance>,
+    /// The probe's success share, or with no probe every client's.
+    pub availability: f64,
+    /// With a probe: the other (contending) clients' success share, shown apart.
+    pub contended_availability: Option<f64>,
     /// Share of acquisitions whose outcome the library left unknown (an `error`
     /// answer: the library could not say whether it got the lock).
     pub unknown: f64,
-    /// Liveness findings by kind, or "none".
+    /// Acquires that outlasted the ttl while a fault was active, over every seed; the
+    /// seeds with one; the longest.
+    pub stalls: u64,
+    pub stall_seeds: u64,
+    pub stall_max_us: u64,
+    /// Liveness findings by kind, with how many seeds had each, or "none".
     pub liveness: String,
-    /// Share of acquisitions that succeeded in the workload.
-    pub availability: f64,
+    /// Seeds whose worker broke the protocol, and the first one's error.
+    pub worker_errors: u64,
+    pub worker_error: Option<String>,
+    /// The seed whose report the cell keeps: the first unsafe, else the first.
+    pub reported_seed: u64,
     /// The cell's run report, relative to the matrix folder.
     pub report: String,
+    /// Reruns the reported seed; `rerun_all` every seed of the cell.
     pub rerun: String,
+    pub rerun_all: String,
+    /// "library version", as the reported seed's worker named it.
+    pub library: Option<String>,
+    /// How the finding departs from the library's prediction, if it does.
+    pub departs: Option<String>,
 }
 
-fn mark(ok: bool) -> &'static str {
-    if ok {
-        "ok"
-    } else {
-        "FAIL"
+/// The probe's uncontended acquisitions over every seed of a cell.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Tolerance {
+    /// Its acquisitions, those judged (a majority reachable, the probe undisturbed),
+    /// those judged while a fault was active, and the judged ones that failed.
+    pub attempts: u64,
+    pub judged: u64,
+    pub during_faults: u64,
+    pub failed: u64,
+}
+
+impl Ran {
+    /// "unsafe", "safe" or "not exercised": safe needs an exercised seed.
+    pub fn verdict(&self) -> &'static str {
+        if self.unsafe_seeds > 0 {
+            "unsafe"
+        } else if self.seeds == self.not_exercised_seeds {
+            "not exercised"
+        } else {
+            "safe"
+        }
+    }
+
+    /// The seeds' verdict as a rate: "k/N unsafe (x%, 95% CI a–b%)", "0/N (rate <= x%
+    /// at 95%)", or "not exercised (N/N seeds)"; then how many seeds were not exercised.
+    pub fn tally_text(&self) -> String {
+        let exercised = self.seeds - self.not_exercised_seeds;
+        let pct = |x: f64| format!("{:.0}%", x * 100.0);
+        let mut line = match self.verdict() {
+            "unsafe" => format!(
+                "{}/{exercised} unsafe ({}, 95% CI {}–{})",
+                self.unsafe_seeds,
+                pct(self.rate.rate),
+                pct(self.rate.low),
+                pct(self.rate.high)
+            ),
+            "safe" => format!("0/{exercised} (rate <= {} at 95%)", pct(self.rate.high)),
+            _ => format!(
+                "not exercised ({}/{} seeds)",
+                self.not_exercised_seeds, self.seeds
+            ),
+        };
+        if self.not_exercised_seeds > 0 && self.verdict() != "not exercised" {
+            let _ = write!(
+                line,
+                " · {}/{} seeds not exercised",
+                self.not_exercised_seeds, self.seeds
+            );
+        }
+        line
+    }
+
+    /// The fault-tolerance column: "ok", "n of m uncontended acquisitions failed while
+    /// a majority was reachable", "not judged", or "n/a" with no probe.
+    pub fn tolerance_text(&self) -> String {
+        match &self.tolerance {
+            None => "n/a (no probe)".into(),
+            Some(t) if t.judged == 0 => {
+                "not judged (the probe made no acquisition while a majority was reachable)".into()
+            }
+            Some(t) if t.failed == 0 => {
+                format!("ok ({} uncontended, {} during faults)", t.judged, t.during_faults)
+            }
+            Some(t) => format!(
+                "{} of {} uncontended acquisitions failed while a majority was reachable",
+                t.failed, t.judged
+            ),
+        }
     }
 }
 
 /// One line for a cell, the same in README.md and index.html.
-fn summary(cell: &Cell) -> String {
+pub fn summary(cell: &Cell) -> String {
     match cell {
         Cell::NotApplicable => "n/a".into(),
         Cell::CannotRun { .. } => "cannot run here".into(),
         Cell::Refused { .. } => "not on this backend yet".into(),
         Cell::Error { .. } => "worker error".into(),
         Cell::Ran(r) => {
-            let mut line = format!(
-                "lock {} · resource {} · deadlock-free {} · fault-tolerant {} · {:.0}% available",
-                if r.lock_safe { "safe" } else { "UNSAFE" },
-                match r.resource.as_str() {
-                    "unsafe" => "UNSAFE",
-                    other => other,
-                },
-                mark(r.deadlock_free),
-                r.fault_tolerant.map_or("not judged", mark),
-                r.availability * 100.0
-            );
+            let mut line = format!("lock {}", r.tally_text());
+            if r.resource_writes > 0 || r.stale_seeds > 0 {
+                let _ = write!(line, " · stale writes on {}/{} seeds", r.stale_seeds, r.seeds);
+            }
+            if r.stuck_seeds > 0 {
+                let _ = write!(
+                    line,
+                    " · stuck after the heal on {}/{} seeds",
+                    r.stuck_seeds, r.seeds
+                );
+            }
+            let _ = write!(line, " · fault-tolerant {}", r.tolerance_text());
+            match r.contended_availability {
+                Some(c) => {
+                    let _ = write!(
+                        line,
+                        " · {:.0}% available (probe; contending clients {:.0}%)",
+                        r.availability * 100.0,
+                        c * 100.0
+                    );
+                }
+                None => {
+                    let _ = write!(line, " · {:.0}% available", r.availability * 100.0);
+                }
+            }
             if r.unknown > 0.0 {
                 let _ = write!(line, " · {:.0}% unknown", r.unknown * 100.0);
+            }
+            if r.stalls > 0 {
+                let _ = write!(
+                    line,
+                    " · {} stall(s) on {}/{} seeds (longest {:.1} s)",
+                    r.stalls,
+                    r.stall_seeds,
+                    r.seeds,
+                    r.stall_max_us as f64 / 1e6
+                );
+            }
+            if r.worker_errors > 0 {
+                let _ = write!(line, " · {} seed(s) ended in a worker error", r.worker_errors);
+            }
+            if r.departs.is_some() {
+                line.push_str(" · NOT AS PREDICTED");
             }
             line
         }
@@ -156,18 +298,29 @@ fn found(faults: &[FaultColumn], a: &AdapterRow) -> String {
             parts.push(format!("{what} under: {}", list.join("; ")));
         }
     };
-    say("two clients held the lock at once", under(&|r| !r.lock_safe));
+    say(
+        "two clients held the lock at once",
+        under(&|r| r.unsafe_seeds > 0),
+    );
     say(
         "the guarded resource took a stale write",
-        under(&|r| r.resource == "unsafe"),
+        under(&|r| r.stale_seeds > 0),
     );
     say(
         "a lock stayed out of reach after the heal",
-        under(&|r| !r.deadlock_free),
+        under(&|r| r.stuck_seeds > 0),
     );
     say(
-        "an uncontended acquisition failed with a majority up",
-        under(&|r| r.fault_tolerant == Some(false)),
+        "an uncontended acquisition failed with a majority reachable",
+        under(&|r| r.tolerance.as_ref().is_some_and(|t| t.failed > 0)),
+    );
+    say(
+        "no seed was exercised",
+        under(&|r| r.verdict() == "not exercised"),
+    );
+    say(
+        "an acquire outlasted the ttl during a fault (a stall)",
+        under(&|r| r.stalls > 0),
     );
     say(
         "most acquisitions ended in an error (outcome unknown)",
@@ -188,7 +341,7 @@ fn found(faults: &[FaultColumn], a: &AdapterRow) -> String {
         ));
     }
     if parts.is_empty() {
-        return "Safe, live and available under every fault it ran.".into();
+        return "Safe, live and available under every fault it ran, on every seed.".into();
     }
     let sentences: Vec<String> = parts
         .iter()
@@ -223,19 +376,28 @@ fn markdown(m: &Matrix) -> String {
     let _ = writeln!(
         s,
         "Every adapter (a lock library behind lockstorm's worker protocol, docs/worker-protocol.md) \
-         against every fault of the catalogue (scenarios/matrix/), seed {}, on local redis-servers. \
-         Regenerate with `{}`.\n",
-        m.seed, m.command
+         against every fault of the catalogue (scenarios/matrix/), {} seed(s) per cell from seed {}, \
+         on local redis-servers, {} run(s) at once; the whole matrix took {}. Regenerate with `{}`.\n",
+        m.seeds,
+        m.seed,
+        m.jobs,
+        wall(m.wall_secs),
+        m.command
     );
     let _ = writeln!(
         s,
-        "Each cell: **lock** safety (no two holds overlap), **resource** safety (no stale write \
-         accepted by the guarded resource; \"no writes\" when the fault does not write), \
-         **deadlock-free** (locks acquirable again after the heal), **fault-tolerant** (no \
-         uncontended acquisition failed while a majority of nodes was reachable; \"not judged\" \
-         when no failed acquisition was uncontended, as with several clients on one lock), the \
-         share of acquisitions that succeeded, and the share the library left unknown (it \
-         answered with an error). Each links its run report; the rerun commands are below.\n"
+        "Each cell: **lock** safety over its seeds, \"k/N unsafe\" with a 95% Wilson interval, or for a \
+         safe cell \"0/N (rate <= x% at 95%)\" (a cell whose faults met nothing on any seed is \
+         \"not exercised\", never safe); **stale writes** the guarded resource accepted, where the \
+         fault writes; locks **stuck** after the heal; **fault-tolerant**: in multi-node cells a probe \
+         client takes a lock no other client uses throughout the run, and the cell says \"ok\" or how \
+         many of its uncontended acquisitions failed while a majority of nodes was reachable; \
+         **available**: the probe's success share, with the contending clients' share apart (what \
+         contention took); the share the library left **unknown**; **stalls**, acquires that outlasted \
+         the ttl while a fault was active (availability counts only acquires that finished). A cell \
+         whose finding departs from what the library's algorithm predicts is marked NOT AS PREDICTED, \
+         with the reason below. Each cell links the report of one seed (the first unsafe, else the \
+         first); the rerun commands carry that seed.\n"
     );
     let _ = write!(s, "| library |");
     for f in &m.faults {
@@ -260,7 +422,16 @@ fn markdown(m: &Matrix) -> String {
         }
         s.push('\n');
     }
-    let _ = writeln!(s, "\n## The libraries\n");
+    let departed: usize = m
+        .adapters
+        .iter()
+        .flat_map(|a| &a.cells)
+        .filter(|c| matches!(c, Cell::Ran(r) if r.departs.is_some()))
+        .count();
+    let _ = writeln!(
+        s,
+        "\n{departed} cell(s) depart from their library's prediction.\n\n## The libraries\n"
+    );
     for a in &m.adapters {
         let _ = writeln!(s, "### {}\n", a.name);
         let _ = writeln!(
@@ -281,6 +452,20 @@ fn markdown(m: &Matrix) -> String {
             let _ = writeln!(s, "Adapter options (every cell of this row): {}\n", a.options);
         }
         let _ = writeln!(s, "Found: {}\n", found(&m.faults, a));
+        let predicted: Vec<(&FaultColumn, &Prediction)> = m
+            .faults
+            .iter()
+            .zip(&a.predicts)
+            .filter_map(|(f, p)| Some((f, p.as_ref()?)))
+            .collect();
+        if !predicted.is_empty() {
+            let _ = writeln!(s, "Its algorithm predicts:\n");
+            for (f, p) in predicted {
+                let _ = writeln!(s, "- {}: **{}**: {}", f.title, p.verdict.name(), p.why);
+            }
+            s.push('\n');
+        }
+        let _ = writeln!(s, "Per fault:\n");
         for (f, c) in m.faults.iter().zip(&a.cells) {
             match c {
                 Cell::NotApplicable => {}
@@ -293,11 +478,21 @@ fn markdown(m: &Matrix) -> String {
                 Cell::Ran(r) => {
                     let _ = writeln!(
                         s,
-                        "- {}: {}; liveness findings: {} (`{}`)",
+                        "- {}: {}; liveness findings: {}; report of seed {} (`{}`; every seed: `{}`){}{}",
                         f.title,
                         summary(c),
                         r.liveness,
-                        r.rerun
+                        r.reported_seed,
+                        r.rerun,
+                        r.rerun_all,
+                        r.departs
+                            .as_ref()
+                            .map(|d| format!("\n  - **Not as predicted**: {d}"))
+                            .unwrap_or_default(),
+                        r.worker_error
+                            .as_ref()
+                            .map(|e| format!("\n  - worker error: {e}"))
+                            .unwrap_or_default()
                     );
                 }
             }
@@ -311,6 +506,18 @@ fn markdown(m: &Matrix) -> String {
     s
 }
 
+/// Wall seconds as "1 h 02 min", "3 min 20 s" or "12.3 s".
+fn wall(secs: f64) -> String {
+    let whole = secs.round() as u64;
+    if whole >= 3_600 {
+        format!("{} h {:02} min", whole / 3_600, whole % 3_600 / 60)
+    } else if whole >= 60 {
+        format!("{} min {:02} s", whole / 60, whole % 60)
+    } else {
+        format!("{secs:.1} s")
+    }
+}
+
 fn html(m: &Matrix) -> String {
     let mut s = String::new();
     s.push_str(
@@ -322,10 +529,17 @@ fn html(m: &Matrix) -> String {
     );
     let _ = write!(
         s,
-        "<h1>Lock libraries under lockstorm's faults</h1><p>Seed {}; regenerate with <code>{}</code>. \
-         Each cell: lock safety, guarded-resource safety, deadlock freedom, fault tolerance, availability; \
-         it links its run report.</p><table><tr><th>library</th>",
+        "<h1>Lock libraries under lockstorm's faults</h1><p>{} seed(s) per cell from seed {}, {} run(s) at once; \
+         the matrix took {}; regenerate with <code>{}</code>. \
+         Each cell: lock safety over its seeds (with a 95% Wilson interval), stale writes, locks stuck after the heal, \
+         fault tolerance judged by a probe client on a lock of its own, availability (the probe's, with the \
+         contending clients' apart), stalls; it links the report of one seed (the first unsafe, else the first). \
+         A cell marked NOT AS PREDICTED departs from what the library's algorithm predicts \
+         (README.md says why).</p><table><tr><th>library</th>",
+        m.seeds,
         m.seed,
+        m.jobs,
+        wall(m.wall_secs),
         esc(&m.command)
     );
     for f in &m.faults {
@@ -371,15 +585,20 @@ fn html(m: &Matrix) -> String {
                     ),
                 ),
                 Cell::Ran(r) => (
-                    if r.lock_safe && r.resource != "unsafe" {
-                        "safe"
-                    } else {
-                        "unsafe"
+                    match r.verdict() {
+                        "unsafe" => "unsafe",
+                        "safe" if r.stale_seeds == 0 => "safe",
+                        "safe" => "unsafe",
+                        _ => "other",
                     },
                     format!(
-                        "<a href=\"{}\">{}</a><br><code>{}</code>",
+                        "<a href=\"{}\">{}</a>{}<br><code>{}</code>",
                         esc(&r.report),
                         esc(&summary(c)),
+                        r.departs
+                            .as_ref()
+                            .map(|d| format!("<br><b>not as predicted</b>: {}", esc(d)))
+                            .unwrap_or_default(),
                         esc(&r.rerun)
                     ),
                 ),

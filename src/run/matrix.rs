@@ -1,20 +1,38 @@
 //! The library matrix: every adapter of the list (`adapters/adapters.toml`) run against
 //! every fault of the catalogue (`scenarios/matrix/multi/` for libraries that lock over
-//! several nodes, `scenarios/matrix/single/` for single-instance ones), one real run per
-//! cell, each with its own report, and the table of verdicts rendered by
-//! `crate::report::matrix`.
+//! several nodes, `scenarios/matrix/single/` for single-instance ones), each cell on
+//! `seeds` seeds, and the table of verdicts rendered by `crate::report::matrix`.
 //!
 //! A catalogue template is an ordinary real-backend scenario; the matrix gives its
-//! clients the adapter's worker. A library that cannot start or answer its hello gets
-//! "cannot run here" with the reason in every cell (tried once); a fault the real
-//! backend cannot carry out yet gets its refusal; a worker that breaks the protocol
-//! mid-run gets its error, with the history so far kept in the cell's folder.
+//! clients the adapter's worker, and in a multi-node cell one more client, the probe
+//! (`clients.probe`), which takes a lock of its own throughout the run: its failures
+//! while a majority was reachable are the library's, not contention's. Every (cell,
+//! seed) is one real run with its own redis-servers on ports of its own
+//! (`crate::real::server::free_port`), so `jobs` of them run at once. A cell tallies
+//! its seeds ("k/N unsafe" with a Wilson interval, [`super::sweep::wilson`]) and
+//! keeps the report of one seed: the first unsafe one, else the first. Only that
+//! seed's history is kept in memory until its cell is done.
+//!
+//! A library that cannot start or answer its hello gets "cannot run here" with the
+//! reason in every cell; a fault the real backend cannot carry out yet gets its refusal;
+//! a seed whose worker breaks the protocol mid-run is counted apart (a cell whose every
+//! seed did gets the error, with that history kept in the cell's folder).
+//!
+//! Each library's algorithm predicts a finding per fault (`predicts` in the adapter
+//! list); a cell whose finding departs from it is flagged with what was found, and
+//! `lockstorm matrix` exits 1 when any cell departs.
 
+use super::{Outcome, SeedResult};
+use crate::checker::Findings;
+use crate::lifecycle::RunOutput;
 use crate::real::{RealError, RealOptions};
-use crate::report::matrix::{AdapterRow, Cell, FaultColumn, Matrix, Ran};
-use crate::scenario::{Scenario, ScenarioError};
-use crate::worker::adapters::{self, Adapter, AdapterError};
+use crate::report::matrix::{AdapterRow, Cell, FaultColumn, Matrix, Ran, Tolerance};
+use crate::scenario::{Override, Scenario, ScenarioError};
+use crate::worker::adapters::{self, Adapter, AdapterError, AdapterKind, Predicted, Prediction};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::Instant;
 
 /// What `lockstorm matrix` was asked.
 #[derive(Clone, Debug)]
@@ -28,10 +46,18 @@ pub struct MatrixOptions {
     pub adapters: Vec<String>,
     /// Fault ids (template stems) to run (all when empty).
     pub faults: Vec<String>,
+    /// The first seed of every cell.
     pub seed: u64,
     /// `--worker ARGV --worker-kind KIND`: this worker alone, instead of the list.
     pub worker: Option<(crate::worker::WorkerSpec, adapters::AdapterKind)>,
+    /// Seeds per cell.
+    pub seeds: u64,
+    /// Runs at once.
+    pub jobs: usize,
 }
+
+/// The default number of seeds per cell.
+pub const DEFAULT_SEEDS: u64 = 10;
 
 #[derive(Debug, thiserror::Error)]
 pub enum MatrixError {
@@ -50,6 +76,8 @@ pub enum MatrixError {
     /// The environment cannot run real Redis at all.
     #[error(transparent)]
     Real(RealError),
+    #[error("stopped by a signal before the matrix was done")]
+    Stopped,
 }
 
 /// The fault columns: every template stem of both layouts, in name order, with the
@@ -109,26 +137,254 @@ fn columns(catalogue: &Path, wanted: &[String]) -> Result<Vec<FaultColumn>, Matr
         .collect())
 }
 
+/// Whether a seed's faults met what they aim at.
+// MERGE(verdict): return `seed.verdict != Verdict::NotExercised` once SeedResult has
+// the three-way verdict; until then every seed that ran counts as exercised.
+fn exercised(seed: &SeedResult) -> bool {
+    let _ = seed;
+    true
+}
+
+/// One cell to run: an adapter on one fault's template.
+struct Plan {
+    adapter: usize,
+    /// The cell's folder, relative to the matrix folder.
+    rel: String,
+    scenario: Scenario,
+    prediction: Option<Prediction>,
+}
+
+/// A seed's run kept as a cell's possible report.
+struct Kept {
+    result: SeedResult,
+    output: RunOutput,
+    findings: Findings,
+}
+
+/// What a cell's seeds gave so far.
+#[derive(Default)]
+struct Acc {
+    remaining: usize,
+    results: Vec<SeedResult>,
+    /// Per seed that ran, the few figures the tally needs beyond its result.
+    figures: Vec<Figures>,
+    /// The first unsafe seed's run, and the first seed's (by seed, not by finish).
+    first_unsafe: Option<Kept>,
+    first: Option<Kept>,
+    /// Seeds whose worker broke the protocol: (seed, message), and the lowest one's run.
+    errors: Vec<(u64, String)>,
+    error_run: Option<(u64, RunOutput)>,
+    refused: Option<String>,
+    cannot_run: Option<String>,
+}
+
+/// What a seed's findings say that its result does not keep.
+struct Figures {
+    stuck: bool,
+    liveness: Vec<&'static str>,
+    /// Writes the guarded resource received.
+    writes: u64,
+}
+
+/// A lock, whether or not another thread panicked holding it.
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn keep_lower(slot: &mut Option<Kept>, kept: Kept) {
+    if slot.as_ref().is_none_or(|k| kept.result.seed < k.result.seed) {
+        *slot = Some(kept);
+    }
+}
+
 /// Runs the matrix and writes it into `options.out`; `progress` hears of each cell.
-pub fn run_matrix(options: &MatrixOptions, progress: &dyn Fn(&str)) -> Result<Matrix, MatrixError> {
+/// Returns the matrix and whether every cell's finding is as its library predicts.
+pub fn run_matrix(options: &MatrixOptions, progress: &(dyn Fn(&str) + Sync)) -> Result<Matrix, MatrixError> {
+    let started = Instant::now();
     let chosen = match &options.worker {
         Some((spec, kind)) => vec![Adapter::from_worker(spec, *kind)],
         None => adapters::select(adapters::load(&options.list)?, &options.adapters, &options.list)?,
     };
     let faults = columns(&options.catalogue, &options.faults)?;
-    let mut rows = Vec::with_capacity(chosen.len());
-    for a in &chosen {
-        rows.push(run_adapter(options, a, &faults, progress)?);
+    let seeds = options.seeds.max(1);
+    // Every cell: its plan, or None where the adapter's layout has no such fault.
+    let mut cells: Vec<Option<Plan>> = Vec::with_capacity(chosen.len() * faults.len());
+    for (ai, a) in chosen.iter().enumerate() {
+        for f in &faults {
+            let template = options
+                .catalogue
+                .join(a.kind.folder())
+                .join(format!("{}.toml", f.id));
+            if !template.is_file() {
+                cells.push(None);
+                continue;
+            }
+            cells.push(Some(Plan {
+                adapter: ai,
+                rel: format!("{}/{}", a.name, f.id),
+                scenario: cell_scenario(&template, a)?,
+                prediction: a.predicts.get(&f.id).cloned(),
+            }));
+        }
     }
+    let jobs: Vec<(usize, u64)> = cells
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| c.is_some())
+        .flat_map(|(i, _)| (0..seeds).map(move |k| (i, options.seed + k)))
+        .collect();
+    let accs: Vec<Mutex<Acc>> = cells
+        .iter()
+        .map(|c| {
+            Mutex::new(Acc {
+                remaining: if c.is_some() { seeds as usize } else { 0 },
+                ..Acc::default()
+            })
+        })
+        .collect();
+    let done: Vec<Mutex<Option<Cell>>> = cells.iter().map(|_| Mutex::new(None)).collect();
+    let cannot_run: Vec<Mutex<Option<String>>> = chosen.iter().map(|_| Mutex::new(None)).collect();
+    let fatal: Mutex<Option<MatrixError>> = Mutex::new(None);
+    let abort = AtomicBool::new(false);
+    let cells_done = AtomicUsize::new(0);
+    let cell_count = cells.iter().filter(|c| c.is_some()).count();
+    super::pool::map(
+        &jobs,
+        options.jobs,
+        |_, &(cell, seed)| {
+            let plan = cells[cell].as_ref().expect("jobs are planned cells");
+            let skip = abort.load(Ordering::Relaxed) || crate::shutdown::requested().is_some();
+            let known = cannot_run[plan.adapter]
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .clone();
+            let run = match (skip, known) {
+                (true, _) => None,
+                (false, Some(why)) => Some(Err(RealError::Worker(why))),
+                (false, None) => Some(super::run_seed_real(
+                    &plan.scenario,
+                    seed,
+                    &RealOptions::default(),
+                )),
+            };
+            let mut acc = lock(&accs[cell]);
+            match run {
+                None => {}
+                Some(Ok((result, output, findings))) => {
+                    let kinds: Vec<&'static str> = findings.liveness.iter().map(|l| l.kind()).collect();
+                    acc.figures.push(Figures {
+                        stuck: kinds
+                            .iter()
+                            .any(|k| matches!(*k, "deadlock" | "no_probe" | "stuck_after_heal")),
+                        liveness: kinds,
+                        writes: findings.resource.writes,
+                    });
+                    acc.results.push(result.clone());
+                    let unsafe_ = !result.safe;
+                    let kept = Kept {
+                        result,
+                        output,
+                        findings,
+                    };
+                    if unsafe_ {
+                        keep_lower(&mut acc.first_unsafe, kept);
+                        // An unsafe seed is reported: the first seed's run is not needed.
+                        acc.first = None;
+                    } else if acc.first_unsafe.is_none() {
+                        keep_lower(&mut acc.first, kept);
+                    }
+                }
+                Some(Err(RealError::Worker(why))) => {
+                    *cannot_run[plan.adapter].lock().unwrap_or_else(|e| e.into_inner()) = Some(why.clone());
+                    acc.cannot_run = Some(why);
+                }
+                Some(Err(RealError::WorkerFailed(failure))) => {
+                    acc.errors.push((seed, failure.message));
+                    if acc.error_run.as_ref().is_none_or(|(s, _)| seed < *s) {
+                        acc.error_run = Some((seed, failure.output));
+                    }
+                }
+                Some(Err(e @ RealError::Unsupported { .. })) => acc.refused = Some(e.to_string()),
+                Some(Err(e)) => {
+                    fatal
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .get_or_insert(MatrixError::Real(e));
+                    abort.store(true, Ordering::Relaxed);
+                }
+            }
+            acc.remaining -= 1;
+            if acc.remaining > 0 {
+                return;
+            }
+            let acc = std::mem::take(&mut *acc);
+            if abort.load(Ordering::Relaxed) || crate::shutdown::requested().is_some() {
+                return;
+            }
+            let a = &chosen[plan.adapter];
+            match finish_cell(options, a, plan, acc, seeds) {
+                Ok(c) => {
+                    progress(&format!(
+                        "[{}/{cell_count}] {}: {}",
+                        cells_done.fetch_add(1, Ordering::Relaxed) + 1,
+                        plan.rel,
+                        crate::report::matrix::summary(&c)
+                    ));
+                    *done[cell].lock().unwrap_or_else(|e| e.into_inner()) = Some(c);
+                }
+                Err(e) => {
+                    fatal.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert(e);
+                    abort.store(true, Ordering::Relaxed);
+                }
+            }
+        },
+        |_| {},
+    );
+    if let Some(e) = fatal.into_inner().unwrap_or_else(|e| e.into_inner()) {
+        return Err(e);
+    }
+    if crate::shutdown::requested().is_some() {
+        return Err(MatrixError::Stopped);
+    }
+    let mut done = done
+        .into_iter()
+        .map(|m| m.into_inner().unwrap_or_else(|e| e.into_inner()));
+    let rows = chosen
+        .iter()
+        .map(|a| AdapterRow {
+            name: a.name.clone(),
+            runtime: a.runtime.clone(),
+            kind: a.kind.folder().into(),
+            command: a.command.join(" "),
+            promise: a.promise.clone(),
+            options: a.options.clone(),
+            library: None,
+            predicts: faults.iter().map(|f| a.predicts.get(&f.id).cloned()).collect(),
+            cells: faults
+                .iter()
+                .map(|_| done.next().flatten().unwrap_or(Cell::NotApplicable))
+                .collect(),
+        })
+        .map(|mut row| {
+            row.library = row.cells.iter().find_map(|c| match c {
+                Cell::Ran(r) => r.library.clone(),
+                _ => None,
+            });
+            row
+        })
+        .collect();
     let matrix = Matrix {
         seed: options.seed,
+        seeds,
+        jobs: options.jobs,
+        wall_secs: started.elapsed().as_secs_f64(),
         command: match &options.worker {
             Some((spec, kind)) => format!(
-                "cargo run --release -- matrix{} --worker-kind {}",
+                "cargo run --release -- matrix --seeds {seeds}{} --worker-kind {}",
                 spec.rerun_args(),
                 kind.folder()
             ),
-            None => "cargo run --release -- matrix".into(),
+            None => format!("cargo run --release -- matrix --seeds {seeds}"),
         },
         faults,
         adapters: rows,
@@ -137,127 +393,334 @@ pub fn run_matrix(options: &MatrixOptions, progress: &dyn Fn(&str)) -> Result<Ma
     Ok(matrix)
 }
 
-fn run_adapter(
+/// A cell's scenario: the template with the adapter's worker, and the probe client in
+/// a multi-node cell (set as an override, so the rerun command carries it).
+fn cell_scenario(template: &Path, a: &Adapter) -> Result<Scenario, MatrixError> {
+    let text = crate::scenario::read_text(template)?;
+    let sets = match a.kind {
+        AdapterKind::Multi => vec![Override::parse("clients.probe=true").expect("a valid override")],
+        AdapterKind::Single => Vec::new(),
+    };
+    let mut scenario = Scenario::from_text(&text, template, &sets)?;
+    scenario.clients.worker = Some(a.spec());
+    Ok(scenario)
+}
+
+/// The command that reruns one seed of a cell exactly: the scenario's own rerun
+/// command carries the adapter (or `--worker`), the probe and the seed.
+fn rerun(plan: &Plan, seed: u64) -> String {
+    plan.scenario.rerun_command(seed)
+}
+
+/// Turns a finished cell's seeds into its tally, writing the reported seed's report.
+fn finish_cell(
     options: &MatrixOptions,
     a: &Adapter,
-    faults: &[FaultColumn],
-    progress: &dyn Fn(&str),
-) -> Result<AdapterRow, MatrixError> {
-    let mut row = AdapterRow {
-        name: a.name.clone(),
-        runtime: a.runtime.clone(),
-        kind: a.kind.folder().into(),
-        command: a.command.join(" "),
-        promise: a.promise.clone(),
-        options: a.options.clone(),
-        library: None,
-        cells: Vec::with_capacity(faults.len()),
-    };
-    let mut cannot_run: Option<String> = None;
-    for f in faults {
-        let template = options
-            .catalogue
-            .join(a.kind.folder())
-            .join(format!("{}.toml", f.id));
-        if !template.is_file() {
-            row.cells.push(Cell::NotApplicable);
-            continue;
-        }
-        if let Some(why) = &cannot_run {
-            row.cells.push(Cell::CannotRun { why: why.clone() });
-            continue;
-        }
-        progress(&format!("{} x {}", a.name, f.id));
-        let mut scenario = Scenario::load(&template)?;
-        scenario.clients.worker = Some(a.spec());
-        let rel = format!("{}/{}", a.name, f.id);
-        let dir = options.out.join(&rel);
-        // With the adapter (or `--worker`) and the seed: the cell exactly.
-        let rerun = scenario.rerun_command(options.seed);
-        let cell = match super::run(&scenario, &[options.seed], 1, &RealOptions::default(), &|_| {}) {
-            Ok(outcome) => {
-                crate::report::write(&dir, &scenario, &outcome)?;
-                if let Some(logs) = &outcome.worker_logs {
-                    logs.copy_to(&dir).map_err(|e| {
-                        MatrixError::Real(RealError::Io(
-                            format!("copy the worker logs to {}", dir.display()),
-                            e,
-                        ))
-                    })?;
-                    if row.library.is_none() {
-                        row.library = logs.library.as_ref().map(|(l, v)| format!("{l} {v}"));
-                    }
-                }
-                let l = &outcome.findings.liveness;
-                let kind_is = |k: &str| l.iter().any(|f| f.kind() == k);
-                Cell::Ran(Box::new(Ran {
-                    lock_safe: outcome.safe,
-                    violations: outcome.findings.violations.len(),
-                    resource: if outcome.findings.resource.writes == 0 {
-                        "no writes"
-                    } else if outcome.resource_safe {
-                        "safe"
-                    } else {
-                        "unsafe"
-                    }
-                    .into(),
-                    stale_writes: outcome.findings.resource_violations.len(),
-                    deadlock_free: !(kind_is("deadlock")
-                        || kind_is("no_probe")
-                        || kind_is("stuck_after_heal")),
-                    // A finding is one of the judged acquisitions.
-                    fault_tolerant: (outcome.findings.stats.tolerance_checked > 0)
-                        .then(|| !kind_is("fault_tolerance")),
-                    unknown: {
-                        let s = &outcome.findings.stats;
-                        if s.acquires == 0 {
-                            0.0
-                        } else {
-                            s.unknown as f64 / s.acquires as f64
-                        }
-                    },
-                    liveness: super::analysis::liveness_kinds(l),
-                    availability: outcome.findings.stats.availability,
-                    report: format!("{rel}/index.html"),
-                    rerun,
-                }))
-            }
-            Err(RealError::Worker(why)) => {
-                cannot_run = Some(why.clone());
-                Cell::CannotRun { why }
-            }
-            Err(RealError::WorkerFailed(failure)) => {
-                std::fs::create_dir_all(&dir)
-                    .and_then(|()| std::fs::File::create(dir.join("history.jsonl")))
-                    .and_then(|f| {
-                        crate::history::write_jsonl(&failure.output.history, std::io::BufWriter::new(f))
-                    })
-                    .map_err(|e| {
-                        MatrixError::Real(RealError::Io(format!("keep the history in {}", dir.display()), e))
-                    })?;
-                if let Some(logs) = &failure.output.worker_logs {
-                    let _ = logs.copy_to(&dir);
-                }
-                Cell::Error {
-                    why: failure.message,
-                    report: format!("{rel}/history.jsonl"),
-                    rerun,
-                }
-            }
-            Err(e @ RealError::Unsupported { .. }) => Cell::Refused {
-                why: e.to_string(),
-                rerun,
-            },
-            Err(e) => return Err(MatrixError::Real(e)),
-        };
-        row.cells.push(cell);
+    plan: &Plan,
+    mut acc: Acc,
+    seeds: u64,
+) -> Result<Cell, MatrixError> {
+    let dir = options.out.join(&plan.rel);
+    if let Some(why) = acc.cannot_run {
+        return Ok(Cell::CannotRun { why });
     }
-    Ok(row)
+    if let Some(why) = acc.refused {
+        return Ok(Cell::Refused {
+            why,
+            rerun: rerun(plan, options.seed),
+        });
+    }
+    acc.errors.sort();
+    let Some(kept) = acc.first_unsafe.or(acc.first) else {
+        // Every seed broke the protocol: keep the lowest one's history.
+        let (seed, why) = acc
+            .errors
+            .first()
+            .cloned()
+            .unwrap_or((options.seed, "no seed ran".into()));
+        if let Some((_, output)) = &acc.error_run {
+            std::fs::create_dir_all(&dir)
+                .and_then(|()| std::fs::File::create(dir.join("history.jsonl")))
+                .and_then(|f| crate::history::write_jsonl(&output.history, std::io::BufWriter::new(f)))
+                .map_err(|e| {
+                    MatrixError::Real(RealError::Io(format!("keep the history in {}", dir.display()), e))
+                })?;
+            if let Some(logs) = &output.worker_logs {
+                let _ = logs.copy_to(&dir);
+            }
+        }
+        return Ok(Cell::Error {
+            why,
+            report: format!("{}/history.jsonl", plan.rel),
+            rerun: rerun(plan, seed),
+        });
+    };
+    // The results in seed order, as a run of these seeds would give them.
+    let mut order: Vec<usize> = (0..acc.results.len()).collect();
+    order.sort_by_key(|&i| acc.results[i].seed);
+    let results: Vec<SeedResult> = order.iter().map(|&i| acc.results[i].clone()).collect();
+    let figures: Vec<&Figures> = order.iter().map(|&i| &acc.figures[i]).collect();
+    let reported_seed = kept.result.seed;
+    let Kept { output, findings, .. } = kept;
+    let mut outcome: Outcome = super::decide(
+        &plan.scenario,
+        results.clone(),
+        reported_seed,
+        super::History::Memory(output.history),
+        output.plan,
+        findings,
+        None,
+    );
+    outcome.worker_logs = output.worker_logs;
+    crate::report::write(&dir, &plan.scenario, &outcome)?;
+    let mut library = None;
+    if let Some(logs) = &outcome.worker_logs {
+        logs.copy_to(&dir).map_err(|e| {
+            MatrixError::Real(RealError::Io(
+                format!("copy the worker logs to {}", dir.display()),
+                e,
+            ))
+        })?;
+        library = logs.library.as_ref().map(|(l, v)| format!("{l} {v}"));
+    }
+    let mut ran = tally(&results, &figures, plan.scenario.clients.probe.is_some());
+    ran.seeds_asked = seeds;
+    ran.worker_errors = acc.errors.len() as u64;
+    ran.worker_error = acc.errors.first().map(|(s, why)| format!("seed {s}: {why}"));
+    ran.reported_seed = reported_seed;
+    ran.report = format!("{}/index.html", plan.rel);
+    ran.rerun = rerun(plan, reported_seed);
+    ran.rerun_all = format!("{} --seeds {}", rerun(plan, options.seed), seeds);
+    ran.library = library;
+    ran.liveness = liveness(&figures);
+    if let Some(p) = &plan.prediction {
+        ran.departs = departs(p.verdict, &ran);
+    }
+    Ok(Cell::Ran(Box::new(ran)))
+}
+
+/// The liveness findings of every seed, by kind, with how many seeds had each.
+fn liveness(figures: &[&Figures]) -> String {
+    let mut seeds: std::collections::BTreeMap<&str, usize> = Default::default();
+    for f in figures {
+        let mut kinds = f.liveness.clone();
+        kinds.sort_unstable();
+        kinds.dedup();
+        for k in kinds {
+            *seeds.entry(k).or_default() += 1;
+        }
+    }
+    if seeds.is_empty() {
+        return "none".into();
+    }
+    seeds
+        .iter()
+        .map(|(k, n)| format!("{k} ({n}/{} seeds)", figures.len()))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// A cell's tally over the seeds that ran (in seed order). The verdict counts through
+/// [`exercised`]: unsafe seeds, seeds not exercised, and the rest safe; the rate is
+/// over the exercised seeds.
+fn tally(results: &[SeedResult], figures: &[&Figures], probe: bool) -> Ran {
+    let n = results.len() as u64;
+    let unsafe_seeds = results.iter().filter(|r| !r.safe).count() as u64;
+    let not_exercised = results.iter().filter(|r| r.safe && !exercised(r)).count() as u64;
+    let exercised_seeds = n - not_exercised;
+    let sum = |f: &dyn Fn(&SeedResult) -> u64| results.iter().map(f).sum::<u64>();
+    let acquires = sum(&|r| r.stats.acquires);
+    let share = |part: u64, whole: u64| {
+        if whole == 0 {
+            0.0
+        } else {
+            part as f64 / whole as f64
+        }
+    };
+    let probes: Vec<&crate::checker::stats::ProbeStats> =
+        results.iter().filter_map(|r| r.stats.probe.as_ref()).collect();
+    let probe_sum =
+        |f: &dyn Fn(&crate::checker::stats::ProbeStats) -> u64| probes.iter().map(|p| f(p)).sum::<u64>();
+    let (availability, contended_availability, tolerance) = if probe {
+        let others = acquires - probe_sum(&|p| p.acquires);
+        (
+            share(probe_sum(&|p| p.acquired), probe_sum(&|p| p.acquires)),
+            Some(share(
+                sum(&|r| r.stats.acquired) - probe_sum(&|p| p.acquired),
+                others,
+            )),
+            Some(Tolerance {
+                judged: probe_sum(&|p| p.judged),
+                failed: probe_sum(&|p| p.judged_failed),
+                during_faults: probe_sum(&|p| p.judged_during_faults),
+                attempts: probe_sum(&|p| p.acquires),
+            }),
+        )
+    } else {
+        (share(sum(&|r| r.stats.acquired), acquires), None, None)
+    };
+    let stale_seeds = results.iter().filter(|r| r.resource_violations > 0).count() as u64;
+    Ran {
+        seeds: n,
+        seeds_asked: n,
+        unsafe_seeds,
+        not_exercised_seeds: not_exercised,
+        rate: super::sweep::wilson(unsafe_seeds, exercised_seeds),
+        violations: results.iter().map(|r| r.violations as u64).sum(),
+        stale_seeds,
+        stale_writes: results.iter().map(|r| r.resource_violations as u64).sum(),
+        resource_writes: figures.iter().map(|f| f.writes).sum(),
+        stuck_seeds: figures.iter().filter(|f| f.stuck).count() as u64,
+        tolerance,
+        availability,
+        contended_availability,
+        unknown: share(sum(&|r| r.stats.unknown), acquires),
+        stalls: sum(&|r| r.stats.stalls),
+        stall_seeds: results.iter().filter(|r| r.stats.stalls > 0).count() as u64,
+        stall_max_us: results.iter().map(|r| r.stats.stall_max_us).max().unwrap_or(0),
+        liveness: String::new(),
+        worker_errors: 0,
+        worker_error: None,
+        reported_seed: results.first().map_or(0, |r| r.seed),
+        report: String::new(),
+        rerun: String::new(),
+        rerun_all: String::new(),
+        library: None,
+        departs: None,
+    }
+}
+
+/// Why a cell's finding departs from its prediction, or `None` when it does not.
+fn departs(predicted: Predicted, r: &Ran) -> Option<String> {
+    let exercised = r.seeds - r.not_exercised_seeds;
+    if r.unsafe_seeds == 0 && exercised == 0 {
+        return Some(format!(
+            "predicted {}, but no seed was exercised ({}/{} not exercised): the prediction is untested",
+            predicted.name(),
+            r.not_exercised_seeds,
+            r.seeds
+        ));
+    }
+    let safe_on = || format!("safe on all {exercised} exercised seeds");
+    match predicted {
+        Predicted::Unsafe if r.unsafe_seeds == 0 => Some(format!("predicted unsafe, found {}", safe_on())),
+        Predicted::Safe | Predicted::Tolerant | Predicted::StaleWrite if r.unsafe_seeds > 0 => Some(format!(
+            "predicted {}, found two holders at once on {}/{} seeds",
+            predicted.name(),
+            r.unsafe_seeds,
+            exercised
+        )),
+        Predicted::Tolerant => match &r.tolerance {
+            Some(t) if t.failed > 0 => Some(format!(
+                "predicted fault-tolerant, found {} of {} uncontended acquisitions failed while a majority was reachable",
+                t.failed, t.judged
+            )),
+            Some(t) if t.judged == 0 => Some(
+                "predicted fault-tolerant, but no uncontended acquisition was judged (the probe made none while a majority was reachable)".into(),
+            ),
+            _ => None,
+        },
+        Predicted::StaleWrite if r.stale_seeds == 0 => {
+            Some(format!("predicted a stale write, found none on {} seeds", r.seeds))
+        }
+        _ => None,
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn seed(seed: u64, safe: bool) -> SeedResult {
+        SeedResult {
+            seed,
+            safe,
+            live: true,
+            violations: usize::from(!safe),
+            liveness_findings: 0,
+            resource_violations: 0,
+            stats: Default::default(),
+            sim: Default::default(),
+            sim_secs: 0.0,
+            partial: false,
+        }
+    }
+
+    fn tally_of(results: &[SeedResult]) -> Ran {
+        let figures: Vec<Figures> = results
+            .iter()
+            .map(|_| Figures {
+                stuck: false,
+                liveness: Vec::new(),
+                writes: 0,
+            })
+            .collect();
+        tally(results, &figures.iter().collect::<Vec<_>>(), false)
+    }
+
+    #[test]
+    fn a_cell_reads_k_of_n_unsafe_with_its_wilson_interval() {
+        let results: Vec<SeedResult> = (1..=10).map(|s| seed(s, s % 5 != 0)).collect();
+        let r = tally_of(&results);
+        assert_eq!((r.seeds, r.unsafe_seeds, r.not_exercised_seeds), (10, 2, 0));
+        assert_eq!(r.verdict(), "unsafe");
+        // Wilson 95% for 2 of 10: [5.7%, 51.0%].
+        assert_eq!(r.tally_text(), "2/10 unsafe (20%, 95% CI 6%–51%)");
+        let safe = tally_of(&(1..=10).map(|s| seed(s, true)).collect::<Vec<_>>());
+        assert_eq!(safe.verdict(), "safe");
+        // 0 of 10: the upper bound is 27.8%.
+        assert_eq!(safe.tally_text(), "0/10 (rate <= 28% at 95%)");
+        assert!(exercised(&results[0]), "until the three-way verdict is merged");
+    }
+
+    #[test]
+    fn a_cell_no_seed_exercised_is_never_safe() {
+        let mut r = tally_of(&(1..=3).map(|s| seed(s, true)).collect::<Vec<_>>());
+        r.not_exercised_seeds = 3;
+        assert_eq!(r.verdict(), "not exercised");
+        assert_eq!(r.tally_text(), "not exercised (3/3 seeds)");
+        assert!(departs(Predicted::Safe, &r).is_some_and(|d| d.contains("untested")));
+        r.not_exercised_seeds = 1;
+        r.rate = crate::run::sweep::wilson(0, 2);
+        assert_eq!(r.verdict(), "safe");
+        assert!(
+            r.tally_text().ends_with(" · 1/3 seeds not exercised"),
+            "{}",
+            r.tally_text()
+        );
+    }
+
+    #[test]
+    fn a_finding_departs_from_its_prediction_with_the_reason() {
+        let safe = tally_of(&(1..=4).map(|s| seed(s, true)).collect::<Vec<_>>());
+        let unsafe_ = tally_of(&(1..=4).map(|s| seed(s, s != 2)).collect::<Vec<_>>());
+        assert_eq!(departs(Predicted::Safe, &safe), None);
+        assert_eq!(
+            departs(Predicted::Unsafe, &safe).as_deref(),
+            Some("predicted unsafe, found safe on all 4 exercised seeds")
+        );
+        assert_eq!(departs(Predicted::Unsafe, &unsafe_), None);
+        assert_eq!(
+            departs(Predicted::Safe, &unsafe_).as_deref(),
+            Some("predicted safe, found two holders at once on 1/4 seeds")
+        );
+        let mut tolerant = safe.clone();
+        tolerant.tolerance = Some(Tolerance {
+            attempts: 50,
+            judged: 40,
+            during_faults: 12,
+            failed: 3,
+        });
+        assert_eq!(
+            tolerant.tolerance_text(),
+            "3 of 40 uncontended acquisitions failed while a majority was reachable"
+        );
+        assert!(departs(Predicted::Tolerant, &tolerant).is_some_and(|d| d.contains("3 of 40")));
+        tolerant.tolerance.as_mut().unwrap().failed = 0;
+        assert_eq!(departs(Predicted::Tolerant, &tolerant), None);
+        assert!(tolerant.tolerance_text().starts_with("ok"));
+        assert!(departs(Predicted::StaleWrite, &safe).is_some());
+    }
 
     #[test]
     fn every_catalogue_template_is_a_real_scenario_and_has_a_title() {

@@ -89,6 +89,47 @@ pub struct Clients {
     /// A worker process per client running a lock library (real backend only); `None`:
     /// the built-in algorithm.
     pub worker: Option<crate::worker::WorkerSpec>,
+    /// One more client, after the `count` others, that takes a lock of its own (no
+    /// other client uses it) throughout the workload: what it fails to get while a
+    /// majority is reachable is the lock's own failure, not contention's.
+    pub probe: Option<Probe>,
+}
+
+/// The probe client's rhythm (`[clients] probe = true`, or `probe = { think, hold }`).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Probe {
+    pub think: Dist,
+    pub hold: Dist,
+}
+
+impl Default for Probe {
+    fn default() -> Self {
+        let ms = |from: u64, to: u64| Dist::Uniform {
+            min_us: from * 1_000,
+            max_us: to * 1_000,
+        };
+        Probe {
+            think: ms(10, 50),
+            hold: ms(10, 50),
+        }
+    }
+}
+
+impl Clients {
+    /// Every client of a run: the `count` workload clients and the probe.
+    pub fn total(&self) -> usize {
+        self.count + usize::from(self.probe.is_some())
+    }
+
+    /// The probe's client index (after the workload clients), if there is one.
+    pub fn probe_client(&self) -> Option<usize> {
+        self.probe.map(|_| self.count)
+    }
+
+    /// The probe's own lock: the one after the workload's lock names.
+    pub fn probe_lock(&self) -> Option<crate::command::LockId> {
+        self.probe.map(|_| crate::command::LockId(self.locks))
+    }
 }
 
 /// The simulated network between clients and nodes.

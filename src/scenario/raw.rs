@@ -169,6 +169,52 @@ struct RawClients {
     worker_faketime: Option<bool>,
     /// How long a worker request may go unanswered.
     worker_deadline: Option<Dur>,
+    /// The probe client: `true`, or a table with its `think` and `hold`.
+    probe: Option<RawProbe>,
+}
+
+/// `probe = true | false`, or `probe = { think = ..., hold = ... }`.
+#[derive(Debug)]
+enum RawProbe {
+    On(bool),
+    Table(RawProbeTable),
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawProbeTable {
+    think: Option<RawDist>,
+    hold: Option<RawDist>,
+}
+
+impl<'de> Deserialize<'de> for RawProbe {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        UntaggedEnumVisitor::new()
+            .expecting("true, false, or a table such as { think = \"20ms\", hold = \"20ms\" }")
+            .bool(|b| Ok(RawProbe::On(b)))
+            .map(|map| map.deserialize().map(RawProbe::Table))
+            .deserialize(d)
+    }
+}
+
+impl RawProbe {
+    fn resolve(&self) -> Result<Option<super::Probe>, Invalid> {
+        let defaults = super::Probe::default();
+        Ok(match self {
+            RawProbe::On(false) => None,
+            RawProbe::On(true) => Some(defaults),
+            RawProbe::Table(t) => Some(super::Probe {
+                think: match &t.think {
+                    Some(d) => d.resolve("clients.probe.think")?,
+                    None => defaults.think,
+                },
+                hold: match &t.hold {
+                    Some(d) => d.resolve("clients.probe.hold")?,
+                    None => defaults.hold,
+                },
+            }),
+        })
+    }
 }
 
 fn default_clients() -> i64 {
@@ -485,7 +531,14 @@ impl RawScenario {
             locks: c.locks.min(u32::MAX as i64) as u32,
             think: c.think.resolve("clients.think")?,
             hold: c.hold.resolve("clients.hold")?,
+            probe: c.probe.as_ref().map(RawProbe::resolve).transpose()?.flatten(),
         };
+        if clients.probe.is_some() && clients.count >= MAX_CLIENTS {
+            return Err(invalid(
+                "clients.probe",
+                format!("clients.probe is one more client, and clients.count = {} is already the most ({MAX_CLIENTS})", clients.count),
+            ));
+        }
         let network = Network {
             latency: self.network.latency.resolve("network.latency")?,
             fifo: self.network.fifo,

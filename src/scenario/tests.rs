@@ -358,3 +358,28 @@ fn the_docker_backend_parses_and_refuses_servers_it_does_not_run() {
     let e = parse("backend = \"docker\"\nnodes = [\"127.0.0.1:6379\"]\n").unwrap_err();
     assert!(e.to_string().contains("starts its own containers"), "{e}");
 }
+
+#[test]
+fn the_probe_client_is_one_more_client_on_a_lock_of_its_own() {
+    let s = parse("[clients]\ncount = 3\nlocks = 2\nprobe = true\n").unwrap();
+    assert_eq!(s.clients.probe, Some(Probe::default()));
+    assert_eq!(
+        (
+            s.clients.total(),
+            s.clients.probe_client(),
+            s.clients.probe_lock()
+        ),
+        (4, Some(3), Some(crate::command::LockId(2)))
+    );
+    let s = parse("[clients]\nprobe = { think = \"5ms\" }\n").unwrap();
+    let p = s.clients.probe.unwrap();
+    assert_eq!((p.think, p.hold), (Dist::fixed(5_000), Probe::default().hold));
+    let off = parse("[clients]\nprobe = false\n").unwrap();
+    assert_eq!((off.clients.probe, off.clients.total()), (None, 5));
+    let msg = parse("[clients]\nprobe = { think = \"5ms\", period = \"1s\" }\n")
+        .unwrap_err()
+        .to_string();
+    assert!(msg.starts_with("t.toml:2:") && msg.contains("period"), "{msg}");
+    let msg = parse("[clients]\nprobe = \"yes\"\n").unwrap_err().to_string();
+    assert!(msg.contains("true, false, or a table"), "{msg}");
+}

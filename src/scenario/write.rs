@@ -172,6 +172,20 @@ impl Scenario {
             let _ = writeln!(out, "writer_wait_bound = {}", dur(b));
         }
         let _ = writeln!(out, "resource_writes = {}", c.resource_writes);
+        match c.probe {
+            Some(p) if p == super::Probe::default() => {
+                let _ = writeln!(out, "probe = true");
+            }
+            Some(p) => {
+                let _ = writeln!(
+                    out,
+                    "probe = {{ think = {}, hold = {} }}",
+                    dist(&p.think),
+                    dist(&p.hold)
+                );
+            }
+            None => {}
+        }
         if let Some(w) = &c.worker {
             let argv: Vec<String> = w.argv.iter().map(|a| string(a)).collect();
             let _ = writeln!(out, "worker = [{}]", argv.join(", "));
@@ -395,6 +409,7 @@ mod tests {
             hold = { min = "1ms", max = "2s" }
             read_share = 0.3
             writer_wait_bound = "2s"
+            probe = { think = "5ms", hold = { min = "1ms", max = "3ms" } }
             [network]
             latency = { mean = "1ms" }
             [[faults]]

@@ -225,6 +225,7 @@ fn run_world<'a>(
         liveness_bound_us: scenario.algorithm.liveness_bound_us(scenario.nodes),
         writer_wait_bound_us: scenario.clients.writer_wait_bound_us,
         worker: None,
+        probe_client: scenario.clients.probe_client(),
     }));
     world.run(progress);
     RunOutput {

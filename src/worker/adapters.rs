@@ -5,6 +5,7 @@
 
 use super::{WorkerOrigin, WorkerSpec, DEFAULT_DEADLINE_US};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::path::Path;
 
 /// The default place of the list, relative to the repository root.
@@ -53,6 +54,48 @@ pub struct Adapter {
     /// Not from a list: `--worker ARGV`.
     #[serde(skip)]
     pub adhoc: bool,
+    /// The algorithm family whose predictions (`[predictions.FAMILY]`) the library
+    /// inherits, e.g. "redlock" or "single".
+    #[serde(default)]
+    pub algorithm: Option<String>,
+    /// What the library's algorithm predicts per fault id of the catalogue: its own
+    /// entries, then (after [`load`]) its family's for the faults it does not name.
+    #[serde(default)]
+    pub predicts: BTreeMap<String, Prediction>,
+}
+
+/// What an algorithm predicts under one fault, and why, in a line.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Prediction {
+    pub verdict: Predicted,
+    pub why: String,
+}
+
+/// The finding a prediction expects of a cell's seeds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Predicted {
+    /// Two clients hold the lock at once on some seed.
+    Unsafe,
+    /// No seed breaks mutual exclusion.
+    Safe,
+    /// Safe, and the probe's uncontended acquisitions succeed while a majority is
+    /// reachable (fault tolerance).
+    Tolerant,
+    /// The lock stays safe but the guarded resource takes a stale write (no fencing).
+    StaleWrite,
+}
+
+impl Predicted {
+    pub fn name(self) -> &'static str {
+        match self {
+            Predicted::Unsafe => "unsafe",
+            Predicted::Safe => "safe",
+            Predicted::Tolerant => "safe and fault-tolerant",
+            Predicted::StaleWrite => "a stale write",
+        }
+    }
 }
 
 impl Adapter {
@@ -92,6 +135,8 @@ impl Adapter {
             options: String::new(),
             list: None,
             adhoc: true,
+            algorithm: None,
+            predicts: BTreeMap::new(),
         }
     }
 }
@@ -101,6 +146,9 @@ impl Adapter {
 struct List {
     #[serde(default)]
     adapter: Vec<Adapter>,
+    /// Per algorithm family, per fault id: what the family predicts.
+    #[serde(default)]
+    predictions: BTreeMap<String, BTreeMap<String, Prediction>>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -132,6 +180,19 @@ pub fn load(path: &Path) -> Result<Vec<Adapter>, AdapterError> {
     if path != Path::new(DEFAULT_LIST) {
         for a in &mut list.adapter {
             a.list = Some(shown.clone());
+        }
+    }
+    for a in &mut list.adapter {
+        let Some(family) = &a.algorithm else { continue };
+        let Some(predicts) = list.predictions.get(family) else {
+            return Err(invalid(format!(
+                "adapter {:?}: algorithm = {family:?} has no [predictions.{family}] (it has: {})",
+                a.name,
+                list.predictions.keys().cloned().collect::<Vec<_>>().join(", ")
+            )));
+        };
+        for (fault, p) in predicts {
+            a.predicts.entry(fault.clone()).or_insert_with(|| p.clone());
         }
     }
     for (i, a) in list.adapter.iter().enumerate() {
@@ -176,5 +237,55 @@ mod tests {
         assert_eq!(one[0].kind, AdapterKind::Single);
         let err = select(all, &["nope".into()], &path).unwrap_err().to_string();
         assert!(err.contains("no adapter named \"nope\""), "{err}");
+    }
+
+    #[test]
+    fn every_prediction_names_a_fault_of_its_layout_and_gives_a_reason() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        for a in load(&root.join(DEFAULT_LIST)).unwrap() {
+            for (fault, p) in &a.predicts {
+                let template = root
+                    .join("scenarios/matrix")
+                    .join(a.kind.folder())
+                    .join(format!("{fault}.toml"));
+                assert!(template.is_file(), "{}: no {}", a.name, template.display());
+                assert!(!p.why.trim().is_empty(), "{} under {fault}", a.name);
+            }
+        }
+    }
+
+    #[test]
+    fn an_adapter_inherits_its_family_and_overrides_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.toml");
+        std::fs::write(
+            &path,
+            r#"
+            [[adapter]]
+            name = "x"
+            command = ["x"]
+            runtime = "rust"
+            kind = "multi"
+            algorithm = "redlock"
+            predicts = { "02-b" = { verdict = "unsafe", why = "its own" } }
+            [predictions.redlock]
+            "01-a" = { verdict = "safe", why = "the family's" }
+            "02-b" = { verdict = "tolerant", why = "the family's" }
+            "#,
+        )
+        .unwrap();
+        let a = &load(&path).unwrap()[0];
+        assert_eq!(a.predicts["01-a"].verdict, Predicted::Safe);
+        assert_eq!(a.predicts["02-b"].verdict, Predicted::Unsafe);
+        std::fs::write(
+            &path,
+            "[[adapter]]\nname = \"x\"\ncommand = [\"x\"]\nruntime = \"r\"\nkind = \"multi\"\nalgorithm = \"nope\"\n",
+        )
+        .unwrap();
+        let err = load(&path).unwrap_err().to_string();
+        assert!(
+            err.contains("algorithm = \"nope\" has no [predictions.nope]"),
+            "{err}"
+        );
     }
 }

@@ -164,14 +164,16 @@ async fn drive(
     tmp: &std::path::Path,
     sink: &mut dyn Sink,
 ) -> Result<RunOutput, RealError> {
-    let n_clients = scenario.clients.count;
+    let n_clients = scenario.clients.total();
     let mut proxies = Vec::with_capacity(hosts.len());
     for (i, h) in hosts.iter().enumerate() {
         let upstream = match h {
             Host::Managed(n) => n.upstream(),
             Host::External(addr) => {
                 load_scripts(i, *addr).await?;
-                clear_locks(i, *addr, scenario.clients.locks).await?;
+                // The probe's lock comes after the workload's.
+                let locks = scenario.clients.locks + u32::from(scenario.clients.probe.is_some());
+                clear_locks(i, *addr, locks).await?;
                 proxy::fixed(*addr)
             }
         };
@@ -259,6 +261,7 @@ async fn drive(
         liveness_bound_us: scenario.algorithm.liveness_bound_us(scenario.nodes),
         writer_wait_bound_us: scenario.clients.writer_wait_bound_us,
         worker: d.workers.as_ref().map(Workers::meta),
+        probe_client: scenario.clients.probe_client(),
     }));
     let stopped = d.run(rx, worker_rx).await;
     let worker_logs = d.workers.take().map(|mut w| {

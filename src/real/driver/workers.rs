@@ -60,7 +60,7 @@ impl Workers {
         events: mpsc::UnboundedSender<WorkerEvent>,
         rx: &mut mpsc::UnboundedReceiver<WorkerEvent>,
     ) -> Result<Workers, RealError> {
-        let n = scenario.clients.count;
+        let n = scenario.clients.total();
         let logs = WorkerLogs::new(n).map_err(|e| RealError::Io("create the worker log folder".into(), e))?;
         let libs = faketime_dir.map(FaketimeLibs::build).transpose()?;
         let mut w = Workers {
@@ -98,7 +98,9 @@ impl Workers {
                 clients: n,
                 nodes: proxies.iter().map(|p| p.addr(c).to_string()).collect(),
                 locks: (0..scenario.clients.locks.min(1_000))
-                    .map(|l| crate::command::LockId(l).to_string())
+                    .map(crate::command::LockId)
+                    .chain(scenario.clients.probe_lock())
+                    .map(|l| l.to_string())
                     .collect(),
                 ttl_ms: scenario.algorithm.ttl_ms,
                 seed,
