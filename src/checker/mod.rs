@@ -28,6 +28,7 @@
 mod attempts;
 mod bounds;
 pub mod compact;
+pub mod exercise;
 pub mod liveness;
 pub mod resource;
 pub mod safety;
@@ -39,6 +40,7 @@ use crate::algorithm::Mode;
 use crate::history::{Belief, Event, FaultAction, Meta, Op, OpKind, Phase};
 use compact::{LockId, Locks};
 pub use compact::{LockName, NodeSet, Token};
+pub use exercise::Exercise;
 pub use liveness::LivenessFinding;
 pub use resource::{ResourceStats, ResourceViolation};
 pub use safety::Violation;
@@ -102,6 +104,8 @@ pub struct Findings {
     pub resource: ResourceStats,
     /// Fencing tokens that did not increase from one hold to a later one.
     pub fence_regressions: Vec<resource::FenceRegression>,
+    /// Which faults met a hold, for the verdict's "safe" or "not exercised" ([`exercise`]).
+    pub exercise: Exercise,
     #[serde(skip)]
     pub holds: Vec<Hold>,
     #[serde(skip)]
@@ -151,6 +155,7 @@ pub struct Checker {
     tolerance: tolerance::Collector,
     waits: waits::Waits,
     writes: resource::Writes,
+    exercise: exercise::Collector,
 }
 
 impl Checker {
@@ -213,13 +218,17 @@ impl Checker {
                 }
             }
             Event::Fault(f) => match f.action {
-                FaultAction::Start => self.faults.push(FaultSpan {
-                    id: f.id,
-                    kind: f.fault.kind().to_string(),
-                    start_us: t,
-                    end_us: None,
-                }),
+                FaultAction::Start => {
+                    self.exercise.fault(f, self.holding.values());
+                    self.faults.push(FaultSpan {
+                        id: f.id,
+                        kind: f.fault.kind().to_string(),
+                        start_us: t,
+                        end_us: None,
+                    })
+                }
                 FaultAction::End => {
+                    self.exercise.fault(f, std::iter::empty());
                     if let Some(span) = self
                         .faults
                         .iter_mut()
@@ -230,7 +239,10 @@ impl Checker {
                     }
                 }
             },
-            Event::Heal { .. } => self.heal_us = Some(t),
+            Event::Heal { .. } => {
+                self.heal_us = Some(t);
+                self.exercise.healed();
+            }
             Event::Write(w) => {
                 let id = self.locks.intern(&w.lock);
                 self.writes.observe(w, id)
@@ -315,6 +327,7 @@ impl Checker {
             nodes: op.nodes.iter().flatten().collect(),
             ok_line: self.line,
         };
+        self.exercise.hold_started(&hold);
         self.holding.insert((op.client, lock), hold);
     }
 
@@ -370,6 +383,7 @@ impl Checker {
         next.start_us = t;
         next.end_us = new_end;
         next.ok_line = line;
+        self.exercise.hold_started(&next);
         let old = std::mem::replace(hold, next);
         self.holds.push(old);
     }
@@ -429,6 +443,7 @@ impl Checker {
             resource_violations,
             resource,
             fence_regressions,
+            exercise: self.exercise.finish(),
             holds: self.holds,
             faults: self.faults,
         }
