@@ -166,13 +166,7 @@ fn judge(seed: u64, output: RunOutput, started: Instant) -> (SeedResult, RunOutp
 fn result(seed: u64, output: &RunOutput, findings: &Findings, started: Instant) -> SeedResult {
     // A seed cut short never got to the faults planned after the stop.
     let plan = (!output.stopped).then_some(&output.plan[..]);
-    let idle = findings.exercise.not_exercised(findings.stats.acquired, plan);
-    // A violation is a violation, whatever was exercised.
-    let (verdict, not_exercised) = match (findings.is_safe(), idle) {
-        (false, _) => (Verdict::Unsafe, None),
-        (true, None) => (Verdict::Safe, None),
-        (true, Some(why)) => (Verdict::NotExercised, Some(why)),
-    };
+    let (verdict, not_exercised) = Verdict::judge(findings, plan);
     SeedResult {
         seed,
         verdict,

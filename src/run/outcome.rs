@@ -58,6 +58,22 @@ impl Verdict {
         }
     }
 
+    /// A seed's verdict from its findings and the fault plan it ran (none: only the
+    /// faults the history records are judged), with the reason when not exercised. A
+    /// violation is a violation, whatever was exercised.
+    pub fn judge(
+        findings: &Findings,
+        plan: Option<&[crate::fault::PlannedFault]>,
+    ) -> (Verdict, Option<String>) {
+        if !findings.is_safe() {
+            return (Verdict::Unsafe, None);
+        }
+        match findings.exercise.not_exercised(findings.stats.acquired, plan) {
+            None => (Verdict::Safe, None),
+            Some(why) => (Verdict::NotExercised, Some(why)),
+        }
+    }
+
     /// As a sentence says it: `unsafe`, `safe`, `not exercised`.
     pub fn words(&self) -> &'static str {
         match self {
