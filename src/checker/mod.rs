@@ -22,6 +22,9 @@
 //!   the meta's `writer_wait_bound_us` while readers keep the lock busy ([`waits`]).
 //!   During the workload ([`tolerance`]): uncontended acquisitions succeed while a
 //!   majority is reachable, and locks are acquirable again after every heal.
+//! - Exercise ([`exercise`]): which faults met a hold in force on what they target,
+//!   so that a run with no violation reads "safe" only if it proved something, and
+//!   "not exercised" otherwise.
 //! - Statistics ([`stats`]): availability, acquire latency, per-mode waits and the
 //!   availability penalty (time no client could take a free lock) of the workload phase.
 
