@@ -371,7 +371,7 @@ fn a_planned_fault_that_never_started_met_nothing() {
         },
     };
     assert_eq!(
-        judged(&[&two], Some(&[pause.clone()])).as_deref(),
+        judged(&[&two], Some(std::slice::from_ref(&pause))).as_deref(),
         Some("no hold met the fault(s) #3 pause of client 0 (never started)")
     );
     let random = PlannedFault {
