@@ -1,7 +1,8 @@
 //! The `lockstorm` command line. Arguments are parsed by clap, the work is done by the
 //! library, and every error is printed as one line with its cause chain.
 //!
-//! Exit status: 0 when the verdict is as the scenario expects, 1 when it is not,
+//! Exit status: 0 when the verdict is as the scenario expects, 1 when it is not (a run
+//! that comes out not exercised is neither safe nor unsafe: never as expected),
 //! 2 for bad input or a broken environment; 128 + the signal's number (130 SIGINT,
 //! 143 SIGTERM, 129 SIGHUP) when a signal stopped the run, whose partial report is kept.
 //!
@@ -824,8 +825,12 @@ fn print_table(scenario: &Scenario, outcome: &Outcome) {
     if outcome.seeds.len() > ROWS {
         let more = &outcome.seeds[ROWS..];
         let unsafe_more = more.iter().filter(|r| !r.safe).count();
+        let idle_more = more
+            .iter()
+            .filter(|r| r.verdict == run::Verdict::NotExercised)
+            .count();
         println!(
-            "{:>12} ({} more seeds, {unsafe_more} of them unsafe)",
+            "{:>12} ({} more seeds, {unsafe_more} of them unsafe, {idle_more} not exercised)",
             "...",
             more.len()
         );
@@ -848,7 +853,7 @@ fn ms(us: u64) -> String {
 }
 
 fn print_verdict(scenario: &Scenario, outcome: &Outcome, dir: &Path) {
-    let verdict = outcome.verdict();
+    let verdict = outcome.run_verdict().map_or("unknown", |v| v.words());
     let expected = format!("{:?}", scenario.expect).to_lowercase();
     let live = if outcome.live { "live" } else { "NOT live" };
     let mark = match &outcome.partial {
@@ -861,6 +866,10 @@ fn print_verdict(scenario: &Scenario, outcome: &Outcome, dir: &Path) {
         scenario.name,
         dir.display()
     );
+    if let Some(why) = &outcome.not_exercised {
+        // Why a run with no violation proved nothing: never as expected.
+        println!("  not exercised: {why}");
+    }
     for v in outcome.findings.violations.iter().take(3) {
         println!(
             "  violation: clients {} and {} both held {} from {} to {} (seed {})",
@@ -1192,11 +1201,12 @@ fn analysis(scenarios: &Path, out: &Path, seeds: u64) -> Result<bool> {
         lockstorm::run::analysis::run_all(scenarios, out, seeds, &|name| eprintln!("running {name}..."))?;
     for c in &cases {
         println!(
-            "{:<32} {:<7} ({}/{} seeds unsafe, expected {}) {}",
+            "{:<32} {:<13} ({}/{} seeds unsafe, {} not exercised, expected {}) {}",
             c.name,
             c.verdict,
             c.unsafe_seeds,
             c.seeds,
+            c.not_exercised_seeds,
             c.expect,
             if c.as_expected {
                 "as expected"

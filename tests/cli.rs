@@ -33,6 +33,8 @@ fn a_safe_run_exits_0_and_writes_the_report_under_reports() {
         serde_json::from_slice(&std::fs::read(tmp.path().join("reports/small/summary.json")).unwrap())
             .unwrap();
     assert_eq!(summary["verdict"], "safe");
+    assert_eq!(summary["seeds"][0]["verdict"], "safe");
+    assert!(summary.get("not_exercised").is_none() && summary["seeds"][0].get("not_exercised").is_none());
     assert_eq!(summary["scenario"], "small");
     assert!(
         summary.get("sim_ops_per_sec").is_none(),
@@ -301,4 +303,98 @@ fn bench_sim_prints_the_four_figures_of_the_scenario_it_ran() {
     // --scenario belongs to --sim.
     let out = lockstorm(tmp.path(), &["bench", "--scenario", "small.toml"]);
     assert_eq!(out.status.code(), Some(2));
+}
+
+/// Node 2 is cut off from every client for the whole run, so every hold is on nodes 0
+/// and 1; node 2's clock running fast then meets no hold. No violation, but nothing
+/// about that fault was exercised: not the expected safe, exit 1, and the line says why.
+#[test]
+fn a_fault_that_meets_no_hold_is_not_exercised_and_exits_1() {
+    let tmp = tempfile::tempdir().unwrap();
+    write(
+        tmp.path(),
+        "missed.toml",
+        "expect = \"safe\"\nduration = \"3s\"\nnodes = 3\n[clients]\ncount = 3\n\
+         [[faults]]\nat = \"0s\"\nkind = \"partition\"\nnodes = [2]\n\
+         [[faults]]\nat = \"1s\"\nkind = \"clock_rate\"\nnode = 2\nrate = 2.0\nduration = \"1s\"\n",
+    );
+    let out = lockstorm(
+        tmp.path(),
+        &["scenario", "missed.toml", "--seeds", "2", "--out", "here"],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains("missed: not exercised, live (expected safe) — NOT as expected"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(
+            "  not exercised: 2 of 2 seeds not exercised; seed 1: no hold met the fault(s) \
+             #1 clock_rate of node 2 at 1.000s"
+        ),
+        "{stdout}"
+    );
+    assert!(stdout.contains("rerun: "), "{stdout}");
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(tmp.path().join("here/summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["verdict"], "not_exercised");
+    assert_eq!(summary["as_expected"], false);
+    assert!(
+        summary["not_exercised"]
+            .as_str()
+            .unwrap()
+            .starts_with("2 of 2 seeds not exercised; seed 1: no hold met"),
+        "{summary}"
+    );
+    for seed in summary["seeds"].as_array().unwrap() {
+        assert_eq!(seed["verdict"], "not_exercised", "{seed}");
+        assert!(
+            seed["not_exercised"]
+                .as_str()
+                .unwrap()
+                .contains("#1 clock_rate of node 2"),
+            "{seed}"
+        );
+        assert!(seed["stats"]["acquired"].as_u64().unwrap() >= 2, "{seed}");
+    }
+    // The reported seed's faults, each with the holds it met: the cut met them all.
+    let faults = summary["exercise"]["faults"].as_array().unwrap();
+    assert_eq!(faults.len(), 2, "{faults:?}");
+    assert!(faults[0]["holds"].as_u64().unwrap() > 0 && faults[0]["met"] == true);
+    assert_eq!(
+        (faults[1]["holds"].as_u64(), &faults[1]["met"]),
+        (Some(0), &false.into())
+    );
+    let page = std::fs::read_to_string(tmp.path().join("here/index.html")).unwrap();
+    assert!(
+        page.contains("<p class=\"verdict notex miss\">NOT EXERCISED (expected safe) — NOT as expected</p>"),
+        "the banner is neither green nor red"
+    );
+}
+
+/// A run whose one client takes the lock once and keeps it: nothing could conflict.
+#[test]
+fn a_clean_run_with_one_acquisition_is_not_exercised() {
+    let tmp = tempfile::tempdir().unwrap();
+    write(
+        tmp.path(),
+        "once.toml",
+        "expect = \"safe\"\nduration = \"2s\"\nnodes = 1\n[algorithm]\nkind = \"single\"\nttl = \"10s\"\n\
+         [clients]\ncount = 1\nhold = \"10s\"\n",
+    );
+    let out = lockstorm(tmp.path(), &["scenario", "once.toml", "--out", "here"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains("  not exercised: too few acquisitions: 1 of at least 2"),
+        "{stdout}"
+    );
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(tmp.path().join("here/summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["seeds"][0]["verdict"], "not_exercised");
+    assert_eq!(
+        summary["seeds"][0]["not_exercised"],
+        "too few acquisitions: 1 of at least 2"
+    );
 }

@@ -31,6 +31,13 @@ fn seed_miss(scenario: &Scenario, r: &run::SeedResult) -> Option<String> {
         Expect::Unsafe if r.safe => miss.push("no violation".to_string()),
         _ => {}
     }
+    // A safe seed must also have proved something (an unsafe one wins regardless).
+    if r.verdict == run::Verdict::NotExercised {
+        miss.push(format!(
+            "not exercised: {}",
+            r.not_exercised.as_deref().unwrap_or("?")
+        ));
+    }
     match scenario.expect_resource {
         Some(Expect::Safe) if r.resource_violations > 0 => {
             miss.push(format!("{} resource violations", r.resource_violations))

@@ -23,12 +23,16 @@
 //!   the meta's `writer_wait_bound_us` while readers keep the lock busy ([`waits`]).
 //!   During the workload ([`tolerance`]): uncontended acquisitions succeed while a
 //!   majority is reachable, and locks are acquirable again after every heal.
+//! - Exercise ([`exercise`]): which faults met a hold in force on what they target,
+//!   so that a run with no violation reads "safe" only if it proved something, and
+//!   "not exercised" otherwise.
 //! - Statistics ([`stats`]): availability, acquire latency, per-mode waits and the
 //!   availability penalty (time no client could take a free lock) of the workload phase.
 
 mod attempts;
 mod bounds;
 pub mod compact;
+pub mod exercise;
 pub mod liveness;
 pub mod resource;
 pub mod safety;
@@ -40,6 +44,7 @@ use crate::algorithm::Mode;
 use crate::history::{Belief, Event, FaultAction, Lost, Meta, Op, OpKind, Phase};
 use compact::{LockId, Locks};
 pub use compact::{LockName, NodeSet, Token};
+pub use exercise::Exercise;
 pub use liveness::LivenessFinding;
 pub use resource::{ResourceStats, ResourceViolation};
 pub use safety::Violation;
@@ -105,6 +110,8 @@ pub struct Findings {
     pub resource: ResourceStats,
     /// Fencing tokens that did not increase from one hold to a later one.
     pub fence_regressions: Vec<resource::FenceRegression>,
+    /// Which faults met a hold, for the verdict's "safe" or "not exercised" ([`exercise`]).
+    pub exercise: Exercise,
     #[serde(skip)]
     pub holds: Vec<Hold>,
     #[serde(skip)]
@@ -154,6 +161,7 @@ pub struct Checker {
     tolerance: tolerance::Collector,
     waits: waits::Waits,
     writes: resource::Writes,
+    exercise: exercise::Collector,
 }
 
 impl Checker {
@@ -216,13 +224,17 @@ impl Checker {
                 }
             }
             Event::Fault(f) => match f.action {
-                FaultAction::Start => self.faults.push(FaultSpan {
-                    id: f.id,
-                    kind: f.fault.kind().to_string(),
-                    start_us: t,
-                    end_us: None,
-                }),
+                FaultAction::Start => {
+                    self.exercise.fault(f, self.holding.values());
+                    self.faults.push(FaultSpan {
+                        id: f.id,
+                        kind: f.fault.kind().to_string(),
+                        start_us: t,
+                        end_us: None,
+                    })
+                }
                 FaultAction::End => {
+                    self.exercise.fault(f, std::iter::empty());
                     if let Some(span) = self
                         .faults
                         .iter_mut()
@@ -233,7 +245,10 @@ impl Checker {
                     }
                 }
             },
-            Event::Heal { .. } => self.heal_us = Some(t),
+            Event::Heal { .. } => {
+                self.heal_us = Some(t);
+                self.exercise.healed();
+            }
             Event::Write(w) => {
                 let id = self.locks.intern(&w.lock);
                 self.writes.observe(w, id)
@@ -319,6 +334,7 @@ impl Checker {
             nodes: op.nodes.iter().flatten().collect(),
             ok_line: self.line,
         };
+        self.exercise.hold_started(&hold);
         self.holding.insert((op.client, lock), hold);
     }
 
@@ -382,6 +398,7 @@ impl Checker {
         next.start_us = t;
         next.end_us = new_end;
         next.ok_line = line;
+        self.exercise.hold_started(&next);
         let old = std::mem::replace(hold, next);
         self.holds.push(old);
     }
@@ -444,6 +461,7 @@ impl Checker {
             resource_violations,
             resource,
             fence_regressions,
+            exercise: self.exercise.finish(),
             holds: self.holds,
             faults: self.faults,
         }

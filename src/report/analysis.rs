@@ -16,7 +16,10 @@ pub struct Case {
     /// The comment at the top of the scenario file: what it shows and its source.
     pub about: String,
     pub expect: String,
+    /// `unsafe`, `safe`, `not_exercised` or `unknown`, as summary.json says it.
     pub verdict: &'static str,
+    /// Why the verdict is not exercised, when it is.
+    pub not_exercised: Option<String>,
     pub live: bool,
     /// The guarded resource's verdict over all seeds ("no writes" when clients wrote none).
     pub resource: &'static str,
@@ -29,6 +32,9 @@ pub struct Case {
     pub as_expected: bool,
     pub seeds: usize,
     pub unsafe_seeds: usize,
+    /// Seeds with no violation that proved nothing (no hold met their faults, or too few
+    /// acquisitions).
+    pub not_exercised_seeds: usize,
     pub reported_seed: u64,
     pub violations: usize,
     pub availability: f64,
@@ -71,12 +77,18 @@ pub fn write_index(out: &Path, cases: &[Case], seeds: u64, source: &Source) -> R
     write("index.html", html(cases, seeds, source, real))
 }
 
+/// The verdict as a sentence says it (`not exercised`, not `not_exercised`).
+fn verdict_words(c: &Case) -> String {
+    c.verdict.replace('_', " ")
+}
+
 fn verdict_line(c: &Case) -> String {
-    format!(
-        "{} over {} seed(s) ({} unsafe), {}; expected {} — {}",
-        c.verdict,
+    let mut line = format!(
+        "{} over {} seed(s) ({} unsafe, {} not exercised), {}; expected {} — {}",
+        verdict_words(c),
         c.seeds,
         c.unsafe_seeds,
+        c.not_exercised_seeds,
         if c.live { "live" } else { "NOT live" },
         c.expect,
         if c.as_expected {
@@ -84,7 +96,11 @@ fn verdict_line(c: &Case) -> String {
         } else {
             "NOT as expected"
         }
-    )
+    );
+    if let Some(why) = &c.not_exercised {
+        line.push_str(&format!(" (not exercised: {why})"));
+    }
+    line
 }
 
 fn markdown(cases: &[Case], seeds: u64, source: &Source, real: bool) -> String {
@@ -94,11 +110,16 @@ fn markdown(cases: &[Case], seeds: u64, source: &Source, real: bool) -> String {
         "Every scenario in `{}` run {} over {seeds} seed(s) each, \
          checked against the reference lock model, and reported in full in its own folder. \
          Regenerate this folder with:\n\n```sh\n{}\n```\n\n\
-         Safe means no two clients ever held a lock at the same true time in any seed; \
-         the figures are of the reported seed (the first with a finding, else the first).\n",
+         Safe means no two clients ever held a lock at the same true time in any seed, and \
+         every seed was exercised: each scripted fault (and at least one random fault) met a \
+         hold in force on what it targets, and at least {} acquisitions succeeded. A seed \
+         with no violation that does not meet that is *not exercised*: it proved nothing. \
+         The figures are of the reported seed (the first with a finding, else the first not \
+         exercised, else the first).\n",
         source.folder,
         source.ran_on(),
-        source.command
+        source.command,
+        crate::checker::exercise::MIN_ACQUISITIONS
     );
     if real {
         md.push_str(
@@ -114,7 +135,7 @@ fn markdown(cases: &[Case], seeds: u64, source: &Source, real: bool) -> String {
             "| {} | {} | **{}** | {}/{} | {} | {} | {} | {} | {:.1}% | {} | [{}/index.html]({}/index.html) |",
             c.name,
             c.expect,
-            c.verdict,
+            verdict_words(c),
             c.unsafe_seeds,
             c.seeds,
             if c.as_expected { "yes" } else { "**no**" },
@@ -164,7 +185,7 @@ fn markdown(cases: &[Case], seeds: u64, source: &Source, real: bool) -> String {
 
 /// The answer in a few lines: which scenarios broke mutual exclusion, which held it,
 /// and which did not do what their files expect.
-fn short_answer(cases: &[Case]) -> [(&'static str, Vec<&str>); 5] {
+fn short_answer(cases: &[Case]) -> [(&'static str, Vec<&str>); 6] {
     let names = |f: &dyn Fn(&Case) -> bool| cases.iter().filter(|c| f(c)).map(|c| c.name.as_str()).collect();
     [
         (
@@ -174,6 +195,10 @@ fn short_answer(cases: &[Case]) -> [(&'static str, Vec<&str>); 5] {
         (
             "mutual exclusion held in every seed of",
             names(&|c| c.verdict == "safe"),
+        ),
+        (
+            "no violation, but not exercised (it proved nothing) in",
+            names(&|c| c.verdict == "not_exercised"),
         ),
         (
             "a stale write reached the guarded resource in",
@@ -203,7 +228,7 @@ fn in_short(cases: &[Case]) -> String {
 
 fn html(cases: &[Case], seeds: u64, source: &Source, real: bool) -> String {
     let mut h = String::from(
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>lockstorm analysis</title><style>body{font-family:sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;line-height:1.45}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.25em .6em}img{max-width:100%;border:1px solid #ddd}.no{color:#b00;font-weight:bold}code{background:#f6f6f6}</style></head><body>\n<h1>lockstorm's measured answer to Kleppmann and antirez</h1>\n",
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>lockstorm analysis</title><style>body{font-family:sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;line-height:1.45}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.25em .6em}img{max-width:100%;border:1px solid #ddd}.no{color:#b00;font-weight:bold}.notex{background:#fff1cc;color:#6b4a00}code{background:#f6f6f6}</style></head><body>\n<h1>lockstorm's measured answer to Kleppmann and antirez</h1>\n",
     );
     let _ = writeln!(
         h,
@@ -220,14 +245,19 @@ fn html(cases: &[Case], seeds: u64, source: &Source, real: bool) -> String {
     for c in cases {
         let _ = write!(
             h,
-            "<tr><td>{0}</td><td>{1}</td><td><b>{2}</b></td><td>{3}/{4}</td><td{5}>{6}</td><td><a href=\"{0}/index.html\">report</a></td></tr>",
+            "<tr><td>{0}</td><td>{1}</td><td{7}><b>{2}</b></td><td>{3}/{4}</td><td{5}>{6}</td><td><a href=\"{0}/index.html\">report</a></td></tr>",
             esc(&c.name),
             esc(&c.expect),
-            c.verdict,
+            verdict_words(c),
             c.unsafe_seeds,
             c.seeds,
             if c.as_expected { "" } else { " class=no" },
-            if c.as_expected { "yes" } else { "no" }
+            if c.as_expected { "yes" } else { "no" },
+            if c.verdict == "not_exercised" {
+                " class=notex"
+            } else {
+                ""
+            }
         );
     }
     h.push_str("</table>\n<ul>");

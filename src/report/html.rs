@@ -36,7 +36,7 @@ pub fn esc(s: &str) -> String {
 const STYLE: &str = "body{font-family:sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#222;line-height:1.45}
 table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:.25em .6em;text-align:left}
 th{background:#f3f3f3}td.n{text-align:right}.verdict{font-size:1.4em;font-weight:bold;padding:.4em .8em;display:inline-block;border-radius:4px}
-.safe{background:#e3f4e3;color:#1d5e1d}.unsafe{background:#fbe0e0;color:#8a1414}.miss{outline:3px solid #d62728}
+.safe{background:#e3f4e3;color:#1d5e1d}.unsafe{background:#fbe0e0;color:#8a1414}.notex{background:#fff1cc;color:#6b4a00}.miss{outline:3px solid #d62728}
 figure{margin:1.5em 0}figure img{max-width:100%;border:1px solid #ddd}figcaption{color:#555;font-size:.9em}
 code,pre{background:#f6f6f6;padding:.1em .3em}ol.steps li{margin:.2em 0}.why{font-style:italic}";
 
@@ -86,7 +86,7 @@ pub fn page(
     let expect = text(summary, "expect");
     let as_expected = summary["as_expected"].as_bool();
     let seeds = summary["seeds"].as_array().map_or(&[][..], Vec::as_slice);
-    let mut line = verdict.to_uppercase();
+    let mut line = verdict.replace('_', " ").to_uppercase();
     if !expect.is_empty() {
         let _ = write!(line, " (expected {expect})");
     }
@@ -96,19 +96,32 @@ pub fn page(
         None => {}
     }
     let miss = if as_expected == Some(false) { " miss" } else { "" };
+    // Not exercised is neither green nor red: the run proved nothing either way.
     let _ = writeln!(
         h,
         "<p class=\"verdict {}{miss}\">{}</p>",
-        if verdict == "safe" { "safe" } else { "unsafe" },
+        match verdict.as_str() {
+            "safe" => "safe",
+            "not_exercised" => "notex",
+            _ => "unsafe",
+        },
         esc(&line)
     );
+    if verdict == "not_exercised" {
+        let _ = writeln!(
+            h,
+            "<p class=\"verdict notex\">Not exercised: {}. No violation, but the run proved nothing: a safe verdict needs every scripted fault (and one random fault, if the nemesis ran) to meet a hold in force on what it targets while it is active, and at least {} successful acquisitions.</p>",
+            esc(&text(summary, "not_exercised")),
+            crate::checker::exercise::MIN_ACQUISITIONS
+        );
+    }
     let _ = writeln!(
         h,
         "<p>{} over {} seed(s); liveness after the heal: {}.</p>",
-        if verdict == "safe" {
-            "No two clients ever held a lock at once"
-        } else {
-            "Two clients held the same lock at once"
+        match verdict.as_str() {
+            "safe" | "not_exercised" => "No two clients ever held a lock at once",
+            "unsafe" => "Two clients held the same lock at once",
+            _ => "No seed finished",
         },
         seeds.len().max(1),
         match summary["live"].as_bool().unwrap_or(f.is_live()) {
@@ -208,10 +221,12 @@ fn seeds_table(h: &mut String, seeds: &[Value], reported: Option<u64>) {
         return;
     }
     let failing = seeds.iter().filter(|s| s["safe"] == Value::Bool(false)).count();
+    let idle = |s: &&Value| s["verdict"] == "not_exercised";
     let _ = writeln!(
         h,
-        "<h2>Seeds</h2><p>{} seeds, {failing} unsafe. The plots and stories below are of seed {}.</p>",
+        "<h2>Seeds</h2><p>{} seeds, {failing} unsafe, {} not exercised. The plots and stories below are of seed {}.</p>",
         seeds.len(),
+        seeds.iter().filter(idle).count(),
         reported.map_or("?".into(), |s| s.to_string())
     );
     let _ = write!(
@@ -219,18 +234,22 @@ fn seeds_table(h: &mut String, seeds: &[Value], reported: Option<u64>) {
         "<details{}><summary>verdict per seed</summary><table><tr><th>seed</th><th>verdict</th><th>live</th><th>violations</th><th>availability</th></tr>",
         if seeds.len() <= 10 { " open" } else { "" }
     );
-    // Unsafe seeds first so a long sweep shows its failures.
-    let mut shown: Vec<&Value> = seeds.iter().filter(|s| s["safe"] == Value::Bool(false)).collect();
-    shown.extend(seeds.iter().filter(|s| s["safe"] != Value::Bool(false)));
+    // Unsafe seeds first so a long sweep shows its failures, then those not exercised.
+    let unsafe_seed = |s: &&Value| s["safe"] == Value::Bool(false);
+    let mut shown: Vec<&Value> = seeds.iter().filter(unsafe_seed).collect();
+    shown.extend(seeds.iter().filter(|s| !unsafe_seed(s) && idle(s)));
+    shown.extend(seeds.iter().filter(|s| !unsafe_seed(s) && !idle(s)));
     for s in shown.iter().take(SEED_ROWS) {
         let _ = write!(
             h,
             "<tr><td class=n>{}</td><td>{}</td><td>{}</td><td class=n>{}</td><td class=n>{}</td></tr>",
             esc(&text(s, "seed")),
-            if s["safe"] == Value::Bool(false) {
-                "unsafe"
-            } else {
-                "safe"
+            match (s["verdict"].as_str(), s["not_exercised"].as_str()) {
+                (Some("not_exercised"), Some(why)) => format!("not exercised: {}", esc(why)),
+                (Some(v), _) => esc(&v.replace('_', " ")),
+                // A summary from before seeds had three verdicts.
+                (None, _) if s["safe"] == Value::Bool(false) => "unsafe".into(),
+                (None, _) => "safe".into(),
             },
             if s["live"] == Value::Bool(false) {
                 "no"
@@ -433,22 +452,43 @@ fn liveness(h: &mut String, f: &crate::checker::Findings) {
     h.push_str("</ul>\n");
 }
 
+/// What fault `id` (started at `start_us`) met, from the checker's exercise record.
+fn holds_met(view: &RunView, id: usize, start_us: u64) -> String {
+    let met = view
+        .findings
+        .exercise
+        .faults
+        .iter()
+        .find(|f| f.id == id && f.start_us == start_us);
+    match met {
+        None => String::new(),
+        Some(f) if f.holds > 0 => f.holds.to_string(),
+        Some(f) => match (f.joined, f.met) {
+            (Some(first), true) => format!("0 (part of #{first}'s outage, which met a hold)"),
+            _ => "<b>none</b>: proved nothing".into(),
+        },
+    }
+}
+
 fn faults(h: &mut String, view: &RunView) {
     let _ = writeln!(h, "<h2>Faults ({})</h2>", view.faults.len());
     if view.faults.is_empty() {
         h.push_str("<p>No fault was injected.</p>\n");
         return;
     }
-    h.push_str("<table><tr><th>#</th><th>origin</th><th>from</th><th>to</th><th>what</th></tr>");
+    h.push_str(
+        "<table><tr><th>#</th><th>origin</th><th>from</th><th>to</th><th>what</th><th>holds met</th></tr>",
+    );
     for w in view.faults.iter().take(FAULT_ROWS) {
         let _ = write!(
             h,
-            "<tr><td class=n>{}</td><td>{:?}</td><td class=n>{}</td><td class=n>{}</td><td>{}</td></tr>",
+            "<tr><td class=n>{}</td><td>{:?}</td><td class=n>{}</td><td class=n>{}</td><td>{}</td><td>{}</td></tr>",
             w.id,
             w.origin,
             secs(w.start_us),
             w.end_us.map_or("never healed".into(), secs),
-            esc(&fault_sentence(&w.fault, view.clients))
+            esc(&fault_sentence(&w.fault, view.clients)),
+            holds_met(view, w.id, w.start_us)
         );
     }
     h.push_str("</table>");

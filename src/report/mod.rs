@@ -44,7 +44,12 @@ pub struct Summary<'a> {
     pub backend: crate::scenario::Backend,
     pub expect: Expect,
     pub expect_live: bool,
+    /// `unsafe`, `safe`, `not_exercised` (no violation, but the run proved nothing) or
+    /// `unknown` (no seed finished); each seed has its own in `seeds`.
     pub verdict: &'static str,
+    /// Why the verdict is not exercised: how many seeds, and the first one's reason.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub not_exercised: Option<&'a str>,
     pub live: bool,
     pub as_expected: bool,
     /// The run stopped before it ended (a signal, an error): the verdict covers the
@@ -76,6 +81,8 @@ pub struct Summary<'a> {
     /// The lock library the clients ran, when they were worker processes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub worker: Option<WorkerSummary<'a>>,
+    /// The reported seed's faults and how many holds each met.
+    pub exercise: &'a crate::checker::Exercise,
 }
 
 /// summary.json's `worker`: the command, how it was chosen, and the library and version
@@ -104,6 +111,7 @@ pub fn summary<'a>(scenario: &'a Scenario, outcome: &'a Outcome) -> Summary<'a> 
         expect: scenario.expect,
         expect_live: scenario.expect_live,
         verdict: outcome.verdict(),
+        not_exercised: outcome.not_exercised.as_deref(),
         live: outcome.live,
         as_expected: outcome.as_expected,
         partial: outcome.partial.is_some(),
@@ -132,6 +140,7 @@ pub fn summary<'a>(scenario: &'a Scenario, outcome: &'a Outcome) -> Summary<'a> 
         liveness: &outcome.findings.liveness,
         stats: &outcome.findings.stats,
         fault_plan: &outcome.plan,
+        exercise: &outcome.findings.exercise,
     }
 }
 
@@ -344,11 +353,15 @@ pub fn placeholder_summary(scenario: &Scenario, first_seed: u64) -> serde_json::
     })
 }
 
-/// The summary of a lone history: its own verdict, no expectation, one seed.
+/// The summary of a lone history: its own verdict, no expectation, one seed. With no
+/// plan at hand, only the faults the history records are judged for exercise.
 fn history_summary(meta: Option<&crate::history::Meta>, findings: &Findings) -> serde_json::Value {
+    let (verdict, not_exercised) = crate::run::Verdict::judge(findings, None);
     serde_json::json!({
         "scenario": meta.map_or("history", |m| m.scenario.as_str()),
-        "verdict": if findings.is_safe() { "safe" } else { "unsafe" },
+        "verdict": verdict.as_str(),
+        "not_exercised": not_exercised,
+        "exercise": findings.exercise,
         "live": findings.is_live(),
         "reported_seed": meta.map(|m| m.seed),
         "violations": first_violations(&findings.violations),

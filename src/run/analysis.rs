@@ -100,7 +100,8 @@ pub fn run_all(
             about: leading_comment(&file),
             file,
             expect: format!("{:?}", scenario.expect).to_lowercase(),
-            verdict: if outcome.safe { "safe" } else { "unsafe" },
+            verdict: outcome.verdict(),
+            not_exercised: outcome.not_exercised.clone(),
             live: outcome.live,
             resource: if outcome.findings.resource.writes == 0 {
                 "no writes"
@@ -115,6 +116,11 @@ pub fn run_all(
             as_expected: outcome.as_expected,
             seeds: outcome.seeds.len(),
             unsafe_seeds: outcome.seeds.iter().filter(|s| !s.safe).count(),
+            not_exercised_seeds: outcome
+                .seeds
+                .iter()
+                .filter(|s| s.verdict == super::Verdict::NotExercised)
+                .count(),
             reported_seed: outcome.reported_seed,
             violations: outcome.findings.violations.len(),
             availability: stats.availability,

@@ -137,12 +137,9 @@ fn columns(catalogue: &Path, wanted: &[String]) -> Result<Vec<FaultColumn>, Matr
         .collect())
 }
 
-/// Whether a seed's faults met what they aim at.
-// MERGE(verdict): return `seed.verdict != Verdict::NotExercised` once SeedResult has
-// the three-way verdict; until then every seed that ran counts as exercised.
+/// Whether a seed's faults met what they aim at (an unsafe seed always counts).
 fn exercised(seed: &SeedResult) -> bool {
-    let _ = seed;
-    true
+    seed.verdict != super::Verdict::NotExercised
 }
 
 /// One cell to run: an adapter on one fault's template.
@@ -322,7 +319,7 @@ pub fn run_matrix(options: &MatrixOptions, progress: &(dyn Fn(&str) + Sync)) -> 
                 return;
             }
             let a = &chosen[plan.adapter];
-            match finish_cell(options, a, plan, acc, seeds) {
+            match finish_cell(options, plan, acc, seeds) {
                 Ok(c) => {
                     progress(&format!(
                         "[{}/{cell_count}] {}: {}",
@@ -415,7 +412,6 @@ fn rerun(plan: &Plan, seed: u64) -> String {
 /// Turns a finished cell's seeds into its tally, writing the reported seed's report.
 fn finish_cell(
     options: &MatrixOptions,
-    a: &Adapter,
     plan: &Plan,
     mut acc: Acc,
     seeds: u64,
@@ -643,6 +639,12 @@ mod tests {
             sim: Default::default(),
             sim_secs: 0.0,
             partial: false,
+            verdict: if safe {
+                crate::run::Verdict::Safe
+            } else {
+                crate::run::Verdict::Unsafe
+            },
+            not_exercised: None,
         }
     }
 
@@ -670,7 +672,10 @@ mod tests {
         assert_eq!(safe.verdict(), "safe");
         // 0 of 10: the upper bound is 27.8%.
         assert_eq!(safe.tally_text(), "0/10 (rate <= 28% at 95%)");
-        assert!(exercised(&results[0]), "until the three-way verdict is merged");
+        assert!(exercised(&results[0]));
+        let mut idle = seed(11, true);
+        idle.verdict = crate::run::Verdict::NotExercised;
+        assert!(!exercised(&idle), "a seed whose faults met no hold is not exercised");
     }
 
     #[test]

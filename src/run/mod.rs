@@ -35,7 +35,7 @@ pub mod sweep;
 
 pub use evidence::{save, SaveError};
 
-pub use outcome::{History, Outcome, SeedResult};
+pub use outcome::{History, Outcome, SeedResult, Verdict};
 
 use crate::checker::{self, Checker, Findings, Malformed};
 use crate::history::Event;
@@ -164,8 +164,13 @@ fn judge(seed: u64, output: RunOutput, started: Instant) -> (SeedResult, RunOutp
 
 /// What one seed's findings say, with the driver's work; `started` is when the run began.
 fn result(seed: u64, output: &RunOutput, findings: &Findings, started: Instant) -> SeedResult {
+    // A seed cut short never got to the faults planned after the stop.
+    let plan = (!output.stopped).then_some(&output.plan[..]);
+    let (verdict, not_exercised) = Verdict::judge(findings, plan);
     SeedResult {
         seed,
+        verdict,
+        not_exercised,
         safe: findings.is_safe(),
         live: findings.is_live(),
         violations: findings.violations.len(),
@@ -212,8 +217,11 @@ fn run_real(
             break;
         }
         let (result, output, findings) = run_seed_real(scenario, seed, options)?;
-        let finding = result.has_finding();
-        if reported.is_none() || (finding && !results.iter().any(SeedResult::has_finding)) {
+        if reported.is_none()
+            || results
+                .iter()
+                .all(|r: &SeedResult| result.report_rank() > r.report_rank())
+        {
             reported = Some((seed, output, findings));
         }
         let stopped = result.partial;
@@ -261,11 +269,11 @@ fn run_sim(
     let seeds_run = sim_seeds(scenario, seeds, jobs, progress);
     if seeds_run.len() < seeds.len() {
         let partial = Some(stop_reason(seeds_run.len(), seeds.len()));
-        let reported = seeds_run
-            .iter()
-            .find(|r| r.has_finding())
-            .or(seeds_run.first())
-            .map_or(seeds[0], |r| r.seed);
+        let reported = if seeds_run.is_empty() {
+            seeds[0]
+        } else {
+            reported_seed(&seeds_run)
+        };
         let (_, output, findings) = nothing_run(reported);
         let history = History::Memory(output.history);
         return Ok(decide(
@@ -335,11 +343,13 @@ fn sim_seeds(
 }
 
 /// The seed a run reports in full: the first with a finding (unsafe, not live, or a
-/// stale write), else the first seed.
+/// stale write), else the first not exercised (its report shows what its faults
+/// missed), else the first seed.
 pub fn reported_seed(results: &[SeedResult]) -> u64 {
+    let best = results.iter().map(SeedResult::report_rank).max().unwrap_or(0);
     results
         .iter()
-        .find(|r| r.has_finding())
+        .find(|r| r.report_rank() == best)
         .unwrap_or(&results[0])
         .seed
 }
@@ -368,9 +378,11 @@ fn decide(
     let availability_ok = scenario
         .min_availability
         .is_none_or(|min| seeds_run.iter().all(|r| r.stats.availability >= min));
+    // A run that proved nothing is neither of the verdicts a scenario can expect.
+    let verdict = outcome::run_verdict(&seeds_run);
     let verdict_ok = match scenario.expect {
-        Expect::Safe => safe,
-        Expect::Unsafe => !safe,
+        Expect::Safe => verdict == Some(Verdict::Safe),
+        Expect::Unsafe => verdict == Some(Verdict::Unsafe),
     };
     let resource_safe = seeds_run.iter().all(|r| r.resource_violations == 0);
     let resource_ok = match scenario.expect_resource {
@@ -381,7 +393,9 @@ fn decide(
     // A partial run decides nothing it was expected to show.
     let as_expected =
         partial.is_none() && verdict_ok && (live || !scenario.expect_live) && availability_ok && resource_ok;
+    let not_exercised = outcome::not_exercised_reason(&seeds_run);
     Outcome {
+        not_exercised,
         seeds: seeds_run,
         reported_seed: reported,
         history,

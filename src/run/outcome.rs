@@ -1,5 +1,11 @@
 //! What a run decided: the result of each seed and the verdict over all of them, with
 //! the reported seed's evidence. `report/` renders an [`Outcome`]; nothing here runs.
+//!
+//! A seed ends in one of three [`Verdict`]s: unsafe (a violation), safe (no violation,
+//! and its faults met what they aim at: [`crate::checker::exercise`]), or not exercised
+//! (no violation, but the run proved nothing, and `not_exercised` says why). Unsafe wins
+//! over not exercised. Over a run: unsafe if any seed is, else not exercised if any seed
+//! is, else safe.
 
 use crate::checker::{Findings, Stats};
 use crate::history::Event;
@@ -29,12 +35,65 @@ impl History {
     }
 }
 
+/// What one seed (or a run) shows about mutual exclusion.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// Two conflicting holds overlapped.
+    Unsafe,
+    /// No violation, and the faults met what they aim at with enough acquisitions.
+    Safe,
+    /// No violation, but nothing was exercised: no hold met the faults, or too few
+    /// acquisitions succeeded.
+    NotExercised,
+}
+
+impl Verdict {
+    /// As summary.json writes it: `unsafe`, `safe`, `not_exercised`.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Verdict::Unsafe => "unsafe",
+            Verdict::Safe => "safe",
+            Verdict::NotExercised => "not_exercised",
+        }
+    }
+
+    /// A seed's verdict from its findings and the fault plan it ran (none: only the
+    /// faults the history records are judged), with the reason when not exercised. A
+    /// violation is a violation, whatever was exercised.
+    pub fn judge(
+        findings: &Findings,
+        plan: Option<&[crate::fault::PlannedFault]>,
+    ) -> (Verdict, Option<String>) {
+        if !findings.is_safe() {
+            return (Verdict::Unsafe, None);
+        }
+        match findings.exercise.not_exercised(findings.stats.acquired, plan) {
+            None => (Verdict::Safe, None),
+            Some(why) => (Verdict::NotExercised, Some(why)),
+        }
+    }
+
+    /// As a sentence says it: `unsafe`, `safe`, `not exercised`.
+    pub fn words(&self) -> &'static str {
+        match self {
+            Verdict::NotExercised => "not exercised",
+            v => v.as_str(),
+        }
+    }
+}
+
 /// The outcome of one seed. Everything in it follows from the seed but `sim_secs`, a
 /// wall-clock measurement, which is kept out of what is written (summary.json must be
 /// byte-identical for the same seeds, however they were run).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct SeedResult {
     pub seed: u64,
+    /// Unsafe, safe, or not exercised (then `not_exercised` says why).
+    pub verdict: Verdict,
+    /// Why the seed proved nothing, when its verdict is not exercised.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_exercised: Option<String>,
     pub safe: bool,
     pub live: bool,
     pub violations: usize,
@@ -59,6 +118,53 @@ impl SeedResult {
     pub fn has_finding(&self) -> bool {
         !self.safe || !self.live || self.resource_violations > 0
     }
+
+    /// Which seed a run reports in full: the highest rank first, a finding (2) before a
+    /// seed that was not exercised (1) before any other (0).
+    pub fn report_rank(&self) -> u8 {
+        match (self.has_finding(), self.verdict) {
+            (true, _) => 2,
+            (false, Verdict::NotExercised) => 1,
+            (false, _) => 0,
+        }
+    }
+}
+
+/// The verdict over `seeds` (see [`Outcome::run_verdict`]).
+pub fn run_verdict(seeds: &[SeedResult]) -> Option<Verdict> {
+    let any = |v| seeds.iter().any(|s| s.verdict == v);
+    if any(Verdict::Unsafe) {
+        Some(Verdict::Unsafe)
+    } else if any(Verdict::NotExercised) {
+        Some(Verdict::NotExercised)
+    } else if seeds.is_empty() {
+        None
+    } else {
+        Some(Verdict::Safe)
+    }
+}
+
+/// Why the seeds' verdict is not exercised: how many seeds, and the first one's reason.
+pub fn not_exercised_reason(seeds: &[SeedResult]) -> Option<String> {
+    if run_verdict(seeds) != Some(Verdict::NotExercised) {
+        return None;
+    }
+    let idle: Vec<&SeedResult> = seeds
+        .iter()
+        .filter(|s| s.verdict == Verdict::NotExercised)
+        .collect();
+    let first = idle[0];
+    let why = first.not_exercised.as_deref().unwrap_or("no reason recorded");
+    Some(if seeds.len() == 1 {
+        why.to_string()
+    } else {
+        format!(
+            "{} of {} seeds not exercised; seed {}: {why}",
+            idle.len(),
+            seeds.len(),
+            first.seed
+        )
+    })
 }
 
 /// The outcome of a whole invocation.
@@ -77,20 +183,25 @@ pub struct Outcome {
     pub resource_safe: bool,
     pub as_expected: bool,
     pub availability_ok: bool,
+    /// Why the run's verdict is not exercised ("k of N seeds not exercised; seed S: why"),
+    /// when no seed was unsafe and some seed proved nothing.
+    pub not_exercised: Option<String>,
     /// Why the run did not finish (a signal), when it did not: the seeds that did not
     /// run are missing, and the reported seed's history may end early or be empty.
     pub partial: Option<String>,
 }
 
 impl Outcome {
-    /// The verdict on mutual exclusion: `safe`, `unsafe`, or `unknown` when a stop came
-    /// before any seed finished.
+    /// The verdict on mutual exclusion: `unsafe`, `not_exercised`, `safe`, or `unknown`
+    /// when a stop came before any seed finished.
     pub fn verdict(&self) -> &'static str {
-        match (self.safe, self.seeds.is_empty()) {
-            (false, _) => "unsafe",
-            (true, true) => "unknown",
-            (true, false) => "safe",
-        }
+        self.run_verdict().map_or("unknown", |v| v.as_str())
+    }
+
+    /// The verdict over every seed: unsafe if any seed is, else not exercised if any
+    /// seed is, else safe; `None` when no seed finished.
+    pub fn run_verdict(&self) -> Option<Verdict> {
+        run_verdict(&self.seeds)
     }
 
     /// Simulated node commands per wall second over all seeds.
