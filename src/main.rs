@@ -329,6 +329,11 @@ fn main() -> ExitCode {
         if let Ok(exe) = std::env::current_exe() {
             lockstorm::reaper::enable(&exe);
         }
+        // What a worker starts and leaves behind is re-parented here, to be killed
+        // and reaped.
+        if let Err(e) = lockstorm::children::become_subreaper() {
+            eprintln!("lockstorm: warning: cannot become the subreaper of its children ({e})");
+        }
     }
     let result = match cli.command {
         Command::Scenario {
@@ -432,6 +437,7 @@ fn main() -> ExitCode {
         Command::Explore(args) => explore(&args),
         Command::Shrink(args) => shrink(&args),
     };
+    lockstorm::children::kill_strays();
     lockstorm::reaper::stop();
     let code = match result {
         Ok(true) => ExitCode::SUCCESS,
@@ -551,13 +557,18 @@ fn scenario(
         }
     };
 
-    write_report(&dir, &scenario, &outcome, &Timing::of(&outcome.seeds))?;
+    // The worker logs and the shard's description first: summary.json, written last,
+    // vouches for a complete folder.
     if let Some(logs) = &outcome.worker_logs {
-        logs.copy_to(&dir)
-            .with_context(|| format!("cannot keep the worker logs in {}", dir.display()))?;
+        if let Err(e) = logs.copy_to(&dir) {
+            let _ = folder.fail(&format!("the worker logs could not be kept: {e}"));
+            return Err(
+                anyhow::Error::from(e).context(format!("cannot keep the worker logs in {}", dir.display()))
+            );
+        }
     }
     if let Some(shard) = seeds.shard {
-        ShardFile {
+        let written = ShardFile {
             format: run::shard::FORMAT,
             kind: Kind::Scenario,
             shard,
@@ -566,8 +577,25 @@ fn scenario(
             seeds: seeds.count,
             vary: Vec::new(),
         }
-        .write(&dir)
-        .with_context(|| format!("cannot write {}", dir.join(run::shard::FILE).display()))?;
+        .write(&dir);
+        if let Err(e) = written {
+            let _ = folder.fail(&format!("shard.json could not be written: {e}"));
+            return Err(anyhow::Error::from(e)
+                .context(format!("cannot write {}", dir.join(run::shard::FILE).display())));
+        }
+    }
+    if let Err(e) = write_report(&dir, &scenario, &outcome, &Timing::of(&outcome.seeds)) {
+        // The placeholder summary stays, saying why the run is partial.
+        let _ = folder.fail(&format!("the report could not be written: {e:#}"));
+        return Err(e);
+    }
+    if let Some(sig) = shutdown::report_done() {
+        // The signal came as the summary was written: lockstorm exits with its status,
+        // and the summary must not say otherwise.
+        let _ = lockstorm::report::folder::mark_partial(
+            &dir,
+            &format!("stopped by {sig} as the report was written"),
+        );
     }
     folder.finish().with_context(cannot_write)?;
     if !quiet {
@@ -575,10 +603,16 @@ fn scenario(
     }
     print_verdict(&scenario, &outcome, &dir);
     if outcome.partial.is_some() {
-        println!(
-            "  the verdict covers what ran before the stop; `lockstorm report {}` redraws the report",
-            dir.display()
-        );
+        // `report DIR` redraws from history.jsonl, which a multi-seed run stopped before
+        // its reported seed's history was made does not have.
+        if dir.join("history.jsonl").is_file() {
+            println!(
+                "  the verdict covers what ran before the stop; `lockstorm report {}` redraws the report",
+                dir.display()
+            );
+        } else {
+            println!("  the verdict covers what ran before the stop; the reported seed recorded no history, so summary.json is the whole report");
+        }
     }
     Ok(outcome.as_expected)
 }
@@ -607,9 +641,10 @@ fn keep_failed_run(folder: RunFolder, failure: &WorkerFailure) -> anyhow::Error 
     }
 }
 
+/// timing.json, then the report, whose summary.json comes last.
 fn write_report(dir: &Path, scenario: &Scenario, outcome: &Outcome, timing: &Timing) -> Result<()> {
-    lockstorm::report::write(dir, scenario, outcome)
-        .and_then(|_| timing::write(dir, timing))
+    timing::write(dir, timing)
+        .and_then(|()| lockstorm::report::write(dir, scenario, outcome).map(|_| ()))
         .with_context(|| format!("cannot write the report to {}", dir.display()))
 }
 
@@ -760,12 +795,20 @@ fn print_table(scenario: &Scenario, outcome: &Outcome) {
         Backend::Redis => "real Redis:",
         Backend::Docker => "Redis in containers:",
     };
-    println!(
-        "{what} {:.0} node commands/s, {:.0} lock operations/s ({})",
-        outcome.sim_ops_per_sec(),
-        outcome.sim_lock_ops_per_sec(),
-        scenario.name
-    );
+    // Only what was measured: worker clients talk to Redis themselves, so their node
+    // commands are not counted (a zero would read as a stalled run).
+    let node_cmds: u64 = outcome.seeds.iter().map(|s| s.sim.node_cmds).sum();
+    let lock_ops: u64 = outcome.seeds.iter().map(|s| s.sim.lock_ops).sum();
+    let mut rates = Vec::new();
+    if node_cmds > 0 {
+        rates.push(format!("{:.0} node commands/s", outcome.sim_ops_per_sec()));
+    }
+    if lock_ops > 0 {
+        rates.push(format!("{:.0} lock operations/s", outcome.sim_lock_ops_per_sec()));
+    }
+    if !rates.is_empty() {
+        println!("{what} {} ({})", rates.join(", "), scenario.name);
+    }
 }
 
 fn ms(us: u64) -> String {
@@ -1050,8 +1093,15 @@ fn bench_sim(file: &Path, seed: Option<u64>, sets: &[Override], rounds: usize) -
 
 fn check(path: &Path) -> Result<bool> {
     let findings = checker::check_jsonl(path)?.with_context(|| format!("{} is malformed", path.display()))?;
-    println!("{}", serde_json::to_string_pretty(&findings)?);
-    Ok(findings.is_safe() && findings.is_live() && findings.is_resource_safe())
+    let verdict = findings.is_safe() && findings.is_live() && findings.is_resource_safe();
+    let text = serde_json::to_string_pretty(&findings)?;
+    use std::io::Write as _;
+    let mut out = std::io::stdout().lock();
+    match writeln!(out, "{text}").and_then(|()| out.flush()) {
+        // `check H | head`: the reader has what it wanted.
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(verdict),
+        written => written.map(|()| verdict).context("cannot write the findings"),
+    }
 }
 
 fn report(dir: &Path) -> Result<bool> {
