@@ -77,6 +77,11 @@ enum Command {
         /// Simulated seeds run on this many threads (default: every core).
         #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1024))]
         jobs: Option<u64>,
+        /// The largest history.jsonl the run may write, in MB: a run expected to write
+        /// more is refused before it starts, one that writes more fails.
+        #[arg(long, default_value_t = lockstorm::limits::DEFAULT_MAX_HISTORY_BYTES >> 20,
+              value_parser = clap::value_parser!(u64).range(1..=1 << 40))]
+        max_history_mb: u64,
     },
     /// Run every adapter (lock library) against every fault of the catalogue and write
     /// the library matrix (index.html, README.md, matrix.json).
@@ -348,6 +353,7 @@ fn main() -> ExitCode {
             sets,
             shard,
             jobs,
+            max_history_mb,
         } => scenario(
             &file,
             &sets,
@@ -363,6 +369,7 @@ fn main() -> ExitCode {
                 backend,
                 keep,
                 adapter,
+                max_history_bytes: max_history_mb << 20,
             },
         ),
         Command::Matrix {
@@ -463,6 +470,7 @@ struct RunWith {
     backend: Option<Backend>,
     keep: bool,
     adapter: Option<String>,
+    max_history_bytes: u64,
 }
 
 fn jobs_or_all(jobs: Option<u64>) -> usize {
@@ -512,6 +520,7 @@ fn scenario(
         backend,
         keep,
         adapter,
+        max_history_bytes,
     } = with;
     let source = Source::read(file, sets, backend)?;
     let mut scenario = source.scenario(&[])?;
@@ -520,6 +529,8 @@ fn scenario(
         let a = lockstorm::worker::adapters::select(lockstorm::worker::adapters::load(list)?, &[name], list)?;
         scenario.clients.worker = Some(a[0].spec());
     }
+    lockstorm::limits::set_max_history_bytes(max_history_bytes);
+    lockstorm::limits::check_history_size(&scenario).map_err(anyhow::Error::msg)?;
     let first = seeds.first.unwrap_or(scenario.seed);
     let all = seed_list(first, seeds.count);
     let list = match seeds.shard {

@@ -352,3 +352,80 @@ fn a_signal_during_report_writing_leaves_a_partial_summary() {
         other => panic!("exit {other:?}: {}", stderr(&out)),
     }
 }
+
+/// Item 8: a run whose history would fill the disk is refused before it starts, and
+/// the limit can be raised.
+#[test]
+fn a_run_that_would_write_too_much_history_is_refused_before_it_starts() {
+    let tmp = tempfile::tempdir().unwrap();
+    write(tmp.path(), "s.toml", "duration = \"1000000000s\"\nnodes = 3\n");
+    let out = lockstorm(tmp.path(), &["scenario", "s.toml", "--quiet", "--out", "r"]);
+    refused(&out, "--max-history-mb");
+    assert!(
+        !tmp.path().join("r").exists(),
+        "refused before anything was written"
+    );
+    write(tmp.path(), "t.toml", "duration = \"60s\"\nnodes = 3\n");
+    let out = lockstorm(
+        tmp.path(),
+        &[
+            "scenario",
+            "t.toml",
+            "--quiet",
+            "--out",
+            "r",
+            "--max-history-mb",
+            "1",
+        ],
+    );
+    refused(&out, "over the limit of 1 MB");
+}
+
+/// Item 5: a report that cannot be written whole (a full disk, here a file size limit)
+/// leaves a summary that says the run is partial, never one that vouches for files
+/// that are missing or cut short.
+#[test]
+fn a_report_cut_short_by_a_full_disk_leaves_a_partial_summary() {
+    use std::os::unix::process::CommandExt;
+    let tmp = tempfile::tempdir().unwrap();
+    // Its history (about 13 KB) fits; its availability plot (about 190 KB) does not.
+    write(
+        tmp.path(),
+        "s.toml",
+        "duration = \"1s\"\nnodes = 3\n[clients]\ncount = 1\n",
+    );
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_lockstorm"));
+    cmd.current_dir(tmp.path())
+        .args(["scenario", "s.toml", "--quiet", "--out", "r"]);
+    // SAFETY: setrlimit and signal are async-signal-safe; the closure touches no memory
+    // of the parent's.
+    unsafe {
+        cmd.pre_exec(|| {
+            // Writes past 48 KB fail with EFBIG, as writes to a full disk fail.
+            let limit = libc::rlimit {
+                rlim_cur: 48 << 10,
+                rlim_max: 48 << 10,
+            };
+            libc::setrlimit(libc::RLIMIT_FSIZE, &limit);
+            libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+            Ok(())
+        });
+    }
+    let out = cmd.output().unwrap();
+    let e = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{e}");
+    assert!(!e.contains("panicked"), "{e}");
+    assert!(
+        e.contains("File too large"),
+        "the report failed, not the run: {e}"
+    );
+    let s = summary(&tmp.path().join("r"));
+    assert_eq!(s["partial"], true, "{s}");
+    assert!(
+        s["partial_reason"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("report could not be written"),
+        "{s}"
+    );
+}

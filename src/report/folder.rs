@@ -298,7 +298,7 @@ mod tests {
         assert!(dir.join("workers/main.py").is_file());
         assert!(dir.join("index.html").is_file());
         // A re-render does not overwrite them either.
-        let e = clear_renders(dir).err().expect("refused").to_string();
+        let e = clear_renders(dir).expect_err("refused").to_string();
         assert!(e.contains("holds index.html"), "{e}");
         assert!(dir.join("index.html").is_file());
     }
