@@ -169,7 +169,7 @@ fn merge_refuses_tampered_shard_descriptions() {
         ),
         (
             original.replace("\"count\": 2", "\"count\": 1000000000000"),
-            "shards",
+            "is missing (got 2 of 1000000000000 folders)",
         ),
         (original.replace("\"count\": 2", "\"count\": 0"), "is not a shard"),
     ];

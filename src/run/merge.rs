@@ -62,12 +62,15 @@ pub fn merge(dirs: &[PathBuf]) -> Result<Merged, MergeError> {
         }
     }
     if first.shard.count > dirs.len() as u64 {
+        // The first index no folder holds: at most the number of folders.
+        let missing = (0..)
+            .find(|i| !files.iter().any(|f| f.shard.index == *i))
+            .unwrap_or(0);
         return Err(invalid(format!(
-            "{} is shard {}: {} shards, but {} folders were given; merge every shard",
-            first_dir.display(),
-            first.shard,
+            "shard {missing}/{} is missing (got {} of {} folders)",
             first.shard.count,
-            dirs.len()
+            dirs.len(),
+            first.shard.count
         )));
     }
     let mut slots: Vec<Option<&Path>> = vec![None; first.shard.count as usize];
