@@ -71,23 +71,22 @@ impl Story {
 }
 
 /// Text for narrative.md that may carry a history's own words (a lock name): HTML is
-/// escaped as index.html escapes it, the punctuation of Markdown's code spans and links
-/// is taken literally, and a control character (a newline that would start a heading) is shown as an escape, so
-/// the text can neither add markup nor links nor lines.
+/// escaped as index.html escapes it, a `](` that would open a link's target is broken
+/// with a backslash, and a control character (a newline that would start a heading) is
+/// shown as an escape, so the text can add neither markup nor links nor lines.
 pub fn md(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
+    let mut after_bracket = false;
     for c in text.chars() {
         match c {
             '&' => out.push_str("&amp;"),
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),
-            '\\' | '`' | '[' | ']' => {
-                out.push('\\');
-                out.push(c);
-            }
+            '(' if after_bracket => out.push_str("\\("),
             c if c.is_control() => out.extend(c.escape_default()),
             c => out.push(c),
         }
+        after_bracket = c == ']';
     }
     out
 }
