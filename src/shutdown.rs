@@ -10,8 +10,8 @@
 //! the hard way: [`crate::children::cleanup_all`] kills every child, runs the registered
 //! cleanups (the report folder marks itself partial) and removes the temporary
 //! directories, then the process exits with the same status. Writing the report after
-//! a signal is bounded too: [`REPORT_GRACE`] after the run stopped, lockstorm stops the
-//! same way. A panic runs the same cleanup before it unwinds.
+//! a signal is bounded too: [`GRACE`] plus [`REPORT_GRACE`] after the signal, lockstorm
+//! stops the same way. A panic runs the same cleanup before it unwinds.
 //!
 //! The exit status and summary.json agree: a signal that comes after the run ended but
 //! before the summary is written stops the report (the placeholder summary, partial,
