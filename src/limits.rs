@@ -40,11 +40,11 @@ pub const MAX_NAME_BYTES: usize = 255;
 /// a run whose expected event rate would pass it is refused before it starts
 /// ([`check_history_size`]), and the history of one that passes it anyway stops there,
 /// the run failing with a message that says so ([`crate::sink::JsonlFile`]).
-pub const DEFAULT_MAX_HISTORY_BYTES: u64 = 4 << 30;
+pub const DEFAULT_MAX_HISTORY_BYTES: u64 = 8 << 30;
 
-/// What one history line takes on average, for the estimate: an acquisition's `ok` is
-/// about 200 bytes, an `invoke` about 100.
-pub const EVENT_BYTES: u64 = 150;
+/// What one history line takes on average, for the estimate (116 bytes in a run of
+/// the defaults).
+pub const EVENT_BYTES: u64 = 120;
 
 static MAX_HISTORY_BYTES: std::sync::atomic::AtomicU64 =
     std::sync::atomic::AtomicU64::new(DEFAULT_MAX_HISTORY_BYTES);
@@ -61,13 +61,15 @@ pub fn set_max_history_bytes(bytes: u64) {
 
 /// About how many bytes of history a run of `scenario` writes: every client acquires
 /// and releases (four events, six with resource writes) once per think, hold and two
-/// message delays, each at least a millisecond.
+/// message delays (at least a millisecond), and no more often than the locks can be
+/// held one after another. A 120 s run of the defaults writes 2.3 MB; this says 5.
 pub fn expected_history_bytes(scenario: &crate::scenario::Scenario) -> u64 {
     let c = &scenario.clients;
-    let cycle_us =
-        (c.think.mean_us(0) + c.hold.mean_us(0) + 2.0 * scenario.network.latency.mean_us(0)).max(1_000.0);
+    let hold_us = c.hold.mean_us(0).max(1.0);
+    let cycle_us = (c.think.mean_us(0) + hold_us + 2.0 * scenario.network.latency.mean_us(0)).max(1_000.0);
+    let cycles_per_us = (c.count as f64 / cycle_us).min(f64::from(c.locks.max(1)) / hold_us);
     let events_per_cycle = if c.resource_writes { 6.0 } else { 4.0 };
-    let events = c.count as f64 * scenario.duration_us as f64 / cycle_us * events_per_cycle;
+    let events = cycles_per_us * scenario.duration_us as f64 * events_per_cycle;
     (events * EVENT_BYTES as f64).min(u64::MAX as f64) as u64
 }
 
