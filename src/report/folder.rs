@@ -138,10 +138,23 @@ pub fn mark_partial(dir: &Path, reason: &str) -> Result<(), ReportError> {
 
 /// Before a re-render: removes what was rendered from the history last time; returns
 /// the files that are not lockstorm's, which stay and stay out of the manifest. A file
-/// of the user's with a name the render writes (an `index.html` no manifest lists) is
-/// refused rather than overwritten.
+/// with a name the render writes that neither a manifest nor a summary.json vouches for
+/// (a user's `index.html`) is refused rather than overwritten.
 pub fn clear_renders(dir: &Path) -> Result<BTreeSet<String>, ReportError> {
-    let (ours, others) = sort_out(dir, true)?;
+    let (mut ours, mut others) = sort_out(dir, true)?;
+    if !dir.join(MANIFEST).exists() && dir.join("summary.json").is_file() {
+        // A report written by the library's `report::write` alone, with no run folder
+        // around it: its summary vouches for the renders beside it.
+        let renders: Vec<String> = others
+            .iter()
+            .filter(|n| RENDERED.contains(&n.as_str()) || is_plot(n))
+            .cloned()
+            .collect();
+        for name in renders {
+            others.remove(&name);
+            ours.insert(name);
+        }
+    }
     if let Some(name) = others
         .iter()
         .find(|n| RENDERED.contains(&n.as_str()) || is_plot(n))
