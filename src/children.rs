@@ -18,6 +18,15 @@
 //!
 //! A registered directory is also handed to the [`crate::reaper`], which removes it if
 //! lockstorm is killed by SIGKILL, when nothing in this process runs any more.
+//!
+//! What a child starts in turn (a worker's helper process, one that calls `setsid` to
+//! leave its group) gets neither the group signal nor the parent-death signal. Every
+//! child gets [`OWNER_ENV`] in its environment, which its own children inherit; the
+//! binary makes lockstorm the subreaper of its descendants ([`become_subreaper`], so an
+//! orphan is re-parented to lockstorm, not to init, and lockstorm reaps it), and
+//! [`kill_strays`] kills and reaps every process that carries lockstorm's mark and is
+//! no listed child nor in a listed child's group: at the end of a worker run, on an
+//! interrupt, and, through the reaper, after a SIGKILL.
 
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -36,9 +45,38 @@ type Callback = Arc<dyn Fn(&str) + Send + Sync>;
 static CLEANUPS: Mutex<Vec<(u64, Callback)>> = Mutex::new(Vec::new());
 static NEXT_CLEANUP: AtomicU64 = AtomicU64::new(0);
 
+/// The environment variable that marks every process lockstorm started, and whatever
+/// those start in turn: its value is [`owner_mark`].
+pub const OWNER_ENV: &str = "LOCKSTORM_OWNER";
+
+/// This process's mark: its pid and a time, so a reused pid never matches.
+pub fn owner_mark() -> &'static str {
+    static MARK: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    MARK.get_or_init(|| {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        format!("{}-{nanos}", std::process::id())
+    })
+}
+
+/// Makes this process the subreaper of its descendants (Linux
+/// `PR_SET_CHILD_SUBREAPER`): a process whose parent exits is re-parented here, where
+/// [`kill_strays`] reaps it. Only the binary calls it: a subreaper must reap.
+pub fn become_subreaper() -> std::io::Result<()> {
+    // SAFETY: prctl with an integer argument; it touches no memory.
+    if unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
 /// Starts `cmd` as a child that dies with lockstorm, and lists it for [`kill_all`].
 /// The caller reaps it and then calls [`forget`].
 pub fn spawn(cmd: &mut Command) -> std::io::Result<Child> {
+    static WATCHED: std::sync::Once = std::sync::Once::new();
+    WATCHED.call_once(|| crate::reaper::watch(crate::reaper::Task::KillMarked(owner_mark().to_string())));
+    cmd.env(OWNER_ENV, owner_mark());
     let parent = std::process::id();
     // SAFETY: the closure runs in the forked child before exec and only makes
     // async-signal-safe system calls (setpgid, prctl, getppid); it touches no memory of
@@ -102,6 +140,112 @@ pub fn kill_all() {
     }
 }
 
+/// A process as /proc shows it: parent pid, process group, and whether it is a zombie;
+/// `None` once it is gone.
+fn proc_stat(pid: u32) -> Option<(u32, i32, bool)> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The fields after the command name, which is in parentheses and may hold spaces:
+    // state, ppid, pgrp, ...
+    let rest = text.get(text.rfind(')')? + 2..)?;
+    let mut fields = rest.split(' ');
+    let state = fields.next()?;
+    let ppid = fields.next()?.parse().ok()?;
+    let pgrp = fields.next()?.parse().ok()?;
+    Some((ppid, pgrp, state == "Z" || state == "X"))
+}
+
+/// Every live process other than this one whose environment carries `mark`.
+pub fn marked(mark: &str) -> Vec<u32> {
+    let needle = format!("{OWNER_ENV}={mark}");
+    let me = std::process::id();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for entry in entries.flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        if pid == me {
+            continue;
+        }
+        let Ok(environ) = std::fs::read(format!("/proc/{pid}/environ")) else {
+            continue;
+        };
+        if environ.split(|&b| b == 0).any(|v| v == needle.as_bytes()) {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+/// Whether `pid` is one of `listed` or a descendant of one (a live worker's helper is
+/// that worker's business until the worker is gone).
+fn descends_from(pid: u32, listed: &[u32]) -> bool {
+    let me = std::process::id();
+    let mut at = pid;
+    for _ in 0..64 {
+        if listed.contains(&at) {
+            return true;
+        }
+        match proc_stat(at) {
+            Some((ppid, _, _)) if ppid > 1 && ppid != me => at = ppid,
+            _ => return false,
+        }
+    }
+    false
+}
+
+/// Kills every process that carries this process's mark and is neither a listed child
+/// nor in a listed child's process group (a worker's helper, left after the worker
+/// exited or escaped its group with `setsid`), then reaps those that were re-parented
+/// here. Returns how many it killed.
+pub fn kill_strays() -> usize {
+    let me = std::process::id();
+    let listed = LIVE.lock().map(|v| v.clone()).unwrap_or_default();
+    let mut killed = Vec::new();
+    // A stray may start another before it dies: look again until none is left.
+    for _ in 0..10 {
+        let strays: Vec<u32> = marked(owner_mark())
+            .into_iter()
+            .filter(|&pid| {
+                proc_stat(pid).is_some_and(|(_, group, zombie)| {
+                    !zombie && !listed.iter().any(|&l| l as i32 == group) && !descends_from(pid, &listed)
+                })
+            })
+            .collect();
+        if strays.is_empty() {
+            break;
+        }
+        for &pid in &strays {
+            // SAFETY: kill(2) on a process that carries this process's mark.
+            unsafe {
+                libc::kill(pid as libc::pid_t, libc::SIGKILL);
+            }
+        }
+        killed.extend(strays);
+    }
+    // Reap what was re-parented here (this process is the subreaper); a stray whose
+    // parent is another process is that parent's to reap.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+    for &pid in &killed {
+        while let Some((ppid, _, _)) = proc_stat(pid) {
+            if ppid == me {
+                // SAFETY: waitpid on a child of ours that we killed.
+                unsafe {
+                    libc::waitpid(pid as libc::pid_t, std::ptr::null_mut(), 0);
+                }
+                break;
+            }
+            if std::time::Instant::now() > deadline {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+    }
+    killed.len()
+}
+
 /// Lists a run's temporary directory for removal on an interrupt (and by the reaper,
 /// should lockstorm be killed).
 pub fn register_dir(dir: &Path) {
@@ -147,6 +291,7 @@ impl Drop for Cleanup {
 /// registered directory: what must happen before lockstorm exits without unwinding.
 pub fn cleanup_all(reason: &str) {
     kill_all();
+    kill_strays();
     let callbacks: Vec<Callback> = CLEANUPS
         .lock()
         .map(|v| v.iter().map(|(_, c)| c.clone()).collect())

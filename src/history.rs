@@ -319,27 +319,36 @@ fn scan(
         file.seek(SeekFrom::Start(offset)).map_err(io)?;
     }
     let mut reader = std::io::BufReader::with_capacity(1 << 16, file);
-    // One buffer for every line, where `lines()` would allocate one per line.
-    let mut line = String::new();
+    // One buffer for every line, where `lines()` would allocate one per line; a line
+    // is read up to one byte past the limit, never whole.
+    let max = crate::limits::MAX_LINE_BYTES;
+    let mut line = Vec::new();
     let mut at = offset;
     for i in 0.. {
         line.clear();
-        let read = reader.read_line(&mut line).map_err(io)?;
+        let read = std::io::Read::take(&mut reader, max as u64 + 2)
+            .read_until(b'\n', &mut line)
+            .map_err(io)?;
         if read == 0 {
             break;
         }
+        let bad = |message: String| HistoryError::Parse {
+            path: shown.clone(),
+            line: i + 1,
+            message,
+        };
         let start = at;
         at += read as u64;
-        let text = line.strip_suffix('\n').unwrap_or(&line);
-        let text = text.strip_suffix('\r').unwrap_or(text);
+        let text = line.strip_suffix(b"\n").unwrap_or(&line);
+        let text = text.strip_suffix(b"\r").unwrap_or(text);
+        if text.len() > max {
+            return Err(bad(format!("the line is longer than {max} bytes")));
+        }
+        let text = std::str::from_utf8(text).map_err(|e| bad(format!("not UTF-8 text ({e})")))?;
         if text.trim().is_empty() {
             continue;
         }
-        let event = parse_line(text).map_err(|e| HistoryError::Parse {
-            path: shown.clone(),
-            line: i + 1,
-            message: e.to_string(),
-        })?;
+        let event = parse_line(text).map_err(|e| bad(e.to_string()))?;
         if !each(start, i + 1, event) {
             break;
         }

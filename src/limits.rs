@@ -27,3 +27,132 @@ pub const MAX_PLANNED_FAULTS: usize = 10_000;
 /// The nemesis stops planning at this many faults, whatever its draws: an average at the
 /// limit can still draw a few more by chance, never twice as many.
 pub const MAX_DRAWN_FAULTS: usize = 2 * MAX_PLANNED_FAULTS;
+
+/// The longest line of a history file, in bytes: an event is a few hundred bytes; a
+/// longer line is refused before it is parsed (a 1 GB line would cost gigabytes).
+pub const MAX_LINE_BYTES: usize = 1 << 20;
+
+/// The longest name, in bytes: a scenario's `name` (a folder under reports/) and every
+/// lock name in a history.
+pub const MAX_NAME_BYTES: usize = 255;
+
+/// The largest history.jsonl a run writes unless told otherwise (`--max-history-mb`):
+/// a run whose expected event rate would pass it is refused before it starts
+/// ([`check_history_size`]), and the history of one that passes it anyway stops there,
+/// the run failing with a message that says so ([`crate::sink::JsonlFile`]).
+pub const DEFAULT_MAX_HISTORY_BYTES: u64 = 8 << 30;
+
+/// What one history line takes on average, for the estimate (116 bytes in a run of
+/// the defaults).
+pub const EVENT_BYTES: u64 = 120;
+
+static MAX_HISTORY_BYTES: std::sync::atomic::AtomicU64 =
+    std::sync::atomic::AtomicU64::new(DEFAULT_MAX_HISTORY_BYTES);
+
+/// The history size limit in force (the binary sets it from `--max-history-mb`).
+pub fn max_history_bytes() -> u64 {
+    MAX_HISTORY_BYTES.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Sets the history size limit for the runs of this process.
+pub fn set_max_history_bytes(bytes: u64) {
+    MAX_HISTORY_BYTES.store(bytes, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// About how many bytes of history a run of `scenario` writes: every client acquires
+/// and releases (four events, six with resource writes) once per think, hold and two
+/// message delays (at least a millisecond), and no more often than the locks can be
+/// held one after another. A 120 s run of the defaults writes 2.3 MB; this says 5.
+pub fn expected_history_bytes(scenario: &crate::scenario::Scenario) -> u64 {
+    let c = &scenario.clients;
+    let hold_us = c.hold.mean_us(0).max(1.0);
+    let cycle_us = (c.think.mean_us(0) + hold_us + 2.0 * scenario.network.latency.mean_us(0)).max(1_000.0);
+    let cycles_per_us = (c.count as f64 / cycle_us).min(f64::from(c.locks.max(1)) / hold_us);
+    let events_per_cycle = if c.resource_writes { 6.0 } else { 4.0 };
+    let events = cycles_per_us * scenario.duration_us as f64 * events_per_cycle;
+    (events * EVENT_BYTES as f64).min(u64::MAX as f64) as u64
+}
+
+/// Refuses a run whose expected history passes [`max_history_bytes`].
+pub fn check_history_size(scenario: &crate::scenario::Scenario) -> Result<(), String> {
+    let (expected, limit) = (expected_history_bytes(scenario), max_history_bytes());
+    if expected <= limit {
+        return Ok(());
+    }
+    Err(format!(
+        "{}: a run of {} s with {} clients would write about {} MB of history, over the limit of {} MB: shorten the run, or raise the limit with --max-history-mb",
+        scenario.name,
+        scenario.duration_us / 1_000_000,
+        scenario.clients.count,
+        expected >> 20,
+        limit >> 20
+    ))
+}
+
+/// Checks a scenario name: one path component (it names the report folder), at most
+/// [`MAX_NAME_BYTES`] bytes; the message says what is wrong.
+pub fn check_name(name: &str) -> Result<(), String> {
+    if name.len() > MAX_NAME_BYTES {
+        return Err(format!(
+            "name is {} bytes long: at most {MAX_NAME_BYTES}",
+            name.len()
+        ));
+    }
+    let mut parts = std::path::Path::new(name).components();
+    let single = matches!(
+        (parts.next(), parts.next()),
+        (Some(std::path::Component::Normal(_)), None)
+    );
+    if !single || name.contains('/') || name.contains('\0') {
+        return Err(format!(
+            "name = {name:?}: a name is one folder name under reports/ (no '/', '.' or '..')"
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_history_that_would_fill_the_disk_is_refused_before_the_run() {
+        let text = "duration = \"1000000000s\"\nnodes = 3\n";
+        let huge = crate::scenario::Scenario::parse(text, "s.toml", "s").unwrap();
+        let e = check_history_size(&huge).unwrap_err();
+        assert!(e.contains("--max-history-mb"), "{e}");
+        // Every scenario the project ships fits.
+        fn toml_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+            for e in std::fs::read_dir(dir).unwrap().flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    toml_files(&p, out);
+                } else if p.extension().is_some_and(|x| x == "toml") {
+                    out.push(p);
+                }
+            }
+        }
+        let mut files = Vec::new();
+        toml_files(
+            &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios"),
+            &mut files,
+        );
+        assert!(files.len() > 10);
+        for f in files {
+            if let Ok(s) = crate::scenario::Scenario::load(&f) {
+                assert_eq!(check_history_size(&s), Ok(()), "{}", f.display());
+            }
+        }
+    }
+
+    #[test]
+    fn a_name_is_one_path_component() {
+        for bad in ["../../../x", "/etc", "a/b", ".", "..", "", "x/", "a\0b"] {
+            assert!(check_name(bad).is_err(), "{bad:?} passed");
+        }
+        assert!(check_name(&"n".repeat(MAX_NAME_BYTES + 1)).is_err());
+        for good in ["partition", "redlock chaos", "a.b", "..x"] {
+            assert_eq!(check_name(good), Ok(()), "{good:?}");
+        }
+    }
+}

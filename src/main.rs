@@ -85,6 +85,11 @@ enum Command {
         /// Simulated seeds run on this many threads (default: every core).
         #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1024))]
         jobs: Option<u64>,
+        /// The largest history.jsonl the run may write, in MB: a run expected to write
+        /// more is refused before it starts, one that writes more fails.
+        #[arg(long, default_value_t = lockstorm::limits::DEFAULT_MAX_HISTORY_BYTES >> 20,
+              value_parser = clap::value_parser!(u64).range(1..=1 << 40))]
+        max_history_mb: u64,
     },
     /// Run every adapter (lock library) against every fault of the catalogue and write
     /// the library matrix (index.html, README.md, matrix.json).
@@ -357,6 +362,11 @@ fn main() -> ExitCode {
         if let Ok(exe) = std::env::current_exe() {
             lockstorm::reaper::enable(&exe);
         }
+        // What a worker starts and leaves behind is re-parented here, to be killed
+        // and reaped.
+        if let Err(e) = lockstorm::children::become_subreaper() {
+            eprintln!("lockstorm: warning: cannot become the subreaper of its children ({e})");
+        }
     }
     let result = match cli.command {
         Command::Scenario {
@@ -373,6 +383,7 @@ fn main() -> ExitCode {
             sets,
             shard,
             jobs,
+            max_history_mb,
         } => scenario(
             &file,
             &sets,
@@ -390,6 +401,7 @@ fn main() -> ExitCode {
                 adapter,
                 adapter_list,
                 worker,
+                max_history_bytes: max_history_mb << 20,
             },
         ),
         Command::Matrix {
@@ -480,6 +492,7 @@ fn main() -> ExitCode {
         Command::Explore(args) => explore(&args),
         Command::Shrink(args) => shrink(&args),
     };
+    lockstorm::children::kill_strays();
     lockstorm::reaper::stop();
     let code = match result {
         Ok(true) => ExitCode::SUCCESS,
@@ -507,6 +520,7 @@ struct RunWith {
     adapter: Option<String>,
     adapter_list: PathBuf,
     worker: Option<String>,
+    max_history_bytes: u64,
 }
 
 fn jobs_or_all(jobs: Option<u64>) -> usize {
@@ -558,6 +572,7 @@ fn scenario(
         adapter,
         adapter_list,
         worker,
+        max_history_bytes,
     } = with;
     let source = Source::read(file, sets, backend)?;
     let mut scenario = source.scenario(&[])?;
@@ -590,6 +605,8 @@ fn scenario(
         let spec = lockstorm::worker::WorkerSpec::from_command_line(&argv).map_err(anyhow::Error::msg)?;
         scenario.clients.worker = Some(spec);
     }
+    lockstorm::limits::set_max_history_bytes(max_history_bytes);
+    lockstorm::limits::check_history_size(&scenario).map_err(anyhow::Error::msg)?;
     let first = seeds.first.unwrap_or(scenario.seed);
     let all = seed_list(first, seeds.count);
     let list = match seeds.shard {
@@ -627,13 +644,18 @@ fn scenario(
         }
     };
 
-    write_report(&dir, &scenario, &outcome, &Timing::of(&outcome.seeds))?;
+    // The worker logs and the shard's description first: summary.json, written last,
+    // vouches for a complete folder.
     if let Some(logs) = &outcome.worker_logs {
-        logs.copy_to(&dir)
-            .with_context(|| format!("cannot keep the worker logs in {}", dir.display()))?;
+        if let Err(e) = logs.copy_to(&dir) {
+            let _ = folder.fail(&format!("the worker logs could not be kept: {e}"));
+            return Err(
+                anyhow::Error::from(e).context(format!("cannot keep the worker logs in {}", dir.display()))
+            );
+        }
     }
     if let Some(shard) = seeds.shard {
-        ShardFile {
+        let written = ShardFile {
             format: run::shard::FORMAT,
             kind: Kind::Scenario,
             shard,
@@ -642,8 +664,25 @@ fn scenario(
             seeds: seeds.count,
             vary: Vec::new(),
         }
-        .write(&dir)
-        .with_context(|| format!("cannot write {}", dir.join(run::shard::FILE).display()))?;
+        .write(&dir);
+        if let Err(e) = written {
+            let _ = folder.fail(&format!("shard.json could not be written: {e}"));
+            return Err(anyhow::Error::from(e)
+                .context(format!("cannot write {}", dir.join(run::shard::FILE).display())));
+        }
+    }
+    if let Err(e) = write_report(&dir, &scenario, &outcome, &Timing::of(&outcome.seeds)) {
+        // The placeholder summary stays, saying why the run is partial.
+        let _ = folder.fail(&format!("the report could not be written: {e:#}"));
+        return Err(e);
+    }
+    if let Some(sig) = shutdown::report_done() {
+        // The signal came as the summary was written: lockstorm exits with its status,
+        // and the summary must not say otherwise.
+        let _ = lockstorm::report::folder::mark_partial(
+            &dir,
+            &format!("stopped by {sig} as the report was written"),
+        );
     }
     folder.finish().with_context(cannot_write)?;
     if !quiet {
@@ -651,10 +690,16 @@ fn scenario(
     }
     print_verdict(&scenario, &outcome, &dir);
     if outcome.partial.is_some() {
-        println!(
-            "  the verdict covers what ran before the stop; `lockstorm report {}` redraws the report",
-            dir.display()
-        );
+        // `report DIR` redraws from history.jsonl, which a multi-seed run stopped before
+        // its reported seed's history was made does not have.
+        if dir.join("history.jsonl").is_file() {
+            println!(
+                "  the verdict covers what ran before the stop; `lockstorm report {}` redraws the report",
+                dir.display()
+            );
+        } else {
+            println!("  the verdict covers what ran before the stop; the reported seed recorded no history, so summary.json is the whole report");
+        }
     }
     Ok(outcome.as_expected)
 }
@@ -683,9 +728,10 @@ fn keep_failed_run(folder: RunFolder, failure: &WorkerFailure) -> anyhow::Error 
     }
 }
 
+/// timing.json, then the report, whose summary.json comes last.
 fn write_report(dir: &Path, scenario: &Scenario, outcome: &Outcome, timing: &Timing) -> Result<()> {
-    lockstorm::report::write(dir, scenario, outcome)
-        .and_then(|_| timing::write(dir, timing))
+    timing::write(dir, timing)
+        .and_then(|()| lockstorm::report::write(dir, scenario, outcome).map(|_| ()))
         .with_context(|| format!("cannot write the report to {}", dir.display()))
 }
 
@@ -840,12 +886,20 @@ fn print_table(scenario: &Scenario, outcome: &Outcome) {
         Backend::Redis => "real Redis:",
         Backend::Docker => "Redis in containers:",
     };
-    println!(
-        "{what} {:.0} node commands/s, {:.0} lock operations/s ({})",
-        outcome.sim_ops_per_sec(),
-        outcome.sim_lock_ops_per_sec(),
-        scenario.name
-    );
+    // Only what was measured: worker clients talk to Redis themselves, so their node
+    // commands are not counted (a zero would read as a stalled run).
+    let node_cmds: u64 = outcome.seeds.iter().map(|s| s.sim.node_cmds).sum();
+    let lock_ops: u64 = outcome.seeds.iter().map(|s| s.sim.lock_ops).sum();
+    let mut rates = Vec::new();
+    if node_cmds > 0 {
+        rates.push(format!("{:.0} node commands/s", outcome.sim_ops_per_sec()));
+    }
+    if lock_ops > 0 {
+        rates.push(format!("{:.0} lock operations/s", outcome.sim_lock_ops_per_sec()));
+    }
+    if !rates.is_empty() {
+        println!("{what} {} ({})", rates.join(", "), scenario.name);
+    }
 }
 
 fn ms(us: u64) -> String {
@@ -1155,8 +1209,15 @@ fn bench_sim(file: &Path, seed: Option<u64>, sets: &[Override], rounds: usize) -
 
 fn check(path: &Path) -> Result<bool> {
     let findings = checker::check_jsonl(path)?.with_context(|| format!("{} is malformed", path.display()))?;
-    println!("{}", serde_json::to_string_pretty(&findings)?);
-    Ok(findings.is_safe() && findings.is_live() && findings.is_resource_safe())
+    let verdict = findings.is_safe() && findings.is_live() && findings.is_resource_safe();
+    let text = serde_json::to_string_pretty(&findings)?;
+    use std::io::Write as _;
+    let mut out = std::io::stdout().lock();
+    match writeln!(out, "{text}").and_then(|()| out.flush()) {
+        // `check H | head`: the reader has what it wanted.
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(verdict),
+        written => written.map(|()| verdict).context("cannot write the findings"),
+    }
 }
 
 fn report(dir: &Path) -> Result<bool> {

@@ -4,11 +4,13 @@
 //! The `lockstorm` binary starts it on first need (its own hidden `reaper` command) with
 //! a pipe as its standard input and in a process group of its own, so a Ctrl-C at the
 //! terminal does not reach it. lockstorm tells it, one JSON line at a time, what to clean
-//! up ([`watch`]) and what no longer needs it ([`unwatch`]): a temporary directory, or a
-//! command to run (say, `docker rm -f` of a container). When the pipe closes, because
+//! up ([`watch`]) and what no longer needs it ([`unwatch`]): a temporary directory, a
+//! command to run (say, `docker rm -f` of a container), or the processes that carry
+//! lockstorm's mark ([`crate::children::OWNER_ENV`]). When the pipe closes, because
 //! lockstorm exited whatever the way, the reaper removes the directories and runs the
-//! commands still watched ([`serve`]), then exits. Children that are processes need no
-//! reaper: their parent-death signal kills them ([`crate::children`]).
+//! commands still watched ([`serve`]), then exits. lockstorm's own children die by their
+//! parent-death signal ([`crate::children`]); what they started in turn does not, and the
+//! reaper kills it by its mark.
 //!
 //! On a normal exit nothing is left watched and lockstorm waits for the reaper
 //! ([`stop`]), so no process outlives lockstorm; only after a SIGKILL does the reaper
@@ -37,6 +39,10 @@ pub enum Task {
     Dir(PathBuf),
     /// A program and its arguments, run once.
     Command(Vec<String>),
+    /// Every process whose environment carries this mark
+    /// ([`crate::children::OWNER_ENV`]): what lockstorm's children started, which
+    /// neither a group signal nor a parent-death signal reaches.
+    KillMarked(String),
 }
 
 #[derive(Serialize, Deserialize)]
@@ -142,13 +148,39 @@ pub fn serve(input: impl BufRead) {
             Err(_) => {}
         }
     }
+    // Processes first: they may be writing into the directories.
+    for task in &tasks {
+        if let Task::KillMarked(mark) = task {
+            kill_marked(mark);
+        }
+    }
     for task in tasks {
         match task {
             Task::Dir(dir) => {
                 let _ = std::fs::remove_dir_all(dir);
             }
             Task::Command(argv) => run(&argv),
+            Task::KillMarked(_) => {}
         }
+    }
+}
+
+/// SIGKILL to every process with `mark`, until none is left (one may start another
+/// before it dies), in a bounded number of rounds.
+fn kill_marked(mark: &str) {
+    for _ in 0..10 {
+        let pids = crate::children::marked(mark);
+        if pids.is_empty() {
+            return;
+        }
+        for pid in pids {
+            // SAFETY: kill(2) on a process that carries the mark of the lockstorm that
+            // started this reaper.
+            unsafe {
+                libc::kill(pid as libc::pid_t, libc::SIGKILL);
+            }
+        }
+        std::thread::sleep(Duration::from_millis(10));
     }
 }
 

@@ -9,8 +9,14 @@
 //! signal ([`run_stopped`] was not called), or a second signal comes, lockstorm stops
 //! the hard way: [`crate::children::cleanup_all`] kills every child, runs the registered
 //! cleanups (the report folder marks itself partial) and removes the temporary
-//! directories, then the process exits with the same status. A panic runs the same
-//! cleanup before it unwinds.
+//! directories, then the process exits with the same status. Writing the report after
+//! a signal is bounded too: [`GRACE`] plus [`REPORT_GRACE`] after the signal, lockstorm
+//! stops the same way. A panic runs the same cleanup before it unwinds.
+//!
+//! The exit status and summary.json agree: a signal that comes after the run ended but
+//! before the summary is written stops the report (the placeholder summary, partial,
+//! stays); once the run's command calls [`report_done`], a signal no longer changes
+//! anything, and lockstorm exits with the verdict's status.
 //!
 //! SIGKILL cannot be caught: children die by their parent-death signal
 //! ([`crate::children`]) and the [`crate::reaper`] removes what is left on disk.
@@ -26,8 +32,13 @@ use std::time::Duration;
 /// How long a run has to stop after the first signal before lockstorm kills it.
 pub const GRACE: Duration = Duration::from_secs(5);
 
-/// The first signal received, 0 before any.
+/// How long writing the report may take after a signal, once the run has stopped.
+pub const REPORT_GRACE: Duration = Duration::from_secs(10);
+
+/// The first signal received, 0 before any, [`DONE`] once the report is written.
 static REQUESTED: AtomicI32 = AtomicI32::new(0);
+/// In [`REQUESTED`]: the report was written before any signal came.
+const DONE: i32 = -1;
 /// The run returned after a stop was requested: only a second signal forces now.
 static STOPPED: AtomicBool = AtomicBool::new(false);
 /// Callbacks to wake the run when a stop is requested, by id.
@@ -64,8 +75,18 @@ impl std::fmt::Display for Signal {
 /// The signal that asked the run to stop, if one has.
 pub fn requested() -> Option<Signal> {
     match REQUESTED.load(Ordering::SeqCst) {
-        0 => None,
+        0 | DONE => None,
         n => Some(Signal(n)),
+    }
+}
+
+/// The report (summary.json last) is written: from now on a signal changes neither it
+/// nor the exit status. Returns the signal that came first, if one did; the caller then
+/// marks the summary partial, since lockstorm will exit with that signal's status.
+pub fn report_done() -> Option<Signal> {
+    match REQUESTED.compare_exchange(0, DONE, Ordering::SeqCst, Ordering::SeqCst) {
+        Ok(_) => None,
+        Err(n) => (n != DONE).then_some(Signal(n)),
     }
 }
 
@@ -116,11 +137,13 @@ fn install_once() -> std::io::Result<()> {
         .spawn(move || {
             for n in signals.forever() {
                 let sig = Signal(n);
-                if REQUESTED
-                    .compare_exchange(0, n, Ordering::SeqCst, Ordering::SeqCst)
-                    .is_err()
-                {
-                    force(sig, "a second signal came");
+                match REQUESTED.compare_exchange(0, n, Ordering::SeqCst, Ordering::SeqCst) {
+                    Ok(_) => {}
+                    Err(DONE) => {
+                        eprintln!("lockstorm: {sig}: the report is already written");
+                        continue;
+                    }
+                    Err(_) => force(sig, "a second signal came"),
                 }
                 eprintln!("lockstorm: {sig}: stopping the run (send it again to stop at once)");
                 let listeners: Vec<Listener> = LISTENERS
@@ -137,6 +160,16 @@ fn install_once() -> std::io::Result<()> {
                         if !STOPPED.load(Ordering::SeqCst) {
                             force(sig, &format!("the run did not stop within {}s", GRACE.as_secs()));
                         }
+                        // The run stopped; the report gets a bounded time too. Were it
+                        // done, lockstorm would have exited.
+                        std::thread::sleep(REPORT_GRACE);
+                        force(
+                            sig,
+                            &format!(
+                                "the report was not written within {}s of the run's end",
+                                REPORT_GRACE.as_secs()
+                            ),
+                        );
                     });
             }
         })?;

@@ -55,16 +55,28 @@ pub struct JsonlFile {
     /// The first write error; later events are dropped and [`JsonlFile::finish`]
     /// reports it (a driver cannot stop mid-event to handle it).
     error: Option<std::io::Error>,
+    /// Bytes written so far, and the most it may write
+    /// ([`crate::limits::max_history_bytes`]).
+    written: u64,
+    limit: u64,
 }
 
 impl JsonlFile {
-    /// Creates (or truncates) the file.
+    /// Creates (or truncates) the file, which may grow to
+    /// [`crate::limits::max_history_bytes`].
     pub fn create(path: &Path) -> std::io::Result<JsonlFile> {
+        JsonlFile::with_limit(path, crate::limits::max_history_bytes())
+    }
+
+    /// Creates (or truncates) the file, which may grow to `limit` bytes.
+    pub fn with_limit(path: &Path, limit: u64) -> std::io::Result<JsonlFile> {
         Ok(JsonlFile {
             path: path.to_path_buf(),
             out: LineWriter::new(File::create(path)?),
             line: Vec::with_capacity(256),
             error: None,
+            written: 0,
+            limit,
         })
     }
 
@@ -90,6 +102,14 @@ impl Sink for JsonlFile {
         self.line.clear();
         serde_json::to_writer(&mut self.line, &event).expect("an event always serializes");
         self.line.push(b'\n');
+        self.written += self.line.len() as u64;
+        if self.written > self.limit {
+            self.error = Some(std::io::Error::other(format!(
+                "the history reached its limit of {} MB (--max-history-mb); later events were not written",
+                self.limit >> 20
+            )));
+            return;
+        }
         if let Err(e) = self.out.write_all(&self.line) {
             self.error = Some(e);
         }
@@ -117,6 +137,20 @@ mod tests {
         let Tee(memory, file) = sink;
         file.finish().unwrap();
         assert_eq!(memory, vec![heal(1), heal(2)]);
+    }
+
+    #[test]
+    fn a_history_past_its_size_limit_stops_there_and_says_so() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("history.jsonl");
+        let line = serde_json::to_string(&heal(1)).unwrap().len() as u64 + 1;
+        let mut sink = JsonlFile::with_limit(&path, 2 * line).unwrap();
+        for t in 0..10 {
+            sink.push(heal(t));
+        }
+        let e = sink.finish().unwrap_err().to_string();
+        assert!(e.contains("--max-history-mb"), "{e}");
+        assert_eq!(read_jsonl(&path).unwrap().len(), 2);
     }
 
     #[test]

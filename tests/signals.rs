@@ -300,3 +300,156 @@ fn sigint_stops_a_long_simulation_too() {
         "{summary}"
     );
 }
+
+// Issue 21: what a worker starts, the worker logs and the temporary directories.
+
+fn leaves_things() -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/workers/leaves_things.py")
+        .display()
+        .to_string()
+}
+
+/// A real run of one worker client doing `actions` at its hello.
+fn worker_scenario(duration: &str, actions: &[String]) -> String {
+    let mut argv = vec!["python3".to_string(), leaves_things()];
+    argv.extend(actions.iter().cloned());
+    format!(
+        "backend = \"redis\"\nduration = {duration:?}\nnodes = 1\n[algorithm]\nkind = \"single\"\n[clients]\ncount = 1\nworker = {}\n",
+        serde_json::to_string(&argv).unwrap()
+    )
+}
+
+/// The pids the worker's helpers wrote to `path`, once there are `n`.
+fn helper_pids(path: &Path, n: usize) -> Vec<u32> {
+    let mut pids = Vec::new();
+    wait_for("the worker's helpers to start", || {
+        pids = std::fs::read_to_string(path)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| l.parse().ok())
+            .collect();
+        pids.len() >= n
+    });
+    pids
+}
+
+fn assert_gone(pids: &[u32]) {
+    for &pid in pids {
+        wait_for(&format!("the worker's helper {pid} to be gone"), || {
+            stat(pid).is_none()
+        });
+    }
+}
+
+/// Items 2 and 13: a worker's helpers, in its group or escaped with setsid, do not
+/// outlive a normal run; the run prints no rate it did not measure.
+#[test]
+fn a_workers_helpers_do_not_outlive_a_normal_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pids = tmp.path().join("pids");
+    let text = worker_scenario(
+        "2s",
+        &[
+            format!("fork:{}", pids.display()),
+            format!("setsid:{}", pids.display()),
+        ],
+    );
+    std::fs::write(tmp.path().join("w.toml"), text).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_lockstorm"))
+        .current_dir(tmp.path())
+        .args(["scenario", "w.toml", "--out", "r"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{stdout}\n{stderr}");
+    let helpers = helper_pids(&pids, 2);
+    assert_gone(&helpers);
+    assert!(!stdout.contains(" 0 node commands/s"), "{stdout}");
+}
+
+/// Items 1 and 2: after a SIGKILL of lockstorm, the worker's helpers are gone, and so
+/// is every directory the run made, the worker log folder included.
+#[test]
+fn after_sigkill_a_workers_helpers_and_log_folder_are_gone() {
+    use std::os::unix::process::ExitStatusExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let pids = tmp.path().join("pids");
+    let text = worker_scenario(
+        "300s",
+        &[
+            format!("fork:{}", pids.display()),
+            format!("setsid:{}", pids.display()),
+        ],
+    );
+    let mut run = start(&text, &[]);
+    let helpers = helper_pids(&pids, 2);
+    // SAFETY: kill(2) on our own child process.
+    assert_eq!(
+        unsafe { libc::kill(run.child.id() as libc::pid_t, libc::SIGKILL) },
+        0
+    );
+    let status = run.child.wait().unwrap();
+    assert_eq!(status.signal(), Some(libc::SIGKILL));
+    assert_gone(&helpers);
+    wait_for("the temporary directories to be removed", || {
+        std::fs::read_dir(&run.tmpdir).unwrap().next().is_none()
+    });
+    drop(run.tmp);
+}
+
+/// Item 9: the run's temporary directories are this user's alone.
+#[test]
+fn temporary_directories_are_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let pids = tmp.path().join("pids");
+    let text = worker_scenario("300s", &[format!("fork:{}", pids.display())]);
+    let mut run = start(&text, &[]);
+    helper_pids(&pids, 1);
+    let dirs: Vec<(String, u32)> = std::fs::read_dir(&run.tmpdir)
+        .unwrap()
+        .flatten()
+        .map(|e| {
+            let mode = e.metadata().unwrap().permissions().mode() & 0o777;
+            (e.file_name().to_string_lossy().into_owned(), mode)
+        })
+        .collect();
+    // SAFETY: kill(2) on our own child process.
+    unsafe { libc::kill(run.child.id() as libc::pid_t, libc::SIGTERM) };
+    let _ = run.child.wait();
+    assert!(
+        dirs.len() >= 2,
+        "the nodes' and the workers' directories: {dirs:?}"
+    );
+    for (name, mode) in dirs {
+        assert_eq!(mode, 0o700, "{name} is {mode:o}");
+    }
+}
+
+/// Item 3: a worker that floods its stderr leaves a capped log that keeps the start,
+/// the end and says how much was dropped.
+#[test]
+fn a_flooded_worker_log_is_capped() {
+    let tmp = tempfile::tempdir().unwrap();
+    let flood: u64 = 24 << 20;
+    let text = worker_scenario("1s", &[format!("flood:{flood}")]);
+    std::fs::write(tmp.path().join("w.toml"), text).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_lockstorm"))
+        .current_dir(tmp.path())
+        .args(["scenario", "w.toml", "--quiet", "--out", "r"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{stderr}");
+    let log = std::fs::read(tmp.path().join("r/workers/client-0.log")).unwrap();
+    assert!(log.len() < 3 << 20, "the log is {} bytes", log.len());
+    let text = String::from_utf8_lossy(&log);
+    assert!(text.starts_with("FIRST-LINE\n"), "the start is kept");
+    assert!(text.trim_end().ends_with("LAST-LINE"), "the end is kept");
+    assert!(
+        text.contains("bytes of this worker's stderr dropped here"),
+        "the cut is said"
+    );
+}

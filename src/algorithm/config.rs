@@ -161,11 +161,11 @@ impl AlgorithmConfig {
     pub fn attempt_max_us(&self, nodes: usize) -> u64 {
         let round = match self.fanout {
             Fanout::Parallel => self.request_timeout_us,
-            Fanout::Sequential => self.request_timeout_us * nodes as u64,
+            Fanout::Sequential => self.request_timeout_us.saturating_mul(nodes as u64),
         };
         // Fencing adds its rounds to an attempt.
         if self.fencing {
-            (1 + u64::from(self.fence_rounds)) * round
+            (1 + u64::from(self.fence_rounds)).saturating_mul(round)
         } else {
             round
         }
@@ -178,8 +178,13 @@ impl AlgorithmConfig {
     /// next attempt starts within one retry delay and takes at most two attempt times
     /// (one may straddle the expiry).
     pub fn liveness_bound_us(&self, nodes: usize) -> u64 {
-        let ttl_us = self.ttl_ms * 1_000;
-        ttl_us + ttl_us / 10 + self.retry_delay.max_us() + 2 * self.attempt_max_us(nodes)
+        // Saturating: a scenario refuses a bound above `limits::MAX_TIME_US`, and must
+        // be able to compute it to do so.
+        let ttl_us = self.ttl_ms.saturating_mul(1_000);
+        ttl_us
+            .saturating_add(ttl_us / 10)
+            .saturating_add(self.retry_delay.max_us())
+            .saturating_add(self.attempt_max_us(nodes).saturating_mul(2))
     }
 
     /// The longest one acquire-hold-release operation can take.

@@ -7,7 +7,8 @@
 //!
 //! - the meta line: nodes (1 to [`MAX_NODES`]), clients (1 to [`MAX_CLIENTS`]) and its
 //!   times (at most [`MAX_TIME_US`]);
-//! - every time in an event, at most [`MAX_TIME_US`];
+//! - every time in an event, at most [`MAX_TIME_US`]; every lock name, at most
+//!   [`MAX_NAME_BYTES`];
 //! - every node and client index, below the meta line's counts (below the limits when
 //!   the history has no meta line);
 //! - faults: an `end` needs an open `start` of the same id, an id is not started twice
@@ -17,7 +18,7 @@
 
 use crate::fault::Fault;
 use crate::history::{Event, FaultAction, Meta};
-use crate::limits::{MAX_CLIENTS, MAX_NODES, MAX_TIME_US};
+use crate::limits::{MAX_CLIENTS, MAX_NAME_BYTES, MAX_NODES, MAX_TIME_US};
 use std::collections::BTreeSet;
 
 /// What the history has declared so far, to check the next event against.
@@ -49,15 +50,23 @@ impl Bounds {
             Event::Meta(m) => self.meta(m),
             Event::Invoke(op) | Event::Ok(op) | Event::Fail(op) | Event::Info(op) => {
                 self.client(op.client)?;
+                lock_name(&op.lock)?;
                 if let Some(t) = op.valid_until_us {
                     time("valid_until_us", t)?;
                 }
                 op.nodes.iter().flatten().try_for_each(|&n| self.node(n))
             }
-            Event::Write(w) => self.client(w.client),
-            Event::Lost(l) => self.client(l.client),
+            Event::Write(w) => {
+                self.client(w.client)?;
+                lock_name(&w.lock)
+            }
+            Event::Lost(l) => {
+                self.client(l.client)?;
+                lock_name(&l.lock)
+            }
             Event::Belief(b) => {
                 self.client(b.client)?;
+                lock_name(&b.lock)?;
                 time("valid_until_us", b.valid_until_us)
             }
             Event::Heal { .. } => Ok(()),
@@ -131,6 +140,16 @@ impl Bounds {
             _ => Ok(()),
         }
     }
+}
+
+fn lock_name(name: &str) -> Result<(), String> {
+    if name.len() > MAX_NAME_BYTES {
+        return Err(format!(
+            "lock name of {} bytes: names are at most {MAX_NAME_BYTES} bytes",
+            name.len()
+        ));
+    }
+    Ok(())
 }
 
 fn time(field: &str, us: u64) -> Result<(), String> {

@@ -1,11 +1,13 @@
 //! A report folder holds one run, and says so while the run goes.
 //!
 //! Before a run writes into a folder, [`RunFolder::prepare`] removes the files an earlier
-//! run wrote there: those listed in its manifest, [`MANIFEST`], and the names lockstorm
-//! writes (for folders from before manifests). It never deletes anything else: a folder
-//! holding other files is refused, so a report never mixes runs (an old
-//! `timeline-violation.png` beside a new safe verdict) and a mistyped `--out` never
-//! costs a user a file.
+//! run wrote there: those listed in its manifest, [`MANIFEST`], and nothing else. A
+//! file merely named like one of lockstorm's (`index.html`, `workers/`) is the user's
+//! unless a manifest vouches for it: a folder holding anything the manifest does not
+//! list is refused, so a report never mixes runs (an old `timeline-violation.png` beside
+//! a new safe verdict) and a mistyped `--out` never costs a user a file. The manifest is
+//! written as soon as the folder is prepared, listing every name the run may write, so
+//! a run killed halfway leaves a folder the next run may clean.
 //!
 //! While the run goes, summary.json is a placeholder that says the run is partial
 //! ([`RunFolder::start`]), and on the real backend history.jsonl grows line by line. A
@@ -73,6 +75,7 @@ impl RunFolder {
             });
         }
         remove(dir, &ours)?;
+        write_names(dir, &vouched())?;
         Ok(RunFolder {
             dir: dir.to_path_buf(),
             _on_abort: None,
@@ -111,6 +114,16 @@ impl RunFolder {
     }
 }
 
+/// Every name a run may write: what a folder's manifest vouches for while it runs.
+fn vouched() -> Vec<String> {
+    let mut names: Vec<String> = RUN_FILES.iter().chain(RENDERED).map(|n| n.to_string()).collect();
+    for stem in PLOT_STEMS {
+        names.push(format!("{stem}.png"));
+        names.push(format!("{stem}.svg"));
+    }
+    names
+}
+
 /// Sets `partial` and `partial_reason` in `dir`'s summary.json.
 pub fn mark_partial(dir: &Path, reason: &str) -> Result<(), ReportError> {
     let path = dir.join("summary.json");
@@ -124,29 +137,60 @@ pub fn mark_partial(dir: &Path, reason: &str) -> Result<(), ReportError> {
 }
 
 /// Before a re-render: removes what was rendered from the history last time; returns
-/// the files that are not lockstorm's, which stay and stay out of the manifest.
+/// the files that are not lockstorm's, which stay and stay out of the manifest. A file
+/// with a name the render writes that neither a manifest nor a summary.json vouches for
+/// (a user's `index.html`) is refused rather than overwritten.
 pub fn clear_renders(dir: &Path) -> Result<BTreeSet<String>, ReportError> {
-    let (ours, others) = sort_out(dir, true)?;
+    let (mut ours, mut others) = sort_out(dir, true)?;
+    if !dir.join(MANIFEST).exists() && dir.join("summary.json").is_file() {
+        // A report written by the library's `report::write` alone, with no run folder
+        // around it: its summary vouches for the renders beside it.
+        let renders: Vec<String> = others
+            .iter()
+            .filter(|n| RENDERED.contains(&n.as_str()) || is_plot(n))
+            .cloned()
+            .collect();
+        for name in renders {
+            others.remove(&name);
+            ours.insert(name);
+        }
+    }
+    if let Some(name) = others
+        .iter()
+        .find(|n| RENDERED.contains(&n.as_str()) || is_plot(n))
+    {
+        return Err(ReportError::Folder {
+            path: dir.display().to_string(),
+            message: format!(
+                "holds {name}, which no lockstorm manifest lists and the report would overwrite; render into a folder of lockstorm's"
+            ),
+        });
+    }
     remove(dir, &ours)?;
     Ok(others)
 }
 
 /// Lists the folder's files, except `others` and the manifest itself, in the manifest.
 pub fn write_manifest(dir: &Path, others: &BTreeSet<String>) -> Result<(), ReportError> {
-    let mut names: Vec<String> = files(dir)?
+    let names: Vec<String> = files(dir)?
         .into_iter()
         .filter(|n| n != MANIFEST && !others.contains(n))
         .collect();
+    write_names(dir, &names)
+}
+
+fn write_names(dir: &Path, names: &[String]) -> Result<(), ReportError> {
+    let mut names = names.to_vec();
     names.sort();
     let path = dir.join(MANIFEST);
     let mut text = names.join("\n");
     text.push('\n');
-    std::fs::write(&path, text).map_err(io_err(&path))
+    super::write_atomic(&path, text.as_bytes())
 }
 
-/// The names in `dir`, split into lockstorm's (to remove) and the rest. With
-/// `renders_only`, summary.json and history.jsonl count as the rest (a re-render keeps
-/// them).
+/// The names in `dir`, split into lockstorm's (the manifest lists them: to remove) and
+/// the rest. With `renders_only`, the run's own files ([`RUN_FILES`]) are in neither (a
+/// re-render keeps them).
 fn sort_out(dir: &Path, renders_only: bool) -> Result<(BTreeSet<String>, BTreeSet<String>), ReportError> {
     let listed: BTreeSet<String> = std::fs::read_to_string(dir.join(MANIFEST))
         .map(|text| text.lines().map(str::to_string).collect())
@@ -154,11 +198,7 @@ fn sort_out(dir: &Path, renders_only: bool) -> Result<(BTreeSet<String>, BTreeSe
     let (mut ours, mut others) = (BTreeSet::new(), BTreeSet::new());
     for name in files(dir)? {
         let kept = renders_only && RUN_FILES.contains(&name.as_str());
-        let known = name == MANIFEST
-            || listed.contains(&name)
-            || RUN_FILES.contains(&name.as_str())
-            || RENDERED.contains(&name.as_str())
-            || is_plot(&name);
+        let known = name == MANIFEST || listed.contains(&name) || is_our_temp(&name, &listed);
         if known && !kept {
             ours.insert(name);
         } else if !kept {
@@ -166,6 +206,17 @@ fn sort_out(dir: &Path, renders_only: bool) -> Result<(BTreeSet<String>, BTreeSe
         }
     }
     Ok((ours, others))
+}
+
+/// A file [`super::write_atomic`] left half-written (`.summary.json.tmp-PID`) beside
+/// a name the manifest lists.
+fn is_our_temp(name: &str, listed: &BTreeSet<String>) -> bool {
+    name.strip_prefix('.')
+        .and_then(|n| n.rsplit_once(".tmp-"))
+        .is_some_and(|(stem, pid)| {
+            pid.bytes().all(|b| b.is_ascii_digit())
+                && (listed.contains(stem) || stem == MANIFEST.trim_start_matches('.'))
+        })
 }
 
 fn is_plot(name: &str) -> bool {
@@ -231,7 +282,7 @@ mod tests {
         touch(dir, "timeline-lanes.svg");
         write_manifest(dir, &BTreeSet::new()).unwrap();
         RunFolder::prepare(dir).unwrap();
-        assert_eq!(names(dir), Vec::<String>::new());
+        assert_eq!(names(dir), [MANIFEST]);
     }
 
     #[test]
@@ -239,26 +290,59 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path();
         touch(dir, "summary.json");
+        write_manifest(dir, &BTreeSet::new()).unwrap();
         touch(dir, "notes.txt");
         std::fs::create_dir(dir.join("data")).unwrap();
         let e = RunFolder::prepare(dir).err().expect("refused").to_string();
         assert!(e.contains("did not write (data/, notes.txt)"), "{e}");
-        assert_eq!(names(dir), ["data/", "notes.txt", "summary.json"]);
+        assert_eq!(names(dir), [MANIFEST, "data/", "notes.txt", "summary.json"]);
+    }
+
+    #[test]
+    fn files_with_lockstorms_names_but_no_manifest_are_the_users() {
+        // Issue 21: a user's workers/main.py was deleted as an old report's file.
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        std::fs::create_dir(dir.join("workers")).unwrap();
+        touch(&dir.join("workers"), "main.py");
+        touch(dir, "index.html");
+        let e = RunFolder::prepare(dir).err().expect("refused").to_string();
+        assert!(e.contains("did not write (index.html, workers/)"), "{e}");
+        assert!(dir.join("workers/main.py").is_file());
+        assert!(dir.join("index.html").is_file());
+        // A re-render does not overwrite them either.
+        let e = clear_renders(dir).expect_err("refused").to_string();
+        assert!(e.contains("holds index.html"), "{e}");
+        assert!(dir.join("index.html").is_file());
+    }
+
+    #[test]
+    fn a_run_killed_halfway_leaves_a_folder_the_next_run_may_clean() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        RunFolder::prepare(dir).unwrap();
+        // What a killed run leaves: no final manifest, some renders, a half-written summary.
+        for name in [
+            "summary.json",
+            "history.jsonl",
+            "timeline.png",
+            ".summary.json.tmp-77",
+        ] {
+            touch(dir, name);
+        }
+        RunFolder::prepare(dir).unwrap();
+        assert_eq!(names(dir), [MANIFEST]);
     }
 
     #[test]
     fn a_rerender_keeps_the_run_and_the_users_files() {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path();
-        for name in [
-            "summary.json",
-            "history.jsonl",
-            "index.html",
-            "latency-cdf.png",
-            "mine.txt",
-        ] {
+        for name in ["summary.json", "history.jsonl", "index.html", "latency-cdf.png"] {
             touch(dir, name);
         }
+        write_manifest(dir, &BTreeSet::new()).unwrap();
+        touch(dir, "mine.txt");
         let others = clear_renders(dir).unwrap();
         assert_eq!(others.into_iter().collect::<Vec<_>>(), ["mine.txt"]);
         assert_eq!(names(dir), ["history.jsonl", "mine.txt", "summary.json"]);

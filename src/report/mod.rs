@@ -171,6 +171,9 @@ pub enum ReportError {
     Plot(#[from] plots::PlotError),
     #[error("{path}: {message}")]
     Folder { path: String, message: String },
+    /// A signal came after the run ended, while its report was written.
+    #[error("stopped by {0} while the report was written; summary.json says the run is partial")]
+    Stopped(String),
 }
 
 pub(crate) fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> ReportError + '_ {
@@ -217,14 +220,38 @@ pub fn write_with(
         path: dir.join("summary.json").display().to_string(),
         error: e.into(),
     })?;
-    write_json(&dir.join("summary.json"), &summary)?;
-    if outcome.partial.is_some() && outcome.history.is_empty() {
+    let rendered = if outcome.partial.is_some() && outcome.history.is_empty() {
         // Stopped before the reported seed's history was made: the summary is all.
-        return Ok(Rendered {
+        Rendered {
             plots: Vec::new(),
             stories: Vec::new(),
-        });
+        }
+    } else {
+        write_evidence(dir, &summary, outcome, keep_history)?
+    };
+    // Last, and only once everything it vouches for is on disk: until then the folder
+    // keeps the placeholder that says the run is partial.
+    stopped_before_summary(&summary)?;
+    write_json(&dir.join("summary.json"), &summary)?;
+    Ok(rendered)
+}
+
+/// A signal that came after the run ended stops the report before its summary: the
+/// placeholder (partial) stays, and lockstorm exits with the signal's status.
+fn stopped_before_summary(summary: &serde_json::Value) -> Result<(), ReportError> {
+    match crate::shutdown::requested() {
+        Some(sig) if summary["partial"].as_bool() != Some(true) => Err(ReportError::Stopped(sig.name())),
+        _ => Ok(()),
     }
+}
+
+/// history.jsonl (unless `keep_history` is false), the plots, narrative.md and index.html.
+fn write_evidence(
+    dir: &Path,
+    summary: &serde_json::Value,
+    outcome: &Outcome,
+    keep_history: bool,
+) -> Result<Rendered, ReportError> {
     let path = dir.join("history.jsonl");
     let events = match &outcome.history {
         History::Memory(events) => events,
@@ -234,7 +261,7 @@ pub fn write_with(
             let mut gather = view::Gather::default();
             let file = HistoryFile::scan(from, |i, e| gather.observe(i, &e))?;
             let view = gather.into_view(view::Lines::File(&file), &outcome.findings);
-            let rendered = render(dir, &summary, &view, keep_history)?;
+            let rendered = render(dir, summary, &view, keep_history)?;
             if let Some(e) = file.error() {
                 return Err(e.into());
             }
@@ -255,15 +282,37 @@ pub fn write_with(
         std::fs::remove_file(&path).map_err(io_err(&path))?;
     }
     let view = view::RunView::new(events, &outcome.findings);
-    render(dir, &summary, &view, keep_history)
+    render(dir, summary, &view, keep_history)
 }
 
+/// Writes `value` to `path` as pretty JSON, atomically ([`write_atomic`]).
 fn write_json(path: &Path, value: &serde_json::Value) -> Result<(), ReportError> {
-    let file = std::fs::File::create(path).map_err(io_err(path))?;
-    serde_json::to_writer_pretty(std::io::BufWriter::new(file), value).map_err(|e| ReportError::Io {
+    let text = serde_json::to_vec_pretty(value).map_err(|e| ReportError::Io {
         path: path.display().to_string(),
         error: e.into(),
-    })
+    })?;
+    write_atomic(path, &text)
+}
+
+/// Writes `bytes` to a temporary file beside `path`, then renames it over `path`: a
+/// reader sees the old file or the whole new one, never a half-written one (a full
+/// disk leaves the old file as it was).
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ReportError> {
+    use std::io::Write;
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = path.with_file_name(format!(".{name}.tmp-{}", std::process::id()));
+    let written = std::fs::File::create(&tmp).and_then(|mut f| {
+        f.write_all(bytes)?;
+        f.flush()
+    });
+    if let Err(e) = written.and_then(|()| std::fs::rename(&tmp, path)) {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(io_err(path)(e));
+    }
+    Ok(())
 }
 
 /// Re-renders `dir` from its history.jsonl: the checker runs again and the plots,
@@ -384,6 +433,7 @@ pub fn render(
                    stem: &str,
                    title: &str,
                    caption: String| {
+        stopped_before_summary(summary)?;
         let width = fig(dir, stem)?;
         plots.push(PlotInfo {
             stem: stem.into(),
@@ -542,9 +592,9 @@ The guarded resource accepted a write from a client whose hold had ended, over t
                 md,
                 "- client {} wrote to {} at t={}, {}",
                 rv.client,
-                rv.lock,
+                narrative::md(&rv.lock),
                 narrative::secs(rv.write_us),
-                stale::against(rv)
+                narrative::md(&stale::against(rv))
             );
         }
     }
@@ -559,7 +609,7 @@ fn narrative_markdown(
     let vs = view.violations();
     let mut md = format!(
         "# Violations of {} (seed {})\n\n",
-        summary["scenario"].as_str().unwrap_or("?"),
+        narrative::md(summary["scenario"].as_str().unwrap_or("?")),
         summary["reported_seed"]
     );
     if vs.is_empty() {
@@ -576,7 +626,7 @@ fn narrative_markdown(
                 "- clients {} and {} on {} from t={} to t={}",
                 v.first.client,
                 v.second.client,
-                v.lock,
+                narrative::md(&v.lock),
                 narrative::secs(v.overlap_start_us),
                 narrative::secs(v.overlap_end_us)
             );

@@ -56,16 +56,39 @@ impl Story {
     pub fn markdown(&self) -> String {
         let mut out = String::new();
         for (i, s) in self.steps.iter().enumerate() {
-            let _ = writeln!(out, "{}. t={} {}", i + 1, secs(s.t_us), s.text);
+            let _ = writeln!(out, "{}. t={} {}", i + 1, secs(s.t_us), md(&s.text));
         }
-        let _ = writeln!(out, "{}. {}", self.steps.len() + 1, self.overlap);
+        let _ = writeln!(out, "{}. {}", self.steps.len() + 1, md(&self.overlap));
         let _ = writeln!(
             out,
             "\n{} (history lines {}–{}.)",
-            self.why, self.first_line, self.last_line
+            md(&self.why),
+            self.first_line,
+            self.last_line
         );
         out
     }
+}
+
+/// Text for narrative.md that may carry a history's own words (a lock name): HTML is
+/// escaped as index.html escapes it, a `](` that would open a link's target is broken
+/// with a backslash, and a control character (a newline that would start a heading) is
+/// shown as an escape, so the text can add neither markup nor links nor lines.
+pub fn md(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut after_bracket = false;
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '(' if after_bracket => out.push_str("\\("),
+            c if c.is_control() => out.extend(c.escape_default()),
+            c => out.push(c),
+        }
+        after_bracket = c == ']';
+    }
+    out
 }
 
 /// What a fault does, as the rest of a sentence that starts with the time.

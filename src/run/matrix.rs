@@ -318,7 +318,6 @@ pub fn run_matrix(options: &MatrixOptions, progress: &(dyn Fn(&str) + Sync)) -> 
             if abort.load(Ordering::Relaxed) || crate::shutdown::requested().is_some() {
                 return;
             }
-            let a = &chosen[plan.adapter];
             match finish_cell(options, plan, acc, seeds) {
                 Ok(c) => {
                     progress(&format!(

@@ -50,6 +50,29 @@ pub fn merge(dirs: &[PathBuf]) -> Result<Merged, MergeError> {
         .collect::<Result<_, _>>()
         .map_err(invalid)?;
     let first = &files[0];
+    // Nothing is sized by a number from shard.json before it is checked against what
+    // is on disk: a shard count is at most the folders given.
+    for (file, dir) in files.iter().zip(dirs) {
+        if file.shard.count == 0 || file.shard.index >= file.shard.count {
+            return Err(invalid(format!(
+                "{}: shard {} is not a shard (indices are from 0 to the count less 1)",
+                dir.join(super::shard::FILE).display(),
+                file.shard
+            )));
+        }
+    }
+    if first.shard.count > dirs.len() as u64 {
+        // The first index no folder holds: at most the number of folders.
+        let missing = (0..)
+            .find(|i| !files.iter().any(|f| f.shard.index == *i))
+            .unwrap_or(0);
+        return Err(invalid(format!(
+            "shard {missing}/{} is missing (got {} of {} folders)",
+            first.shard.count,
+            dirs.len(),
+            first.shard.count
+        )));
+    }
     let mut slots: Vec<Option<&Path>> = vec![None; first.shard.count as usize];
     for (file, dir) in files.iter().zip(dirs) {
         if !first.same_run(file) {
@@ -116,10 +139,10 @@ fn merge_seeds(
             first.source.path.display()
         )));
     }
-    let all = seed_list(first.first_seed, first.seeds);
-    let positions: Vec<usize> = (0..all.len()).collect();
-    let mut results: Vec<Option<SeedResult>> = vec![None; all.len()];
-    for (file, dir) in files.iter().zip(dirs) {
+    // Each shard's seeds, read first: the run's seed count is checked against them
+    // before anything is sized by it.
+    let mut read = Vec::new();
+    for dir in dirs {
         let path = dir.join("summary.json");
         let summary = read_json(&path)?;
         if summary["partial"].as_bool() == Some(true) {
@@ -131,6 +154,19 @@ fn merge_seeds(
         }
         let seeds: Vec<SeedResult> = serde_json::from_value(summary["seeds"].clone())
             .map_err(|e| MergeError::Invalid(format!("{}: seeds: {e}", path.display())))?;
+        read.push((path, seeds));
+    }
+    let held: usize = read.iter().map(|(_, s)| s.len()).sum();
+    if held as u64 != first.seeds {
+        return Err(MergeError::Invalid(format!(
+            "the shards hold {held} seeds, but their shard.json says the run has {}",
+            first.seeds
+        )));
+    }
+    let all = seed_list(first.first_seed, first.seeds);
+    let positions: Vec<usize> = (0..all.len()).collect();
+    let mut results: Vec<Option<SeedResult>> = vec![None; all.len()];
+    for (file, (path, seeds)) in files.iter().zip(read) {
         let mine = file.shard.select(&positions);
         if seeds.len() != mine.len() || mine.iter().zip(&seeds).any(|(&p, r)| all[p] != r.seed) {
             return Err(MergeError::Invalid(format!(

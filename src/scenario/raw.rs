@@ -580,8 +580,21 @@ impl RawScenario {
         let nemesis = self.nemesis.resolve(replication)?;
         planned_faults(faults.len(), &nemesis, self.duration)?;
 
+        let name = self.name.unwrap_or_else(|| default_name.to_string());
+        crate::limits::check_name(&name).map_err(|m| invalid("name", m))?;
+        let bound_us = algorithm.liveness_bound_us(used_nodes);
+        if bound_us > crate::limits::MAX_TIME_US {
+            return Err(invalid(
+                "algorithm.ttl",
+                format!(
+                    "algorithm.ttl = {}: the time a client may need to acquire after the heal (ttl, retry delay and attempts) is over {} us (about 31 years)",
+                    a.ttl,
+                    crate::limits::MAX_TIME_US
+                ),
+            ));
+        }
         Ok(Scenario {
-            name: self.name.unwrap_or_else(|| default_name.to_string()),
+            name,
             path: None,
             overrides: Vec::new(),
             seed: self.seed,

@@ -3,13 +3,16 @@
 //!
 //! Each worker starts through [`crate::children::spawn`] (its own process group, killed
 //! if lockstorm dies, listed for the interrupt handler), from lockstorm's working
-//! directory, with its stderr going to a log file the report keeps. Its stdout is read
+//! directory, with its stderr going to a log file the report keeps: at most
+//! [`LOG_HEAD_BYTES`] from its start and [`LOG_TAIL_BYTES`] from its end, with a line
+//! between them that says how much was dropped ([`CappedLog`]). Its stdout is read
 //! by a tokio task that forwards every line (at most [`MAX_LINE`] bytes) to the driver
 //! as a [`WorkerEvent`]; requests are written to its stdin from the driver's thread,
 //! one line each (a client has at most one request open, so the pipe never fills).
 //! A client pause is SIGSTOP / SIGCONT to the worker's process group. Shutdown closes
 //! every stdin, gives the workers [`EXIT_GRACE`] to exit, then kills what is left;
-//! dropping a [`WorkerProcess`] kills and reaps it on every other path.
+//! dropping a [`WorkerProcess`] kills and reaps it on every other path. Whatever a
+//! worker started is killed with it ([`crate::children::kill_strays`]).
 
 use super::WorkerSpec;
 use futures_util::StreamExt;
@@ -22,6 +25,12 @@ use tokio_util::codec::{FramedRead, LinesCodec, LinesCodecError};
 
 /// The longest line a worker may write; a longer one is not a protocol message.
 pub const MAX_LINE: usize = 1 << 20;
+
+/// How much of a worker's stderr its log keeps from the start...
+pub const LOG_HEAD_BYTES: usize = 1 << 20;
+/// ...and from the end; what lies between is dropped (a chatty library can write
+/// gigabytes in seconds).
+pub const LOG_TAIL_BYTES: usize = 1 << 20;
 
 /// How long a worker has to exit after its stdin closes.
 pub const EXIT_GRACE: Duration = Duration::from_secs(1);
@@ -57,7 +66,7 @@ pub struct WorkerProcess {
     pub pid: u32,
     child: Option<Child>,
     stdin: Option<ChildStdin>,
-    log: PathBuf,
+    log: CappedLog,
     paused: bool,
 }
 
@@ -90,23 +99,25 @@ impl WorkerProcess {
             command: spec.command_line(),
             source,
         };
-        let stderr = std::fs::File::create(log).map_err(err)?;
+        let capped = CappedLog::create(log).map_err(err)?;
         let mut cmd = Command::new(program(&spec.argv[0]));
         cmd.args(&spec.argv[1..])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(stderr);
+            .stderr(Stdio::piped());
         prepare(&mut cmd);
         let mut child = crate::children::spawn(&mut cmd).map_err(err)?;
         let pid = child.id();
         let stdin = child.stdin.take();
         let stdout = child.stdout.take().expect("stdout is piped");
+        let stderr = child.stderr.take().expect("stderr is piped");
+        capped.follow(stderr);
         let mut process = WorkerProcess {
             client,
             pid,
             child: Some(child),
             stdin,
-            log: log.to_path_buf(),
+            log: capped,
             paused: false,
         };
         let stdout = tokio::process::ChildStdout::from_std(stdout).map_err(|e| {
@@ -153,6 +164,8 @@ impl WorkerProcess {
                 Ok(Some(status)) => {
                     crate::children::forget(self.pid);
                     self.child = None;
+                    crate::children::kill_strays();
+                    self.log.finish();
                     return Some(status);
                 }
                 Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(5)),
@@ -163,7 +176,7 @@ impl WorkerProcess {
 
     /// The last `n` lines of its stderr log, joined with " | " (for error messages).
     pub fn log_tail(&self, n: usize) -> String {
-        let text = std::fs::read_to_string(&self.log).unwrap_or_default();
+        let text = self.log.text();
         let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
         lines[lines.len().saturating_sub(n)..].join(" | ")
     }
@@ -174,8 +187,10 @@ impl WorkerProcess {
             crate::children::signal(self.pid, libc::SIGKILL);
             let _ = child.wait();
             crate::children::forget(self.pid);
+            crate::children::kill_strays();
         }
         self.stdin = None;
+        self.log.finish();
     }
 }
 
@@ -235,8 +250,15 @@ pub struct WorkerLogs {
 }
 
 impl WorkerLogs {
+    /// A fresh log folder, readable by this user only, which the reaper removes should
+    /// lockstorm be killed.
     pub fn new(clients: usize) -> std::io::Result<WorkerLogs> {
-        let dir = tempfile::Builder::new().prefix("lockstorm-workers-").tempdir()?;
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::Builder::new()
+            .prefix("lockstorm-workers-")
+            .permissions(std::fs::Permissions::from_mode(0o700))
+            .tempdir()?;
+        crate::children::register_dir(dir.path());
         Ok(WorkerLogs {
             dir,
             clients,
@@ -260,5 +282,137 @@ impl WorkerLogs {
             }
         }
         Ok(())
+    }
+}
+
+impl Drop for WorkerLogs {
+    fn drop(&mut self) {
+        // Removed before the reaper forgets it: a SIGKILL in between leaves nothing.
+        let _ = std::fs::remove_dir_all(self.dir.path());
+        crate::children::unregister_dir(self.dir.path());
+    }
+}
+
+/// A worker's stderr log, capped: the first [`LOG_HEAD_BYTES`] go to the file as they
+/// come, the last [`LOG_TAIL_BYTES`] wait in memory, and [`CappedLog::finish`] writes
+/// a line saying how much was dropped, then the tail. A thread copies the pipe; finish
+/// does not wait for it (a helper the worker started may hold the pipe open), and
+/// what comes after finish is dropped.
+#[derive(Clone)]
+struct CappedLog {
+    state: std::sync::Arc<(std::sync::Mutex<LogState>, std::sync::Condvar)>,
+}
+
+/// How long [`CappedLog::finish`] waits for the pipe to close after the worker exited,
+/// for the lines it wrote last.
+const LOG_DRAIN: Duration = Duration::from_millis(300);
+
+struct LogState {
+    file: Option<std::fs::File>,
+    path: PathBuf,
+    /// Bytes written to the file so far (the head).
+    head: usize,
+    tail: std::collections::VecDeque<u8>,
+    dropped: u64,
+    /// The pipe closed: everything the worker wrote has been taken.
+    closed: bool,
+}
+
+impl LogState {
+    fn take(&mut self, mut bytes: &[u8]) {
+        let Some(file) = self.file.as_mut() else { return };
+        let room = LOG_HEAD_BYTES - self.head;
+        let now = bytes.len().min(room);
+        if now > 0 {
+            if file.write_all(&bytes[..now]).is_err() {
+                self.file = None;
+                return;
+            }
+            self.head += now;
+            bytes = &bytes[now..];
+        }
+        self.tail.extend(bytes);
+        let over = self.tail.len().saturating_sub(LOG_TAIL_BYTES);
+        if over > 0 {
+            self.tail.drain(..over);
+            self.dropped += over as u64;
+        }
+    }
+}
+
+impl CappedLog {
+    fn create(path: &Path) -> std::io::Result<CappedLog> {
+        let file = std::fs::File::create(path)?;
+        Ok(CappedLog {
+            state: std::sync::Arc::new((
+                std::sync::Mutex::new(LogState {
+                    file: Some(file),
+                    path: path.to_path_buf(),
+                    head: 0,
+                    tail: Default::default(),
+                    dropped: 0,
+                    closed: false,
+                }),
+                std::sync::Condvar::new(),
+            )),
+        })
+    }
+
+    /// Copies `pipe` into the log on a thread of its own until it closes.
+    fn follow(&self, mut pipe: std::process::ChildStderr) {
+        let log = self.clone();
+        let _ = std::thread::Builder::new()
+            .name("lockstorm-worker-log".into())
+            .spawn(move || {
+                let mut buf = vec![0u8; 1 << 16];
+                let (state, closed) = &*log.state;
+                while let Ok(n @ 1..) = std::io::Read::read(&mut pipe, &mut buf) {
+                    match state.lock() {
+                        Ok(mut s) if s.file.is_some() => s.take(&buf[..n]),
+                        _ => break,
+                    }
+                }
+                if let Ok(mut s) = state.lock() {
+                    s.closed = true;
+                }
+                closed.notify_all();
+            });
+    }
+
+    /// What the log holds so far: the head on disk and the tail in memory.
+    fn text(&self) -> String {
+        let Some(s) = self.drained() else {
+            return String::new();
+        };
+        let mut text = String::from_utf8_lossy(&std::fs::read(&s.path).unwrap_or_default()).into_owned();
+        let (a, b) = s.tail.as_slices();
+        text.push_str(&String::from_utf8_lossy(a));
+        text.push_str(&String::from_utf8_lossy(b));
+        text
+    }
+
+    /// The state, once the pipe has closed or after [`LOG_DRAIN`].
+    fn drained(&self) -> Option<std::sync::MutexGuard<'_, LogState>> {
+        let (state, closed) = &*self.state;
+        let guard = state.lock().ok()?;
+        closed
+            .wait_timeout_while(guard, LOG_DRAIN, |s| !s.closed && s.file.is_some())
+            .ok()
+            .map(|(g, _)| g)
+    }
+
+    /// Writes the tail (after a line saying what was dropped) and closes the file.
+    fn finish(&self) {
+        let Some(mut s) = self.drained() else { return };
+        let Some(mut file) = s.file.take() else { return };
+        if s.dropped > 0 {
+            let _ = writeln!(
+                file,
+                "\n[lockstorm: {} bytes of this worker's stderr dropped here; the log keeps the first {} and the last {}]",
+                s.dropped, LOG_HEAD_BYTES, LOG_TAIL_BYTES
+            );
+        }
+        let tail: Vec<u8> = s.tail.drain(..).collect();
+        let _ = file.write_all(&tail);
     }
 }

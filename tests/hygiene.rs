@@ -1,0 +1,431 @@
+//! Issue 21, on the simulator and on files: nothing overwritten, no summary that lies,
+//! no panic from input. Each test names the item of the issue it covers. The items that
+//! need redis-server and worker processes are in tests/signals.rs.
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn lockstorm(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_lockstorm"))
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("lockstorm runs")
+}
+
+fn write(dir: &Path, name: &str, text: &str) {
+    std::fs::write(dir.join(name), text).unwrap();
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// Exit 2 with one line that contains `needle`, and no panic.
+fn refused(out: &Output, needle: &str) {
+    let e = stderr(out);
+    assert_eq!(out.status.code(), Some(2), "{e}");
+    assert!(e.contains(needle), "{e}");
+    assert_eq!(e.trim().lines().count(), 1, "{e}");
+    assert!(!e.contains("panicked"), "{e}");
+}
+
+fn summary(dir: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).expect("summary.json"))
+        .expect("summary.json is JSON")
+}
+
+const DEADLINE: Duration = Duration::from_secs(120);
+
+fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !done() {
+        assert!(start.elapsed() < DEADLINE, "gave up waiting for {what}");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// Item 6: a scenario name is one folder name, nothing that leaves reports/.
+#[test]
+fn a_scenario_name_that_is_a_path_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let victim = tmp.path().join("victim");
+    std::fs::create_dir(&victim).unwrap();
+    write(&victim, "index.html", "the user's page");
+    for name in ["../../../x", "a/b", "..", victim.to_str().unwrap()] {
+        write(
+            tmp.path(),
+            "s.toml",
+            &format!("name = {name:?}\nduration = \"1s\"\nnodes = 3\n"),
+        );
+        let out = lockstorm(tmp.path(), &["scenario", "s.toml", "--quiet"]);
+        refused(&out, "name");
+    }
+    assert_eq!(
+        std::fs::read_to_string(victim.join("index.html")).unwrap(),
+        "the user's page"
+    );
+    assert!(!tmp.path().join("x").exists() && !tmp.path().join("reports").exists());
+}
+
+/// Item 6: files that merely have lockstorm's names are the user's without a manifest.
+#[test]
+fn a_folder_without_lockstorms_manifest_is_never_cleaned() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out_dir = tmp.path().join("out");
+    std::fs::create_dir_all(out_dir.join("workers")).unwrap();
+    write(&out_dir.join("workers"), "main.py", "print('mine')");
+    write(&out_dir, "summary.json", "{}");
+    write(tmp.path(), "s.toml", "duration = \"1s\"\nnodes = 3\n");
+    let out = lockstorm(tmp.path(), &["scenario", "s.toml", "--quiet", "--out", "out"]);
+    refused(&out, "did not write");
+    assert_eq!(
+        std::fs::read_to_string(out_dir.join("workers/main.py")).unwrap(),
+        "print('mine')"
+    );
+    // A folder lockstorm wrote is cleaned and reused.
+    let out = lockstorm(tmp.path(), &["scenario", "s.toml", "--quiet", "--out", "fresh"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = lockstorm(tmp.path(), &["scenario", "s.toml", "--quiet", "--out", "fresh"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
+
+/// Item 7: a ttl at the time limit passes validation only if everything derived from
+/// it stays under the limit too.
+#[test]
+fn a_ttl_at_the_time_limit_is_refused_not_a_panic() {
+    let tmp = tempfile::tempdir().unwrap();
+    for ttl in ["999999999s", "16666666m", "1000000000000000us"] {
+        write(
+            tmp.path(),
+            "s.toml",
+            &format!("duration = \"1s\"\nnodes = 3\n[algorithm]\nttl = {ttl:?}\n"),
+        );
+        let out = lockstorm(tmp.path(), &["scenario", "s.toml", "--quiet"]);
+        refused(&out, "algorithm.ttl");
+    }
+}
+
+/// Item 7: `check H | head` ends quietly when the reader goes away.
+#[test]
+fn check_into_a_closed_pipe_exits_quietly() {
+    let tmp = tempfile::tempdir().unwrap();
+    // A history whose findings are long: many overlapping holds.
+    let mut h = String::new();
+    for i in 0..2_000u64 {
+        let t = i * 10;
+        h += &format!(
+            "{{\"type\":\"invoke\",\"t_us\":{t},\"client\":{c},\"op\":\"acquire\",\"lock\":\"a\",\"mode\":\"exclusive\"}}\n{{\"type\":\"ok\",\"t_us\":{},\"client\":{c},\"op\":\"acquire\",\"lock\":\"a\",\"mode\":\"exclusive\",\"valid_until_us\":{}}}\n",
+            t + 1,
+            t + 1_000_000,
+            c = i % 2
+        );
+    }
+    write(tmp.path(), "h.jsonl", &h);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_lockstorm"))
+        .current_dir(tmp.path())
+        .args(["check", "h.jsonl"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The reader reads nothing and goes away, as `head -0` would.
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let e = stderr(&out);
+    assert!(!e.contains("panicked"), "{e}");
+    assert!(e.is_empty(), "{e}");
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{:?} {e}", out.status);
+}
+
+/// Item 7: tampered shard.json files give exit 2, not an abort.
+#[test]
+fn merge_refuses_tampered_shard_descriptions() {
+    let tmp = tempfile::tempdir().unwrap();
+    write(tmp.path(), "s.toml", "duration = \"1s\"\nnodes = 3\n");
+    for (i, shard) in ["0/2", "1/2"].iter().enumerate() {
+        let out = lockstorm(
+            tmp.path(),
+            &[
+                "scenario",
+                "s.toml",
+                "--seeds",
+                "4",
+                "--shard",
+                shard,
+                "--out",
+                &format!("s{i}"),
+                "-q",
+            ],
+        );
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    }
+    let original = std::fs::read_to_string(tmp.path().join("s0/shard.json")).unwrap();
+    let cases = [
+        (
+            original.replace("\"seeds\": 4", "\"seeds\": 18446744073709551615"),
+            "the shards hold 4 seeds",
+        ),
+        (
+            original.replace("\"count\": 2", "\"count\": 1000000000000"),
+            "is missing (got 2 of 1000000000000 folders)",
+        ),
+        (original.replace("\"count\": 2", "\"count\": 0"), "is not a shard"),
+    ];
+    for (text, needle) in cases {
+        assert_ne!(text, original, "the tampering applies");
+        write(&tmp.path().join("s0"), "shard.json", &text);
+        if text.contains("18446744073709551615") {
+            let other = std::fs::read_to_string(tmp.path().join("s1/shard.json")).unwrap();
+            write(
+                &tmp.path().join("s1"),
+                "shard.json",
+                &other.replace("\"seeds\": 4", "\"seeds\": 18446744073709551615"),
+            );
+        }
+        let out = lockstorm(tmp.path(), &["merge", "s0", "s1", "--out", "m"]);
+        refused(&out, needle);
+        write(&tmp.path().join("s0"), "shard.json", &original);
+        let other = std::fs::read_to_string(tmp.path().join("s1/shard.json")).unwrap();
+        write(
+            &tmp.path().join("s1"),
+            "shard.json",
+            &other.replace("\"seeds\": 18446744073709551615", "\"seeds\": 4"),
+        );
+    }
+}
+
+/// Items 8 and 11: a line past the limit, a lock name past the limit and a line that is
+/// not UTF-8 are each refused naming the line, without reading the line whole.
+#[test]
+fn a_history_line_too_long_or_not_utf8_is_refused_naming_the_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ok = r#"{"type":"invoke","t_us":0,"client":1,"op":"acquire","lock":"a","mode":"exclusive"}"#;
+    let long_name = ok.replace(r#""lock":"a""#, &format!(r#""lock":"{}""#, "n".repeat(4 << 20)));
+    let name_300 = ok.replace(r#""lock":"a""#, &format!(r#""lock":"{}""#, "n".repeat(300)));
+    let cases: [(Vec<u8>, &str); 3] = [
+        (
+            format!("{ok}\n{long_name}\n").into_bytes(),
+            "h.jsonl:2: not a history event: the line is longer than",
+        ),
+        (
+            format!("{ok}\n{name_300}\n").into_bytes(),
+            "line 2: lock name of 300 bytes",
+        ),
+        (
+            [
+                ok.as_bytes(),
+                b"\n",
+                &ok.as_bytes()[..40],
+                b"\xff\xfe",
+                &ok.as_bytes()[40..],
+                b"\n",
+            ]
+            .concat(),
+            "h.jsonl:2: not a history event: not UTF-8",
+        ),
+    ];
+    for (bytes, needle) in cases {
+        std::fs::write(tmp.path().join("h.jsonl"), bytes).unwrap();
+        let out = lockstorm(tmp.path(), &["check", "h.jsonl"]);
+        refused(&out, needle);
+    }
+}
+
+/// Item 10: narrative.md carries a hostile history's text escaped, as index.html does.
+#[test]
+fn narrative_md_escapes_a_hostile_lock_name() {
+    let tmp = tempfile::tempdir().unwrap();
+    write(
+        tmp.path(),
+        "broken.toml",
+        "duration = \"5s\"\nnodes = 3\n[algorithm]\nquorum = 1\n[clients]\ncount = 4\n",
+    );
+    let out = lockstorm(tmp.path(), &["scenario", "broken.toml", "--quiet", "--out", "r"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let history = std::fs::read_to_string(tmp.path().join("r/history.jsonl")).unwrap();
+    let lock = history
+        .split(r#""lock":""#)
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .expect("a lock name")
+        .to_string();
+    let hostile = "<script>alert(1)</script>[x](javascript:alert(1))\n# Safe";
+    write(
+        &tmp.path().join("r"),
+        "history.jsonl",
+        &history.replace(
+            &format!(r#""lock":"{lock}""#),
+            &format!(r#""lock":{}"#, serde_json::to_string(hostile).unwrap()),
+        ),
+    );
+    let out = lockstorm(tmp.path(), &["report", "r"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let md = std::fs::read_to_string(tmp.path().join("r/narrative.md")).unwrap();
+    assert!(md.contains("&lt;script&gt;"), "the name is told, escaped:\n{md}");
+    assert!(!md.contains("<script>"), "{md}");
+    // No link: its target is cut off from its text.
+    assert!(md.contains(r"[x]\(javascript"), "{md}");
+    assert!(!md.contains("[x](javascript"), "{md}");
+    assert!(!md.lines().any(|l| l.starts_with("# Safe")), "{md}");
+    let page = std::fs::read_to_string(tmp.path().join("r/index.html")).unwrap();
+    assert!(!page.contains("<script>alert"), "index.html escapes it too");
+}
+
+/// Item 4: a multi-seed run stopped before its reported seed recorded a history does
+/// not recommend `lockstorm report DIR`, which would have nothing to draw from.
+#[test]
+fn a_stopped_multi_seed_run_recommends_only_what_works() {
+    let tmp = tempfile::tempdir().unwrap();
+    write(tmp.path(), "s.toml", "duration = \"24h\"\nnodes = 3\n");
+    let child = Command::new(env!("CARGO_BIN_EXE_lockstorm"))
+        .current_dir(tmp.path())
+        .args([
+            "scenario", "s.toml", "--seeds", "40", "--jobs", "2", "--quiet", "--out", "r",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let placeholder = tmp.path().join("r/summary.json");
+    wait_for("the placeholder summary", || placeholder.is_file());
+    // SAFETY: kill(2) on our own child process.
+    assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGHUP) }, 0);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(129), "{}", stderr(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let s = summary(&tmp.path().join("r"));
+    assert_eq!(s["partial"], true, "{s}");
+    let has_history = tmp.path().join("r/history.jsonl").is_file();
+    let recommends = stdout.contains("lockstorm report");
+    assert_eq!(recommends, has_history, "{stdout}");
+    if recommends {
+        let out = lockstorm(tmp.path(), &["report", "r"]);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    }
+}
+
+/// Item 5: a signal that comes while the report is being written (the run itself
+/// ended) leaves a summary that says the run is partial, as the exit status does.
+#[test]
+fn a_signal_during_report_writing_leaves_a_partial_summary() {
+    let tmp = tempfile::tempdir().unwrap();
+    // Long enough that drawing the report takes a while after the run ends.
+    write(
+        tmp.path(),
+        "s.toml",
+        "duration = \"600s\"\nnodes = 3\n[clients]\ncount = 8\n",
+    );
+    let child = Command::new(env!("CARGO_BIN_EXE_lockstorm"))
+        .current_dir(tmp.path())
+        .args(["scenario", "s.toml", "--quiet", "--out", "r"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The first plot on disk: the run has ended and the report is being drawn.
+    let dir = tmp.path().join("r");
+    wait_for("the first plot", || {
+        std::fs::read_dir(&dir).is_ok_and(|d| {
+            d.flatten()
+                .any(|e| e.file_name().to_string_lossy().ends_with(".png"))
+        })
+    });
+    // SAFETY: kill(2) on our own child process.
+    assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) }, 0);
+    let out = child.wait_with_output().unwrap();
+    let s = summary(&dir);
+    match out.status.code() {
+        Some(143) => {
+            assert_eq!(s["partial"], true, "exit 143 with {s}");
+            assert!(
+                s["partial_reason"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .contains("SIGTERM"),
+                "{s}"
+            );
+        }
+        // The signal came after the summary was final: it changed nothing.
+        Some(0) => assert_eq!(s["partial"], false, "{s}"),
+        other => panic!("exit {other:?}: {}", stderr(&out)),
+    }
+}
+
+/// Item 8: a run whose history would fill the disk is refused before it starts, and
+/// the limit can be raised.
+#[test]
+fn a_run_that_would_write_too_much_history_is_refused_before_it_starts() {
+    let tmp = tempfile::tempdir().unwrap();
+    write(tmp.path(), "s.toml", "duration = \"1000000000s\"\nnodes = 3\n");
+    let out = lockstorm(tmp.path(), &["scenario", "s.toml", "--quiet", "--out", "r"]);
+    refused(&out, "--max-history-mb");
+    assert!(
+        !tmp.path().join("r").exists(),
+        "refused before anything was written"
+    );
+    write(tmp.path(), "t.toml", "duration = \"60s\"\nnodes = 3\n");
+    let out = lockstorm(
+        tmp.path(),
+        &[
+            "scenario",
+            "t.toml",
+            "--quiet",
+            "--out",
+            "r",
+            "--max-history-mb",
+            "1",
+        ],
+    );
+    refused(&out, "over the limit of 1 MB");
+}
+
+/// Item 5: a report that cannot be written whole (a full disk, here a file size limit)
+/// leaves a summary that says the run is partial, never one that vouches for files
+/// that are missing or cut short.
+#[test]
+fn a_report_cut_short_by_a_full_disk_leaves_a_partial_summary() {
+    use std::os::unix::process::CommandExt;
+    let tmp = tempfile::tempdir().unwrap();
+    // Its history (about 13 KB) fits; its availability plot (about 190 KB) does not.
+    write(
+        tmp.path(),
+        "s.toml",
+        "duration = \"1s\"\nnodes = 3\n[clients]\ncount = 1\n",
+    );
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_lockstorm"));
+    cmd.current_dir(tmp.path())
+        .args(["scenario", "s.toml", "--quiet", "--out", "r"]);
+    // SAFETY: setrlimit and signal are async-signal-safe; the closure touches no memory
+    // of the parent's.
+    unsafe {
+        cmd.pre_exec(|| {
+            // Writes past 48 KB fail with EFBIG, as writes to a full disk fail.
+            let limit = libc::rlimit {
+                rlim_cur: 48 << 10,
+                rlim_max: 48 << 10,
+            };
+            libc::setrlimit(libc::RLIMIT_FSIZE, &limit);
+            libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+            Ok(())
+        });
+    }
+    let out = cmd.output().unwrap();
+    let e = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{e}");
+    assert!(!e.contains("panicked"), "{e}");
+    assert!(
+        e.contains("File too large"),
+        "the report failed, not the run: {e}"
+    );
+    let s = summary(&tmp.path().join("r"));
+    assert_eq!(s["partial"], true, "{s}");
+    assert!(
+        s["partial_reason"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("report could not be written"),
+        "{s}"
+    );
+}

@@ -1,0 +1,52 @@
+#!/usr/bin/env python3
+"""A worker that leaves things behind, for lockstorm's cleanup tests (issue 21).
+
+Usage: leaves_things.py ACTION... where each ACTION runs at the hello:
+  fork:PATH     forks a helper that stays in the worker's process group and sleeps;
+                the helper appends its pid to PATH
+  setsid:PATH   the same, but the helper calls setsid() first (it leaves the group)
+  flood:BYTES   writes a line FIRST-LINE, BYTES of filler, then LAST-LINE to stderr
+Every request gets a plain `ok` (no Redis behind it: these tests are about processes
+and files).
+"""
+import json
+import os
+import sys
+import time
+
+
+def helper(path, leave_group):
+    pid = os.fork()
+    if pid != 0:
+        return
+    if leave_group:
+        os.setsid()
+    with open(path, "a") as f:
+        f.write(f"{os.getpid()}\n")
+    time.sleep(600)
+    os._exit(0)
+
+
+def send(message):
+    sys.stdout.write(json.dumps(message) + "\n")
+    sys.stdout.flush()
+
+
+for line in sys.stdin:
+    request = json.loads(line)
+    kind, rid = request["type"], request["id"]
+    if kind == "hello":
+        for action in sys.argv[1:]:
+            what, _, arg = action.partition(":")
+            if what in ("fork", "setsid"):
+                helper(arg, what == "setsid")
+            elif what == "flood":
+                sys.stderr.write("FIRST-LINE\n")
+                chunk = "x" * 1023 + "\n"
+                for _ in range(int(arg) // 1024):
+                    sys.stderr.write(chunk)
+                sys.stderr.write("LAST-LINE\n")
+                sys.stderr.flush()
+        send({"type": "hello_ok", "in_reply_to": rid, "library": "leaves-things", "version": "1"})
+    else:
+        send({"type": "ok", "in_reply_to": rid, "value": request.get("value")})
