@@ -103,6 +103,8 @@ impl Nemesis {
                     duration_us,
                     origin: Origin::Nemesis,
                     fault,
+                    aim: None,
+                    firing: None,
                 });
                 t = t.saturating_add(rate.interval.sample(&mut rng).max(1));
             }

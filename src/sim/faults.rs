@@ -26,7 +26,9 @@
 //! readings to the nodes, which is why a client's jump matters to them all the same).
 
 use super::{Ev, World};
-use crate::fault::{Fault, PausePoint, Process};
+use crate::client::{Record, RecordKind};
+use crate::fault::{aim, Fault, PausePoint, Process};
+use crate::history::OpKind;
 use crate::history::{Belief, Event, FaultAction, FaultEvent};
 use crate::lifecycle::RunPhase;
 
@@ -86,6 +88,43 @@ impl World<'_> {
             }
         }
         self.begin(t, i);
+    }
+
+    /// Shows the aimer what client `c` just recorded, and starts (or schedules) the faults
+    /// aimed entries become, through the same path as planned faults.
+    pub(super) fn aim(&mut self, t: u64, c: usize, r: &Record) {
+        if self.aimer.is_idle() || self.lifecycle.phase() != RunPhase::Workload {
+            return;
+        }
+        let (links, procs, n) = (&self.net.faults, &self.procs, self.scenario.nodes);
+        let reach = |c| aim::reachable(links, procs, c, n);
+        let fired = match (r.kind, r.op) {
+            (RecordKind::Invoke, OpKind::Acquire) => self.aimer.acquiring(t, c, r.lock, &reach),
+            (RecordKind::Ok, OpKind::Acquire) => {
+                let nodes: Vec<usize> = r.nodes.map(|s| s.iter().collect()).unwrap_or_default();
+                self.aimer.acquired(t, c, r.lock, &nodes, &reach)
+            }
+            (_, OpKind::Acquire) => {
+                self.aimer.acquire_ended(c);
+                Vec::new()
+            }
+            (RecordKind::Invoke, OpKind::Release) => {
+                self.aimer.released(c);
+                Vec::new()
+            }
+            _ => Vec::new(),
+        };
+        for f in fired {
+            let i = self.plan.len();
+            let at = f.at_us;
+            self.plan.push(f);
+            self.active.push(false);
+            if at <= t {
+                self.start_fault(t, i);
+            } else {
+                self.queue.push(at, Ev::FaultStart(i));
+            }
+        }
     }
 
     /// Starts an armed pause of client `c` waiting for `point`, if there is one.
