@@ -40,8 +40,10 @@
 //! into no fault.
 
 use super::{ClientId, Fault, Origin, PlannedFault};
+use crate::client::{Record, RecordKind};
 use crate::command::{LockId, NodeId};
 use crate::fault::{LinkFaults, ProcessFaults};
+use crate::history::OpKind;
 use serde::{Deserialize, Serialize};
 
 /// The event an aimed fault waits for.
@@ -227,6 +229,33 @@ impl Aimer {
     /// Whether an aimed entry still waits (when none does, feeding is a no-op).
     pub fn is_idle(&self) -> bool {
         self.pending.is_empty()
+    }
+
+    /// What client `c` recorded at `t_us`, as the drivers see it: an acquire's invoke and
+    /// outcome, a release's invoke; anything else changes nothing.
+    pub fn on_record(
+        &mut self,
+        t_us: u64,
+        c: ClientId,
+        r: &Record,
+        reach: &dyn Fn(ClientId) -> Vec<NodeId>,
+    ) -> Vec<PlannedFault> {
+        match (r.kind, r.op) {
+            (RecordKind::Invoke, OpKind::Acquire) => self.acquiring(t_us, c, r.lock, reach),
+            (RecordKind::Ok, OpKind::Acquire) => {
+                let nodes: Vec<NodeId> = r.nodes.map(|s| s.iter().collect()).unwrap_or_default();
+                self.acquired(t_us, c, r.lock, &nodes, reach)
+            }
+            (_, OpKind::Acquire) => {
+                self.acquire_ended(c);
+                Vec::new()
+            }
+            (RecordKind::Invoke, OpKind::Release) => {
+                self.released(c);
+                Vec::new()
+            }
+            _ => Vec::new(),
+        }
     }
 
     /// Client `c` invokes an acquire of `lock` at `t_us`.

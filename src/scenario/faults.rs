@@ -431,17 +431,18 @@ pub(super) fn resolve_faults(
         };
         let (at, when, after) = f.timing();
         let aim = aiming.resolve(when, after, n_clients, &format!("faults[{i}]"))?;
-        let at =
-            match (at, &aim) {
-                (Some(at), _) => at,
-                (None, Some(_)) => Dur(0),
-                (None, None) => return Err(invalid(
+        let at = match (at, &aim) {
+            (Some(at), _) => at,
+            (None, Some(_)) => Dur(0),
+            (None, None) => {
+                return Err(invalid(
                     format!("faults[{i}]"),
                     format!(
                         "faults[{i}]: missing `at` (when it starts), or `when` for a fault aimed at a hold"
                     ),
-                )),
-            };
+                ))
+            }
+        };
         let planned = PlannedFault {
             id: i,
             at_us: at.us(),

@@ -26,9 +26,8 @@
 //! readings to the nodes, which is why a client's jump matters to them all the same).
 
 use super::{Ev, World};
-use crate::client::{Record, RecordKind};
+use crate::client::Record;
 use crate::fault::{aim, Fault, PausePoint, Process};
-use crate::history::OpKind;
 use crate::history::{Belief, Event, FaultAction, FaultEvent};
 use crate::lifecycle::RunPhase;
 
@@ -98,22 +97,7 @@ impl World<'_> {
         }
         let (links, procs, n) = (&self.net.faults, &self.procs, self.scenario.nodes);
         let reach = |c| aim::reachable(links, procs, c, n);
-        let fired = match (r.kind, r.op) {
-            (RecordKind::Invoke, OpKind::Acquire) => self.aimer.acquiring(t, c, r.lock, &reach),
-            (RecordKind::Ok, OpKind::Acquire) => {
-                let nodes: Vec<usize> = r.nodes.map(|s| s.iter().collect()).unwrap_or_default();
-                self.aimer.acquired(t, c, r.lock, &nodes, &reach)
-            }
-            (_, OpKind::Acquire) => {
-                self.aimer.acquire_ended(c);
-                Vec::new()
-            }
-            (RecordKind::Invoke, OpKind::Release) => {
-                self.aimer.released(c);
-                Vec::new()
-            }
-            _ => Vec::new(),
-        };
+        let fired = self.aimer.on_record(t, c, r, &reach);
         for f in fired {
             let i = self.plan.len();
             let at = f.at_us;
