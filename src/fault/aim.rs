@@ -28,10 +28,9 @@
 //! - [`NodeAim::Majority`]: a bare majority of the holder's nodes (⌊k/2⌋+1 of k), lowest
 //!   indices first: wiping them lets another client make a quorum whatever the holder
 //!   had, since it leaves the others at least ⌈N/2⌉ − ⌈k/2⌉ + ⌊k/2⌋ + 1 ≥ ⌊N/2⌋ + 1 nodes;
-//! - [`NodeAim::Shared`]: the lowest-numbered of the holder's nodes that some other client
-//!   can reach at that moment, the node the holder's quorum shares with the other side
-//!   (with no partition, the holder's lowest node); if no other client reaches any of
-//!   them, the holder's lowest node;
+//! - [`NodeAim::Shared`]: of the holder's nodes, the one the most other clients can reach
+//!   at that moment, lowest index among equals: the node the holder's quorum shares with
+//!   the other side of a partition (with no partition, the holder's lowest node);
 //! - [`ClientAim::Holder`] and [`ClientAim::Others`] (every client but the holder).
 //!
 //! A fault kind that names one node (crash, failover, a node's pause or clock) aimed at
@@ -86,7 +85,7 @@ pub enum NodeAim {
     Holder,
     /// A bare majority of the holder's nodes, lowest first.
     Majority,
-    /// The holder's lowest node some other client can reach.
+    /// The holder's node the most other clients can reach (lowest among equals).
     Shared,
 }
 
@@ -506,14 +505,19 @@ fn aim_nodes(
             held
         }
         NodeAim::Shared => {
-            let mut other = vec![false; nodes];
+            let mut reached_by = vec![0usize; nodes];
             for c in (0..clients).filter(|&c| c != by.holder) {
                 for n in reach(c) {
-                    other[n] = true;
+                    reached_by[n] += 1;
                 }
             }
-            let shared = held.iter().copied().find(|&n| other[n]).or(held.first().copied());
-            shared.into_iter().collect()
+            // The most reached; `max_by_key` keeps the last of equals, so go high to low.
+            held.iter()
+                .rev()
+                .copied()
+                .max_by_key(|&n| reached_by[n])
+                .into_iter()
+                .collect()
         }
     }
 }

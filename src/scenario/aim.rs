@@ -195,7 +195,7 @@ impl Aiming {
                 return Err(invalid(
                     format!("{what}.node"),
                     format!(
-                        "{what}: node \"{}\" is relative to a hold: it needs a `when`",
+                        "{what}.node = \"{}\" is relative to a hold: it needs a `when`",
                         a.name()
                     ),
                 ));
@@ -204,7 +204,7 @@ impl Aiming {
                 return Err(invalid(
                     format!("{what}.client"),
                     format!(
-                        "{what}: client \"{}\" is relative to a hold: it needs a `when`",
+                        "{what}.client = \"{}\" is relative to a hold: it needs a `when`",
                         a.name()
                     ),
                 ));
@@ -212,7 +212,7 @@ impl Aiming {
             if after.is_some() {
                 return Err(invalid(
                     format!("{what}.after"),
-                    format!("{what}: `after` is a delay after a `when`, and there is none"),
+                    format!("{what}.after is a delay after a `when`, and there is none"),
                 ));
             }
             return Ok(None);

@@ -222,7 +222,7 @@ fn majority_is_a_bare_majority_of_the_holders_nodes_lowest_first() {
 }
 
 #[test]
-fn shared_is_the_holders_lowest_node_another_client_reaches() {
+fn shared_is_the_holders_node_the_most_other_clients_reach_lowest_first() {
     let jump = Fault::ClockJump {
         node: Some(0),
         client: None,
@@ -234,8 +234,8 @@ fn shared_is_the_holders_lowest_node_another_client_reaches() {
         Some(0),
         aim(On::Acquired, Some(NodeAim::Shared), None),
     )]);
-    // Client 0 holds {0, 1, 2}; clients 1 and 2 reach only {2, 3, 4}.
-    let reach = |c: ClientId| if c == 0 { vec![0, 1, 2] } else { vec![2, 3, 4] };
+    // Client 0 holds {0, 1, 2}; client 1 is on its side, client 2 reaches only {2, 3, 4}.
+    let reach = |c: ClientId| if c == 2 { vec![2, 3, 4] } else { vec![0, 1, 2] };
     let out = a.acquired(1, 0, L0, &[0, 1, 2], &reach);
     assert!(matches!(
         out[0].fault,
