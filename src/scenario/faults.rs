@@ -133,6 +133,11 @@ pub(super) struct RawNemesis {
 struct RawRate {
     /// Time between the starts of two faults of this kind.
     interval: RawDist,
+    /// Aimed: each drawn fault waits, from its drawn time, for this trigger.
+    when: Option<RawWhen>,
+    after: Option<Dur>,
+    node: Option<String>,
+    client: Option<String>,
     duration: RawDist,
 }
 
@@ -140,6 +145,11 @@ struct RawRate {
 #[serde(deny_unknown_fields)]
 struct RawCrashRate {
     interval: RawDist,
+    /// Aimed: each drawn fault waits, from its drawn time, for this trigger.
+    when: Option<RawWhen>,
+    after: Option<Dur>,
+    node: Option<String>,
+    client: Option<String>,
     /// The restart delay.
     duration: RawDist,
     #[serde(default)]
@@ -150,6 +160,11 @@ struct RawCrashRate {
 #[serde(deny_unknown_fields)]
 struct RawJumpRate {
     interval: RawDist,
+    /// Aimed: each drawn fault waits, from its drawn time, for this trigger.
+    when: Option<RawWhen>,
+    after: Option<Dur>,
+    node: Option<String>,
+    client: Option<String>,
     /// The largest jump, either way.
     max: Dur,
 }
@@ -158,6 +173,11 @@ struct RawJumpRate {
 #[serde(deny_unknown_fields)]
 struct RawClockRate {
     interval: RawDist,
+    /// Aimed: each drawn fault waits, from its drawn time, for this trigger.
+    when: Option<RawWhen>,
+    after: Option<Dur>,
+    node: Option<String>,
+    client: Option<String>,
     duration: RawDist,
     /// Rates are drawn from `1 ± max_deviation`.
     max_deviation: f64,
@@ -167,6 +187,11 @@ struct RawClockRate {
 #[serde(deny_unknown_fields)]
 struct RawDelayRate {
     interval: RawDist,
+    /// Aimed: each drawn fault waits, from its drawn time, for this trigger.
+    when: Option<RawWhen>,
+    after: Option<Dur>,
+    node: Option<String>,
+    client: Option<String>,
     duration: RawDist,
     extra: RawDist,
 }
@@ -175,12 +200,66 @@ struct RawDelayRate {
 #[serde(deny_unknown_fields)]
 struct RawLossRate {
     interval: RawDist,
+    /// Aimed: each drawn fault waits, from its drawn time, for this trigger.
+    when: Option<RawWhen>,
+    after: Option<Dur>,
+    node: Option<String>,
+    client: Option<String>,
     duration: RawDist,
     probability: f64,
 }
 
 /// Resolves a nemesis kind's interval and duration, naming the kind in errors.
-fn rate(interval: &RawDist, duration: Option<&RawDist>, what: &str) -> Result<NemesisRate, Invalid> {
+/// The aim of a nemesis kind (`when`, `after`, and a relative `node` or `client`);
+/// `clients` checks a trigger's client, `processes` says whether the kind hits a client.
+struct NemesisAim<'a> {
+    when: Option<&'a RawWhen>,
+    after: Option<Dur>,
+    node: Option<&'a str>,
+    client: Option<&'a str>,
+}
+
+macro_rules! nemesis_aim {
+    ($r:expr) => {
+        NemesisAim {
+            when: $r.when.as_ref(),
+            after: $r.after,
+            node: $r.node.as_deref(),
+            client: $r.client.as_deref(),
+        }
+    };
+}
+
+impl NemesisAim<'_> {
+    fn resolve(
+        &self,
+        clients: usize,
+        what: &str,
+        hits_clients: bool,
+    ) -> Result<Option<crate::fault::Aim>, Invalid> {
+        let mut aiming = Aiming::default();
+        if let Some(n) = self.node {
+            aiming.node(&RawTarget::Named(n.to_string()), 0, &format!("{what}.node"))?;
+        }
+        if let Some(c) = self.client {
+            if !hits_clients {
+                return Err(invalid(
+                    format!("{what}.client"),
+                    format!("{what}.client: this kind hits nodes only"),
+                ));
+            }
+            aiming.client(&RawTarget::Named(c.to_string()), 0, &format!("{what}.client"))?;
+        }
+        aiming.resolve(self.when, self.after, clients, what)
+    }
+}
+
+fn rate(
+    interval: &RawDist,
+    duration: Option<&RawDist>,
+    what: &str,
+    aim: Option<crate::fault::Aim>,
+) -> Result<NemesisRate, Invalid> {
     let interval = interval.resolve(&format!("{what}.interval"))?;
     if interval.max_us() == 0 {
         return Err(invalid(
@@ -194,6 +273,7 @@ fn rate(interval: &RawDist, duration: Option<&RawDist>, what: &str) -> Result<Ne
             Some(d) => d.resolve(&format!("{what}.duration"))?,
             None => super::Dist::fixed(0),
         },
+        aim,
     })
 }
 
@@ -469,7 +549,11 @@ pub(super) fn resolve_faults(
 
 impl RawNemesis {
     /// Resolves the random fault rates.
-    pub(super) fn resolve(&self, replication: Option<Replication>) -> Result<Nemesis, Invalid> {
+    pub(super) fn resolve(
+        &self,
+        replication: Option<Replication>,
+        clients: usize,
+    ) -> Result<Nemesis, Invalid> {
         let n = self;
         if n.failover.is_some() && replication.is_none() {
             return Err(invalid(
@@ -481,29 +565,64 @@ impl RawNemesis {
             partition: n
                 .partition
                 .as_ref()
-                .map(|r| rate(&r.interval, Some(&r.duration), "nemesis.partition"))
+                .map(|r| {
+                    rate(
+                        &r.interval,
+                        Some(&r.duration),
+                        "nemesis.partition",
+                        nemesis_aim!(r).resolve(clients, "nemesis.partition", true)?,
+                    )
+                })
                 .transpose()?,
             crash: n
                 .crash
                 .as_ref()
-                .map(|r| rate(&r.interval, Some(&r.duration), "nemesis.crash"))
+                .map(|r| {
+                    rate(
+                        &r.interval,
+                        Some(&r.duration),
+                        "nemesis.crash",
+                        nemesis_aim!(r).resolve(clients, "nemesis.crash", false)?,
+                    )
+                })
                 .transpose()?,
             crash_power_loss: n.crash.as_ref().is_some_and(|r| r.power_loss),
             pause: n
                 .pause
                 .as_ref()
-                .map(|r| rate(&r.interval, Some(&r.duration), "nemesis.pause"))
+                .map(|r| {
+                    rate(
+                        &r.interval,
+                        Some(&r.duration),
+                        "nemesis.pause",
+                        nemesis_aim!(r).resolve(clients, "nemesis.pause", true)?,
+                    )
+                })
                 .transpose()?,
             clock_jump: n
                 .clock_jump
                 .as_ref()
-                .map(|r| rate(&r.interval, None, "nemesis.clock_jump"))
+                .map(|r| {
+                    rate(
+                        &r.interval,
+                        None,
+                        "nemesis.clock_jump",
+                        nemesis_aim!(r).resolve(clients, "nemesis.clock_jump", true)?,
+                    )
+                })
                 .transpose()?,
             clock_jump_max_us: n.clock_jump.as_ref().map_or(0, |r| r.max.us()),
             clock_rate: n
                 .clock_rate
                 .as_ref()
-                .map(|r| rate(&r.interval, Some(&r.duration), "nemesis.clock_rate"))
+                .map(|r| {
+                    rate(
+                        &r.interval,
+                        Some(&r.duration),
+                        "nemesis.clock_rate",
+                        nemesis_aim!(r).resolve(clients, "nemesis.clock_rate", true)?,
+                    )
+                })
                 .transpose()?,
             clock_rate_max_deviation: match &n.clock_rate {
                 Some(r) if !(0.0..1.0).contains(&r.max_deviation) => {
@@ -521,7 +640,14 @@ impl RawNemesis {
             delay: n
                 .delay
                 .as_ref()
-                .map(|r| rate(&r.interval, Some(&r.duration), "nemesis.delay"))
+                .map(|r| {
+                    rate(
+                        &r.interval,
+                        Some(&r.duration),
+                        "nemesis.delay",
+                        nemesis_aim!(r).resolve(clients, "nemesis.delay", true)?,
+                    )
+                })
                 .transpose()?,
             delay_extra: match &n.delay {
                 Some(r) => r.extra.resolve("nemesis.delay.extra")?,
@@ -530,7 +656,14 @@ impl RawNemesis {
             loss: n
                 .loss
                 .as_ref()
-                .map(|r| rate(&r.interval, Some(&r.duration), "nemesis.loss"))
+                .map(|r| {
+                    rate(
+                        &r.interval,
+                        Some(&r.duration),
+                        "nemesis.loss",
+                        nemesis_aim!(r).resolve(clients, "nemesis.loss", true)?,
+                    )
+                })
                 .transpose()?,
             loss_probability: match &n.loss {
                 Some(r) => probability(r.probability, "nemesis.loss.probability")?,
@@ -539,7 +672,14 @@ impl RawNemesis {
             failover: n
                 .failover
                 .as_ref()
-                .map(|r| rate(&r.interval, Some(&r.duration), "nemesis.failover"))
+                .map(|r| {
+                    rate(
+                        &r.interval,
+                        Some(&r.duration),
+                        "nemesis.failover",
+                        nemesis_aim!(r).resolve(clients, "nemesis.failover", false)?,
+                    )
+                })
                 .transpose()?,
         };
         Ok(nemesis)

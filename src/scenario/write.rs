@@ -292,6 +292,24 @@ fn write_fault(out: &mut String, f: &PlannedFault) {
     }
 }
 
+/// A nemesis kind's aim, as keys to append to its entry (empty if it is not aimed).
+fn nemesis_aim(r: &NemesisRate) -> String {
+    let Some(a) = &r.aim else {
+        return String::new();
+    };
+    let mut keys = format!(", when = {}", super::aim::write_when(&a.when));
+    if a.after_us > 0 {
+        keys += &format!(", after = {}", dur(a.after_us));
+    }
+    if let Some(n) = a.nodes {
+        keys += &format!(", node = {}", string(n.name()));
+    }
+    if let Some(c) = a.clients {
+        keys += &format!(", client = {}", string(c.name()));
+    }
+    keys
+}
+
 fn write_nemesis(out: &mut String, n: &Nemesis) {
     if *n == Nemesis::default() {
         return;
@@ -299,9 +317,10 @@ fn write_nemesis(out: &mut String, n: &Nemesis) {
     let _ = writeln!(out, "\n[nemesis]");
     let rate = |r: &NemesisRate| {
         format!(
-            "interval = {}, duration = {}",
+            "interval = {}, duration = {}{}",
             dist(&r.interval),
-            dist(&r.duration)
+            dist(&r.duration),
+            nemesis_aim(r)
         )
     };
     let mut entry = |key: &str, body: String| {
@@ -323,9 +342,10 @@ fn write_nemesis(out: &mut String, n: &Nemesis) {
         entry(
             "clock_jump",
             format!(
-                "interval = {}, max = {}",
+                "interval = {}, max = {}{}",
                 dist(&r.interval),
-                dur(n.clock_jump_max_us)
+                dur(n.clock_jump_max_us),
+                nemesis_aim(r)
             ),
         );
     }
