@@ -94,8 +94,6 @@ pub enum ShrinkError {
     },
     #[error(transparent)]
     Save(#[from] crate::run::SaveError),
-    #[error("{scenario}: faults[{entry}] is aimed (`when`): shrink does not reduce aimed faults yet; rerun the seed instead")]
-    Aimed { scenario: String, entry: usize },
 }
 
 /// The scenario and seed a report folder names (summary.json's `file` and
@@ -254,12 +252,6 @@ pub fn shrink(
     budget: &Budget,
     progress: &dyn Fn(&Progress),
 ) -> Result<Shrunk, ShrinkError> {
-    if let Some(f) = original.faults.iter().find(|f| f.aim.is_some()) {
-        return Err(ShrinkError::Aimed {
-            scenario: original.name.clone(),
-            entry: f.id,
-        });
-    }
     // Shrinking reruns the scenario on the simulator, whatever it ran on.
     let mut base = original.clone();
     base.backend = Backend::Sim;
