@@ -55,6 +55,11 @@
 //!   while any crash or failover of it is active, a process paused while any pause on
 //!   it is, a clock runs at the product of its active `rate`s, jumps add up, a link is
 //!   cut while any partition cuts it and its delays add up (see [`crate::fault::active`]).
+//!   `origin` is `script` (a `[[faults]]` entry), `nemesis` (drawn from the seed) or
+//!   `aimed`: made when an aimed entry's trigger came (`crate::fault::aim`), with the next
+//!   free id after the run's plan; it starts on the line right after the `invoke` or `ok`
+//!   that triggered it (or `after` it), and summary.json's `fault_plan` says which entry
+//!   and which event (`firing`). An aimed entry that never fired has no line at all.
 //! - `heal`: every fault is healed; the workload stops and the liveness phase begins.
 //! - `lost`: a worker client's library said it no longer holds `lock` (`client`, `lock`,
 //!   `token` of the hold): the hold ends here, at `t_us`, if it had not ended already. A

@@ -142,6 +142,8 @@ pub fn reproduction(scope: &Scope, path: &[Action], resource: bool) -> Scenario 
             duration_us,
             origin: Origin::Script,
             fault,
+            aim: None,
+            firing: None,
         });
     }
     Scenario {

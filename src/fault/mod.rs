@@ -11,15 +11,21 @@
 //! heal at the end of the workload. A clock jump is instantaneous: it starts and ends
 //! at the same time, and the clock stays moved.
 //!
+//! A fault may also be aimed ([`aim`]): it starts on an event (an acquire succeeded, a
+//! hold is contended) with targets relative to the hold, and the driver resolves it into
+//! an ordinary planned fault at that moment.
+//!
 //! Faults are sets, not toggles: faults of one kind may overlap on one target, and the
 //! target's state is what all the active ones compose to ([`active`] for nodes and
 //! clients, [`links`] for the network), in both drivers.
 
 pub mod active;
+pub mod aim;
 pub mod links;
 pub mod nemesis;
 
 pub use active::{Process, ProcessFaults};
+pub use aim::{Aim, Aimer, ClientAim, Firing, NodeAim, On, Trigger};
 pub use links::LinkFaults;
 pub use nemesis::{Nemesis, NemesisRate};
 
@@ -192,10 +198,14 @@ impl Fault {
 pub enum Origin {
     Script,
     Nemesis,
+    /// Made by an aimed entry (scripted or drawn) when its trigger came ([`aim`]); the
+    /// run's plan says which entry and which event.
+    Aimed,
 }
 
 /// A fault with its time: it starts at `at_us` and heals `duration_us` later, or at the
-/// end of the workload phase when the duration is `None`.
+/// end of the workload phase when the duration is `None`. An aimed entry (`aim`) is a
+/// template the driver resolves into such faults when its trigger comes ([`aim`]).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PlannedFault {
     pub id: usize,
@@ -204,4 +214,11 @@ pub struct PlannedFault {
     pub origin: Origin,
     #[serde(flatten)]
     pub fault: Fault,
+    /// An aimed entry: it starts on `aim.when` (`at_us` is the earliest), with the
+    /// targets the aim names resolved then; its own fields for those are placeholders.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aim: Option<Aim>,
+    /// In a run's plan: how an aimed entry played out, or which entry a fault came from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub firing: Option<Firing>,
 }

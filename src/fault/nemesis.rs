@@ -47,6 +47,10 @@ pub struct Nemesis {
 pub struct NemesisRate {
     pub interval: Dist,
     pub duration: Dist,
+    /// Aimed: each drawn fault waits, from its drawn time, for the aim's trigger, and
+    /// takes the aim's relative targets in place of drawn ones ([`super::aim`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub aim: Option<super::Aim>,
 }
 
 impl Nemesis {
@@ -103,6 +107,8 @@ impl Nemesis {
                     duration_us,
                     origin: Origin::Nemesis,
                     fault,
+                    aim: rate.aim,
+                    firing: None,
                 });
                 t = t.saturating_add(rate.interval.sample(&mut rng).max(1));
             }
@@ -191,6 +197,7 @@ mod tests {
         Some(NemesisRate {
             interval: Dist::uniform(1_000, 5_000),
             duration: Dist::fixed(2_000),
+            aim: None,
         })
     }
 
@@ -252,6 +259,7 @@ mod tests {
             partition: Some(NemesisRate {
                 interval: Dist::fixed(1),
                 duration: Dist::fixed(10),
+                aim: None,
             }),
             ..Nemesis::default()
         };

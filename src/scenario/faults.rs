@@ -3,6 +3,7 @@
 //! Indices, times, probabilities and rates are checked here, with errors naming the
 //! fault (`faults[2].probability`) or the nemesis entry.
 
+use super::aim::{Aiming, RawTarget, RawWhen};
 use super::{invalid, Dur, Invalid, RawDist, SignedDur};
 use crate::fault::{
     CutDirection, Fault, Nemesis, NemesisRate, Origin, PausePoint, PlannedFault, Replication,
@@ -10,75 +11,108 @@ use crate::fault::{
 use serde::Deserialize;
 
 /// A scripted fault: `kind` picks the variant, `at` is when it starts. Faults on sets
-/// of nodes or clients default to all of them where the kind says so.
+/// of nodes or clients default to all of them where the kind says so. With `when` the
+/// fault is aimed ([`super::aim`]): it starts on that trigger (`after` it, and not
+/// before `at`), and its targets may be relative to the triggering hold.
 #[derive(Debug, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub(super) enum RawFault {
     /// Cut `nodes` off from `clients` (all clients if omitted) for `duration` (until the
     /// heal if omitted), both ways or in one `direction`.
     Partition {
-        at: Dur,
-        nodes: Vec<i64>,
-        clients: Option<Vec<i64>>,
+        at: Option<Dur>,
+        when: Option<RawWhen>,
+        after: Option<Dur>,
+        nodes: RawTarget,
+        clients: Option<RawTarget>,
         duration: Option<Dur>,
         #[serde(default)]
         direction: CutDirection,
     },
     /// Kill `node`; it restarts `restart_after` later (at the heal if omitted).
     Crash {
-        at: Dur,
-        node: i64,
+        at: Option<Dur>,
+        when: Option<RawWhen>,
+        after: Option<Dur>,
+        node: RawTarget,
         restart_after: Option<Dur>,
         #[serde(default)]
         power_loss: bool,
     },
     /// Stop a `node` or a `client` for `duration`; a client may wait for a `point`.
     Pause {
-        at: Dur,
-        node: Option<i64>,
-        client: Option<i64>,
+        at: Option<Dur>,
+        when: Option<RawWhen>,
+        after: Option<Dur>,
+        node: Option<RawTarget>,
+        client: Option<RawTarget>,
         duration: Dur,
         point: Option<PausePoint>,
     },
     /// Step the wall clock of a `node` or `client` `by` a signed amount.
     ClockJump {
-        at: Dur,
-        node: Option<i64>,
-        client: Option<i64>,
+        at: Option<Dur>,
+        when: Option<RawWhen>,
+        after: Option<Dur>,
+        node: Option<RawTarget>,
+        client: Option<RawTarget>,
         by: SignedDur,
     },
     /// Run the clock of a `node` or `client` at `rate` for `duration`.
     ClockRate {
-        at: Dur,
-        node: Option<i64>,
-        client: Option<i64>,
+        at: Option<Dur>,
+        when: Option<RawWhen>,
+        after: Option<Dur>,
+        node: Option<RawTarget>,
+        client: Option<RawTarget>,
         rate: f64,
         duration: Option<Dur>,
     },
     /// Add `extra` latency between `nodes` and `clients` (all if omitted).
     Delay {
-        at: Dur,
-        nodes: Option<Vec<i64>>,
-        clients: Option<Vec<i64>>,
+        at: Option<Dur>,
+        when: Option<RawWhen>,
+        after: Option<Dur>,
+        nodes: Option<RawTarget>,
+        clients: Option<RawTarget>,
         extra: Dur,
         duration: Option<Dur>,
     },
     /// Lose messages between `nodes` and `clients` (all if omitted) with `probability`.
     Loss {
-        at: Dur,
-        nodes: Option<Vec<i64>>,
-        clients: Option<Vec<i64>>,
+        at: Option<Dur>,
+        when: Option<RawWhen>,
+        after: Option<Dur>,
+        nodes: Option<RawTarget>,
+        clients: Option<RawTarget>,
         probability: f64,
         duration: Option<Dur>,
     },
     /// Kill the master of `node` (0 if omitted); its replica is promoted `promote_after`
     /// later (at once if omitted).
     Failover {
-        at: Dur,
-        #[serde(default)]
-        node: i64,
+        at: Option<Dur>,
+        when: Option<RawWhen>,
+        after: Option<Dur>,
+        node: Option<RawTarget>,
         promote_after: Option<Dur>,
     },
+}
+
+impl RawFault {
+    /// `at`, `when` and `after`, which every kind has.
+    fn timing(&self) -> (Option<Dur>, Option<&RawWhen>, Option<Dur>) {
+        match self {
+            RawFault::Partition { at, when, after, .. }
+            | RawFault::Crash { at, when, after, .. }
+            | RawFault::Pause { at, when, after, .. }
+            | RawFault::ClockJump { at, when, after, .. }
+            | RawFault::ClockRate { at, when, after, .. }
+            | RawFault::Delay { at, when, after, .. }
+            | RawFault::Loss { at, when, after, .. }
+            | RawFault::Failover { at, when, after, .. } => (*at, when.as_ref(), *after),
+        }
+    }
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -99,6 +133,11 @@ pub(super) struct RawNemesis {
 struct RawRate {
     /// Time between the starts of two faults of this kind.
     interval: RawDist,
+    /// Aimed: each drawn fault waits, from its drawn time, for this trigger.
+    when: Option<RawWhen>,
+    after: Option<Dur>,
+    node: Option<String>,
+    client: Option<String>,
     duration: RawDist,
 }
 
@@ -106,6 +145,11 @@ struct RawRate {
 #[serde(deny_unknown_fields)]
 struct RawCrashRate {
     interval: RawDist,
+    /// Aimed: each drawn fault waits, from its drawn time, for this trigger.
+    when: Option<RawWhen>,
+    after: Option<Dur>,
+    node: Option<String>,
+    client: Option<String>,
     /// The restart delay.
     duration: RawDist,
     #[serde(default)]
@@ -116,6 +160,11 @@ struct RawCrashRate {
 #[serde(deny_unknown_fields)]
 struct RawJumpRate {
     interval: RawDist,
+    /// Aimed: each drawn fault waits, from its drawn time, for this trigger.
+    when: Option<RawWhen>,
+    after: Option<Dur>,
+    node: Option<String>,
+    client: Option<String>,
     /// The largest jump, either way.
     max: Dur,
 }
@@ -124,6 +173,11 @@ struct RawJumpRate {
 #[serde(deny_unknown_fields)]
 struct RawClockRate {
     interval: RawDist,
+    /// Aimed: each drawn fault waits, from its drawn time, for this trigger.
+    when: Option<RawWhen>,
+    after: Option<Dur>,
+    node: Option<String>,
+    client: Option<String>,
     duration: RawDist,
     /// Rates are drawn from `1 ± max_deviation`.
     max_deviation: f64,
@@ -133,6 +187,11 @@ struct RawClockRate {
 #[serde(deny_unknown_fields)]
 struct RawDelayRate {
     interval: RawDist,
+    /// Aimed: each drawn fault waits, from its drawn time, for this trigger.
+    when: Option<RawWhen>,
+    after: Option<Dur>,
+    node: Option<String>,
+    client: Option<String>,
     duration: RawDist,
     extra: RawDist,
 }
@@ -141,12 +200,66 @@ struct RawDelayRate {
 #[serde(deny_unknown_fields)]
 struct RawLossRate {
     interval: RawDist,
+    /// Aimed: each drawn fault waits, from its drawn time, for this trigger.
+    when: Option<RawWhen>,
+    after: Option<Dur>,
+    node: Option<String>,
+    client: Option<String>,
     duration: RawDist,
     probability: f64,
 }
 
 /// Resolves a nemesis kind's interval and duration, naming the kind in errors.
-fn rate(interval: &RawDist, duration: Option<&RawDist>, what: &str) -> Result<NemesisRate, Invalid> {
+/// The aim of a nemesis kind (`when`, `after`, and a relative `node` or `client`);
+/// `clients` checks a trigger's client, `processes` says whether the kind hits a client.
+struct NemesisAim<'a> {
+    when: Option<&'a RawWhen>,
+    after: Option<Dur>,
+    node: Option<&'a str>,
+    client: Option<&'a str>,
+}
+
+macro_rules! nemesis_aim {
+    ($r:expr) => {
+        NemesisAim {
+            when: $r.when.as_ref(),
+            after: $r.after,
+            node: $r.node.as_deref(),
+            client: $r.client.as_deref(),
+        }
+    };
+}
+
+impl NemesisAim<'_> {
+    fn resolve(
+        &self,
+        clients: usize,
+        what: &str,
+        hits_clients: bool,
+    ) -> Result<Option<crate::fault::Aim>, Invalid> {
+        let mut aiming = Aiming::default();
+        if let Some(n) = self.node {
+            aiming.node(&RawTarget::Named(n.to_string()), 0, &format!("{what}.node"))?;
+        }
+        if let Some(c) = self.client {
+            if !hits_clients {
+                return Err(invalid(
+                    format!("{what}.client"),
+                    format!("{what}.client: this kind hits nodes only"),
+                ));
+            }
+            aiming.client(&RawTarget::Named(c.to_string()), 0, &format!("{what}.client"))?;
+        }
+        aiming.resolve(self.when, self.after, clients, what)
+    }
+}
+
+fn rate(
+    interval: &RawDist,
+    duration: Option<&RawDist>,
+    what: &str,
+    aim: Option<crate::fault::Aim>,
+) -> Result<NemesisRate, Invalid> {
     let interval = interval.resolve(&format!("{what}.interval"))?;
     if interval.max_us() == 0 {
         return Err(invalid(
@@ -160,6 +273,7 @@ fn rate(interval: &RawDist, duration: Option<&RawDist>, what: &str) -> Result<Ne
             Some(d) => d.resolve(&format!("{what}.duration"))?,
             None => super::Dist::fixed(0),
         },
+        aim,
     })
 }
 
@@ -185,21 +299,50 @@ fn clock_rate(r: f64, what: &str) -> Result<f64, Invalid> {
     }
 }
 
-/// Exactly one of `node` and `client`, each in range.
+/// Exactly one of `node` and `client`, each in range or (aimed) relative.
 fn process(
-    node: Option<i64>,
-    client: Option<i64>,
+    node: Option<&RawTarget>,
+    client: Option<&RawTarget>,
+    aiming: &mut Aiming,
     nodes: usize,
     clients: usize,
     fault: usize,
 ) -> Result<(Option<usize>, Option<usize>), Invalid> {
     match (node, client) {
-        (Some(n), None) => Ok((Some(indices(&[n], nodes, "node", fault)?[0]), None)),
-        (None, Some(c)) => Ok((None, Some(indices(&[c], clients, "client", fault)?[0]))),
+        (Some(n), None) => Ok((Some(one(n, aiming, nodes, "node", fault)?), None)),
+        (None, Some(c)) => Ok((None, Some(one(c, aiming, clients, "client", fault)?))),
         _ => Err(invalid(
             format!("faults[{fault}]"),
             format!("faults[{fault}]: give either `node` or `client`, not both or neither"),
         )),
+    }
+}
+
+/// One node or client (`what`): an index in range, or a relative target.
+fn one(t: &RawTarget, aiming: &mut Aiming, count: usize, what: &str, fault: usize) -> Result<usize, Invalid> {
+    let key = format!("faults[{fault}].{what}");
+    match (t, what) {
+        (RawTarget::Index(i), _) => Ok(indices(&[*i], count, what, fault)?[0]),
+        (_, "node") => aiming.node(t, count, &key),
+        _ => aiming.client(t, count, &key),
+    }
+}
+
+/// A set of nodes or clients (`what`): a list in range (all if omitted), or a relative
+/// target.
+fn set(
+    t: Option<&RawTarget>,
+    aiming: &mut Aiming,
+    count: usize,
+    what: &str,
+    fault: usize,
+) -> Result<Vec<usize>, Invalid> {
+    let key = format!("faults[{fault}].{what}s");
+    match (t, what) {
+        (Some(RawTarget::List(ids)), _) => indices(ids, count, what, fault),
+        (None, _) => Ok((0..count).collect()),
+        (_, "node") => aiming.node_set(t, count, &key),
+        _ => aiming.client_set(t, count, &key),
     }
 }
 
@@ -241,52 +384,46 @@ pub(super) fn resolve_faults(
     run_duration: Dur,
     replication: Option<Replication>,
 ) -> Result<Vec<PlannedFault>, Invalid> {
-    let all_nodes: Vec<i64> = (0..nodes as i64).collect();
-    let all_clients: Vec<i64> = (0..n_clients as i64).collect();
     let mut faults = Vec::with_capacity(raw.len());
     for (i, f) in raw.iter().enumerate() {
-        let ns = |list: &Option<Vec<i64>>| indices(list.as_deref().unwrap_or(&all_nodes), nodes, "node", i);
-        let cs = |list: &Option<Vec<i64>>| {
-            indices(list.as_deref().unwrap_or(&all_clients), n_clients, "client", i)
-        };
+        let mut aiming = Aiming::default();
+        let a = &mut aiming;
         let what = |field: &str| format!("faults[{i}].{field}");
-        let (at, duration, fault) = match f {
+        let (duration, fault) = match f {
             RawFault::Partition {
-                at,
                 nodes: n,
                 clients: c,
                 duration,
                 direction,
+                ..
             } => (
-                at,
                 *duration,
                 Fault::Partition {
-                    nodes: ns(&Some(n.clone()))?,
-                    clients: cs(c)?,
+                    nodes: set(Some(n), a, nodes, "node", i)?,
+                    clients: set(c.as_ref(), a, n_clients, "client", i)?,
                     direction: *direction,
                 },
             ),
             RawFault::Crash {
-                at,
                 node,
                 restart_after,
                 power_loss,
+                ..
             } => (
-                at,
                 *restart_after,
                 Fault::Crash {
-                    node: indices(&[*node], nodes, "node", i)?[0],
+                    node: one(node, a, nodes, "node", i)?,
                     power_loss: *power_loss,
                 },
             ),
             RawFault::Pause {
-                at,
                 node,
                 client,
                 duration,
                 point,
+                ..
             } => {
-                let (node, client) = process(*node, *client, nodes, n_clients, i)?;
+                let (node, client) = process(node.as_ref(), client.as_ref(), a, nodes, n_clients, i)?;
                 if node.is_some() && point.is_some() {
                     return Err(invalid(
                         what("point"),
@@ -294,7 +431,6 @@ pub(super) fn resolve_faults(
                     ));
                 }
                 (
-                    at,
                     Some(*duration),
                     Fault::Pause {
                         node,
@@ -303,10 +439,9 @@ pub(super) fn resolve_faults(
                     },
                 )
             }
-            RawFault::ClockJump { at, node, client, by } => {
-                let (node, client) = process(*node, *client, nodes, n_clients, i)?;
+            RawFault::ClockJump { node, client, by, .. } => {
+                let (node, client) = process(node.as_ref(), client.as_ref(), a, nodes, n_clients, i)?;
                 (
-                    at,
                     Some(Dur(0)),
                     Fault::ClockJump {
                         node,
@@ -316,50 +451,46 @@ pub(super) fn resolve_faults(
                 )
             }
             RawFault::ClockRate {
-                at,
                 node,
                 client,
                 rate,
                 duration,
+                ..
             } => {
-                let (node, client) = process(*node, *client, nodes, n_clients, i)?;
+                let (node, client) = process(node.as_ref(), client.as_ref(), a, nodes, n_clients, i)?;
                 let rate = clock_rate(*rate, &what("rate"))?;
-                (at, *duration, Fault::ClockRate { node, client, rate })
+                (*duration, Fault::ClockRate { node, client, rate })
             }
             RawFault::Delay {
-                at,
                 nodes: n,
                 clients: c,
                 extra,
                 duration,
+                ..
             } => (
-                at,
                 *duration,
                 Fault::Delay {
-                    nodes: ns(n)?,
-                    clients: cs(c)?,
+                    nodes: set(n.as_ref(), a, nodes, "node", i)?,
+                    clients: set(c.as_ref(), a, n_clients, "client", i)?,
                     extra_us: extra.us(),
                 },
             ),
             RawFault::Loss {
-                at,
                 nodes: n,
                 clients: c,
                 probability: p,
                 duration,
+                ..
             } => (
-                at,
                 *duration,
                 Fault::Loss {
-                    nodes: ns(n)?,
-                    clients: cs(c)?,
+                    nodes: set(n.as_ref(), a, nodes, "node", i)?,
+                    clients: set(c.as_ref(), a, n_clients, "client", i)?,
                     probability: probability(*p, &what("probability"))?,
                 },
             ),
             RawFault::Failover {
-                at,
-                node,
-                promote_after,
+                node, promote_after, ..
             } => {
                 if replication.is_none() {
                     return Err(invalid(
@@ -368,12 +499,28 @@ pub(super) fn resolve_faults(
                     ));
                 }
                 (
-                    at,
                     Some(promote_after.unwrap_or(Dur(0))),
                     Fault::Failover {
-                        node: indices(&[*node], nodes, "node", i)?[0],
+                        node: match node {
+                            Some(n) => one(n, a, nodes, "node", i)?,
+                            None => 0,
+                        },
                     },
                 )
+            }
+        };
+        let (at, when, after) = f.timing();
+        let aim = aiming.resolve(when, after, n_clients, &format!("faults[{i}]"))?;
+        let at = match (at, &aim) {
+            (Some(at), _) => at,
+            (None, Some(_)) => Dur(0),
+            (None, None) => {
+                return Err(invalid(
+                    format!("faults[{i}]"),
+                    format!(
+                        "faults[{i}]: missing `at` (when it starts), or `when` for a fault aimed at a hold"
+                    ),
+                ))
             }
         };
         let planned = PlannedFault {
@@ -382,6 +529,8 @@ pub(super) fn resolve_faults(
             duration_us: duration.map(Dur::us),
             origin: Origin::Script,
             fault,
+            aim,
+            firing: None,
         };
         if planned.at_us >= run_duration.us() {
             return Err(invalid(
@@ -400,7 +549,11 @@ pub(super) fn resolve_faults(
 
 impl RawNemesis {
     /// Resolves the random fault rates.
-    pub(super) fn resolve(&self, replication: Option<Replication>) -> Result<Nemesis, Invalid> {
+    pub(super) fn resolve(
+        &self,
+        replication: Option<Replication>,
+        clients: usize,
+    ) -> Result<Nemesis, Invalid> {
         let n = self;
         if n.failover.is_some() && replication.is_none() {
             return Err(invalid(
@@ -412,29 +565,64 @@ impl RawNemesis {
             partition: n
                 .partition
                 .as_ref()
-                .map(|r| rate(&r.interval, Some(&r.duration), "nemesis.partition"))
+                .map(|r| {
+                    rate(
+                        &r.interval,
+                        Some(&r.duration),
+                        "nemesis.partition",
+                        nemesis_aim!(r).resolve(clients, "nemesis.partition", true)?,
+                    )
+                })
                 .transpose()?,
             crash: n
                 .crash
                 .as_ref()
-                .map(|r| rate(&r.interval, Some(&r.duration), "nemesis.crash"))
+                .map(|r| {
+                    rate(
+                        &r.interval,
+                        Some(&r.duration),
+                        "nemesis.crash",
+                        nemesis_aim!(r).resolve(clients, "nemesis.crash", false)?,
+                    )
+                })
                 .transpose()?,
             crash_power_loss: n.crash.as_ref().is_some_and(|r| r.power_loss),
             pause: n
                 .pause
                 .as_ref()
-                .map(|r| rate(&r.interval, Some(&r.duration), "nemesis.pause"))
+                .map(|r| {
+                    rate(
+                        &r.interval,
+                        Some(&r.duration),
+                        "nemesis.pause",
+                        nemesis_aim!(r).resolve(clients, "nemesis.pause", true)?,
+                    )
+                })
                 .transpose()?,
             clock_jump: n
                 .clock_jump
                 .as_ref()
-                .map(|r| rate(&r.interval, None, "nemesis.clock_jump"))
+                .map(|r| {
+                    rate(
+                        &r.interval,
+                        None,
+                        "nemesis.clock_jump",
+                        nemesis_aim!(r).resolve(clients, "nemesis.clock_jump", true)?,
+                    )
+                })
                 .transpose()?,
             clock_jump_max_us: n.clock_jump.as_ref().map_or(0, |r| r.max.us()),
             clock_rate: n
                 .clock_rate
                 .as_ref()
-                .map(|r| rate(&r.interval, Some(&r.duration), "nemesis.clock_rate"))
+                .map(|r| {
+                    rate(
+                        &r.interval,
+                        Some(&r.duration),
+                        "nemesis.clock_rate",
+                        nemesis_aim!(r).resolve(clients, "nemesis.clock_rate", true)?,
+                    )
+                })
                 .transpose()?,
             clock_rate_max_deviation: match &n.clock_rate {
                 Some(r) if !(0.0..1.0).contains(&r.max_deviation) => {
@@ -452,7 +640,14 @@ impl RawNemesis {
             delay: n
                 .delay
                 .as_ref()
-                .map(|r| rate(&r.interval, Some(&r.duration), "nemesis.delay"))
+                .map(|r| {
+                    rate(
+                        &r.interval,
+                        Some(&r.duration),
+                        "nemesis.delay",
+                        nemesis_aim!(r).resolve(clients, "nemesis.delay", true)?,
+                    )
+                })
                 .transpose()?,
             delay_extra: match &n.delay {
                 Some(r) => r.extra.resolve("nemesis.delay.extra")?,
@@ -461,7 +656,14 @@ impl RawNemesis {
             loss: n
                 .loss
                 .as_ref()
-                .map(|r| rate(&r.interval, Some(&r.duration), "nemesis.loss"))
+                .map(|r| {
+                    rate(
+                        &r.interval,
+                        Some(&r.duration),
+                        "nemesis.loss",
+                        nemesis_aim!(r).resolve(clients, "nemesis.loss", true)?,
+                    )
+                })
                 .transpose()?,
             loss_probability: match &n.loss {
                 Some(r) => probability(r.probability, "nemesis.loss.probability")?,
@@ -470,7 +672,14 @@ impl RawNemesis {
             failover: n
                 .failover
                 .as_ref()
-                .map(|r| rate(&r.interval, Some(&r.duration), "nemesis.failover"))
+                .map(|r| {
+                    rate(
+                        &r.interval,
+                        Some(&r.duration),
+                        "nemesis.failover",
+                        nemesis_aim!(r).resolve(clients, "nemesis.failover", false)?,
+                    )
+                })
                 .transpose()?,
         };
         Ok(nemesis)

@@ -6,6 +6,7 @@
 //! against the others and produces the resolved configuration in microseconds. Errors
 //! name the file, and for syntax errors the line, column and key.
 
+mod aim;
 mod backend;
 mod dist;
 mod duration;

@@ -577,7 +577,7 @@ impl RawScenario {
             .map(|r| Replication { lag_us: r.lag.us() });
 
         let faults = resolve_faults(&self.faults, nodes, clients.count, self.duration, replication)?;
-        let nemesis = self.nemesis.resolve(replication)?;
+        let nemesis = self.nemesis.resolve(replication, clients.count)?;
         planned_faults(faults.len(), &nemesis, self.duration)?;
 
         let name = self.name.unwrap_or_else(|| default_name.to_string());

@@ -9,7 +9,9 @@
 
 use super::{Backend, Dist, Expect, Scenario, Targets};
 use crate::algorithm::AlgorithmKind;
-use crate::fault::{CutDirection, Fault, Nemesis, NemesisRate, PausePoint, Persistence, PlannedFault};
+use crate::fault::{
+    Aim, ClientAim, CutDirection, Fault, Nemesis, NemesisRate, NodeAim, PausePoint, Persistence, PlannedFault,
+};
 use std::fmt::Write as _;
 
 /// Microseconds as an exact duration string: `"2s"`, `"1500ms"`, `"250us"`.
@@ -195,18 +197,40 @@ impl Scenario {
     }
 }
 
-/// `node = n` or `client = n` for a fault on one process.
-fn process(node: Option<usize>, client: Option<usize>) -> String {
+/// `node = n` or `client = n` for a fault on one process (or its relative target).
+fn process(node: Option<usize>, client: Option<usize>, aim: Option<&Aim>) -> String {
     match (node, client) {
-        (Some(n), _) => format!("node = {n}"),
-        (None, Some(c)) => format!("client = {c}"),
+        (Some(n), _) => format!("node = {}", one(n, aim.and_then(|a| a.nodes).map(NodeAim::name))),
+        (None, Some(c)) => format!(
+            "client = {}",
+            one(c, aim.and_then(|a| a.clients).map(ClientAim::name))
+        ),
         (None, None) => unreachable!("a resolved fault names a node or a client"),
     }
+}
+
+/// An index, or the relative target an aim puts in its place.
+fn one(i: usize, relative: Option<&str>) -> String {
+    relative.map_or_else(|| i.to_string(), string)
+}
+
+/// A list of indices, or the relative target an aim puts in its place.
+fn set(ids: &[usize], relative: Option<&str>) -> String {
+    relative.map_or_else(|| list(ids), string)
 }
 
 fn write_fault(out: &mut String, f: &PlannedFault) {
     let _ = writeln!(out, "\n[[faults]]\nat = {}", dur(f.at_us));
     let _ = writeln!(out, "kind = {}", string(f.fault.kind()));
+    let aim = f.aim.as_ref();
+    if let Some(a) = aim {
+        let _ = writeln!(out, "when = {}", super::aim::write_when(&a.when));
+        if a.after_us > 0 {
+            let _ = writeln!(out, "after = {}", dur(a.after_us));
+        }
+    }
+    let rel_nodes = aim.and_then(|a| a.nodes).map(NodeAim::name);
+    let rel_clients = aim.and_then(|a| a.clients).map(ClientAim::name);
     let duration = |key: &str, out: &mut String| {
         if let Some(d) = f.duration_us {
             let _ = writeln!(out, "{key} = {}", dur(d));
@@ -218,28 +242,33 @@ fn write_fault(out: &mut String, f: &PlannedFault) {
             clients,
             direction,
         } => {
-            let _ = writeln!(out, "nodes = {}\nclients = {}", list(nodes), list(clients));
+            let _ = writeln!(
+                out,
+                "nodes = {}\nclients = {}",
+                set(nodes, rel_nodes),
+                set(clients, rel_clients)
+            );
             if *direction != CutDirection::Both {
                 let _ = writeln!(out, "direction = {}", name(direction));
             }
             duration("duration", out);
         }
         Fault::Crash { node, power_loss } => {
-            let _ = writeln!(out, "node = {node}\npower_loss = {power_loss}");
+            let _ = writeln!(out, "node = {}\npower_loss = {power_loss}", one(*node, rel_nodes));
             duration("restart_after", out);
         }
         Fault::Pause { node, client, point } => {
-            let _ = writeln!(out, "{}", process(*node, *client));
+            let _ = writeln!(out, "{}", process(*node, *client, aim));
             if let Some(p) = point {
                 let _ = writeln!(out, "point = {}", name::<PausePoint>(p));
             }
             duration("duration", out);
         }
         Fault::ClockJump { node, client, by_us } => {
-            let _ = writeln!(out, "{}\nby = {}", process(*node, *client), signed(*by_us));
+            let _ = writeln!(out, "{}\nby = {}", process(*node, *client, aim), signed(*by_us));
         }
         Fault::ClockRate { node, client, rate } => {
-            let _ = writeln!(out, "{}\nrate = {}", process(*node, *client), float(*rate));
+            let _ = writeln!(out, "{}\nrate = {}", process(*node, *client, aim), float(*rate));
             duration("duration", out);
         }
         Fault::Delay {
@@ -250,8 +279,8 @@ fn write_fault(out: &mut String, f: &PlannedFault) {
             let _ = writeln!(
                 out,
                 "nodes = {}\nclients = {}\nextra = {}",
-                list(nodes),
-                list(clients),
+                set(nodes, rel_nodes),
+                set(clients, rel_clients),
                 dur(*extra_us)
             );
             duration("duration", out);
@@ -264,17 +293,35 @@ fn write_fault(out: &mut String, f: &PlannedFault) {
             let _ = writeln!(
                 out,
                 "nodes = {}\nclients = {}\nprobability = {}",
-                list(nodes),
-                list(clients),
+                set(nodes, rel_nodes),
+                set(clients, rel_clients),
                 float(*probability)
             );
             duration("duration", out);
         }
         Fault::Failover { node } => {
-            let _ = writeln!(out, "node = {node}");
+            let _ = writeln!(out, "node = {}", one(*node, rel_nodes));
             duration("promote_after", out);
         }
     }
+}
+
+/// A nemesis kind's aim, as keys to append to its entry (empty if it is not aimed).
+fn nemesis_aim(r: &NemesisRate) -> String {
+    let Some(a) = &r.aim else {
+        return String::new();
+    };
+    let mut keys = format!(", when = {}", super::aim::write_when(&a.when));
+    if a.after_us > 0 {
+        keys += &format!(", after = {}", dur(a.after_us));
+    }
+    if let Some(n) = a.nodes {
+        keys += &format!(", node = {}", string(n.name()));
+    }
+    if let Some(c) = a.clients {
+        keys += &format!(", client = {}", string(c.name()));
+    }
+    keys
 }
 
 fn write_nemesis(out: &mut String, n: &Nemesis) {
@@ -284,9 +331,10 @@ fn write_nemesis(out: &mut String, n: &Nemesis) {
     let _ = writeln!(out, "\n[nemesis]");
     let rate = |r: &NemesisRate| {
         format!(
-            "interval = {}, duration = {}",
+            "interval = {}, duration = {}{}",
             dist(&r.interval),
-            dist(&r.duration)
+            dist(&r.duration),
+            nemesis_aim(r)
         )
     };
     let mut entry = |key: &str, body: String| {
@@ -308,9 +356,10 @@ fn write_nemesis(out: &mut String, n: &Nemesis) {
         entry(
             "clock_jump",
             format!(
-                "interval = {}, max = {}",
+                "interval = {}, max = {}{}",
                 dist(&r.interval),
-                dur(n.clock_jump_max_us)
+                dur(n.clock_jump_max_us),
+                nemesis_aim(r)
             ),
         );
     }

@@ -214,6 +214,17 @@ pub fn fewer_clients(s: &Scenario) -> Vec<Candidate> {
             let mut c = s.clone();
             c.clients.count -= 1;
             map_faults(&mut c, |f| fault_without_client(f, gone));
+            // An aimed entry waiting for client `gone` goes with it; later ones move down.
+            c.faults
+                .retain_mut(|f| match f.aim.as_mut().and_then(|a| a.when.client.as_mut()) {
+                    Some(w) if *w == gone => false,
+                    Some(w) => {
+                        *w -= usize::from(*w > gone);
+                        true
+                    }
+                    None => true,
+                });
+            renumber(&mut c.faults);
             Candidate {
                 what: format!("without client {gone}"),
                 scenario: c,

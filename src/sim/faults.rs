@@ -26,7 +26,8 @@
 //! readings to the nodes, which is why a client's jump matters to them all the same).
 
 use super::{Ev, World};
-use crate::fault::{Fault, PausePoint, Process};
+use crate::client::Record;
+use crate::fault::{aim, Fault, PausePoint, Process};
 use crate::history::{Belief, Event, FaultAction, FaultEvent};
 use crate::lifecycle::RunPhase;
 
@@ -86,6 +87,28 @@ impl World<'_> {
             }
         }
         self.begin(t, i);
+    }
+
+    /// Shows the aimer what client `c` just recorded, and starts (or schedules) the faults
+    /// aimed entries become, through the same path as planned faults.
+    pub(super) fn aim(&mut self, t: u64, c: usize, r: &Record) {
+        if self.aimer.is_idle() || self.lifecycle.phase() != RunPhase::Workload {
+            return;
+        }
+        let (links, procs, n) = (&self.net.faults, &self.procs, self.scenario.nodes);
+        let reach = |c| aim::reachable(links, procs, c, n);
+        let fired = self.aimer.on_record(t, c, r, &reach);
+        for f in fired {
+            let i = self.plan.len();
+            let at = f.at_us;
+            self.plan.push(f);
+            self.active.push(false);
+            if at <= t {
+                self.start_fault(t, i);
+            } else {
+                self.queue.push(at, Ev::FaultStart(i));
+            }
+        }
     }
 
     /// Starts an armed pause of client `c` waiting for `point`, if there is one.

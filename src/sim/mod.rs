@@ -27,7 +27,7 @@ mod queue;
 use crate::algorithm::ReqId;
 use crate::client::{build_clients, Action, Client, Record, RecordKind};
 use crate::command::{Cmd, LockId, NodeId, Reply, Token};
-use crate::fault::{PausePoint, PlannedFault, ProcessFaults};
+use crate::fault::{Aimer, PausePoint, PlannedFault, ProcessFaults};
 use crate::history::{Event, Meta, OpKind};
 use crate::lifecycle::{Lifecycle, RunOutput, RunStats};
 use crate::resource::GuardedResource;
@@ -92,6 +92,8 @@ struct World<'a> {
     net: Network,
     plan: Vec<PlannedFault>,
     active: Vec<bool>,
+    /// Resolves the plan's aimed entries into faults as their triggers come.
+    aimer: Aimer,
     /// What the active faults compose to per node and client (outages, pauses, rates).
     procs: ProcessFaults,
     /// A paused process's events, held back in arrival order until it resumes.
@@ -195,6 +197,7 @@ fn run_world<'a>(
         )
         .with_fifo(scenario.network.fifo),
         active: vec![false; plan.len()],
+        aimer: Aimer::new(&plan, scenario.nodes, n_clients),
         procs: ProcessFaults::new(scenario.nodes, n_clients),
         client_paused: vec![false; n_clients],
         client_deferred: vec![Vec::new(); n_clients],
@@ -228,6 +231,7 @@ fn run_world<'a>(
         probe_client: scenario.clients.probe_client(),
     }));
     world.run(progress);
+    world.aimer.close(&mut world.plan);
     RunOutput {
         worker_logs: None,
         history: Vec::new(),
@@ -258,11 +262,13 @@ impl World<'_> {
     fn run(&mut self, progress: &mut dyn FnMut(u64, u64)) {
         let s = self.scenario;
         // Known in advance: kept out of the queue's heap (see `queue`), in the order
-        // they were always queued, so ties with other events break the same way.
+        // they were always queued, so ties with other events break the same way. Aimed
+        // entries wait for their trigger instead.
         let planned = self
             .plan
             .iter()
             .enumerate()
+            .filter(|(_, f)| f.aim.is_none())
             .map(|(i, f)| (f.at_us, Ev::FaultStart(i)));
         self.queue
             .push_planned(planned.chain([(s.duration_us, Ev::EndWorkload)]));
@@ -515,6 +521,7 @@ impl World<'_> {
             self.trigger_pause(t, c, PausePoint::AfterAcquire);
             self.trigger_pause(t, c, PausePoint::WhileHolding);
         }
+        self.aim(t, c, &r);
     }
 }
 

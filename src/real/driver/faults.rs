@@ -15,6 +15,7 @@
 //! sum of the active ones.
 
 use super::{Driver, Ev};
+use crate::client::Record;
 use crate::command::NodeId;
 use crate::fault::links::Direction;
 use crate::fault::{Fault, PausePoint, Persistence, PlannedFault, Process};
@@ -143,6 +144,29 @@ impl Driver<'_> {
             origin: f.origin,
             fault: f.fault.clone(),
         }));
+    }
+
+    /// Shows the aimer ([`crate::fault::aim`], shared with the simulator) what client `c`
+    /// just recorded, and starts (or schedules) the faults aimed entries become, through
+    /// the same path as planned faults.
+    pub(super) fn aim(&mut self, t: u64, c: usize, r: &Record) {
+        if self.aimer.is_idle() || self.lifecycle.phase() != RunPhase::Workload {
+            return;
+        }
+        let (links, procs, n) = (&self.links, &self.procs, self.hosts.len());
+        let reach = |c| crate::fault::aim::reachable(links, procs, c, n);
+        let fired = self.aimer.on_record(t, c, r, &reach);
+        for f in fired {
+            let i = self.plan.len();
+            let at = f.at_us;
+            self.plan.push(f);
+            self.active.push(false);
+            if at <= t {
+                self.start_fault(t, i);
+            } else {
+                self.schedule(at, Ev::FaultStart(i));
+            }
+        }
     }
 
     pub(super) fn start_fault(&mut self, t: u64, i: usize) {

@@ -29,7 +29,7 @@ use super::{wire, RealError};
 use crate::algorithm::ReqId;
 use crate::client::{build_clients, Action, Client, Record, RecordKind};
 use crate::command::{Cmd, LockId, NodeId, Reply};
-use crate::fault::{LinkFaults, PlannedFault, ProcessFaults};
+use crate::fault::{Aimer, LinkFaults, PlannedFault, ProcessFaults};
 use crate::history::{Event, Meta};
 use crate::lifecycle::{Lifecycle, RunOutput, RunStats};
 use crate::resource::GuardedResource;
@@ -236,6 +236,7 @@ async fn drive(
         timers: BTreeMap::new(),
         seq: 0,
         active: vec![false; plan.len()],
+        aimer: Aimer::new(&plan, hosts.len(), n_clients),
         plan,
         history: sink,
         lifecycle: Lifecycle::new(scenario),
@@ -264,6 +265,7 @@ async fn drive(
         probe_client: scenario.clients.probe_client(),
     }));
     let stopped = d.run(rx, worker_rx).await;
+    d.aimer.close(&mut d.plan);
     let worker_logs = d.workers.take().map(|mut w| {
         w.shutdown();
         w.logs
@@ -306,6 +308,8 @@ struct Driver<'a> {
     seq: u64,
     plan: Vec<PlannedFault>,
     active: Vec<bool>,
+    /// Resolves the plan's aimed entries into faults as their triggers come.
+    aimer: Aimer,
     /// Where every event of the history goes, as it happens.
     history: &'a mut dyn Sink,
     lifecycle: Lifecycle,
@@ -356,8 +360,11 @@ impl Driver<'_> {
             crate::shutdown::on_stop(move || stop.notify_one())
         };
         let s = self.scenario;
+        // Aimed entries wait for their trigger instead.
         for i in 0..self.plan.len() {
-            self.schedule(self.plan[i].at_us, Ev::FaultStart(i));
+            if self.plan[i].aim.is_none() {
+                self.schedule(self.plan[i].at_us, Ev::FaultStart(i));
+            }
         }
         self.schedule(s.duration_us, Ev::EndWorkload);
         self.start = Instant::now();
@@ -554,5 +561,6 @@ impl Driver<'_> {
             self.trigger_pause(t, c, crate::fault::PausePoint::AfterAcquire);
             self.trigger_pause(t, c, crate::fault::PausePoint::WhileHolding);
         }
+        self.aim(t, c, &r);
     }
 }
