@@ -37,7 +37,7 @@
 
 use super::compact::NodeSet;
 use super::Hold;
-use crate::fault::{Fault, Origin, PlannedFault};
+use crate::fault::{Fault, Firing, Origin, PlannedFault};
 use crate::history::{FaultAction, FaultEvent};
 use crate::limits::MAX_NODES;
 use serde::Serialize;
@@ -272,10 +272,21 @@ impl Exercise {
                 "too few acquisitions: {acquired} of at least {MIN_ACQUISITIONS}"
             ));
         }
+        let plan = plan.unwrap_or_default();
+        // A fault an aimed nemesis entry became is one of the nemesis's faults, judged
+        // by the nemesis's rule (one of them meeting a hold is enough).
+        let random = |f: &FaultMet| {
+            f.origin == Origin::Nemesis
+                || plan.iter().any(|p| {
+                    p.id == f.id
+                        && matches!(&p.firing, Some(Firing::FiredFrom { entry, .. })
+                            if plan.iter().any(|e| e.id == *entry && e.origin == Origin::Nemesis))
+                })
+        };
         let mut missed: Vec<String> = self
             .faults
             .iter()
-            .filter(|f| f.origin != Origin::Nemesis && !f.met)
+            .filter(|f| !random(f) && !f.met)
             .map(|f| {
                 format!(
                     "#{} {} of {} at {:.3}s",
@@ -286,14 +297,24 @@ impl Exercise {
                 )
             })
             .collect();
-        for p in plan.unwrap_or_default() {
-            if p.origin != Origin::Nemesis && !self.faults.iter().any(|f| f.id == p.id) {
-                missed.push(format!(
+        for p in plan {
+            if p.origin == Origin::Nemesis || self.faults.iter().any(|f| f.id == p.id) {
+                continue;
+            }
+            match (&p.aim, &p.firing) {
+                // An aimed entry that fired is judged by the faults it became.
+                (Some(_), Some(Firing::Fired { .. })) => {}
+                (Some(_), _) => missed.push(format!(
+                    "#{} aimed {} (its trigger never came)",
+                    p.id,
+                    p.fault.kind()
+                )),
+                (None, _) => missed.push(format!(
                     "#{} {} of {} (never started)",
                     p.id,
                     p.fault.kind(),
                     Target::of(&p.fault).describe()
-                ));
+                )),
             }
         }
         if !missed.is_empty() {
@@ -306,11 +327,7 @@ impl Exercise {
             }
             why.push(line);
         }
-        let random: Vec<&FaultMet> = self
-            .faults
-            .iter()
-            .filter(|f| f.origin == Origin::Nemesis)
-            .collect();
+        let random: Vec<&FaultMet> = self.faults.iter().filter(|f| random(f)).collect();
         if !random.is_empty() && random.iter().all(|f| !f.met) {
             why.push(format!(
                 "no hold met any of the nemesis's {} fault(s)",

@@ -369,6 +369,8 @@ fn a_planned_fault_that_never_started_met_nothing() {
             client: Some(0),
             point: Some(crate::fault::PausePoint::AfterAcquire),
         },
+        aim: None,
+        firing: None,
     };
     assert_eq!(
         judged(&[&two], Some(std::slice::from_ref(&pause))).as_deref(),
