@@ -409,12 +409,7 @@ fn rerun(plan: &Plan, seed: u64) -> String {
 }
 
 /// Turns a finished cell's seeds into its tally, writing the reported seed's report.
-fn finish_cell(
-    options: &MatrixOptions,
-    plan: &Plan,
-    mut acc: Acc,
-    seeds: u64,
-) -> Result<Cell, MatrixError> {
+fn finish_cell(options: &MatrixOptions, plan: &Plan, mut acc: Acc, seeds: u64) -> Result<Cell, MatrixError> {
     let dir = options.out.join(&plan.rel);
     if let Some(why) = acc.cannot_run {
         return Ok(Cell::CannotRun { why });
@@ -674,7 +669,10 @@ mod tests {
         assert!(exercised(&results[0]));
         let mut idle = seed(11, true);
         idle.verdict = crate::run::Verdict::NotExercised;
-        assert!(!exercised(&idle), "a seed whose faults met no hold is not exercised");
+        assert!(
+            !exercised(&idle),
+            "a seed whose faults met no hold is not exercised"
+        );
     }
 
     #[test]
