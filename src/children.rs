@@ -98,8 +98,11 @@ pub fn spawn(cmd: &mut Command) -> std::io::Result<Child> {
             Ok(())
         });
     }
+    // The list stays locked from fork to push, so a stray hunt on another thread (runs
+    // go in parallel) never takes a child that is starting for one of ours.
+    let mut live = LIVE.lock().expect("pid list");
     let child = cmd.spawn()?;
-    LIVE.lock().expect("pid list").push(child.id());
+    live.push(child.id());
     Ok(child)
 }
 
@@ -202,7 +205,9 @@ fn descends_from(pid: u32, listed: &[u32]) -> bool {
 /// here. Returns how many it killed.
 pub fn kill_strays() -> usize {
     let me = std::process::id();
-    let listed = LIVE.lock().map(|v| v.clone()).unwrap_or_default();
+    // Locked while it looks and kills: no child is being started meanwhile (see spawn).
+    let live = LIVE.lock();
+    let listed = live.as_ref().map(|v| v.to_vec()).unwrap_or_default();
     let mut killed = Vec::new();
     // A stray may start another before it dies: look again until none is left.
     for _ in 0..10 {
@@ -225,6 +230,7 @@ pub fn kill_strays() -> usize {
         }
         killed.extend(strays);
     }
+    drop(live);
     // Reap what was re-parented here (this process is the subreaper); a stray whose
     // parent is another process is that parent's to reap.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);

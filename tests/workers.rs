@@ -330,7 +330,16 @@ fn a_worker_from_the_protocol_page_runs_the_whole_catalogue_with_one_command() {
     let worker = "python3 tests/workers/naive_setnx.py";
     let o = lockstorm()
         .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .args(["matrix", "--worker", worker, "--worker-kind", "single", "--out"])
+        .args([
+            "matrix",
+            "--worker",
+            worker,
+            "--worker-kind",
+            "single",
+            "--seeds",
+            "1",
+            "--out",
+        ])
         .arg(&out)
         .output()
         .unwrap();
