@@ -206,6 +206,7 @@ fn descends_from(pid: u32, listed: &[u32]) -> bool {
 pub fn kill_strays() -> usize {
     let me = std::process::id();
     // Locked while it looks and kills: no child is being started meanwhile (see spawn).
+    // Nothing below may panic while it is held: the panic hook's kill_all takes it too.
     let live = LIVE.lock();
     let listed = live.as_ref().map(|v| v.to_vec()).unwrap_or_default();
     let mut killed = Vec::new();
