@@ -8,7 +8,9 @@
 //! pushed event by event into a [`sink`] (memory, a file written as the run goes);
 //! the [`checker`] judges the history against the reference lock model; [`report`]
 //! renders the verdict and the evidence. [`run`] is the orchestration: it runs seeds and
-//! scenarios through the steps and decides; `report` only renders what it is given.
+//! scenarios through the steps and decides; `report` only renders what it is given. What
+//! a run decided ([`outcome`]: each seed's result, the verdict, a sweep's cells) sits
+//! below both, so `report` never imports from `run`.
 //! [`command`] is the vocabulary between clients and nodes; [`lifecycle`] the phases of
 //! a run that both drivers follow; [`children`] every process lockstorm starts,
 //! [`shutdown`] how it stops on a signal, [`reaper`] what cleans up after a SIGKILL;
@@ -31,6 +33,7 @@ pub mod fault;
 pub mod history;
 pub mod lifecycle;
 pub mod limits;
+pub mod outcome;
 pub mod real;
 pub mod reaper;
 pub mod report;

@@ -5,7 +5,7 @@
 
 use super::html::esc;
 use super::ReportError;
-use crate::run::sweep::Rate;
+use crate::outcome::sweep::Rate;
 use crate::worker::adapters::Prediction;
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;

@@ -31,7 +31,7 @@ use crate::checker::{
 };
 use crate::fault::PlannedFault;
 use crate::history::{HistoryError, HistoryFile};
-use crate::run::{History, Outcome, SeedResult};
+use crate::outcome::{History, Outcome, SeedResult};
 use crate::scenario::{Expect, Scenario};
 use serde::Serialize;
 use std::path::Path;
@@ -405,7 +405,7 @@ pub fn placeholder_summary(scenario: &Scenario, first_seed: u64) -> serde_json::
 /// The summary of a lone history: its own verdict, no expectation, one seed. With no
 /// plan at hand, only the faults the history records are judged for exercise.
 fn history_summary(meta: Option<&crate::history::Meta>, findings: &Findings) -> serde_json::Value {
-    let (verdict, not_exercised) = crate::run::Verdict::judge(findings, None);
+    let (verdict, not_exercised) = crate::outcome::Verdict::judge(findings, None);
     serde_json::json!({
         "scenario": meta.map_or("history", |m| m.scenario.as_str()),
         "verdict": verdict.as_str(),

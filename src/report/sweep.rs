@@ -7,7 +7,7 @@
 use super::plots::sweep::{Metric, Phase};
 use super::plots::{self};
 use super::{io_err, ReportError};
-use crate::run::sweep::{Cell, Sweep};
+use crate::outcome::sweep::{Cell, Sweep};
 use std::fmt::Write as _;
 use std::path::Path;
 

@@ -4,7 +4,7 @@
 //! they ran in one process, on several threads, or as shards merged later.
 
 use super::{io_err, ReportError};
-use crate::run::SeedResult;
+use crate::outcome::SeedResult;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 

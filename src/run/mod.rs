@@ -1,9 +1,9 @@
 //! Orchestration: everything that runs scenarios and decides. One `lockstorm scenario`
 //! invocation (run every seed, check each history, decide) is here; the analysis over
 //! a folder of scenarios is in [`analysis`]; a grid of parameter values in [`sweep`]
-//! (its axes in [`axis`]); splitting a run over machines in [`shard`] and putting it
+//! (its axes in [`crate::scenario::axis`]); splitting a run over machines in [`shard`] and putting it
 //! back together in [`merge`]; local threads in [`pool`]. What a run decided is an
-//! [`Outcome`] ([`outcome`]), which `report/` renders without running anything.
+//! [`Outcome`] ([`crate::outcome`]), which `report/` renders without running anything.
 //!
 //! The scenario's backend picks the driver. On the simulator, seeds run on `--jobs`
 //! threads ([`pool`]), each in its own deterministic simulation, judged event by event
@@ -22,12 +22,10 @@
 //! partial (`partial` says why). A violation found before the stop is still one.
 
 pub mod analysis;
-pub mod axis;
 pub mod bench;
 mod evidence;
 pub mod matrix;
 pub mod merge;
-mod outcome;
 pub mod pool;
 pub mod shard;
 pub mod sim_bench;
@@ -35,7 +33,9 @@ pub mod sweep;
 
 pub use evidence::{save, SaveError};
 
-pub use outcome::{History, Outcome, SeedResult, Verdict};
+pub use crate::outcome::{History, Outcome, SeedResult, Verdict};
+/// Sweep axes live with the scenario keys they vary; kept here under their old path.
+pub use crate::scenario::axis;
 
 use crate::checker::{self, Checker, Findings, Malformed};
 use crate::history::Event;
@@ -379,7 +379,7 @@ fn decide(
         .min_availability
         .is_none_or(|min| seeds_run.iter().all(|r| r.stats.availability >= min));
     // A run that proved nothing is neither of the verdicts a scenario can expect.
-    let verdict = outcome::run_verdict(&seeds_run);
+    let verdict = crate::outcome::run_verdict(&seeds_run);
     let verdict_ok = match scenario.expect {
         Expect::Safe => verdict == Some(Verdict::Safe),
         Expect::Unsafe => verdict == Some(Verdict::Unsafe),
@@ -393,7 +393,7 @@ fn decide(
     // A partial run decides nothing it was expected to show.
     let as_expected =
         partial.is_none() && verdict_ok && (live || !scenario.expect_live) && availability_ok && resource_ok;
-    let not_exercised = outcome::not_exercised_reason(&seeds_run);
+    let not_exercised = crate::outcome::not_exercised_reason(&seeds_run);
     Outcome {
         not_exercised,
         seeds: seeds_run,

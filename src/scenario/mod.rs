@@ -7,6 +7,7 @@
 //! name the file, and for syntax errors the line, column and key.
 
 mod aim;
+pub mod axis;
 mod backend;
 mod dist;
 mod duration;

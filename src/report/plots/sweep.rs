@@ -4,8 +4,8 @@
 //! where no seed had the finding and cells where some did) is drawn in black.
 
 use super::{DrawResult, Figure};
-use crate::run::axis::{Axis, AxisKind};
-use crate::run::sweep::{Cell, Rate, Sweep};
+use crate::outcome::sweep::{Cell, Rate, Sweep};
+use crate::scenario::axis::{Axis, AxisKind};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 

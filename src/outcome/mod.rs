@@ -1,11 +1,14 @@
 //! What a run decided: the result of each seed and the verdict over all of them, with
-//! the reported seed's evidence. `report/` renders an [`Outcome`]; nothing here runs.
+//! the reported seed's evidence. `run/` produces these and `report/` renders them, so
+//! they sit below both; nothing here runs. What a sweep produced is in [`sweep`].
 //!
 //! A seed ends in one of three [`Verdict`]s: unsafe (a violation), safe (no violation,
 //! and its faults met what they aim at: [`crate::checker::exercise`]), or not exercised
 //! (no violation, but the run proved nothing, and `not_exercised` says why). Unsafe wins
 //! over not exercised. Over a run: unsafe if any seed is, else not exercised if any seed
 //! is, else safe.
+
+pub mod sweep;
 
 use crate::checker::{Findings, Stats};
 use crate::history::Event;
