@@ -1,0 +1,117 @@
+//! `lockstorm bench`: Redlock's acquire and release on local redis-servers against one
+//! SET NX PX; with --protocol, what the worker protocol costs; with --sim, the
+//! simulator's and the checker's speed.
+
+use super::ms;
+use anyhow::Result;
+use lockstorm::scenario::{Override, Scenario};
+use std::path::{Path, PathBuf};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// How many local redis-server nodes Redlock runs on.
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..=64))]
+    nodes: u64,
+    /// Samples per series.
+    #[arg(long, default_value_t = 2_000, value_parser = clap::value_parser!(u64).range(10..=1_000_000))]
+    iterations: u64,
+    /// Instead: lock cycles per second through `lockstorm worker` next to the same
+    /// workload in-process (what the worker protocol costs).
+    #[arg(long)]
+    protocol: bool,
+    /// With --protocol: clients (each on its own lock).
+    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u64).range(1..=1_000))]
+    clients: u64,
+    /// With --protocol: alternating rounds per series, 3 s each. With --sim: rounds,
+    /// of which the medians are printed.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..=100))]
+    rounds: u64,
+    /// Instead: the simulator's and the checker's speed on one core, side by side:
+    /// lock operations simulated per second, history events checked per second in
+    /// memory and from JSONL (as `lockstorm check`), and peak memory.
+    #[arg(long, conflicts_with = "protocol")]
+    sim: bool,
+    /// With --sim: the scenario simulated.
+    #[arg(long, default_value = "scenarios/partition.toml", requires = "sim")]
+    scenario: PathBuf,
+    /// With --sim: the seed (default: the scenario's).
+    #[arg(long, requires = "sim")]
+    seed: Option<u64>,
+    /// With --sim: set a scenario key, e.g. `duration=1h` (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE", value_parser = Override::parse, requires = "sim")]
+    sets: Vec<Override>,
+}
+
+pub fn run(a: Args) -> Result<bool> {
+    if a.sim {
+        bench_sim(&a.scenario, a.seed, &a.sets, a.rounds as usize)
+    } else if a.protocol {
+        bench_protocol(a.clients as usize, a.rounds as usize)
+    } else {
+        bench(a.nodes as usize, a.iterations as usize)
+    }
+}
+
+fn bench(nodes: usize, iterations: usize) -> Result<bool> {
+    let series = lockstorm::real::bench::run(nodes, iterations)?;
+    let base = series[0].p50_us.max(1) as f64;
+    println!(
+        "{:<38} {:>8} {:>10} {:>10} {:>10}",
+        "series", "samples", "p50", "p99", "p50 ratio"
+    );
+    for s in &series {
+        println!(
+            "{:<38} {:>8} {:>10} {:>10} {:>9.2}x",
+            s.name,
+            s.samples,
+            ms(s.p50_us),
+            ms(s.p99_us),
+            s.p50_us as f64 / base
+        );
+    }
+    println!("({nodes} local redis-server nodes; ratios are to the single SET NX PX p50)");
+    Ok(true)
+}
+
+fn bench_protocol(clients: usize, rounds: usize) -> Result<bool> {
+    let [direct, through] = lockstorm::run::bench::run(clients, rounds, 3_000)?;
+    println!("{:<44} {:>10} {:>12}", "series", "cycles", "cycles/s");
+    for r in [&direct, &through] {
+        println!("{:<44} {:>10} {:>12.0}", r.name, r.cycles, r.per_second());
+    }
+    println!(
+        "through the protocol: {:.2}x the in-process rate (goal: at least 0.5x); Redlock on 5 local \
+         redis-servers, {rounds} alternating rounds of 3 s each",
+        through.per_second() / direct.per_second().max(1e-9)
+    );
+    Ok(true)
+}
+
+fn bench_sim(file: &Path, seed: Option<u64>, sets: &[Override], rounds: usize) -> Result<bool> {
+    let text = lockstorm::scenario::read_text(file)?;
+    let scenario = Scenario::from_text(&text, file, sets)?;
+    let seed = seed.unwrap_or(scenario.seed);
+    let b = lockstorm::run::sim_bench::run(&scenario, seed, rounds)?;
+    let peak = b.peak_rss_bytes.map_or_else(
+        || "unknown".into(),
+        |b| format!("{:.1} MiB", b as f64 / (1 << 20) as f64),
+    );
+    println!(
+        "{:>16} {:>16} {:>16} {:>12}",
+        "lock ops/s", "checked/s", "JSONL checked/s", "peak RSS"
+    );
+    println!(
+        "{:>16.0} {:>16.0} {:>16.0} {:>12}",
+        b.lock_ops_per_sec, b.checked_per_sec, b.jsonl_checked_per_sec, peak
+    );
+    println!(
+        "({}, seed {seed}: {} lock ops, {} history events, {:.1} MB of JSONL; medians of {} rounds \
+         on one thread)",
+        file.display(),
+        b.lock_ops,
+        b.events,
+        b.jsonl_bytes as f64 / 1e6,
+        b.rounds
+    );
+    Ok(true)
+}

@@ -1,0 +1,50 @@
+//! `lockstorm merge DIR...`: puts the folders of every shard of a run (`--shard I/N`)
+//! back together into the report, or the sweep, that the unsharded run writes.
+
+use super::scenario::write_report;
+use super::sweep::write_sweep;
+use super::verdict::{print_table, print_verdict};
+use anyhow::{Context, Result};
+use lockstorm::report::folder::RunFolder;
+use lockstorm::run::merge::Merged;
+use std::path::{Path, PathBuf};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The shards' folders, in any order.
+    #[arg(required = true)]
+    dirs: Vec<PathBuf>,
+    /// Where the merged report goes (default: where the unsharded run writes it).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Print only the verdict line.
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+pub fn run(a: Args) -> Result<bool> {
+    let Args { dirs, out, quiet } = a;
+    match lockstorm::run::merge::merge(&dirs)? {
+        Merged::Scenario {
+            scenario,
+            outcome,
+            timing,
+        } => {
+            let dir = out.unwrap_or_else(|| Path::new("reports").join(&scenario.name));
+            let cannot_write = || format!("cannot write the report to {}", dir.display());
+            let folder = RunFolder::prepare(&dir).with_context(cannot_write)?;
+            write_report(&dir, &scenario, &outcome, &timing)?;
+            folder.finish().with_context(cannot_write)?;
+            if !quiet {
+                print_table(&scenario, &outcome);
+            }
+            print_verdict(&scenario, &outcome, &dir);
+            Ok(outcome.as_expected)
+        }
+        Merged::Sweep { sweep, timing } => {
+            let dir = out.unwrap_or_else(|| Path::new("reports/sweeps").join(&sweep.scenario));
+            write_sweep(&dir, &sweep, &timing, quiet)?;
+            Ok(true)
+        }
+    }
+}

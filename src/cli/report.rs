@@ -1,0 +1,50 @@
+//! `lockstorm report DIR`: re-renders a folder from its data: a run's report from its
+//! history.jsonl, a sweep's from its sweep.json, the library matrix from matrix.json.
+
+use anyhow::{Context, Result};
+use lockstorm::outcome::sweep::Sweep;
+use std::path::{Path, PathBuf};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The folder holding history.jsonl, e.g. reports/partition.
+    dir: PathBuf,
+}
+
+pub fn run(a: Args) -> Result<bool> {
+    let dir = a.dir.as_path();
+    /// The data file `name` in `dir`, parsed, if it is there.
+    fn data<T: serde::de::DeserializeOwned>(dir: &Path, name: &str) -> Result<Option<T>> {
+        let path = dir.join(name);
+        if !path.exists() {
+            return Ok(None);
+        }
+        let text =
+            std::fs::read_to_string(&path).with_context(|| format!("cannot read {}", path.display()))?;
+        let value =
+            serde_json::from_str(&text).with_context(|| format!("{} is malformed", path.display()))?;
+        Ok(Some(value))
+    }
+    if let Some(sweep) = data::<Sweep>(dir, lockstorm::report::sweep::JSON)? {
+        let drawn = lockstorm::report::sweep::write(dir, &sweep)?;
+        println!("{}: redrew sweep.csv and {}", dir.display(), drawn.join(", "));
+        return Ok(true);
+    }
+    if let Some(matrix) = data::<lockstorm::report::matrix::Matrix>(dir, lockstorm::report::matrix::JSON)? {
+        lockstorm::report::matrix::write(dir, &matrix)?;
+        println!(
+            "{}: rendered README.md and index.html from matrix.json",
+            dir.display()
+        );
+        return Ok(true);
+    }
+    let findings = lockstorm::report::rerender(dir)?;
+    println!(
+        "{}: {} violation(s), {} liveness finding(s); report in {}",
+        dir.display(),
+        findings.violations.len(),
+        findings.liveness.len(),
+        dir.join("index.html").display()
+    );
+    Ok(true)
+}

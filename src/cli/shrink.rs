@@ -1,0 +1,81 @@
+//! `lockstorm shrink INPUT`: shrinks a failing run (a report folder, or a scenario file
+//! and seed) to the smallest scenario that still fails the same way, writes it with its
+//! report, and prints the result and its rerun command.
+
+use super::styled_bar;
+use anyhow::Result;
+use lockstorm::scenario::Scenario;
+use lockstorm::shrink;
+use std::path::PathBuf;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// A report folder (its summary.json names the scenario and the seed) or a
+    /// scenario file.
+    input: PathBuf,
+    /// With a scenario file: the seed to shrink (default: the file's `seed`).
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Where the minimal scenario and its report go (default: `<name>-shrunk`
+    /// beside the report, or reports/<name>-shrunk).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// The kind of finding to keep (default: the most important one the run shows).
+    #[arg(long, value_enum)]
+    kind: Option<shrink::Kind>,
+    /// Candidate runs at most.
+    #[arg(long, default_value_t = 2_000, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    max_runs: u64,
+    /// Stop after this many seconds; the result then says it stopped early.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    time: Option<u64>,
+    /// Print only the result line.
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+pub fn run(a: Args) -> Result<bool> {
+    let (original, seed, report_dir) = if a.input.is_dir() {
+        let (s, reported) = shrink::from_report(&a.input)?;
+        (s, a.seed.unwrap_or(reported), Some(a.input.as_path()))
+    } else {
+        let s = Scenario::load(&a.input)?;
+        let seed = a.seed.unwrap_or(s.seed);
+        (s, seed, None)
+    };
+    let budget = shrink::Budget {
+        runs: a.max_runs as usize,
+        time: a.time.map(std::time::Duration::from_secs),
+    };
+    let bar = styled_bar(a.quiet, a.max_runs, "{spinner} {pos} runs, {msg}  {elapsed}");
+    let shrunk = shrink::shrink(&original, seed, a.kind, &budget, &|p| {
+        bar.set_position(p.runs as u64);
+        bar.set_message(format!("{} kept; trying {}", p.kept, p.what));
+    })?;
+    bar.finish_and_clear();
+    let dir = a
+        .out
+        .clone()
+        .unwrap_or_else(|| shrink::default_out(report_dir, &original));
+    let (written, outcome) = shrunk.write(&dir, &original)?;
+    println!(
+        "{} seed {seed}: shrunk to {} ({}) in {} runs",
+        original.name, written.name, shrunk.kind, shrunk.runs
+    );
+    if !a.quiet {
+        for line in shrunk.summary(&original) {
+            println!("  {line}");
+        }
+        if let Some(story) = shrunk.first_story() {
+            println!("\n{}", story.markdown());
+        }
+    }
+    if let Some(why) = &shrunk.stopped {
+        println!("  stopped early: {why}");
+    }
+    let file = written.path.as_ref().expect("written with a path");
+    println!("  scenario: {}", file.display());
+    println!("  report: {}", dir.join("index.html").display());
+    println!("  rerun: {}", written.rerun_command(seed));
+    Ok(outcome.as_expected)
+}

@@ -1,0 +1,163 @@
+//! How a run's verdict is printed, by `scenario` and by `merge`: a table of the seeds
+//! (unless --quiet), then the verdict line and what backs it (violations, stale writes,
+//! waits, liveness findings, and the commands that rerun and shrink the reported seed).
+
+use super::{ms, secs};
+use lockstorm::outcome::{Outcome, Verdict};
+use lockstorm::scenario::{Backend, Scenario};
+use std::path::Path;
+
+/// One row per seed (the first 20), then the driver's rates.
+pub(super) fn print_table(scenario: &Scenario, outcome: &Outcome) {
+    println!(
+        "{:>12} {:>9} {:>9} {:>7} {:>7} {:>10} {:>8} {:>11} {:>11}",
+        "seed", "ops", "acquired", "failed", "unknown", "violations", "avail", "p50 acq", "p99 acq"
+    );
+    const ROWS: usize = 20;
+    for r in outcome.seeds.iter().take(ROWS) {
+        println!(
+            "{:>12} {:>9} {:>9} {:>7} {:>7} {:>10} {:>7.1}% {:>11} {:>11}",
+            r.seed,
+            r.sim.lock_ops,
+            r.stats.acquired,
+            r.stats.failed,
+            r.stats.unknown,
+            r.violations,
+            r.stats.availability * 100.0,
+            ms(r.stats.latency_p50_us),
+            ms(r.stats.latency_p99_us),
+        );
+    }
+    if outcome.seeds.len() > ROWS {
+        let more = &outcome.seeds[ROWS..];
+        let unsafe_more = more.iter().filter(|r| !r.safe).count();
+        let idle_more = more.iter().filter(|r| r.verdict == Verdict::NotExercised).count();
+        println!(
+            "{:>12} ({} more seeds, {unsafe_more} of them unsafe, {idle_more} not exercised)",
+            "...",
+            more.len()
+        );
+    }
+    let what = match scenario.backend {
+        Backend::Sim => "simulated",
+        Backend::Redis => "real Redis:",
+        Backend::Docker => "Redis in containers:",
+    };
+    // Only what was measured: worker clients talk to Redis themselves, so their node
+    // commands are not counted (a zero would read as a stalled run).
+    let node_cmds: u64 = outcome.seeds.iter().map(|s| s.sim.node_cmds).sum();
+    let lock_ops: u64 = outcome.seeds.iter().map(|s| s.sim.lock_ops).sum();
+    let mut rates = Vec::new();
+    if node_cmds > 0 {
+        rates.push(format!("{:.0} node commands/s", outcome.sim_ops_per_sec()));
+    }
+    if lock_ops > 0 {
+        rates.push(format!("{:.0} lock operations/s", outcome.sim_lock_ops_per_sec()));
+    }
+    if !rates.is_empty() {
+        println!("{what} {} ({})", rates.join(", "), scenario.name);
+    }
+}
+
+/// The verdict line, with the report's folder, and what backs the verdict.
+pub(super) fn print_verdict(scenario: &Scenario, outcome: &Outcome, dir: &Path) {
+    let verdict = outcome.run_verdict().map_or("unknown", |v| v.words());
+    let expected = format!("{:?}", scenario.expect).to_lowercase();
+    let live = if outcome.live { "live" } else { "NOT live" };
+    let mark = match &outcome.partial {
+        Some(why) => format!("PARTIAL, {why}"),
+        None if outcome.as_expected => "as expected".into(),
+        None => "NOT as expected".into(),
+    };
+    println!(
+        "{}: {verdict}, {live} (expected {expected}) — {mark}; report in {}",
+        scenario.name,
+        dir.display()
+    );
+    if let Some(why) = &outcome.not_exercised {
+        // Why a run with no violation proved nothing: never as expected.
+        println!("  not exercised: {why}");
+    }
+    for v in outcome.findings.violations.iter().take(3) {
+        println!(
+            "  violation: clients {} and {} both held {} from {} to {} (seed {})",
+            v.first.client,
+            v.second.client,
+            v.lock,
+            secs(v.overlap_start_us),
+            secs(v.overlap_end_us),
+            outcome.reported_seed
+        );
+    }
+    if scenario.expect_resource.is_some() || !outcome.resource_safe {
+        let r = &outcome.findings.resource;
+        println!(
+            "  guarded resource: {} ({} writes, {} rejected by fencing)",
+            if outcome.resource_safe { "safe" } else { "UNSAFE" },
+            r.writes,
+            r.rejected
+        );
+    }
+    if !outcome.findings.fence_regressions.is_empty() {
+        println!(
+            "  fencing: {} tokens did not grow after an earlier hold ended (see summary.json)",
+            outcome.findings.fence_regressions.len()
+        );
+    }
+    for v in outcome.findings.resource_violations.iter().take(3) {
+        println!(
+            "  stale write: client {} wrote to {} at {} after its hold ended, {} (seed {})",
+            v.client,
+            v.lock,
+            secs(v.write_us),
+            lockstorm::report::stale::against(v),
+            outcome.reported_seed
+        );
+    }
+    for (mode, w) in &outcome.findings.stats.waits {
+        println!(
+            "  wait {:?}: p50 {} p99 {} max {} ({} acquired, {} unfinished)",
+            mode,
+            ms(w.p50_us),
+            ms(w.p99_us),
+            ms(w.max_us),
+            w.acquired,
+            w.unfinished
+        );
+    }
+    const SHOWN: usize = 5;
+    for l in outcome.findings.liveness.iter().take(SHOWN) {
+        println!("  liveness: {}", serde_json::to_string(l).unwrap_or_default());
+    }
+    let stats = &outcome.findings.stats;
+    if stats.unavailable_us > 0 {
+        println!(
+            "  availability penalty: {} ({:.1}% of the workload) with a lock free but out of reach (seed {})",
+            secs(stats.unavailable_us),
+            stats.unavailable_share * 100.0,
+            outcome.reported_seed
+        );
+    }
+    if outcome.findings.liveness.len() > SHOWN {
+        println!(
+            "  ... {} more liveness findings in summary.json",
+            outcome.findings.liveness.len() - SHOWN
+        );
+    }
+    if !outcome.availability_ok {
+        println!(
+            "  availability below the scenario's min_availability of {:.1}%",
+            scenario.min_availability.unwrap_or(0.0) * 100.0
+        );
+    }
+    if !outcome.safe || !outcome.live || !outcome.as_expected {
+        println!("  rerun: {}", scenario.rerun_command(outcome.reported_seed));
+    }
+    let f = &outcome.findings;
+    if !f.is_safe() || !f.is_live() || !f.is_resource_safe() {
+        match scenario.shrink_command(outcome.reported_seed) {
+            Some(command) => println!("  shrink: {command}"),
+            None => println!("  shrink: none ({})", lockstorm::scenario::SHRINK_NO_WORKER),
+        }
+    }
+}
