@@ -1,7 +1,9 @@
 //! `lockstorm analysis`: runs every scenario of a folder over several seeds and writes
 //! the analysis (each scenario's verdict and evidence, with an index).
 
+use super::write_junit;
 use anyhow::Result;
+use lockstorm::report::junit;
 use lockstorm::run;
 use std::path::PathBuf;
 
@@ -16,6 +18,10 @@ pub struct Args {
     /// Seeds per scenario, from each file's own seed.
     #[arg(long, default_value_t = run::analysis::DEFAULT_SEEDS, value_parser = clap::value_parser!(u64).range(1..=10_000))]
     seeds: u64,
+    /// Also write the result as JUnit XML to FILE, a test suite per scenario and a case
+    /// per seed, for CI systems to show.
+    #[arg(long, value_name = "FILE")]
+    junit: Option<PathBuf>,
 }
 
 pub fn run(a: Args) -> Result<bool> {
@@ -23,9 +29,29 @@ pub fn run(a: Args) -> Result<bool> {
         scenarios,
         out,
         seeds,
+        junit: junit_file,
     } = a;
-    let cases =
-        lockstorm::run::analysis::run_all(&scenarios, &out, seeds, &|name| eprintln!("running {name}..."))?;
+    let mut suites = Vec::new();
+    let cases = lockstorm::run::analysis::run_all_with(
+        &scenarios,
+        &out,
+        seeds,
+        &|name| eprintln!("running {name}..."),
+        &mut |scenario, outcome, rendered| {
+            if junit_file.is_some() {
+                let dir = out.join(&scenario.name);
+                suites.push(junit::run_suite(
+                    scenario,
+                    outcome,
+                    rendered.stories.first(),
+                    &dir,
+                ));
+            }
+        },
+    )?;
+    if let Some(path) = &junit_file {
+        write_junit(path, "lockstorm analysis", suites)?;
+    }
     for c in &cases {
         println!(
             "{:<32} {:<13} ({}/{} seeds unsafe, {} not exercised, expected {}) {}",

@@ -2,8 +2,9 @@
 //! catalogue and writes the library matrix; prints a line per adapter. The libraries'
 //! own predictions decide whether a cell is as expected, not the built-in lock's.
 
-use super::jobs_or_all;
+use super::{jobs_or_all, write_junit};
 use anyhow::Result;
+use lockstorm::report::junit;
 use lockstorm::report::matrix::Cell;
 use lockstorm::run::matrix::MatrixOptions;
 use std::path::PathBuf;
@@ -48,6 +49,10 @@ pub struct Args {
     /// default: every core).
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=256))]
     jobs: Option<u64>,
+    /// Also write the matrix as JUnit XML to FILE, a test suite per adapter and a case per
+    /// fault, for CI systems to show (a case fails when it departs from the prediction).
+    #[arg(long, value_name = "FILE")]
+    junit: Option<PathBuf>,
 }
 
 pub fn run(a: Args) -> Result<bool> {
@@ -62,6 +67,7 @@ pub fn run(a: Args) -> Result<bool> {
         worker_kind,
         seeds,
         jobs,
+        junit: junit_file,
     } = a;
     let worker = match (worker, worker_kind) {
         (Some(argv), Some(kind)) => Some((
@@ -82,6 +88,9 @@ pub fn run(a: Args) -> Result<bool> {
         worker,
     };
     let m = lockstorm::run::matrix::run_matrix(&options, &|cell| eprintln!("{cell}"))?;
+    if let Some(path) = &junit_file {
+        write_junit(path, "lockstorm matrix", junit::matrix_suites(&m, &options.out))?;
+    }
     let mut departed = 0;
     for a in &m.adapters {
         let ran: Vec<_> = a

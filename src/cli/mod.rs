@@ -65,6 +65,17 @@ fn default_out(base: PathBuf, shard: Option<Shard>) -> PathBuf {
     }
 }
 
+/// Writes a JUnit report (`--junit FILE`).
+fn write_junit(
+    path: &std::path::Path,
+    name: &str,
+    suites: Vec<quick_junit::TestSuite>,
+) -> anyhow::Result<()> {
+    use anyhow::Context as _;
+    lockstorm::report::junit::write(path, name, suites)
+        .with_context(|| format!("cannot write the JUnit report to {}", path.display()))
+}
+
 /// Microseconds as milliseconds: `1.25ms`.
 fn ms(us: u64) -> String {
     format!("{:.2}ms", us as f64 / 1e3)

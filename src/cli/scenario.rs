@@ -4,11 +4,12 @@
 //! halfway (by a signal or a failed worker) still leaves its evidence and says why.
 
 use super::verdict::{print_table, print_verdict};
-use super::{default_out, jobs_or_all, progress_bar};
+use super::{default_out, jobs_or_all, progress_bar, write_junit};
 use anyhow::{Context, Result};
 use lockstorm::real::{RealError, RealOptions, WorkerFailure};
 use lockstorm::report::folder::RunFolder;
 use lockstorm::report::timing::{self, Timing};
+use lockstorm::report::{junit, Rendered};
 use lockstorm::run::shard::{seed_list, Kind, Shard, ShardFile, Source};
 use lockstorm::run::{self, Outcome};
 use lockstorm::scenario::{Backend, Override, Scenario};
@@ -63,6 +64,10 @@ pub struct Args {
     #[arg(long, default_value_t = lockstorm::limits::DEFAULT_MAX_HISTORY_BYTES >> 20,
           value_parser = clap::value_parser!(u64).range(1..=1 << 40))]
     max_history_mb: u64,
+    /// Also write the result as JUnit XML to FILE, a test case per seed, for CI systems
+    /// to show (a case fails when its seed keeps the run from being as expected).
+    #[arg(long, value_name = "FILE")]
+    junit: Option<PathBuf>,
 }
 
 pub fn run(a: Args) -> Result<bool> {
@@ -81,6 +86,7 @@ pub fn run(a: Args) -> Result<bool> {
         shard,
         jobs,
         max_history_mb,
+        junit: junit_file,
     } = a;
     let jobs = jobs_or_all(jobs);
     let file = file.as_path();
@@ -181,11 +187,14 @@ pub fn run(a: Args) -> Result<bool> {
                 .context(format!("cannot write {}", dir.join(run::shard::FILE).display())));
         }
     }
-    if let Err(e) = write_report(&dir, &scenario, &outcome, &Timing::of(&outcome.seeds)) {
-        // The placeholder summary stays, saying why the run is partial.
-        let _ = folder.fail(&format!("the report could not be written: {e:#}"));
-        return Err(e);
-    }
+    let rendered = match write_report(&dir, &scenario, &outcome, &Timing::of(&outcome.seeds)) {
+        Ok(rendered) => rendered,
+        Err(e) => {
+            // The placeholder summary stays, saying why the run is partial.
+            let _ = folder.fail(&format!("the report could not be written: {e:#}"));
+            return Err(e);
+        }
+    };
     if let Some(sig) = shutdown::report_done() {
         // The signal came as the summary was written: lockstorm exits with its status,
         // and the summary must not say otherwise.
@@ -195,6 +204,10 @@ pub fn run(a: Args) -> Result<bool> {
         );
     }
     folder.finish().with_context(cannot_write)?;
+    if let Some(path) = &junit_file {
+        let suite = junit::run_suite(&scenario, &outcome, rendered.stories.first(), &dir);
+        write_junit(path, &scenario.name, vec![suite])?;
+    }
     if !quiet {
         print_table(&scenario, &outcome);
     }
@@ -244,8 +257,8 @@ pub(super) fn write_report(
     scenario: &Scenario,
     outcome: &Outcome,
     timing: &Timing,
-) -> Result<()> {
+) -> Result<Rendered> {
     timing::write(dir, timing)
-        .and_then(|()| lockstorm::report::write(dir, scenario, outcome).map(|_| ()))
+        .and_then(|()| lockstorm::report::write(dir, scenario, outcome))
         .with_context(|| format!("cannot write the report to {}", dir.display()))
 }

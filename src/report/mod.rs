@@ -16,6 +16,7 @@ pub mod analysis;
 pub mod causes;
 pub mod folder;
 pub mod html;
+pub mod junit;
 pub mod matrix;
 pub mod narrative;
 pub mod plots;

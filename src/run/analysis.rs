@@ -9,7 +9,7 @@
 use super::pool;
 use crate::report::analysis::{write_index, Case, Source};
 use crate::report::folder::RunFolder;
-use crate::report::{write_with, ReportError};
+use crate::report::{write_with, Rendered, ReportError};
 use crate::scenario::{Scenario, ScenarioError};
 use std::path::{Path, PathBuf};
 
@@ -57,6 +57,18 @@ pub fn run_all(
     seeds: u64,
     progress: &dyn Fn(&str),
 ) -> Result<Vec<Case>, AnalysisError> {
+    run_all_with(scenarios, out, seeds, progress, &mut |_, _, _| {})
+}
+
+/// Like [`run_all`]; `each` sees every scenario's run once its report is written: the
+/// scenario, its outcome and what the report rendered (for `--junit`).
+pub fn run_all_with(
+    scenarios: &Path,
+    out: &Path,
+    seeds: u64,
+    progress: &dyn Fn(&str),
+    each: &mut dyn FnMut(&Scenario, &super::Outcome, &Rendered),
+) -> Result<Vec<Case>, AnalysisError> {
     let list_err = |error| AnalysisError::List {
         path: scenarios.display().to_string(),
         error,
@@ -94,6 +106,7 @@ pub fn run_all(
         let folder = RunFolder::prepare(&dir)?;
         let rendered = write_with(&dir, &scenario, &outcome, keep)?;
         folder.finish()?;
+        each(&scenario, &outcome, &rendered);
         let stats = &outcome.findings.stats;
         cases.push(Case {
             name: scenario.name.clone(),
