@@ -13,6 +13,7 @@
 
 use super::matrix::{Cell, Matrix};
 use super::narrative::Story;
+use super::words::secs;
 use super::ReportError;
 use crate::outcome::{Outcome, SeedResult, Verdict};
 use crate::scenario::{Expect, Scenario};
@@ -186,8 +187,8 @@ fn detail(
                 v.first.client,
                 v.second.client,
                 v.lock,
-                super::words::secs(v.overlap_start_us),
-                super::words::secs(v.overlap_end_us)
+                secs(v.overlap_start_us),
+                secs(v.overlap_end_us)
             );
         }
         if let Some(v) = outcome.findings.resource_violations.first() {
@@ -196,25 +197,37 @@ fn detail(
                 "stale write: client {} wrote to {} at {} after its hold ended, {}",
                 v.client,
                 v.lock,
-                super::words::secs(v.write_us),
+                secs(v.write_us),
                 super::stale::against(v)
             );
         }
     }
     if let Some(story) = story {
         let _ = writeln!(s, "story:");
-        for line in story
-            .markdown()
-            .lines()
-            .filter(|l| !l.is_empty())
-            .take(STORY_LINES)
-        {
+        for line in story_text(story).iter().take(STORY_LINES) {
             let _ = writeln!(s, "  {line}");
         }
     }
     let _ = writeln!(s, "rerun: {}", scenario.rerun_command(seed.seed));
     let _ = writeln!(s, "report: {}", report.join("index.html").display());
     s
+}
+
+/// A story as plain lines (no Markdown escapes: the XML writer escapes what it must):
+/// the numbered steps, the overlap, and why.
+fn story_text(story: &Story) -> Vec<String> {
+    let mut lines: Vec<String> = story
+        .steps
+        .iter()
+        .enumerate()
+        .map(|(i, step)| format!("{}. t={} {}", i + 1, secs(step.t_us), step.text))
+        .collect();
+    lines.push(format!("{}. {}", story.steps.len() + 1, story.overlap));
+    lines.push(format!(
+        "{} (history lines {}-{}.)",
+        story.why, story.first_line, story.last_line
+    ));
+    lines
 }
 
 /// A seed's figures, for the case's output.
