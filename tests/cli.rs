@@ -70,6 +70,37 @@ fn a_verdict_other_than_expected_exits_1_and_prints_the_rerun_command() {
 }
 
 #[test]
+fn quiet_prints_one_line_the_verdict_and_the_reports_folder() {
+    let tmp = tempfile::tempdir().unwrap();
+    write(tmp.path(), "small.toml", SMALL);
+    write(
+        tmp.path(),
+        "broken.toml",
+        "duration = \"5s\"\nnodes = 3\nexpect = \"safe\"\n[algorithm]\nquorum = 1\n[clients]\ncount = 4\n",
+    );
+    for (file, code, line) in [
+        (
+            "small.toml",
+            0,
+            "small: safe, live (expected safe) — as expected; report in out-small",
+        ),
+        (
+            "broken.toml",
+            1,
+            "broken: unsafe, live (expected safe) — NOT as expected; report in out-broken",
+        ),
+    ] {
+        let dir = format!("out-{}", file.trim_end_matches(".toml"));
+        let out = lockstorm(
+            tmp.path(),
+            &["scenario", file, "--seeds", "2", "--out", &dir, "--quiet"],
+        );
+        assert_eq!(out.status.code(), Some(code));
+        assert_eq!(String::from_utf8_lossy(&out.stdout), format!("{line}\n"));
+    }
+}
+
+#[test]
 fn no_violation_where_unsafe_is_expected_exits_1() {
     let tmp = tempfile::tempdir().unwrap();
     write(tmp.path(), "calm.toml", &format!("expect = \"unsafe\"\n{SMALL}"));

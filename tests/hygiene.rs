@@ -281,9 +281,7 @@ fn a_stopped_multi_seed_run_recommends_only_what_works() {
     write(tmp.path(), "s.toml", "duration = \"24h\"\nnodes = 3\n");
     let child = Command::new(env!("CARGO_BIN_EXE_lockstorm"))
         .current_dir(tmp.path())
-        .args([
-            "scenario", "s.toml", "--seeds", "40", "--jobs", "2", "--quiet", "--out", "r",
-        ])
+        .args(["scenario", "s.toml", "--seeds", "40", "--jobs", "2", "--out", "r"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()

@@ -52,7 +52,7 @@ pub struct Args {
     /// reports/<name>-explored).
     #[arg(long)]
     out: Option<PathBuf>,
-    /// Print only the result line.
+    /// Print one line: the result and the report's folder.
     #[arg(long, short)]
     quiet: bool,
 }
@@ -94,17 +94,26 @@ pub fn run(a: Args) -> Result<bool> {
     if !a.quiet {
         println!("scope: {}", done.scope.describe());
     }
-    println!("{}: {}", scenario.name, done.headline());
     let Some(cx) = &done.counterexample else {
+        println!("{}: {}", scenario.name, done.headline());
         return Ok(done.agrees_with(&scenario));
     };
-    if !a.quiet {
-        println!("\n{}", cx.numbered_story());
-    }
     let dir = a
         .out
         .clone()
         .unwrap_or_else(|| Path::new("reports").join(&cx.reproduction.name));
+    if a.quiet {
+        explore::write_reproduction(&done, cx, &dir)?;
+        println!(
+            "{}: {}; report in {}",
+            scenario.name,
+            done.headline(),
+            dir.display()
+        );
+        return Ok(done.agrees_with(&scenario));
+    }
+    println!("{}: {}", scenario.name, done.headline());
+    println!("\n{}", cx.numbered_story());
     let written = explore::write_reproduction(&done, cx, &dir)?;
     let how = if cx.reproduced {
         "reproduced"

@@ -17,7 +17,7 @@ pub struct Args {
     /// Where the merged report goes (default: where the unsharded run writes it).
     #[arg(long)]
     out: Option<PathBuf>,
-    /// Print only the verdict line.
+    /// Print one line: the verdict and the report's folder.
     #[arg(long, short)]
     quiet: bool,
 }
@@ -38,7 +38,7 @@ pub fn run(a: Args) -> Result<bool> {
             if !quiet {
                 print_table(&scenario, &outcome);
             }
-            print_verdict(&scenario, &outcome, &dir);
+            print_verdict(&scenario, &outcome, &dir, quiet);
             Ok(outcome.as_expected)
         }
         Merged::Sweep { sweep, timing } => {

@@ -29,7 +29,7 @@ pub struct Args {
     /// Report folder (default: reports/<scenario name>/).
     #[arg(long)]
     out: Option<PathBuf>,
-    /// Print only the verdict line.
+    /// Print one line: the verdict and the report's folder.
     #[arg(long, short)]
     quiet: bool,
     /// Where to run: the simulator, real redis-server processes, or redis-servers
@@ -211,8 +211,8 @@ pub fn run(a: Args) -> Result<bool> {
     if !quiet {
         print_table(&scenario, &outcome);
     }
-    print_verdict(&scenario, &outcome, &dir);
-    if outcome.partial.is_some() {
+    print_verdict(&scenario, &outcome, &dir, quiet);
+    if outcome.partial.is_some() && !quiet {
         // `report DIR` redraws from history.jsonl, which a multi-seed run stopped before
         // its reported seed's history was made does not have.
         if dir.join("history.jsonl").is_file() {

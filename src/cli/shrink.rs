@@ -29,7 +29,7 @@ pub struct Args {
     /// Stop after this many seconds; the result then says it stopped early.
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     time: Option<u64>,
-    /// Print only the result line.
+    /// Print one line: the result and the report's folder.
     #[arg(long, short)]
     quiet: bool,
 }
@@ -58,17 +58,30 @@ pub fn run(a: Args) -> Result<bool> {
         .clone()
         .unwrap_or_else(|| shrink::default_out(report_dir, &original));
     let (written, outcome) = shrunk.write(&dir, &original)?;
+    if a.quiet {
+        let stopped = shrunk
+            .stopped
+            .as_ref()
+            .map_or_else(String::new, |why| format!(" (stopped early: {why})"));
+        println!(
+            "{} seed {seed}: shrunk to {} ({}) in {} runs{stopped}; report in {}",
+            original.name,
+            written.name,
+            shrunk.kind,
+            shrunk.runs,
+            dir.display()
+        );
+        return Ok(outcome.as_expected);
+    }
     println!(
         "{} seed {seed}: shrunk to {} ({}) in {} runs",
         original.name, written.name, shrunk.kind, shrunk.runs
     );
-    if !a.quiet {
-        for line in shrunk.summary(&original) {
-            println!("  {line}");
-        }
-        if let Some(story) = shrunk.first_story() {
-            println!("\n{}", story.markdown());
-        }
+    for line in shrunk.summary(&original) {
+        println!("  {line}");
+    }
+    if let Some(story) = shrunk.first_story() {
+        println!("\n{}", story.markdown());
     }
     if let Some(why) = &shrunk.stopped {
         println!("  stopped early: {why}");

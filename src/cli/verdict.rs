@@ -59,8 +59,17 @@ pub(super) fn print_table(scenario: &Scenario, outcome: &Outcome) {
     }
 }
 
-/// The verdict line, with the report's folder, and what backs the verdict.
-pub(super) fn print_verdict(scenario: &Scenario, outcome: &Outcome, dir: &Path) {
+/// The verdict line, with the report's folder (all that --quiet prints), then what
+/// backs the verdict.
+pub(super) fn print_verdict(scenario: &Scenario, outcome: &Outcome, dir: &Path, quiet: bool) {
+    println!("{}", verdict_line(scenario, outcome, dir));
+    if !quiet {
+        print_evidence(scenario, outcome);
+    }
+}
+
+/// `NAME: VERDICT, live (expected safe) — as expected; report in DIR`.
+fn verdict_line(scenario: &Scenario, outcome: &Outcome, dir: &Path) -> String {
     let verdict = outcome.run_verdict().map_or("unknown", |v| v.words());
     let expected = format!("{:?}", scenario.expect).to_lowercase();
     let live = if outcome.live { "live" } else { "NOT live" };
@@ -69,11 +78,16 @@ pub(super) fn print_verdict(scenario: &Scenario, outcome: &Outcome, dir: &Path) 
         None if outcome.as_expected => "as expected".into(),
         None => "NOT as expected".into(),
     };
-    println!(
+    format!(
         "{}: {verdict}, {live} (expected {expected}) — {mark}; report in {}",
         scenario.name,
         dir.display()
-    );
+    )
+}
+
+/// What backs the verdict: why nothing was exercised, the violations, the guarded
+/// resource, waits, liveness, and the commands that rerun and shrink the reported seed.
+fn print_evidence(scenario: &Scenario, outcome: &Outcome) {
     if let Some(why) = &outcome.not_exercised {
         // Why a run with no violation proved nothing: never as expected.
         println!("  not exercised: {why}");
