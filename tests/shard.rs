@@ -260,12 +260,49 @@ fn bad_sweeps_exit_2_naming_the_problem() {
 
 /// The `lockstorm` command lines of a file in docs/, with the CI's shard variable
 /// turned into a shell one.
+/// The shell lines that run lockstorm in a docs/ example, read from its YAML: a GitHub
+/// Actions workflow's `run` steps, or the `sh -c` line of each Kubernetes Job's
+/// containers. A GitHub shard index becomes `$JOB_COMPLETION_INDEX`, as Kubernetes names it.
 fn doc_commands(name: &str) -> Vec<String> {
+    use yaml_rust2::{Yaml, YamlLoader};
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs").join(name);
-    std::fs::read_to_string(&path)
-        .unwrap()
-        .lines()
-        .map(|l| l.trim().trim_start_matches("- ").trim_start_matches("run: "))
+    let text = std::fs::read_to_string(&path).unwrap();
+    let docs = YamlLoader::load_from_str(&text).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let mut lines: Vec<String> = Vec::new();
+    for doc in &docs {
+        if let Some(jobs) = doc["jobs"].as_hash() {
+            for job in jobs.values() {
+                let steps = job["steps"].as_vec().expect("steps");
+                lines.extend(steps.iter().filter_map(|s| s["run"].as_str()).map(str::to_string));
+            }
+        }
+        if doc["kind"].as_str() == Some("Job") {
+            for c in doc["spec"]["template"]["spec"]["containers"]
+                .as_vec()
+                .expect("containers")
+            {
+                let command: Vec<&str> = c["command"]
+                    .as_vec()
+                    .unwrap()
+                    .iter()
+                    .filter_map(Yaml::as_str)
+                    .collect();
+                assert_eq!(command, ["sh", "-c"], "{name}");
+                lines.extend(
+                    c["args"]
+                        .as_vec()
+                        .unwrap()
+                        .iter()
+                        .filter_map(Yaml::as_str)
+                        .map(str::to_string),
+                );
+            }
+        }
+    }
+    lines
+        .iter()
+        .flat_map(|l| l.lines())
+        .map(str::trim)
         .filter(|l| l.starts_with("lockstorm "))
         .map(|l| l.replace("${{ matrix.shard }}", "$JOB_COMPLETION_INDEX"))
         .collect()
