@@ -299,3 +299,49 @@ fn the_library_matrix_has_a_case_per_cell_failing_where_it_departs_from_the_pred
         "{text}"
     );
 }
+
+#[test]
+fn merged_shards_write_the_cases_of_one_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("del.toml"), RELEASE_DEL).unwrap();
+    let run = |args: &[&str]| lockstorm(tmp.path(), args).status.code();
+    let one = [
+        "scenario", "del.toml", "--seeds", "4", "--out", "one", "--junit", "one.xml", "-q",
+    ];
+    assert_eq!(run(&one), Some(1));
+    for shard in ["0/2", "1/2"] {
+        let out = format!("s{}", &shard[..1]);
+        let args = [
+            "scenario", "del.toml", "--seeds", "4", "--shard", shard, "--out", &out, "-q",
+        ];
+        assert_eq!(run(&args), Some(1));
+    }
+    assert_eq!(
+        run(&[
+            "merge",
+            "s0",
+            "s1",
+            "--out",
+            "merged",
+            "--junit",
+            "merged.xml",
+            "-q"
+        ]),
+        Some(1)
+    );
+    let strip = |report: Report| {
+        let cases = cases(&report);
+        cases
+            .into_iter()
+            .map(|(name, failure)| {
+                (
+                    name,
+                    failure.map(|(m, text)| (m, text.replace("merged/", "one/"))),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    let one = strip(junit(&tmp.path().join("one.xml")));
+    assert_eq!(one.len(), 4);
+    assert_eq!(strip(junit(&tmp.path().join("merged.xml"))), one);
+}

@@ -4,8 +4,10 @@
 use super::scenario::write_report;
 use super::sweep::write_sweep;
 use super::verdict::{print_table, print_verdict};
+use super::write_junit;
 use anyhow::{Context, Result};
 use lockstorm::report::folder::RunFolder;
+use lockstorm::report::junit;
 use lockstorm::run::merge::Merged;
 use std::path::{Path, PathBuf};
 
@@ -20,10 +22,19 @@ pub struct Args {
     /// Print one line: the verdict and the report's folder.
     #[arg(long, short)]
     quiet: bool,
+    /// Also write the merged run as JUnit XML to FILE, a test case per seed, as the
+    /// unsharded run's --junit does (not for a sweep).
+    #[arg(long, value_name = "FILE")]
+    junit: Option<PathBuf>,
 }
 
 pub fn run(a: Args) -> Result<bool> {
-    let Args { dirs, out, quiet } = a;
+    let Args {
+        dirs,
+        out,
+        quiet,
+        junit: junit_file,
+    } = a;
     match lockstorm::run::merge::merge(&dirs)? {
         Merged::Scenario {
             scenario,
@@ -33,14 +44,21 @@ pub fn run(a: Args) -> Result<bool> {
             let dir = out.unwrap_or_else(|| Path::new("reports").join(&scenario.name));
             let cannot_write = || format!("cannot write the report to {}", dir.display());
             let folder = RunFolder::prepare(&dir).with_context(cannot_write)?;
-            write_report(&dir, &scenario, &outcome, &timing)?;
+            let rendered = write_report(&dir, &scenario, &outcome, &timing)?;
             folder.finish().with_context(cannot_write)?;
+            if let Some(path) = &junit_file {
+                let suite = junit::run_suite(&scenario, &outcome, rendered.stories.first(), &dir);
+                write_junit(path, &scenario.name, vec![suite])?;
+            }
             if !quiet {
                 print_table(&scenario, &outcome);
             }
             print_verdict(&scenario, &outcome, &dir, quiet);
             Ok(outcome.as_expected)
         }
+        Merged::Sweep { .. } if junit_file.is_some() => Err(anyhow::anyhow!(
+            "--junit: the shards are a sweep's, which has no test cases (only a run's merge writes JUnit)"
+        )),
         Merged::Sweep { sweep, timing } => {
             let dir = out.unwrap_or_else(|| Path::new("reports/sweeps").join(&sweep.scenario));
             write_sweep(&dir, &sweep, &timing, quiet)?;
