@@ -209,6 +209,9 @@ enum Command {
         /// With --sim: set a scenario key, e.g. `duration=1h` (repeatable).
         #[arg(long = "set", value_name = "KEY=VALUE", value_parser = Override::parse, requires = "sim")]
         sets: Vec<Override>,
+        /// With --sim: the scenario whose scope the explorer searches, on one thread.
+        #[arg(long, default_value = "scenarios/node-clock-jump.toml", requires = "sim")]
+        explore: PathBuf,
     },
     /// Serve the worker protocol on stdin/stdout with lockstorm's own algorithms (what
     /// `[clients] worker = ["lockstorm", "worker"]` starts; see docs/worker-protocol.md).
@@ -322,6 +325,10 @@ struct ExploreArgs {
     /// Stop after this many seconds; the result then says what was covered.
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     time: Option<u64>,
+    /// Threads expanding worlds (default: every core). The answer is the same with any
+    /// number: the shortest counterexample, first in action order.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1024))]
+    threads: Option<u64>,
     /// Where the reproduction scenario and its report go (default:
     /// reports/<name>-explored).
     #[arg(long)]
@@ -467,8 +474,9 @@ fn main() -> ExitCode {
             seed,
             sets,
             rounds,
+            explore,
             ..
-        } => bench_sim(&scenario, seed, &sets, rounds as usize),
+        } => bench_sim(&scenario, seed, &sets, rounds as usize, &explore),
         Command::Bench {
             protocol: true,
             clients,
@@ -1074,6 +1082,7 @@ fn explore(a: &ExploreArgs) -> Result<bool> {
     let limits = explore::Limits {
         states: a.max_states,
         time: a.time.map(std::time::Duration::from_secs),
+        threads: a.threads.map(|n| n as usize),
     };
     let bar = styled_bar(a.quiet, a.max_states, "{spinner} {pos} states  {msg}  {elapsed}");
     let done = explore::explore(&scenario, &a.overrides(), &limits, &|p| {
@@ -1178,11 +1187,20 @@ fn bench_protocol(clients: usize, rounds: usize) -> Result<bool> {
     Ok(true)
 }
 
-fn bench_sim(file: &Path, seed: Option<u64>, sets: &[Override], rounds: usize) -> Result<bool> {
+fn bench_sim(
+    file: &Path,
+    seed: Option<u64>,
+    sets: &[Override],
+    rounds: usize,
+    explored: &Path,
+) -> Result<bool> {
     let text = lockstorm::scenario::read_text(file)?;
     let scenario = Scenario::from_text(&text, file, sets)?;
     let seed = seed.unwrap_or(scenario.seed);
+    let scope = explore::Scope::new(&Scenario::load(explored)?, &Default::default())
+        .map_err(|e| anyhow::anyhow!("{}: {e}", explored.display()))?;
     let b = lockstorm::run::sim_bench::run(&scenario, seed, rounds)?;
+    let e = lockstorm::run::sim_bench::explore(&scope, rounds);
     let peak = b.peak_rss_bytes.map_or_else(
         || "unknown".into(),
         |b| format!("{:.1} MiB", b as f64 / (1 << 20) as f64),
@@ -1203,6 +1221,15 @@ fn bench_sim(file: &Path, seed: Option<u64>, sets: &[Override], rounds: usize) -
         b.events,
         b.jsonl_bytes as f64 / 1e6,
         b.rounds
+    );
+    println!(
+        "explorer: {:.0} states/s ({} states, {} transitions, {}; {}, on one thread, median of {} rounds)",
+        e.states_per_sec,
+        e.states,
+        e.transitions,
+        e.answer,
+        explored.display(),
+        e.rounds
     );
     Ok(true)
 }
