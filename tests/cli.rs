@@ -308,9 +308,10 @@ fn a_report_folder_holds_one_run_and_other_files_are_never_deleted() {
 }
 
 #[test]
-fn bench_sim_prints_the_four_figures_of_the_scenario_it_ran() {
+fn bench_sim_prints_the_four_figures_of_the_scenario_it_ran_and_the_explorers_speed() {
     let tmp = tempfile::tempdir().unwrap();
     write(tmp.path(), "small.toml", SMALL);
+    let explored = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/node-clock-jump.toml");
     let out = lockstorm(
         tmp.path(),
         &[
@@ -322,6 +323,8 @@ fn bench_sim_prints_the_four_figures_of_the_scenario_it_ran() {
             "duration=2s",
             "--rounds",
             "1",
+            "--explore",
+            explored,
         ],
     );
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -331,6 +334,10 @@ fn bench_sim_prints_the_four_figures_of_the_scenario_it_ran() {
     }
     assert!(stdout.contains("small.toml, seed 1:"), "{stdout}");
     assert!(stdout.contains("medians of 1 rounds"), "{stdout}");
+    // The explorer finds node-clock-jump's counterexample, as `explore` does.
+    assert!(stdout.contains("explorer: "), "{stdout}");
+    assert!(stdout.contains("states/s"), "{stdout}");
+    assert!(stdout.contains("found at depth 6"), "{stdout}");
     // --scenario belongs to --sim.
     let out = lockstorm(tmp.path(), &["bench", "--scenario", "small.toml"]);
     assert_eq!(out.status.code(), Some(2));

@@ -40,11 +40,14 @@ pub struct Args {
     /// With --sim: set a scenario key, e.g. `duration=1h` (repeatable).
     #[arg(long = "set", value_name = "KEY=VALUE", value_parser = Override::parse, requires = "sim")]
     sets: Vec<Override>,
+    /// With --sim: the scenario whose scope the explorer searches, on one thread.
+    #[arg(long, default_value = "scenarios/node-clock-jump.toml", requires = "sim")]
+    explore: PathBuf,
 }
 
 pub fn run(a: Args) -> Result<bool> {
     if a.sim {
-        bench_sim(&a.scenario, a.seed, &a.sets, a.rounds as usize)
+        bench_sim(&a.scenario, a.seed, &a.sets, a.rounds as usize, &a.explore)
     } else if a.protocol {
         bench_protocol(a.clients as usize, a.rounds as usize)
     } else {
@@ -87,11 +90,20 @@ fn bench_protocol(clients: usize, rounds: usize) -> Result<bool> {
     Ok(true)
 }
 
-fn bench_sim(file: &Path, seed: Option<u64>, sets: &[Override], rounds: usize) -> Result<bool> {
+fn bench_sim(
+    file: &Path,
+    seed: Option<u64>,
+    sets: &[Override],
+    rounds: usize,
+    explored: &Path,
+) -> Result<bool> {
     let text = lockstorm::scenario::read_text(file)?;
     let scenario = Scenario::from_text(&text, file, sets)?;
     let seed = seed.unwrap_or(scenario.seed);
+    let scope = lockstorm::explore::Scope::new(&Scenario::load(explored)?, &Default::default())
+        .map_err(|e| anyhow::anyhow!("{}: {e}", explored.display()))?;
     let b = lockstorm::run::sim_bench::run(&scenario, seed, rounds)?;
+    let e = lockstorm::run::sim_bench::explore(&scope, rounds);
     let peak = b.peak_rss_bytes.map_or_else(
         || "unknown".into(),
         |b| format!("{:.1} MiB", b as f64 / (1 << 20) as f64),
@@ -112,6 +124,15 @@ fn bench_sim(file: &Path, seed: Option<u64>, sets: &[Override], rounds: usize) -
         b.events,
         b.jsonl_bytes as f64 / 1e6,
         b.rounds
+    );
+    println!(
+        "explorer: {:.0} states/s ({} states, {} transitions, {}; {}, on one thread, median of {} rounds)",
+        e.states_per_sec,
+        e.states,
+        e.transitions,
+        e.answer,
+        explored.display(),
+        e.rounds
     );
     Ok(true)
 }

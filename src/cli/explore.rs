@@ -48,6 +48,10 @@ pub struct Args {
     /// Stop after this many seconds; the result then says what was covered.
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     time: Option<u64>,
+    /// Threads expanding worlds (default: every core). The answer is the same with any
+    /// number: the shortest counterexample, first in action order.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1024))]
+    threads: Option<u64>,
     /// Where the reproduction scenario and its report go (default:
     /// reports/<name>-explored).
     #[arg(long)]
@@ -83,6 +87,7 @@ pub fn run(a: Args) -> Result<bool> {
     let limits = explore::Limits {
         states: a.max_states,
         time: a.time.map(std::time::Duration::from_secs),
+        threads: a.threads.map(|n| n as usize),
     };
     let bar = styled_bar(a.quiet, a.max_states, "{spinner} {pos} states  {msg}  {elapsed}");
     let done = explore::explore(&scenario, &a.overrides(), &limits, &|p| {

@@ -23,6 +23,8 @@ pub struct Limits {
     /// Distinct worlds, at most.
     pub states: u64,
     pub time: Option<Duration>,
+    /// Threads expanding worlds (`None`: one per core); the answer does not depend on it.
+    pub threads: Option<usize>,
 }
 
 impl Default for Limits {
@@ -30,6 +32,7 @@ impl Default for Limits {
         Limits {
             states: 2_000_000,
             time: None,
+            threads: None,
         }
     }
 }
@@ -97,7 +100,7 @@ fn expand(world: &World, scope: &Scope) -> Vec<Successor> {
         .into_iter()
         .map(|a| {
             let w = adversary::next(world, scope, a);
-            let fp = fingerprint(&w);
+            let fp = fingerprint(&w, scope);
             (a, w, fp)
         })
         .collect()
@@ -124,10 +127,12 @@ fn expand_all(batch: &[(u32, World)], scope: &Scope, threads: usize) -> Vec<Vec<
 /// Searches the worlds of `scope`.
 pub fn bfs(scope: &Scope, limits: &Limits, progress: &dyn Fn(Progress)) -> Searched {
     let started = Instant::now();
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let threads = limits
+        .threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let root = World::new(scope, false);
     let mut seen: HashSet<u128, BuildHasherDefault<Identity>> = HashSet::default();
-    seen.insert(fingerprint(&root));
+    seen.insert(fingerprint(&root, scope));
     // Per world seen: its parent's index and the action that led to it.
     let mut tree: Vec<(u32, Action)> = vec![(u32::MAX, Action::Tick)];
     // The worlds of the current level, with their index in `tree`.
@@ -258,11 +263,59 @@ mod tests {
     }
 
     #[test]
+    fn one_thread_and_many_give_the_same_answer() {
+        let s = scope(RESTART, &Default::default());
+        let one = Limits {
+            threads: Some(1),
+            ..Limits::default()
+        };
+        let four = Limits {
+            threads: Some(4),
+            ..Limits::default()
+        };
+        let (a, b) = (bfs(&s, &one, &|_| {}), bfs(&s, &four, &|_| {}));
+        match (&a.verdict, &b.verdict) {
+            (Verdict::Found { path: p, .. }, Verdict::Found { path: q, .. }) => assert_eq!(p, q),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!((a.states, a.transitions), (b.states, b.transitions));
+    }
+
+    #[test]
+    fn worlds_that_differ_only_in_fault_ids_are_one_state() {
+        // Two cuts that never heal, made at one boundary in either order: their ids
+        // differ, their future does not.
+        let two_cuts = RESTART.replace(
+            "[[faults]]\n        at = \"1s\"",
+            "[[faults]]\n        at = \"0s\"\n        kind = \"partition\"\n        nodes = [1]\n        clients = [1]\n        [[faults]]\n        at = \"1s\"",
+        );
+        let s = scope(&two_cuts, &Default::default());
+        assert_eq!((s.budget.partitions, s.least.heal), (2, None), "{two_cuts}");
+        let root = World::new(&s, false);
+        let (x, y) = (Action::Cut(0, 2), Action::Cut(1, 1));
+        let a = adversary::next(
+            &adversary::next(&adversary::next(&root, &s, x), &s, y),
+            &s,
+            Action::Tick,
+        );
+        let b = adversary::next(
+            &adversary::next(&adversary::next(&root, &s, y), &s, x),
+            &s,
+            Action::Tick,
+        );
+        assert_ne!(a.cut, b.cut, "the ids differ");
+        assert_eq!(fingerprint(&a, &s), fingerprint(&b, &s));
+        // Without the second cut, another state.
+        let c = adversary::next(&adversary::next(&root, &s, x), &s, Action::Tick);
+        assert_ne!(fingerprint(&a, &s), fingerprint(&c, &s));
+    }
+
+    #[test]
     fn a_state_limit_stops_the_search_and_says_so() {
         let s = scope(RESTART, &Default::default());
         let limits = Limits {
             states: 10,
-            time: None,
+            ..Limits::default()
         };
         let r = bfs(&s, &limits, &|_| {});
         assert!(

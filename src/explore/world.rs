@@ -19,7 +19,7 @@
 //! regression. A replay can record the history (`log`), which the checker then judges.
 
 use super::action::Action;
-use super::scope::{Budget, Scope};
+use super::scope::{Budget, Least, Scope};
 use crate::algorithm::{LockAlgorithm, Mode, NodeSet, Now, Output, Redlock, ReqId, TimerId};
 use crate::client::{Record, RecordKind};
 use crate::command::{Cmd, LockId, Reply, Token};
@@ -73,7 +73,7 @@ enum Cycle {
 }
 
 /// A lock client: the algorithm, its clock, and where it is in its cycle.
-#[derive(Clone, Hash)]
+#[derive(Clone)]
 pub(super) struct Peer {
     algo: Redlock,
     clock: Clock,
@@ -132,33 +132,69 @@ pub struct World {
     pub(super) log: Option<Vec<Event>>,
 }
 
-impl Hash for World {
-    fn hash<H: Hasher>(&self, h: &mut H) {
-        self.tick.hash(h);
-        self.nodes.hash(h);
-        self.peers.hash(h);
-        self.queue.hash(h);
-        self.cut.hash(h);
-        self.node_paused.hash(h);
-        self.node_deferred.hash(h);
-        self.crashed.hash(h);
-        self.failed.hash(h);
-        self.left.hash(h);
-        self.next_fault.hash(h);
-        self.last.hash(h);
-        self.fence_floor.hash(h);
+/// Feeds a world to a hasher in canonical form: only what can change its future. A
+/// fault's id and its start tick are history, not state: the id only names the fault's
+/// end in a replayed history (the replay numbers its faults itself), and the start tick
+/// matters only through the ticks left before the fault may end, and not at all for a
+/// fault of a kind that never ends within the scope. So two worlds that reach the same
+/// nodes, clients, messages and faults by different orders are one state.
+struct Canonical<'a> {
+    world: &'a World,
+    least: &'a Least,
+}
+
+impl Canonical<'_> {
+    /// What a fault that started at `since` still means for the future: whether it is
+    /// active, and how many ticks it must still last before it may end.
+    fn since<H: Hasher>(&self, since: &Option<Since>, least: Option<u32>, h: &mut H) {
+        let left = since.map(|s| least.map(|l| (s.tick + l).saturating_sub(self.world.tick)));
+        left.hash(h);
     }
 }
 
-/// A 128-bit fingerprint: two SipHash streams with different salts, so that telling
-/// states apart does not rest on 64 bits.
-pub fn fingerprint(w: &World) -> u128 {
-    let mut a = std::collections::hash_map::DefaultHasher::new();
-    let mut b = std::collections::hash_map::DefaultHasher::new();
-    0x5eed_u64.hash(&mut b);
-    w.hash(&mut a);
-    w.hash(&mut b);
-    (u128::from(a.finish()) << 64) | u128::from(b.finish())
+impl Hash for Canonical<'_> {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        let (w, least) = (self.world, self.least);
+        w.tick.hash(h);
+        w.nodes.hash(h);
+        for p in &w.peers {
+            p.algo.hash(h);
+            p.clock.hash(h);
+            p.phase.hash(h);
+            self.since(&p.paused, least.resume, h);
+            p.deferred.hash(h);
+        }
+        w.queue.hash(h);
+        for cut in &w.cut {
+            self.since(cut, least.heal, h);
+        }
+        for paused in &w.node_paused {
+            self.since(paused, least.resume, h);
+        }
+        w.node_deferred.hash(h);
+        for crashed in &w.crashed {
+            self.since(crashed, least.restart, h);
+        }
+        for failed in &w.failed {
+            self.since(failed, least.promote, h);
+        }
+        // `next_fault` follows from the budget left, and names faults only in a replay.
+        w.left.hash(h);
+        w.last.hash(h);
+        w.fence_floor.hash(h);
+    }
+}
+
+/// A 128-bit fingerprint of the world's canonical form, in one pass of XXH3, so that
+/// telling states apart does not rest on 64 bits.
+pub fn fingerprint(w: &World, scope: &Scope) -> u128 {
+    let mut h = xxhash_rust::xxh3::Xxh3Default::new();
+    Canonical {
+        world: w,
+        least: &scope.least,
+    }
+    .hash(&mut h);
+    h.digest128()
 }
 
 impl World {
