@@ -685,3 +685,6 @@ mod tests;
 
 #[cfg(test)]
 mod finding_tests;
+
+#[cfg(test)]
+mod anomaly_tests;

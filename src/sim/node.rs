@@ -651,6 +651,51 @@ mod fault_tests {
     }
 
     #[test]
+    fn a_node_notes_what_it_did_to_its_keys() {
+        let actions = |n: &mut Node| {
+            let mut out = Vec::new();
+            n.take_events(&mut out);
+            out.iter()
+                .map(|e| (e.action, e.token.map(|t| t.0), e.by_request))
+                .collect::<Vec<_>>()
+        };
+        let mut n = Node::new(Persistence::None, None).with_events(true);
+        n.handle(0, set(1, 10));
+        n.handle(20_000, set(2, 10_000));
+        let mut out = Vec::new();
+        n.take_events(&mut out);
+        assert_eq!(out[1].action, NodeAction::Expired);
+        assert_eq!(
+            out[1].expired_at_us,
+            Some(10_000),
+            "when the node's clock reached it"
+        );
+        n.crash(30_000, false);
+        assert_eq!(actions(&mut n), [(NodeAction::Lost, Some(2), false)]);
+
+        let repl = Some(Replication { lag_us: 1_000_000 });
+        let mut n = Node::new(Persistence::None, repl).with_events(true);
+        n.handle(0, set(1, 60_000));
+        n.handle(5_000_000, Cmd::Del { key: K });
+        n.handle(5_000_000, set(2, 60_000));
+        n.fail_master(5_500_000);
+        n.promote_replica(6_000_000);
+        assert_eq!(
+            actions(&mut n),
+            [
+                (NodeAction::Set, Some(1), true),
+                (NodeAction::Deleted, Some(1), true),
+                (NodeAction::Set, Some(2), true),
+                (NodeAction::Unreplicated, Some(2), false),
+                (NodeAction::Promoted, Some(1), false),
+            ]
+        );
+        let mut quiet = Node::new(Persistence::None, None);
+        quiet.handle(0, set(1, 10));
+        assert!(actions(&mut quiet).is_empty(), "off unless asked for");
+    }
+
+    #[test]
     fn a_power_loss_is_silent_while_down() {
         let mut n = Node::new(Persistence::AofAlways, None);
         n.crash(0, true);
