@@ -106,6 +106,10 @@ pub struct Named {
     pub lines: Vec<usize>,
     /// Whether node events showed it (else the faults alone suggest it).
     pub from_node_events: bool,
+    /// The client whose keys were gone from the shared nodes, when the node events
+    /// show it: usually the earlier holder; the later one when its own keys expired
+    /// before its acquisition completed.
+    pub victim: Option<usize>,
 }
 
 impl Named {
@@ -239,10 +243,18 @@ pub fn name_violation(view: &RunView, v: &Violation, faults: &[&FaultWindow]) ->
             ),
             lines: oks,
             from_node_events: true,
+            victim: None,
         };
     }
     let (_, a_invoke) = acquire_lines(view.history, a);
-    let seen = node_events(view, &v.lock, &shared, a_invoke, b.ok_line.max(a.ok_line));
+    let (_, b_invoke) = acquire_lines(view.history, b);
+    let seen = node_events(
+        view,
+        &v.lock,
+        &shared,
+        a_invoke.min(b_invoke),
+        b.ok_line.max(a.ok_line),
+    );
     if began(view, b) == Began::ExtendedLate {
         let ext: Vec<&Seen> = seen
             .iter()
@@ -270,14 +282,25 @@ pub fn name_violation(view: &RunView, v: &Violation, faults: &[&FaultWindow]) ->
             ),
             lines,
             from_node_events: !ext.is_empty(),
+            victim: None,
         };
     }
-    let mine = |s: &&Seen| s.event.token.as_deref() == a.token.as_deref() && a.token.is_some();
-    let gone: Vec<&Seen> = seen
-        .iter()
-        .filter(mine)
-        .filter(|s| s.event.action.removes())
-        .collect();
+    // Whose key was gone: the earlier holder's, taken off the shared nodes before the
+    // later one set its own; or else the later holder's own, which expired there before
+    // its acquisition even completed (it set its keys first, its replies came late).
+    let removed = |h: &Hold| -> Vec<&Seen> {
+        seen.iter()
+            .filter(|s| h.token.is_some() && s.event.token.as_deref() == h.token.as_deref())
+            .filter(|s| s.event.action.removes())
+            .collect()
+    };
+    let (victim, other, gone) = match removed(a) {
+        gone if !gone.is_empty() => (a, b, gone),
+        _ => {
+            let own: Vec<&Seen> = removed(b).into_iter().filter(|s| s.line < b.ok_line).collect();
+            (b, a, own)
+        }
+    };
     if gone.is_empty() {
         let mut named = from_faults(view, a, b, &shared, faults);
         named.lines.extend(oks);
@@ -286,12 +309,14 @@ pub fn name_violation(view: &RunView, v: &Violation, faults: &[&FaultWindow]) ->
         named.from_node_events = false;
         return named;
     }
-    // The later holder's own keys on the shared nodes: when it took them.
+    // The other holder's own keys on the shared nodes: when it took them.
     let took: Vec<&Seen> = seen
         .iter()
-        .filter(|s| s.event.action == NodeAction::Set && s.event.client == Some(b.client))
-        .filter(|s| s.line <= b.ok_line)
+        .filter(|s| s.event.action == NodeAction::Set && s.event.client == Some(other.client))
+        .filter(|s| s.event.token.as_deref() == other.token.as_deref())
+        .filter(|s| s.line <= other.ok_line)
         .collect();
+    let (_, victim_invoke) = acquire_lines(view.history, victim);
     let first = gone[0];
     let kind = match first.event.action {
         NodeAction::Lost => Anomaly::KeyLostOnRestart,
@@ -300,29 +325,23 @@ pub fn name_violation(view: &RunView, v: &Violation, faults: &[&FaultWindow]) ->
         NodeAction::Deleted => Anomaly::TokenReused,
         _ if first.event.key.starts_with("r_") => Anomaly::ReaderDroppedByWriterClock,
         _ => {
-            let until = believed_until(view, a);
+            let until = believed_until(view, victim);
             let early = |s: &&Seen| {
                 let at = s.event.expired_at_us.unwrap_or(s.event.t_us);
                 until.is_none_or(|u| at < u)
             };
-            if let Some(s) = gone
+            let asked = view
+                .history
+                .get(victim_invoke.wrapping_sub(1))
+                .map_or(victim.start_us, |e| e.t_us());
+            if gone
                 .iter()
-                .find(|s| node_clock_fault(faults, s.event.node).is_some())
+                .any(|s| node_clock_fault(faults, s.event.node).is_some())
             {
-                let _ = s;
                 Anomaly::EarlyExpiryByNodeClock
-            } else if slow_clock_fault(faults, a.client).is_some() {
+            } else if slow_clock_fault(faults, victim.client).is_some() {
                 Anomaly::HolderClockSlow
-            } else if pause_fault(
-                faults,
-                a.client,
-                view.history
-                    .get(a_invoke.wrapping_sub(1))
-                    .map_or(a.start_us, |e| e.t_us()),
-                a.start_us,
-            )
-            .is_some()
-            {
+            } else if pause_fault(faults, victim.client, asked, victim.start_us).is_some() {
                 Anomaly::HolderPausedPastValidity
             } else if gone.iter().any(early) {
                 Anomaly::ValidityMiscomputed
@@ -334,7 +353,7 @@ pub fn name_violation(view: &RunView, v: &Violation, faults: &[&FaultWindow]) ->
     let mut lines: Vec<usize> = oks;
     lines.extend(gone.iter().map(|s| s.line));
     lines.extend(took.iter().map(|s| s.line));
-    let cause = cause(view, kind, a, b, &gone, &took, faults, &mut lines);
+    let cause = cause(view, kind, victim, other, &gone, &took, faults, &mut lines);
     lines.sort_unstable();
     lines.dedup();
     Named {
@@ -342,6 +361,7 @@ pub fn name_violation(view: &RunView, v: &Violation, faults: &[&FaultWindow]) ->
         cause,
         lines,
         from_node_events: true,
+        victim: Some(victim.client),
     }
 }
 
@@ -537,16 +557,12 @@ fn from_faults(view: &RunView, a: &Hold, b: &Hold, shared: &[usize], faults: &[&
         cause,
         lines: line_of(w),
         from_node_events: false,
+        victim: None,
     }
 }
 
 /// Names a stale write.
-pub fn name_stale(
-    view: &RunView,
-    rv: &ResourceViolation,
-    faults: &[&FaultWindow],
-    write_line: usize,
-) -> Named {
+pub fn name_stale(rv: &ResourceViolation, faults: &[&FaultWindow], write_line: usize) -> Named {
     let paused: Vec<&&FaultWindow> = faults
         .iter()
         .filter(|w| matches!(w.fault, Fault::Pause { client: Some(c), .. } if c == rv.client))
@@ -576,7 +592,6 @@ pub fn name_stale(
             ),
         ),
     };
-    let _ = view;
     lines.sort_unstable();
     lines.dedup();
     Named {
@@ -589,5 +604,6 @@ pub fn name_stale(
         ),
         lines,
         from_node_events: true,
+        victim: None,
     }
 }

@@ -126,7 +126,7 @@ pub fn explain(view: &RunView, rv: &ResourceViolation) -> Story {
         why: why(view, rv, &faults),
         first_line,
         last_line,
-        anomaly: Some(super::anomaly::name_stale(view, rv, &faults, last_line)),
+        anomaly: Some(super::anomaly::name_stale(rv, &faults, last_line)),
     }
 }
 

@@ -79,6 +79,18 @@ pub fn why(view: &RunView, a: &Hold, b: &Hold, faults: &[&FaultWindow], named: O
             a.client,
             b.client
         ),
+        // The later holder's own keys were the ones gone: it set them first, and they
+        // expired before its replies reached it.
+        _ if named.is_some_and(|n| n.from_node_events && n.victim == Some(b.client)) => format!(
+            "{} granted {} to client {} before client {} took it: client {}'s own keys were gone there before \
+             its acquisition completed, yet it believed it held the lock once its replies came ({}",
+            nodes(&shared, true),
+            a.lock,
+            b.client,
+            a.client,
+            b.client,
+            named.map_or(String::new(), |n| n.cause.clone())
+        ),
         (Mode::Exclusive, _) | (_, Mode::Exclusive) => format!(
             "{} granted {} to both clients: when client {}'s successful attempt reached {}, {} no longer had \
              client {}'s key ({}",
