@@ -113,18 +113,23 @@ pub struct Named {
 }
 
 impl Named {
-    /// "Anomaly: key lost on restart. node 2 crashed ... (lines 40, 41.)"
-    pub fn sentence(&self) -> String {
+    /// "Anomaly: key lost on restart. Node 2 crashed ... (evidence: history lines 40,
+    /// 41.)"; without the cause (`with_cause` false) where the story already tells it.
+    pub fn sentence(&self, with_cause: bool) -> String {
         let lines: Vec<String> = self.lines.iter().map(usize::to_string).collect();
         let basis = if self.from_node_events {
             String::new()
         } else {
             " The history has no node events: this is read from the faults alone.".into()
         };
+        let cause = if with_cause {
+            format!(" {}", capital(&self.cause))
+        } else {
+            String::new()
+        };
         format!(
-            "Anomaly: {}. {} (evidence: history {} {}.){basis}",
+            "Anomaly: {}.{cause} (evidence: history {} {}.){basis}",
             self.kind.name(),
-            capital(&self.cause),
             plural("line", lines.len()),
             lines.join(", ")
         )
@@ -379,6 +384,7 @@ fn cause(
     lines: &mut Vec<usize>,
 ) -> String {
     let mut parts: Vec<String> = Vec::new();
+    let mut expiries: Vec<String> = Vec::new();
     for s in gone {
         let e = &s.event;
         let n = e.node;
@@ -433,24 +439,37 @@ fn cause(
                 s.line
             ),
             _ => {
+                // Expiries are told together: "expired by the nodes' clocks on node 3
+                // at t=... (line 78), node 4 at t=... (line 80)".
                 let at = e.expired_at_us.unwrap_or(e.t_us);
-                let mut w = format!(
-                    "client {}'s key {} expired on node {n} at t={} by node {n}'s clock (line {})",
-                    a.client,
-                    e.key,
-                    secs(at),
-                    s.line
-                );
+                let mut w = format!("node {n} at t={} (line {})", secs(at), s.line);
                 if kind == Anomaly::EarlyExpiryByNodeClock {
                     if let Some(id) = node_clock_fault(faults, n) {
-                        let _ = std::fmt::Write::write_fmt(&mut w, format_args!(", moved ahead by fault #{id}"));
+                        w.push_str(&format!(", its clock moved ahead by fault #{id}"));
                         lines.extend(fault_line(faults, id));
                     }
                 }
-                w
+                expiries.push(w);
+                continue;
             }
         };
         parts.push(what);
+    }
+    if let Some(first) = gone
+        .iter()
+        .find(|s| s.event.action == NodeAction::Expired && !s.event.key.starts_with("r_"))
+    {
+        parts.push(format!(
+            "client {}'s key {} expired by the {} on {}",
+            a.client,
+            first.event.key,
+            if expiries.len() == 1 {
+                "node's own clock"
+            } else {
+                "nodes' own clocks"
+            },
+            expiries.join("; ")
+        ));
     }
     let mut s = parts.join("; ");
     if matches!(

@@ -63,7 +63,8 @@ impl Story {
         }
         let _ = writeln!(out, "{}. {}", self.steps.len() + 1, md(&self.overlap));
         if let Some(a) = &self.anomaly {
-            let _ = writeln!(out, "\n**{}**", md(&a.sentence()));
+            let told = self.why.contains(&a.cause);
+            let _ = writeln!(out, "\n**{}**", md(&a.sentence(!told)));
         }
         let _ = writeln!(
             out,

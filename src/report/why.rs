@@ -236,7 +236,7 @@ fn partition_leaves(
     }
     let ids: Vec<String> = ca.iter().map(|id| format!("#{id}")).collect();
     Some(format!(
-        "The {} {} left {} as the only {} client {} (when it acquired) and client {} (when it acquired) could both reach.",
+        "The {} {} left {} as the only {} that both client {} and client {} could reach when they acquired.",
         plural("partition", ca.len()),
         ids.join(" and "),
         nodes(&both, false),
