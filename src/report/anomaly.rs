@@ -392,9 +392,7 @@ fn cause(
             NodeAction::Lost => {
                 let crash = faults
                     .iter()
-                    .filter(|w| matches!(w.fault, Fault::Crash { node, .. } if node == n))
-                    .filter(|w| w.start_us <= e.t_us)
-                    .next_back();
+                    .rfind(|w| matches!(w.fault, Fault::Crash { node, .. } if node == n) && w.start_us <= e.t_us);
                 if let Some(w) = crash {
                     lines.push(w.line);
                 }
