@@ -122,16 +122,18 @@ impl Named {
         } else {
             " The history has no node events: this is read from the faults alone.".into()
         };
-        let cause = if with_cause {
-            format!(" {}", capital(&self.cause))
-        } else {
-            String::new()
-        };
-        format!(
-            "Anomaly: {}.{cause} (evidence: history {} {}.){basis}",
-            self.kind.name(),
+        let lines = format!(
+            "evidence: history {} {}",
             plural("line", lines.len()),
             lines.join(", ")
+        );
+        if !with_cause {
+            return format!("Anomaly: {} ({lines}).{basis}", self.kind.name());
+        }
+        format!(
+            "Anomaly: {}. {} ({lines}.){basis}",
+            self.kind.name(),
+            capital(&self.cause),
         )
     }
 }

@@ -330,3 +330,40 @@ fn a_history_without_node_events_is_named_from_its_faults() {
     };
     assert_eq!(holds(&with_findings), holds(&findings));
 }
+
+#[test]
+fn every_acknowledged_acquire_has_its_set_on_each_node_it_names() {
+    // The reader's first check of a story's "node 2 granted L0 to both": each node an
+    // `ok` names set that client's key with that token, between its invoke and its ok.
+    let (history, _) = run(&scenario("redlock-chaos.toml"));
+    let mut asked = std::collections::BTreeMap::new();
+    let mut sets: Vec<(usize, usize, String, usize)> = Vec::new();
+    let mut checked = 0;
+    for (i, e) in history.iter().enumerate() {
+        match e {
+            Event::Invoke(op) => {
+                asked.insert(op.client, i);
+            }
+            Event::Node(n) if n.action == NodeAction::Set => {
+                sets.push((i, n.node, n.token.clone().unwrap(), n.client.unwrap()));
+            }
+            Event::Ok(op) if op.op == crate::history::OpKind::Acquire => {
+                let from = asked[&op.client];
+                for &node in op.nodes.iter().flatten() {
+                    assert!(
+                        sets.iter().any(|(at, n, t, c)| *at > from
+                            && *n == node
+                            && Some(t) == op.token.as_ref()
+                            && *c == op.client),
+                        "line {}: node {node} acknowledged, but no set of client {}'s token there",
+                        i + 1,
+                        op.client
+                    );
+                    checked += 1;
+                }
+            }
+            _ => {}
+        }
+    }
+    assert!(checked > 100, "{checked}");
+}
