@@ -351,10 +351,12 @@ fn every_acknowledged_acquire_has_its_set_on_each_node_it_names() {
                 let from = asked[&op.client];
                 for &node in op.nodes.iter().flatten() {
                     assert!(
-                        sets.iter().any(|(at, n, t, c)| *at > from
-                            && *n == node
-                            && Some(t) == op.token.as_ref()
-                            && *c == op.client),
+                        sets.iter()
+                            .rev()
+                            .take_while(|s| s.0 > from)
+                            .any(|(_, n, t, c)| *n == node
+                                && Some(t) == op.token.as_ref()
+                                && *c == op.client),
                         "line {}: node {node} acknowledged, but no set of client {}'s token there",
                         i + 1,
                         op.client
