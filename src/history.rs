@@ -79,7 +79,10 @@
 //!   failover `replicated` / `unreplicated` (`token`, `lag_us`: the master's key had or
 //!   had not reached the replica when the master died) and `promoted` (`token`: the
 //!   promoted replica serves this key, at the promotion). The simulator writes them
-//!   unless the scenario says `node_events = false`; the real backend does not yet.
+//!   unless the scenario says `node_events = false`. The real backend writes `set`,
+//!   `extended` and `deleted` from the commands its own clients sent and the replies
+//!   they got (at the reply; `crate::real`'s `node_lines`), not yet expiry, loss or
+//!   replication.
 //!   Histories without them are read and checked as before: the checker only checks
 //!   their node and client numbers; the report reads them to name each finding's
 //!   anomaly (`crate::report::anomaly`).
