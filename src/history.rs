@@ -65,6 +65,27 @@
 //!   `token` of the hold): the hold ends here, at `t_us`, if it had not ended already. A
 //!   `lost` about a lock the client does not hold (its library noticed after the
 //!   release) changes nothing.
+//! - `node`: what a node did to one key of a lock, so a story's claims about the nodes
+//!   can be checked from the history: `node`, `lock`, `key` (the lock's name, `w_{L}` or
+//!   `r_{L}`), `action`, and by action: `set` (`client`, `token`, `ttl_ms`,
+//!   `expire_at_node_us`: the expiry on the node's own wall clock), `extended` (`client`,
+//!   `token` of the key there, `ttl_ms`, `checked`: whether the command compared the
+//!   token, `expire_at_node_us`), `expired` (`token`, `expire_at_node_us`, and
+//!   `expired_at_us`, the true time the node's clock reached it: expiry is lazy, as in
+//!   Redis, so the line comes when the node next touches the key; an `r_{L}` entry
+//!   dropped by a writer's script names that writer as `client`), `deleted` (`client`,
+//!   `token` of the key deleted, `checked`), `lost` (`token`: the node crashed and what
+//!   its persistence kept does not have the key; the line comes at the crash), and at a
+//!   failover `replicated` / `unreplicated` (`token`, `lag_us`: the master's key had or
+//!   had not reached the replica when the master died) and `promoted` (`token`: the
+//!   promoted replica serves this key, at the promotion). The simulator writes them
+//!   unless the scenario says `node_events = false`. The real backend writes `set`,
+//!   `extended` and `deleted` from the commands its own clients sent and the replies
+//!   they got (at the reply; `crate::real`'s `node_lines`), not yet expiry, loss or
+//!   replication.
+//!   Histories without them are read and checked as before: the checker only checks
+//!   their node and client numbers; the report reads them to name each finding's
+//!   anomaly (`crate::report::anomaly`).
 //!
 //! A client holds a lock from its `ok` acquire until the earliest of its `release` invoke,
 //! a `lost`, and the `valid_until_us` in force (of the acquire, a later extension or `belief`). Operations of one client never overlap. A history may end
@@ -90,6 +111,7 @@ pub enum Event {
     Write(ResourceWrite),
     Belief(Belief),
     Lost(Lost),
+    Node(NodeEvent),
 }
 
 impl Event {
@@ -102,6 +124,7 @@ impl Event {
             Event::Write(w) => w.t_us,
             Event::Belief(b) => b.t_us,
             Event::Lost(l) => l.t_us,
+            Event::Node(n) => n.t_us,
         }
     }
 }
@@ -156,6 +179,87 @@ pub struct Lost {
     pub lock: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub token: Option<String>,
+}
+
+/// What a node did to a key of a lock (a `node` line); see the module doc.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NodeAction {
+    /// A client's request created the key (or added its entry to `r_{L}`).
+    Set,
+    /// A client's request moved the key's expiry (PEXPIRE, with or without a token check).
+    Extended,
+    /// The key's expiry came by the node's clock (or, for an entry of `r_{L}`, a
+    /// writer's script dropped it by the writer's clock).
+    Expired,
+    /// A client's request deleted the key (or removed its entry of `r_{L}`).
+    Deleted,
+    /// The node crashed and what its persistence kept does not have the key.
+    Lost,
+    /// At a failover, the replica had the master's key.
+    Replicated,
+    /// At a failover, the replica had not yet received the master's key: it is gone.
+    Unreplicated,
+    /// The promoted replica serves the key (the master may have deleted it since).
+    Promoted,
+}
+
+impl NodeAction {
+    pub fn name(self) -> &'static str {
+        match self {
+            NodeAction::Set => "set",
+            NodeAction::Extended => "extended",
+            NodeAction::Expired => "expired",
+            NodeAction::Deleted => "deleted",
+            NodeAction::Lost => "lost",
+            NodeAction::Replicated => "replicated",
+            NodeAction::Unreplicated => "unreplicated",
+            NodeAction::Promoted => "promoted",
+        }
+    }
+
+    /// Whether the key (with its token) is gone from the node after this.
+    pub fn removes(self) -> bool {
+        matches!(
+            self,
+            NodeAction::Expired | NodeAction::Deleted | NodeAction::Lost | NodeAction::Unreplicated
+        )
+    }
+}
+
+/// One thing a node did to one key of a lock.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NodeEvent {
+    pub t_us: u64,
+    pub node: usize,
+    /// The lock the key belongs to, as `lock` names it in operation lines.
+    pub lock: String,
+    /// The Redis key: the lock's name, `w_{L}` or `r_{L}`.
+    pub key: String,
+    pub action: NodeAction,
+    /// The client whose request did it (`set`, `extended`, `deleted`; for an `expired`
+    /// entry of `r_{L}`, the writer whose script dropped it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<usize>,
+    /// The key's value (the holder's token) when it happened.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token: Option<String>,
+    /// `set`, `extended`: the ttl given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ttl_ms: Option<u64>,
+    /// `deleted`, `extended`: whether the command compared the token first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checked: Option<bool>,
+    /// `expired`: the true time at which the node's clock reached the key's expiry
+    /// (expiry is lazy, as in Redis: the line comes when the node next touches the key).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expired_at_us: Option<u64>,
+    /// `set`, `extended`, `expired`: the expiry on the node's own wall clock (µs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expire_at_node_us: Option<u64>,
+    /// `unreplicated`: how far the replica trailed the master.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lag_us: Option<u64>,
 }
 
 /// A write reaching the guarded resource.

@@ -62,13 +62,18 @@ pub fn set_max_history_bytes(bytes: u64) {
 /// About how many bytes of history a run of `scenario` writes: every client acquires
 /// and releases (four events, six with resource writes) once per think, hold and two
 /// message delays (at least a millisecond), and no more often than the locks can be
-/// held one after another. A 120 s run of the defaults writes 2.3 MB; this says 5.
+/// held one after another; the simulator's `node` lines add two per node. A 120 s run
+/// of the defaults writes 2.3 MB without node lines; this says 5.
 pub fn expected_history_bytes(scenario: &crate::scenario::Scenario) -> u64 {
     let c = &scenario.clients;
     let hold_us = c.hold.mean_us(0).max(1.0);
     let cycle_us = (c.think.mean_us(0) + hold_us + 2.0 * scenario.network.latency.mean_us(0)).max(1_000.0);
     let cycles_per_us = (c.count as f64 / cycle_us).min(f64::from(c.locks.max(1)) / hold_us);
-    let events_per_cycle = if c.resource_writes { 6.0 } else { 4.0 };
+    let mut events_per_cycle = if c.resource_writes { 6.0 } else { 4.0 };
+    if scenario.node_events && scenario.backend == crate::scenario::Backend::Sim {
+        // A `node` line per node for the key's set and for its delete (or expiry).
+        events_per_cycle += 2.0 * scenario.nodes as f64;
+    }
     let events = cycles_per_us * scenario.duration_us as f64 * events_per_cycle;
     (events * EVENT_BYTES as f64).min(u64::MAX as f64) as u64
 }

@@ -70,6 +70,11 @@ impl Bounds {
                 time("valid_until_us", b.valid_until_us)
             }
             Event::Heal { .. } => Ok(()),
+            Event::Node(n) => {
+                self.node(n.node)?;
+                lock_name(&n.lock)?;
+                n.client.map_or(Ok(()), |c| self.client(c))
+            }
             Event::Fault(f) => {
                 match f.action {
                     FaultAction::Start if !self.open_faults.insert(f.id) => {

@@ -255,6 +255,9 @@ impl Checker {
             }
             Event::Belief(b) => self.belief(b)?,
             Event::Lost(l) => self.lost(l),
+            // What the nodes did: the report names anomalies from it; holds and
+            // verdicts come from the clients' lines alone.
+            Event::Node(_) => {}
         }
         self.tolerance.observe(event, lock);
         Ok(())

@@ -179,6 +179,7 @@ pub fn reproduction(scope: &Scope, path: &[Action], resource: bool) -> Scenario 
         backend: Backend::Sim,
         targets: Targets::Local,
         overrides: Vec::new(),
+        node_events: true,
     }
 }
 

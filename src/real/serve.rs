@@ -268,6 +268,7 @@ impl Served {
                         client: 0,
                         req,
                         reply: crate::command::Reply::Error,
+                        sent: None,
                     };
                     tokio::spawn(request(
                         self.slots[node].clone(),

@@ -13,6 +13,7 @@
 //! depends only on the seeds run.
 
 pub mod analysis;
+pub mod anomaly;
 pub mod causes;
 pub mod folder;
 pub mod html;
@@ -198,6 +199,40 @@ pub struct PlotInfo {
 pub struct Rendered {
     pub plots: Vec<PlotInfo>,
     pub stories: Vec<narrative::Story>,
+    /// The stale writes' stories.
+    pub stale: Vec<narrative::Story>,
+}
+
+/// Adds each told finding's anomaly to summary.json: `anomaly` (`kind`, its `name`,
+/// the evidence `lines`) on each violation and stale write that has a story, and
+/// `anomalies`, how many findings of each kind. Whether anything was added.
+pub fn add_anomalies(summary: &mut serde_json::Value, rendered: &Rendered) -> bool {
+    let mut counts = std::collections::BTreeMap::<String, u64>::new();
+    let mut added = false;
+    for (key, stories) in [
+        ("violations", &rendered.stories),
+        ("resource_violations", &rendered.stale),
+    ] {
+        for (i, story) in stories.iter().enumerate() {
+            let Some(named) = &story.anomaly else {
+                continue;
+            };
+            *counts.entry(named.kind.id()).or_default() += 1;
+            if let Some(entry) = summary.get_mut(key).and_then(|v| v.get_mut(i)) {
+                entry["anomaly"] = serde_json::json!({
+                    "kind": named.kind,
+                    "name": named.kind.name(),
+                    "lines": named.lines,
+                });
+                added = true;
+            }
+        }
+    }
+    if !counts.is_empty() {
+        summary["anomalies"] = serde_json::json!(counts);
+        added = true;
+    }
+    added
 }
 
 /// How many violations narrative.md tells in full; the rest are listed on one line each.
@@ -217,7 +252,7 @@ pub fn write_with(
     keep_history: bool,
 ) -> Result<Rendered, ReportError> {
     std::fs::create_dir_all(dir).map_err(io_err(dir))?;
-    let summary = serde_json::to_value(summary(scenario, outcome)).map_err(|e| ReportError::Io {
+    let mut summary = serde_json::to_value(summary(scenario, outcome)).map_err(|e| ReportError::Io {
         path: dir.join("summary.json").display().to_string(),
         error: e.into(),
     })?;
@@ -226,10 +261,12 @@ pub fn write_with(
         Rendered {
             plots: Vec::new(),
             stories: Vec::new(),
+            stale: Vec::new(),
         }
     } else {
         write_evidence(dir, &summary, outcome, keep_history)?
     };
+    add_anomalies(&mut summary, &rendered);
     // Last, and only once everything it vouches for is on disk: until then the folder
     // keeps the placeholder that says the run is partial.
     stopped_before_summary(&summary)?;
@@ -381,7 +418,11 @@ pub fn rerender(dir: &Path) -> Result<Findings, ReportError> {
         Err(e) => return Err(io_err(&summary_path)(e)),
     };
     let others = folder::clear_renders(dir)?;
-    render(dir, &summary, &view, true)?;
+    let rendered = render(dir, &summary, &view, true)?;
+    let mut summary = summary;
+    if add_anomalies(&mut summary, &rendered) {
+        write_json(&summary_path, &summary)?;
+    }
     if let Some(e) = file.error() {
         return Err(e.into());
     }
@@ -553,7 +594,11 @@ pub fn render(
     let page = html::page(summary, view, &plots, &stories, &stale, has_history);
     let path = dir.join("index.html");
     std::fs::write(&path, page).map_err(io_err(&path))?;
-    Ok(Rendered { plots, stories })
+    Ok(Rendered {
+        plots,
+        stories,
+        stale,
+    })
 }
 
 /// The stale writes' section of narrative.md, after the violations.
@@ -641,3 +686,6 @@ mod tests;
 
 #[cfg(test)]
 mod finding_tests;
+
+#[cfg(test)]
+mod anomaly_tests;

@@ -9,6 +9,7 @@
 //! ([`super::why`]). Each fault kind has its own sentence ([`fault_sentence`]). Stale
 //! writes to the guarded resource get stories of the same shape ([`super::stale`]).
 
+use super::anomaly::{self, Named};
 use super::causes::{self, Parties};
 use super::view::{acquire_lines, began, targets, Began, FaultWindow, RunView};
 use super::why;
@@ -38,6 +39,8 @@ pub struct Story {
     /// History lines (1-based, inclusive) the story draws on.
     pub first_line: usize,
     pub last_line: usize,
+    /// What kind of failure it is, with its evidence ([`super::anomaly`]).
+    pub anomaly: Option<Named>,
 }
 
 impl Story {
@@ -59,6 +62,10 @@ impl Story {
             let _ = writeln!(out, "{}. t={} {}", i + 1, secs(s.t_us), md(&s.text));
         }
         let _ = writeln!(out, "{}. {}", self.steps.len() + 1, md(&self.overlap));
+        if let Some(a) = &self.anomaly {
+            let told = self.why.contains(&a.cause);
+            let _ = writeln!(out, "\n**{}**", md(&a.sentence(!told)));
+        }
         let _ = writeln!(
             out,
             "\n{} (history lines {}–{}.)",
@@ -397,13 +404,15 @@ pub fn explain(view: &RunView, v: &Violation) -> Story {
         span(v.overlap_us()),
         end_sentence(ender)
     );
+    let named = anomaly::name_violation(view, v, &faults);
     Story {
         lock: v.lock.clone(),
         steps,
         overlap,
-        why: why::why(view, a, b, &faults),
+        why: why::why(view, a, b, &faults, Some(&named)),
         first_line: a_line.min(b_line).min(told.first_line),
         last_line: b.ok_line.max(a.ok_line),
+        anomaly: Some(named),
     }
 }
 

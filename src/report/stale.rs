@@ -118,13 +118,15 @@ pub fn explain(view: &RunView, rv: &ResourceViolation) -> Story {
         secs(holder.start_us),
         secs(holder.end_us)
     );
+    let last_line = write_line(view, rv);
     Story {
         lock: rv.lock.clone(),
         steps,
         overlap,
         why: why(view, rv, &faults),
         first_line,
-        last_line: write_line(view, rv),
+        last_line,
+        anomaly: Some(super::anomaly::name_stale(rv, &faults, last_line)),
     }
 }
 

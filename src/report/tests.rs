@@ -92,7 +92,8 @@ fn a_shared_node_that_granted_twice_is_told_with_the_fault_between() {
     );
     assert_eq!(
         story.why,
-        "Node 3 granted L0 to both clients: by the time client 5 asked, it no longer had client 3's key \
+        "Node 3 granted L0 to both clients: when client 5's successful attempt reached it, it no longer had \
+         client 3's key \
          (it had expired, been lost, or been deleted by a release that does not check the token, while client 3 still trusted its validity)."
     );
     // From client 3's acquire invoke (line 2) to client 5's ok (line 6).

@@ -62,6 +62,9 @@ pub struct Scenario {
     pub backend: Backend,
     /// Which real servers the nodes are (real backend only).
     pub targets: Targets,
+    /// Whether the simulator records what the nodes did to the lock keys (`node` lines
+    /// of the history; `node_events = false` leaves them out, for speed).
+    pub node_events: bool,
 }
 
 /// The verdict a scenario expects about mutual exclusion.

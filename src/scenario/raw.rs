@@ -42,6 +42,9 @@ pub struct RawScenario {
     nemesis: RawNemesis,
     #[serde(default)]
     backend: Backend,
+    /// Whether the simulator writes the nodes' `node` lines into the history.
+    #[serde(default = "yes")]
+    node_events: bool,
 }
 
 #[derive(Debug)]
@@ -613,6 +616,7 @@ impl RawScenario {
             nemesis,
             backend: self.backend,
             targets,
+            node_events: self.node_events,
         })
     }
 }

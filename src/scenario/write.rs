@@ -111,6 +111,9 @@ impl Scenario {
         if let Some(m) = self.min_availability {
             let _ = writeln!(out, "min_availability = {}", float(m));
         }
+        if !self.node_events {
+            let _ = writeln!(out, "node_events = false");
+        }
         if self.backend != Backend::Sim {
             let _ = writeln!(out, "backend = {}", name(&self.backend));
         }

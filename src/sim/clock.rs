@@ -55,6 +55,12 @@ impl Clock {
         self.anchor_true_us + dt as u64
     }
 
+    /// The earliest true time at which the wall reading is at least `wall_us`, as the
+    /// clock now runs (a jump or rate change before that is not undone).
+    pub fn true_at_wall(&self, wall_us: u64) -> u64 {
+        self.true_at_mono((wall_us as i64 - self.offset_us).max(0) as u64)
+    }
+
     /// The rate the clock runs at, in parts per million above true time.
     pub fn rate_ppm(&self) -> i64 {
         self.rate_ppm

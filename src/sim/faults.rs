@@ -64,6 +64,7 @@ impl World<'_> {
         self.active[i] = true;
         let then = self.act(t, i, true);
         self.fault_event(t, i, FaultAction::Start);
+        self.all_node_events(t);
         if let Some(d) = self.plan[i].duration_us {
             self.queue.push(t + d, Ev::FaultEnd(i));
         }
@@ -129,6 +130,7 @@ impl World<'_> {
         }
         let then = self.act(t, i, false);
         self.fault_event(t, i, FaultAction::End);
+        self.all_node_events(t);
         self.then(t, then);
     }
 
@@ -178,7 +180,7 @@ impl World<'_> {
                 // clock stays where it jumped to.
                 if on {
                     if let Some(n) = node {
-                        self.nodes[n].clock.jump(by_us);
+                        self.nodes[n].jump_clock(t, by_us);
                     }
                     if let Some(c) = client {
                         self.client_clocks[c].jump(by_us);
@@ -191,7 +193,7 @@ impl World<'_> {
                 };
                 let ppm = rate_ppm(self.procs.rate(p, id, rate, on));
                 match p {
-                    Process::Node(n) => self.nodes[n].clock.set_rate(t, ppm),
+                    Process::Node(n) => self.nodes[n].set_clock_rate(t, ppm),
                     Process::Client(c) => {
                         self.set_client_rate(t, c, ppm);
                         then.rate_changed = Some(c);

@@ -28,7 +28,7 @@ use crate::algorithm::ReqId;
 use crate::client::{build_clients, Action, Client, Record, RecordKind};
 use crate::command::{Cmd, LockId, NodeId, Reply, Token};
 use crate::fault::{Aimer, PausePoint, PlannedFault, ProcessFaults};
-use crate::history::{Event, Meta, OpKind};
+use crate::history::{Event, Meta, NodeEvent, OpKind};
 use crate::lifecycle::{Lifecycle, RunOutput, RunStats};
 use crate::resource::GuardedResource;
 use crate::scenario::Scenario;
@@ -120,6 +120,8 @@ struct World<'a> {
     resource_rng: crate::rng::Rng,
     /// lockstorm was asked to stop ([`crate::shutdown`]) and the run ended early.
     stopped: bool,
+    /// The nodes' key events on their way to the history (kept for its capacity).
+    key_events: Vec<node::KeyEvent>,
 }
 
 /// A holder's belief: its validity ends when its monotonic clock reads
@@ -183,7 +185,7 @@ fn run_world<'a>(
         nodes: scenario
             .persistence
             .iter()
-            .map(|&p| Node::new(p, scenario.replication))
+            .map(|&p| Node::new(p, scenario.replication).with_events(scenario.node_events))
             .collect(),
         clients,
         client_clocks: vec![Clock::default(); n_clients],
@@ -216,6 +218,7 @@ fn run_world<'a>(
         resource: GuardedResource::default(),
         resource_rng: crate::rng::split(seed, "resource", 0),
         stopped: false,
+        key_events: Vec::new(),
     };
     world.emit(Event::Meta(Meta {
         t_us: 0,
@@ -322,7 +325,11 @@ impl World<'_> {
                     return;
                 }
                 self.stats.node_cmds += 1;
-                let Some(reply) = self.nodes[node].handle(t, cmd) else {
+                let reply = self.nodes[node].handle(t, cmd);
+                if self.scenario.node_events {
+                    self.node_events(t, node, Some(client));
+                }
+                let Some(reply) = reply else {
                     return;
                 };
                 if let Some(at) = self.net.send(t, client, node, Direction::ToClient) {
@@ -401,6 +408,39 @@ impl World<'_> {
                     self.clients[c].stop(&mut self.out);
                     self.apply(t, c);
                 }
+            }
+        }
+    }
+
+    /// Writes what `node` did to its keys since the last call as `node` lines; `client`
+    /// sent the command it was doing.
+    fn node_events(&mut self, t: u64, node: NodeId, client: Option<usize>) {
+        let mut events = std::mem::take(&mut self.key_events);
+        self.nodes[node].take_events(&mut events);
+        for e in events.drain(..) {
+            self.emit(Event::Node(NodeEvent {
+                t_us: t,
+                node,
+                lock: e.key.lock.name(),
+                key: e.key.to_string(),
+                action: e.action,
+                client: client.filter(|_| e.by_request),
+                token: e.token.map(Token::hex),
+                ttl_ms: e.ttl_ms,
+                checked: e.checked,
+                expired_at_us: e.expired_at_us,
+                expire_at_node_us: e.expire_at_node_us,
+                lag_us: e.lag_us,
+            }));
+        }
+        self.key_events = events;
+    }
+
+    /// Every node's key events (after a fault: a crash, a failover, a promotion).
+    pub(super) fn all_node_events(&mut self, t: u64) {
+        if self.scenario.node_events {
+            for n in 0..self.nodes.len() {
+                self.node_events(t, n, None);
             }
         }
     }

@@ -25,6 +25,9 @@ use super::clock::Clock;
 use super::durability::{Aof, Replica};
 use crate::command::{rw_reply, Cmd, FairArgs, Key, LockId, Reply, Ticket, Token};
 use crate::fault::{Persistence, Replication};
+use crate::history::NodeAction;
+pub use record::KeyEvent;
+use record::Recorder;
 use std::collections::BTreeMap;
 
 #[derive(Clone, Debug, Hash)]
@@ -64,6 +67,8 @@ pub struct Node {
     status: Status,
     aof: Aof<Store>,
     replica: Option<Replica<Store>>,
+    /// What the node did to its keys, for the history's `node` lines (off by default).
+    record: Recorder,
 }
 
 impl Default for Node {
@@ -94,6 +99,51 @@ impl Node {
             status: Status::Up,
             aof: Aof::new(persistence),
             replica: replication.map(|r| Replica::new(r.lag_us)),
+            record: Recorder::default(),
+        }
+    }
+
+    /// Whether the node notes what it does to its keys ([`Node::take_events`]).
+    pub fn with_events(mut self, on: bool) -> Self {
+        self.record.on = on;
+        self
+    }
+
+    /// What the node did to its keys since the last call, oldest first, into `out`.
+    pub fn take_events(&mut self, out: &mut Vec<KeyEvent>) {
+        out.append(&mut self.record.events);
+    }
+
+    /// The node's wall clock jumps by `by_us` at `now_us`.
+    pub fn jump_clock(&mut self, now_us: u64, by_us: i64) {
+        self.record.clock_changes(now_us, &self.clock);
+        self.clock.jump(by_us);
+    }
+
+    /// The node's clock runs at `rate_ppm` from `now_us` on.
+    pub fn set_clock_rate(&mut self, now_us: u64, rate_ppm: i64) {
+        self.record.clock_changes(now_us, &self.clock);
+        self.clock.set_rate(now_us, rate_ppm);
+    }
+
+    /// Notes every lock key of `keys` (strings and reader entries) as `action`.
+    fn note_all(&mut self, now_us: u64, action: NodeAction, keep: impl Fn(&Key, &Token) -> bool) {
+        if !self.record.on {
+            return;
+        }
+        let wall = self.clock.wall(now_us);
+        let strings = self.keys.strings.iter();
+        let live = strings
+            .filter(|(_, e)| wall < e.expire_at_wall_us)
+            .map(|(k, e)| (*k, e.value));
+        let readers = self
+            .keys
+            .zsets
+            .iter()
+            .flat_map(|(k, z)| z.keys().map(move |t| (*k, *t)));
+        let noted: Vec<(Key, Token)> = live.chain(readers).filter(|(k, t)| keep(k, t)).collect();
+        for (key, token) in noted {
+            self.record.push(KeyEvent::new(key, action, token));
         }
     }
 
@@ -108,6 +158,7 @@ impl Node {
             Status::Down { power_loss: true } => None,
             Status::Down { power_loss: false } => Some(Reply::Error),
             Status::Up => {
+                self.record.now_us = now_us;
                 self.aof.before_command(now_us, &self.keys);
                 let reply = self.exec(now_us, cmd);
                 if let Some(replica) = &mut self.replica {
@@ -123,7 +174,16 @@ impl Node {
         if self.status != Status::Up {
             return;
         }
-        self.keys = self.aof.recover(now_us, &self.keys, power_loss);
+        let kept = self.aof.recover(now_us, &self.keys, power_loss);
+        if self.record.on {
+            self.record.now_us = now_us;
+            let had = |k: &Key, t: &Token| {
+                kept.strings.get(k).is_some_and(|e| e.value == *t)
+                    || kept.zsets.get(k).is_some_and(|z| z.contains_key(t))
+            };
+            self.note_all(now_us, NodeAction::Lost, |k, t| !had(k, t));
+        }
+        self.keys = kept;
         self.status = Status::Down { power_loss };
     }
 
@@ -145,14 +205,36 @@ impl Node {
         }
         let replica = self.replica.as_ref().expect("checked above");
         // The promoted replica will hold what it had received when the master died.
-        self.keys = replica.state_at(now_us);
+        let kept = replica.state_at(now_us);
+        if self.record.on {
+            self.record.now_us = now_us;
+            let lag_us = replica.lag_us;
+            let had = |k: &Key, t: &Token| {
+                kept.strings.get(k).is_some_and(|e| e.value == *t)
+                    || kept.zsets.get(k).is_some_and(|z| z.contains_key(t))
+            };
+            let start = self.record.events.len();
+            self.note_all(now_us, NodeAction::Replicated, |_, _| true);
+            for e in &mut self.record.events[start..] {
+                if !had(&e.key, &e.token.expect("noted with a token")) {
+                    e.action = NodeAction::Unreplicated;
+                    e.lag_us = Some(lag_us);
+                }
+            }
+        }
+        self.keys = kept;
         self.status = Status::Down { power_loss: true };
     }
 
     /// The replica is promoted and serves under the node's address; the old master
     /// rejoins as its replica with a full resync.
     pub fn promote_replica(&mut self, now_us: u64) {
+        let down = self.status != Status::Up;
         self.restart(now_us);
+        if down {
+            self.record.now_us = now_us;
+            self.note_all(now_us, NodeAction::Promoted, |_, _| true);
+        }
     }
 
     /// Executes one command at true time `now_us`, whatever the node's status.
@@ -163,18 +245,13 @@ impl Node {
                 if self.live(key, wall).is_some() {
                     return Reply::Nil;
                 }
-                self.keys.strings.insert(
-                    key,
-                    Entry {
-                        value: token,
-                        expire_at_wall_us: wall + ttl_ms * 1_000,
-                    },
-                );
+                self.set(key, token, wall, ttl_ms);
                 Reply::Ok
             }
             Cmd::DelIfEq { key, token } => {
                 if self.live(key, wall) == Some(token) {
                     self.keys.strings.remove(&key);
+                    self.deleted(key, token, true);
                     Reply::Int(1)
                 } else {
                     Reply::Int(0)
@@ -192,19 +269,27 @@ impl Node {
                 exp_at_ms,
             } => Reply::Int(self.read_lock(wall, lock, token, exp_at_ms)),
             Cmd::Del { key } => {
-                let existed = self.live(key, wall).is_some();
+                let existed = self.live(key, wall);
                 self.keys.strings.remove(&key);
-                Reply::Int(i64::from(existed))
+                if let Some(token) = existed {
+                    self.deleted(key, token, false);
+                }
+                Reply::Int(i64::from(existed.is_some()))
             }
             Cmd::PExpire { key, ttl_ms } => match self.keys.strings.get_mut(&key) {
                 Some(e) if wall < e.expire_at_wall_us => {
                     e.expire_at_wall_us = wall + ttl_ms * 1_000;
+                    let token = e.value;
+                    self.extended(key, token, wall, ttl_ms, false);
                     Reply::Int(1)
                 }
                 _ => Reply::Int(0),
             },
             Cmd::ZRem { key, token } => {
                 let removed = self.keys.zsets.get_mut(&key).and_then(|z| z.remove(&token));
+                if removed.is_some() {
+                    self.deleted(key, token, true);
+                }
                 Reply::Int(i64::from(removed.is_some()))
             }
             Cmd::PExpireIfEq { key, token, ttl_ms } => {
@@ -212,6 +297,7 @@ impl Node {
                     if let Some(e) = self.keys.strings.get_mut(&key) {
                         e.expire_at_wall_us = wall + ttl_ms * 1_000;
                     }
+                    self.extended(key, token, wall, ttl_ms, true);
                     Reply::Int(1)
                 } else {
                     Reply::Int(0)
@@ -288,7 +374,14 @@ impl Node {
         let r = Key::readers(lock);
         if let Some(z) = self.keys.zsets.get_mut(&r) {
             // ZREMRANGEBYSCORE r 0 now: the bounds are inclusive.
-            z.retain(|_, score| *score > now_ms);
+            let record = &mut self.record;
+            z.retain(|t, score| {
+                let keep = *score > now_ms;
+                if !keep {
+                    record.push(KeyEvent::new(r, NodeAction::Expired, *t).by_request());
+                }
+                keep
+            });
             if !z.is_empty() {
                 return rw_reply::BLOCKED;
             }
@@ -298,13 +391,7 @@ impl Node {
         if self.live(w, wall_us).is_some() {
             return rw_reply::WRITE_LOCKED;
         }
-        self.keys.strings.insert(
-            w,
-            Entry {
-                value: token,
-                expire_at_wall_us: wall_us + ttl_ms * 1_000,
-            },
-        );
+        self.set(w, token, wall_us, ttl_ms);
         rw_reply::ACQUIRED
     }
 
@@ -318,6 +405,8 @@ impl Node {
             .entry(Key::readers(lock))
             .or_default()
             .insert(token, exp_at_ms);
+        self.record
+            .push(KeyEvent::new(Key::readers(lock), NodeAction::Set, token).by_request());
         rw_reply::ACQUIRED
     }
 
@@ -360,10 +449,42 @@ impl Node {
     fn live(&mut self, key: Key, wall_us: u64) -> Option<Token> {
         let entry = self.keys.strings.get(&key)?;
         if wall_us >= entry.expire_at_wall_us {
+            let (token, expire) = (entry.value, entry.expire_at_wall_us);
             self.keys.strings.remove(&key);
+            self.record.expired(&self.clock, key, token, expire);
             return None;
         }
         Some(entry.value)
+    }
+
+    /// Sets string `key` to `token`, expiring `ttl_ms` after `wall_us`.
+    fn set(&mut self, key: Key, token: Token, wall_us: u64, ttl_ms: u64) {
+        let expire_at_wall_us = wall_us + ttl_ms * 1_000;
+        self.keys.strings.insert(
+            key,
+            Entry {
+                value: token,
+                expire_at_wall_us,
+            },
+        );
+        let mut e = KeyEvent::new(key, NodeAction::Set, token).by_request();
+        e.ttl_ms = Some(ttl_ms);
+        e.expire_at_node_us = Some(expire_at_wall_us);
+        self.record.push(e);
+    }
+
+    fn deleted(&mut self, key: Key, token: Token, checked: bool) {
+        let mut e = KeyEvent::new(key, NodeAction::Deleted, token).by_request();
+        e.checked = Some(checked);
+        self.record.push(e);
+    }
+
+    fn extended(&mut self, key: Key, token: Token, wall_us: u64, ttl_ms: u64, checked: bool) {
+        let mut e = KeyEvent::new(key, NodeAction::Extended, token).by_request();
+        e.ttl_ms = Some(ttl_ms);
+        e.checked = Some(checked);
+        e.expire_at_node_us = Some(wall_us + ttl_ms * 1_000);
+        self.record.push(e);
     }
 }
 
@@ -530,6 +651,51 @@ mod fault_tests {
     }
 
     #[test]
+    fn a_node_notes_what_it_did_to_its_keys() {
+        let actions = |n: &mut Node| {
+            let mut out = Vec::new();
+            n.take_events(&mut out);
+            out.iter()
+                .map(|e| (e.action, e.token.map(|t| t.0), e.by_request))
+                .collect::<Vec<_>>()
+        };
+        let mut n = Node::new(Persistence::None, None).with_events(true);
+        n.handle(0, set(1, 10));
+        n.handle(20_000, set(2, 10_000));
+        let mut out = Vec::new();
+        n.take_events(&mut out);
+        assert_eq!(out[1].action, NodeAction::Expired);
+        assert_eq!(
+            out[1].expired_at_us,
+            Some(10_000),
+            "when the node's clock reached it"
+        );
+        n.crash(30_000, false);
+        assert_eq!(actions(&mut n), [(NodeAction::Lost, Some(2), false)]);
+
+        let repl = Some(Replication { lag_us: 1_000_000 });
+        let mut n = Node::new(Persistence::None, repl).with_events(true);
+        n.handle(0, set(1, 60_000));
+        n.handle(5_000_000, Cmd::Del { key: K });
+        n.handle(5_000_000, set(2, 60_000));
+        n.fail_master(5_500_000);
+        n.promote_replica(6_000_000);
+        assert_eq!(
+            actions(&mut n),
+            [
+                (NodeAction::Set, Some(1), true),
+                (NodeAction::Deleted, Some(1), true),
+                (NodeAction::Set, Some(2), true),
+                (NodeAction::Unreplicated, Some(2), false),
+                (NodeAction::Promoted, Some(1), false),
+            ]
+        );
+        let mut quiet = Node::new(Persistence::None, None);
+        quiet.handle(0, set(1, 10));
+        assert!(actions(&mut quiet).is_empty(), "off unless asked for");
+    }
+
+    #[test]
     fn a_power_loss_is_silent_while_down() {
         let mut n = Node::new(Persistence::AofAlways, None);
         n.crash(0, true);
@@ -615,5 +781,6 @@ mod fault_tests {
     }
 }
 
+mod record;
 #[cfg(test)]
 mod rw_tests;

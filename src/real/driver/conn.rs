@@ -18,6 +18,9 @@ pub(crate) type Slot = Arc<Mutex<Option<MultiplexedConnection>>>;
 pub(crate) struct Answer {
     pub(crate) client: usize,
     pub(crate) req: ReqId,
+    /// The node and command it answers, for the history's `node` lines (`None` where
+    /// nobody records them: `lockstorm worker`).
+    pub(crate) sent: Option<(crate::command::NodeId, crate::command::Cmd)>,
     pub(crate) reply: Reply,
 }
 

@@ -18,6 +18,7 @@
 
 pub(crate) mod conn;
 mod faults;
+mod node_lines;
 mod pauses;
 mod workers;
 
@@ -390,6 +391,12 @@ impl Driver<'_> {
                 Some(r) = rx.recv() => {
                     let t = self.now_us();
                     self.stats.events += 1;
+                    // The node applied it whether or not the client is paused.
+                    if let Some((node, cmd)) = r.sent.filter(|_| self.scenario.node_events) {
+                        if let Some(line) = node_lines::node_line(t, r.client, node, cmd, r.reply) {
+                            self.history.push(Event::Node(line));
+                        }
+                    }
                     self.on_reply(t, r);
                 }
                 Some(ev) = worker_rx.recv() => {
@@ -485,6 +492,7 @@ impl Driver<'_> {
             client,
             req,
             reply: Reply::Error,
+            sent: Some((node, cmd)),
         };
         tokio::spawn(request(
             slot,

@@ -1,0 +1,628 @@
+//! Named anomalies: what kind of failure each finding is, as Elle names its anomalies,
+//! with the history lines that prove it.
+//!
+//! A violation is two holds of one lock at once; the later holder got the lock on the
+//! nodes the two quorums share because the earlier holder's key was gone there. The
+//! nodes' own lines (`node` events, [`crate::history::NodeEvent`]) say how it went:
+//! lost when the node crashed, not yet replicated when the master failed over,
+//! deleted by a release that does not compare the token, or expired. An expiry is
+//! then told apart by the faults linked to the finding ([`super::causes`]): a node
+//! clock that jumped or ran fast, the holder's clock that ran slow, a pause of the
+//! holder, or none of these (the validity was miscomputed: the client trusted more
+//! time than its keys had). A history without node events (an old one, another
+//! client's, the real backend's) is named from the faults alone, and says so.
+//!
+//! A stale write is named by what the resource could not tell: without fencing
+//! tokens, any late write gets in (unfenced stale write); with them, one whose token
+//! did not grow.
+//!
+//! [`Named::cause`] is the sentence the story puts where it would otherwise hedge
+//! ("it had expired, been lost, or been deleted ..."): it names the cause and cites
+//! its lines. [`Anomaly::name`] gives the one-line name for banners and indexes.
+
+use super::view::{acquire_lines, began, Began, FaultWindow, RunView};
+use super::words::{list, plural, secs, span};
+use crate::checker::{Hold, HoldEnd, ResourceViolation, Violation};
+use crate::fault::{Fault, PausePoint};
+use crate::history::{Event, NodeAction, NodeEvent};
+use serde::Serialize;
+
+/// The kinds of finding lockstorm names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Anomaly {
+    /// A node crashed and came back without the holder's key (no or too little persistence).
+    KeyLostOnRestart,
+    /// A master failed over to a replica that had not yet received the holder's key.
+    KeyLostOnFailover,
+    /// A node's clock jumped or ran fast: the holder's key expired there before the
+    /// holder's validity ran out.
+    EarlyExpiryByNodeClock,
+    /// The holder's clock ran slow: it trusted its validity past its keys' expiry.
+    HolderClockSlow,
+    /// The holder was paused while it acquired and trusted a validity that had
+    /// passed meanwhile.
+    HolderPausedPastValidity,
+    /// Another client's release deleted the holder's key without comparing the token.
+    ReleaseWithoutTokenCheck,
+    /// A release compared the token, but the token was not the hold's own (a token
+    /// shared across holds).
+    TokenReused,
+    /// An extension counted on keys of another client (it did not compare the token).
+    ExtensionWithoutTokenCheck,
+    /// A writer's script dropped a reader's entry, judged by the writer's clock.
+    ReaderDroppedByWriterClock,
+    /// The keys expired on their own before the validity the client computed ran out:
+    /// the validity was miscomputed (no elapsed-time check, no drift allowance).
+    ValidityMiscomputed,
+    /// The two quorums shared no node: a quorum smaller than a majority.
+    MinorityQuorum,
+    /// A late write reached a resource that has no fencing tokens.
+    UnfencedStaleWrite,
+    /// A late write got past the fencing tokens: they did not grow.
+    StaleFenceAccepted,
+    /// None of the above could be shown from the history.
+    Unnamed,
+}
+
+impl Anomaly {
+    /// The one-line name: "key lost on restart".
+    pub fn name(self) -> &'static str {
+        match self {
+            Anomaly::KeyLostOnRestart => "key lost on restart",
+            Anomaly::KeyLostOnFailover => "key lost on failover",
+            Anomaly::EarlyExpiryByNodeClock => "early expiry by a node clock",
+            Anomaly::HolderClockSlow => "holder's clock slow",
+            Anomaly::HolderPausedPastValidity => "holder paused past validity",
+            Anomaly::ReleaseWithoutTokenCheck => "release without a token check",
+            Anomaly::TokenReused => "token reused across holds",
+            Anomaly::ExtensionWithoutTokenCheck => "extension without a token check",
+            Anomaly::ReaderDroppedByWriterClock => "reader dropped by the writer's clock",
+            Anomaly::ValidityMiscomputed => "validity miscomputed",
+            Anomaly::MinorityQuorum => "minority quorum",
+            Anomaly::UnfencedStaleWrite => "unfenced stale write",
+            Anomaly::StaleFenceAccepted => "stale fencing token accepted",
+            Anomaly::Unnamed => "unnamed",
+        }
+    }
+
+    /// Its id in summary.json: `key_lost_on_restart`.
+    pub fn id(self) -> String {
+        serde_json::to_value(self)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default()
+    }
+}
+
+/// A finding's anomaly, its cause in one clause, and the lines that prove it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Named {
+    pub kind: Anomaly,
+    /// What happened, citing lines: "node 2 crashed at t=3.000 s (fault #1, line 40)
+    /// and came back without client 0's key (line 41)".
+    pub cause: String,
+    /// History lines (1-based) that show it, in order.
+    pub lines: Vec<usize>,
+    /// Whether node events showed it (else the faults alone suggest it).
+    pub from_node_events: bool,
+    /// The client whose keys were gone from the shared nodes, when the node events
+    /// show it: usually the earlier holder; the later one when its own keys expired
+    /// before its acquisition completed.
+    pub victim: Option<usize>,
+}
+
+impl Named {
+    /// "Anomaly: key lost on restart. Node 2 crashed ... (evidence: history lines 40,
+    /// 41.)"; without the cause (`with_cause` false) where the story already tells it.
+    pub fn sentence(&self, with_cause: bool) -> String {
+        let lines: Vec<String> = self.lines.iter().map(usize::to_string).collect();
+        let basis = if self.from_node_events {
+            String::new()
+        } else {
+            " The history has no node events: this is read from the faults alone.".into()
+        };
+        let lines = format!(
+            "evidence: history {} {}",
+            plural("line", lines.len()),
+            lines.join(", ")
+        );
+        if !with_cause {
+            return format!("Anomaly: {} ({lines}).{basis}", self.kind.name());
+        }
+        format!(
+            "Anomaly: {}. {} ({lines}.){basis}",
+            self.kind.name(),
+            capital(&self.cause),
+        )
+    }
+}
+
+fn capital(s: &str) -> String {
+    let mut c = s.chars();
+    c.next()
+        .map_or_else(String::new, |f| f.to_uppercase().chain(c).collect())
+}
+
+/// A node event and its line (1-based).
+#[derive(Clone, Debug)]
+pub struct Seen {
+    pub line: usize,
+    pub event: NodeEvent,
+}
+
+/// The node events about `lock` on `nodes` from line `from` (1-based) to line `to`.
+pub fn node_events(view: &RunView, lock: &str, nodes: &[usize], from: usize, to: usize) -> Vec<Seen> {
+    let mut out = Vec::new();
+    let mut line = from.max(1);
+    view.history.walk_from(line - 1, |e| {
+        if line > to {
+            return false;
+        }
+        if let Event::Node(n) = e {
+            if n.lock == lock && nodes.contains(&n.node) {
+                out.push(Seen {
+                    line,
+                    event: n.clone(),
+                });
+            }
+        }
+        line += 1;
+        true
+    });
+    out
+}
+
+/// When `a`'s holder believed its validity ran out.
+fn believed_until(view: &RunView, a: &Hold) -> Option<u64> {
+    if a.ended_by == HoldEnd::Validity {
+        return Some(a.end_us);
+    }
+    acquire_lines(view.history, a).0.and_then(|o| o.valid_until_us)
+}
+
+fn node_clock_fault(faults: &[&FaultWindow], node: usize) -> Option<usize> {
+    faults
+        .iter()
+        .find(|w| match w.fault {
+            Fault::ClockJump {
+                node: Some(n), by_us, ..
+            } => n == node && by_us > 0,
+            Fault::ClockRate {
+                node: Some(n), rate, ..
+            } => n == node && rate > 1.0,
+            _ => false,
+        })
+        .map(|w| w.id)
+}
+
+fn slow_clock_fault(faults: &[&FaultWindow], client: usize) -> Option<usize> {
+    faults
+        .iter()
+        .find(|w| matches!(w.fault, Fault::ClockRate { client: Some(c), rate, .. } if c == client && rate < 1.0))
+        .map(|w| w.id)
+}
+
+/// A pause of `client` that began while it was acquiring (`from_us..to_us`).
+fn pause_fault(faults: &[&FaultWindow], client: usize, from_us: u64, to_us: u64) -> Option<usize> {
+    faults
+        .iter()
+        .find(|w| match w.fault {
+            Fault::Pause {
+                client: Some(c),
+                point,
+                ..
+            } => {
+                c == client
+                    && point != Some(PausePoint::AfterAcquire)
+                    && w.start_us >= from_us
+                    && w.start_us <= to_us
+            }
+            _ => false,
+        })
+        .map(|w| w.id)
+}
+
+fn fault_line(faults: &[&FaultWindow], id: usize) -> Option<usize> {
+    faults.iter().find(|w| w.id == id).map(|w| w.line)
+}
+
+/// Names a violation: `a` the earlier hold, `b` the later; `faults` linked to it.
+pub fn name_violation(view: &RunView, v: &Violation, faults: &[&FaultWindow]) -> Named {
+    let (a, b) = (&v.first, &v.second);
+    let shared: Vec<usize> = a.nodes.iter().copied().filter(|n| b.nodes.contains(n)).collect();
+    let oks = {
+        let mut l = vec![a.ok_line, b.ok_line];
+        l.sort_unstable();
+        l
+    };
+    if !a.nodes.is_empty() && !b.nodes.is_empty() && shared.is_empty() {
+        return Named {
+            kind: Anomaly::MinorityQuorum,
+            cause: format!(
+                "client {}'s quorum ({}) and client {}'s ({}) share no node: each is too small to be a majority of {} {}",
+                a.client,
+                list(&a.nodes.to_vec()),
+                b.client,
+                list(&b.nodes.to_vec()),
+                view.nodes,
+                plural("node", view.nodes)
+            ),
+            lines: oks,
+            from_node_events: true,
+            victim: None,
+        };
+    }
+    let (_, a_invoke) = acquire_lines(view.history, a);
+    let (_, b_invoke) = acquire_lines(view.history, b);
+    let seen = node_events(
+        view,
+        &v.lock,
+        &shared,
+        a_invoke.min(b_invoke),
+        b.ok_line.max(a.ok_line),
+    );
+    if began(view, b) == Began::ExtendedLate {
+        let ext: Vec<&Seen> = seen
+            .iter()
+            .filter(|s| {
+                s.event.action == NodeAction::Extended
+                    && s.event.client == Some(b.client)
+                    && s.event.checked == Some(false)
+            })
+            .collect();
+        let mut lines = oks.clone();
+        lines.extend(ext.iter().map(|s| s.line));
+        lines.sort_unstable();
+        return Named {
+            kind: Anomaly::ExtensionWithoutTokenCheck,
+            cause: format!(
+                "client {}'s extension moved the expiry of whatever key was on {} {} (a PEXPIRE that does not compare the token){}",
+                b.client,
+                plural("node", shared.len()),
+                list(&shared),
+                if ext.is_empty() {
+                    String::new()
+                } else {
+                    format!(", client {}'s among them", a.client)
+                }
+            ),
+            lines,
+            from_node_events: !ext.is_empty(),
+            victim: None,
+        };
+    }
+    // Whose key was gone: the earlier holder's, taken off the shared nodes before the
+    // later one set its own; or else the later holder's own, which expired there before
+    // its acquisition even completed (it set its keys first, its replies came late).
+    let removed = |h: &Hold| -> Vec<&Seen> {
+        seen.iter()
+            .filter(|s| h.token.is_some() && s.event.token.as_deref() == h.token.as_deref())
+            .filter(|s| s.event.action.removes())
+            .collect()
+    };
+    let (victim, other, gone) = match removed(a) {
+        gone if !gone.is_empty() => (a, b, gone),
+        _ => {
+            let own: Vec<&Seen> = removed(b).into_iter().filter(|s| s.line < b.ok_line).collect();
+            (b, a, own)
+        }
+    };
+    if gone.is_empty() {
+        let mut named = from_faults(view, a, b, &shared, faults);
+        named.lines.extend(oks);
+        named.lines.sort_unstable();
+        named.lines.dedup();
+        named.from_node_events = false;
+        return named;
+    }
+    // The other holder's own keys on the shared nodes: when it took them.
+    let took: Vec<&Seen> = seen
+        .iter()
+        .filter(|s| s.event.action == NodeAction::Set && s.event.client == Some(other.client))
+        .filter(|s| s.event.token.as_deref() == other.token.as_deref())
+        .filter(|s| s.line <= other.ok_line)
+        .collect();
+    let (_, victim_invoke) = acquire_lines(view.history, victim);
+    let first = gone[0];
+    let kind = match first.event.action {
+        NodeAction::Lost => Anomaly::KeyLostOnRestart,
+        NodeAction::Unreplicated => Anomaly::KeyLostOnFailover,
+        NodeAction::Deleted if first.event.checked == Some(false) => Anomaly::ReleaseWithoutTokenCheck,
+        NodeAction::Deleted => Anomaly::TokenReused,
+        _ if first.event.key.starts_with("r_") => Anomaly::ReaderDroppedByWriterClock,
+        _ => {
+            let until = believed_until(view, victim);
+            let early = |s: &&Seen| {
+                let at = s.event.expired_at_us.unwrap_or(s.event.t_us);
+                until.is_none_or(|u| at < u)
+            };
+            let asked = view
+                .history
+                .get(victim_invoke.wrapping_sub(1))
+                .map_or(victim.start_us, |e| e.t_us());
+            if gone
+                .iter()
+                .any(|s| node_clock_fault(faults, s.event.node).is_some())
+            {
+                Anomaly::EarlyExpiryByNodeClock
+            } else if slow_clock_fault(faults, victim.client).is_some() {
+                Anomaly::HolderClockSlow
+            } else if pause_fault(faults, victim.client, asked, victim.start_us).is_some() {
+                Anomaly::HolderPausedPastValidity
+            } else if gone.iter().any(early) {
+                Anomaly::ValidityMiscomputed
+            } else {
+                Anomaly::Unnamed
+            }
+        }
+    };
+    let mut lines: Vec<usize> = oks;
+    lines.extend(gone.iter().map(|s| s.line));
+    lines.extend(took.iter().map(|s| s.line));
+    let cause = cause(view, kind, victim, other, &gone, &took, faults, &mut lines);
+    lines.sort_unstable();
+    lines.dedup();
+    Named {
+        kind,
+        cause,
+        lines,
+        from_node_events: true,
+        victim: Some(victim.client),
+    }
+}
+
+/// The cause clause from the node events: what took client `a`'s key off each shared
+/// node, and when `b` set its own there.
+#[allow(clippy::too_many_arguments)]
+fn cause(
+    view: &RunView,
+    kind: Anomaly,
+    a: &Hold,
+    b: &Hold,
+    gone: &[&Seen],
+    took: &[&Seen],
+    faults: &[&FaultWindow],
+    lines: &mut Vec<usize>,
+) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut expiries: Vec<String> = Vec::new();
+    for s in gone {
+        let e = &s.event;
+        let n = e.node;
+        let what = match e.action {
+            NodeAction::Lost => {
+                let crash = faults
+                    .iter()
+                    .rfind(|w| matches!(w.fault, Fault::Crash { node, .. } if node == n) && w.start_us <= e.t_us);
+                if let Some(w) = crash {
+                    lines.push(w.line);
+                }
+                format!(
+                    "node {n} crashed at t={}{} and its persistence had not kept client {}'s key {} (line {})",
+                    secs(e.t_us),
+                    crash.map_or(String::new(), |w| format!(" (fault #{})", w.id)),
+                    a.client,
+                    e.key,
+                    s.line
+                )
+            }
+            NodeAction::Unreplicated => format!(
+                "node {n}'s master died at t={} before client {}'s key {} reached its replica, which trailed it by {} \
+                 (line {}); the promoted replica served without it",
+                secs(e.t_us),
+                a.client,
+                e.key,
+                span(e.lag_us.unwrap_or(0)),
+                s.line
+            ),
+            NodeAction::Deleted => format!(
+                "client {}'s {} deleted client {}'s key {} on node {n} at t={} (line {})",
+                e.client.map_or("?".into(), |c| c.to_string()),
+                if e.checked == Some(false) {
+                    "release, a plain DEL that does not compare the token,"
+                } else {
+                    "release, which compared the token (the same token as this hold's),"
+                },
+                a.client,
+                e.key,
+                secs(e.t_us),
+                s.line
+            ),
+            NodeAction::Expired if e.key.starts_with("r_") => format!(
+                "client {}'s writer script dropped client {}'s entry from {} on node {n} at t={}, judging its \
+                 expiry by the writer's clock (line {})",
+                e.client.map_or("?".into(), |c| c.to_string()),
+                a.client,
+                e.key,
+                secs(e.t_us),
+                s.line
+            ),
+            _ => {
+                // Expiries are told together: "expired by the nodes' clocks on node 3
+                // at t=... (line 78), node 4 at t=... (line 80)".
+                let at = e.expired_at_us.unwrap_or(e.t_us);
+                let mut w = format!("node {n} at t={} (line {})", secs(at), s.line);
+                if kind == Anomaly::EarlyExpiryByNodeClock {
+                    if let Some(id) = node_clock_fault(faults, n) {
+                        w.push_str(&format!(", its clock moved ahead by fault #{id}"));
+                        lines.extend(fault_line(faults, id));
+                    }
+                }
+                expiries.push(w);
+                continue;
+            }
+        };
+        parts.push(what);
+    }
+    if let Some(first) = gone
+        .iter()
+        .find(|s| s.event.action == NodeAction::Expired && !s.event.key.starts_with("r_"))
+    {
+        parts.push(format!(
+            "client {}'s key {} expired by the {} on {}",
+            a.client,
+            first.event.key,
+            if expiries.len() == 1 {
+                "node's own clock"
+            } else {
+                "nodes' own clocks"
+            },
+            expiries.join("; ")
+        ));
+    }
+    let mut s = parts.join("; ");
+    if matches!(
+        kind,
+        Anomaly::EarlyExpiryByNodeClock
+            | Anomaly::HolderClockSlow
+            | Anomaly::HolderPausedPastValidity
+            | Anomaly::ValidityMiscomputed
+    ) {
+        if let Some(u) = believed_until(view, a) {
+            s.push_str(&format!(
+                ", while client {} believed its validity ran until t={}",
+                a.client,
+                secs(u)
+            ));
+        }
+        match kind {
+            Anomaly::HolderClockSlow => {
+                if let Some(id) = slow_clock_fault(faults, a.client) {
+                    lines.extend(fault_line(faults, id));
+                    s.push_str(&format!(" (its clock ran slow: fault #{id})"));
+                }
+            }
+            Anomaly::HolderPausedPastValidity => {
+                if let Some(id) = pause_fault(faults, a.client, 0, a.start_us) {
+                    lines.extend(fault_line(faults, id));
+                    s.push_str(&format!(" (it was paused while acquiring: fault #{id})"));
+                }
+            }
+            Anomaly::ValidityMiscomputed => s.push_str(
+                " (no fault moved a clock: the validity the client computed was longer than its keys lived)",
+            ),
+            _ => {}
+        }
+    }
+    if !took.is_empty() {
+        let at: Vec<String> = took
+            .iter()
+            .map(|t| {
+                format!(
+                    "node {} at t={} (line {})",
+                    t.event.node,
+                    secs(t.event.t_us),
+                    t.line
+                )
+            })
+            .collect();
+        s.push_str(&format!(
+            "; client {}'s request then set its own key on {}",
+            b.client,
+            at.join(", ")
+        ));
+    }
+    s
+}
+
+/// A violation named from the linked faults alone (no node events about it).
+fn from_faults(view: &RunView, a: &Hold, b: &Hold, shared: &[usize], faults: &[&FaultWindow]) -> Named {
+    let on_shared =
+        |f: &Fault, kind: fn(&Fault) -> bool| kind(f) && f.targets().0.iter().any(|n| shared.contains(n));
+    let found = |kind: fn(&Fault) -> bool| faults.iter().find(|w| on_shared(&w.fault, kind));
+    let line_of = |w: Option<&&FaultWindow>| w.map(|w| vec![w.line]).unwrap_or_default();
+    let (_, a_invoke) = acquire_lines(view.history, a);
+    let asked = view
+        .history
+        .get(a_invoke.wrapping_sub(1))
+        .map_or(a.start_us, |e| e.t_us());
+    let (kind, w) = if let Some(w) = found(|f| matches!(f, Fault::Crash { .. })) {
+        (Anomaly::KeyLostOnRestart, Some(w))
+    } else if let Some(w) = found(|f| matches!(f, Fault::Failover { .. })) {
+        (Anomaly::KeyLostOnFailover, Some(w))
+    } else if let Some(w) = shared
+        .iter()
+        .find_map(|&n| node_clock_fault(faults, n))
+        .and_then(|id| faults.iter().find(|w| w.id == id))
+    {
+        (Anomaly::EarlyExpiryByNodeClock, Some(w))
+    } else if let Some(w) =
+        slow_clock_fault(faults, a.client).and_then(|id| faults.iter().find(|w| w.id == id))
+    {
+        (Anomaly::HolderClockSlow, Some(w))
+    } else if let Some(w) =
+        pause_fault(faults, a.client, asked, a.start_us).and_then(|id| faults.iter().find(|w| w.id == id))
+    {
+        (Anomaly::HolderPausedPastValidity, Some(w))
+    } else {
+        (Anomaly::Unnamed, None)
+    };
+    let cause = match w {
+        Some(w) => format!(
+            "fault #{} acted on client {}'s hold: {}; client {} then got the lock",
+            w.id,
+            a.client,
+            super::narrative::fault_sentence(&w.fault, view.clients),
+            b.client
+        ),
+        None => format!(
+            "the history does not show why client {}'s key was gone when client {} got the lock",
+            a.client, b.client
+        ),
+    };
+    Named {
+        kind,
+        cause,
+        lines: line_of(w),
+        from_node_events: false,
+        victim: None,
+    }
+}
+
+/// Names a stale write.
+pub fn name_stale(rv: &ResourceViolation, faults: &[&FaultWindow], write_line: usize) -> Named {
+    let paused: Vec<&&FaultWindow> = faults
+        .iter()
+        .filter(|w| matches!(w.fault, Fault::Pause { client: Some(c), .. } if c == rv.client))
+        .collect();
+    let mut lines: Vec<usize> = vec![rv.holder.ok_line, write_line];
+    lines.extend(paused.iter().map(|w| w.line));
+    let held_back = if paused.is_empty() {
+        String::new()
+    } else {
+        let ids: Vec<String> = paused.iter().map(|w| format!("#{}", w.id)).collect();
+        format!(" (it was paused past its validity by fault {})", ids.join(", "))
+    };
+    let late = rv.hold_end_us.map_or(String::new(), |e| {
+        format!(" {} after its hold ended", span(rv.write_us.saturating_sub(e)))
+    });
+    let (kind, why) = match (rv.fence, rv.holder.fence) {
+        (None, _) => (
+            Anomaly::UnfencedStaleWrite,
+            "and the resource, without fencing tokens, could not tell it from a current one".to_string(),
+        ),
+        (Some(f), held) => (
+            Anomaly::StaleFenceAccepted,
+            format!(
+                "and its fencing token {f} was not below client {}'s ({})",
+                rv.holder.client,
+                held.map_or("none".into(), |h| h.to_string())
+            ),
+        ),
+    };
+    lines.sort_unstable();
+    lines.dedup();
+    Named {
+        kind,
+        cause: format!(
+            "client {}'s write to {} landed at t={}{late}{held_back}, {why}",
+            rv.client,
+            rv.lock,
+            secs(rv.write_us)
+        ),
+        lines,
+        from_node_events: true,
+        victim: None,
+    }
+}
