@@ -176,6 +176,11 @@ fn an_unsafe_run_expected_safe_fails_each_unsafe_seed_with_its_story_and_rerun()
             // The reported seed tells its story, numbered steps first.
             assert!(text.contains("story:\n  1. t="), "{text}");
             assert!(text.contains("both held"), "{text}");
+            // ... and names its anomaly: a release that deletes without its token.
+            assert!(
+                text.contains("finding: mutual exclusion violation (release without a token check)"),
+                "{text}"
+            );
         }
     }
 }

@@ -57,8 +57,8 @@ pub fn run_suite(scenario: &Scenario, outcome: &Outcome, story: Option<&Story>, 
                 failed += 1;
                 let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
                 status.set_message(format!("{}, expected {expected}: {first}", seed.verdict.words()));
-                status.set_type(finding_kind(seed));
                 let story = story.filter(|_| seed.seed == outcome.reported_seed);
+                status.set_type(finding_kind(seed, story));
                 status.set_description(detail(scenario, outcome, seed, &misses, story, report));
                 TestCase::new(format!("seed {}", seed.seed), status)
             }
@@ -137,9 +137,9 @@ fn seed_misses(scenario: &Scenario, outcome: &Outcome, seed: &SeedResult) -> Vec
     misses
 }
 
-/// What kind of finding a seed holds, for the failure's `type`. (The named anomalies of
-/// the stories, when the checker names them, belong here.)
-fn finding_kind(seed: &SeedResult) -> String {
+/// What kind of finding a seed holds, for the failure's `type`: the judges that failed,
+/// and the named anomaly of its story where the reported seed has one.
+fn finding_kind(seed: &SeedResult, story: Option<&Story>) -> String {
     let mut kinds = Vec::new();
     if !seed.safe {
         kinds.push("mutual exclusion violation");
@@ -156,7 +156,11 @@ fn finding_kind(seed: &SeedResult) -> String {
     if kinds.is_empty() {
         kinds.push("not as expected");
     }
-    kinds.join(", ")
+    let kinds = kinds.join(", ");
+    match story.and_then(|s| s.anomaly.as_ref()) {
+        Some(named) => format!("{kinds} ({})", named.kind.name()),
+        None => kinds,
+    }
 }
 
 /// The failure's text: verdict, finding, story, rerun command, report.
@@ -178,7 +182,7 @@ fn detail(
     for m in misses {
         let _ = writeln!(s, "  {m}");
     }
-    let _ = writeln!(s, "finding: {}", finding_kind(seed));
+    let _ = writeln!(s, "finding: {}", finding_kind(seed, story));
     if seed.seed == outcome.reported_seed {
         if let Some(v) = outcome.findings.violations.first() {
             let _ = writeln!(
