@@ -234,7 +234,7 @@ fn a_report_folder_holds_one_run_and_other_files_are_never_deleted() {
     write(tmp.path(), "small.toml", SMALL);
     let out = lockstorm(tmp.path(), &["scenario", "broken.toml", "--out", "here"]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(tmp.path().join("here/timeline-violation.png").is_file());
+    assert!(tmp.path().join("here/timeline-violation.svg").is_file());
     // A safe run into the same folder (on real Redis: the folder is the backend's too).
     let out = lockstorm(
         tmp.path(),
@@ -255,7 +255,7 @@ fn a_report_folder_holds_one_run_and_other_files_are_never_deleted() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(
-        !tmp.path().join("here/timeline-violation.png").exists(),
+        !tmp.path().join("here/timeline-violation.svg").exists(),
         "the earlier run's violation plot is gone"
     );
     let summary = std::fs::read_to_string(tmp.path().join("here/summary.json")).unwrap();

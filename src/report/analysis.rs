@@ -176,7 +176,7 @@ fn markdown(cases: &[Case], seeds: u64, source: &Source, real: bool) -> String {
         }
         let _ = writeln!(
             md,
-            "\n![holder timeline of {0}]({0}/{1}.png)\n\nRerun: `{2}` · [full report]({0}/index.html) · [availability]({0}/availability.png) · [latency CDF]({0}/latency-cdf.png)",
+            "\n![holder timeline of {0}]({0}/{1}.svg)\n\nRerun: `{2}` · [full report]({0}/index.html) · [availability]({0}/availability.svg) · [latency CDF]({0}/latency-cdf.svg)",
             c.name, c.timeline, c.rerun
         );
     }
@@ -297,7 +297,7 @@ fn html(cases: &[Case], seeds: u64, source: &Source, real: bool) -> String {
         }
         let _ = writeln!(
             h,
-            "<p><a href=\"{0}/index.html\"><img src=\"{0}/{1}.png\" alt=\"holder timeline of {0}\"></a></p><p>Rerun: <code>{2}</code></p>",
+            "<p><a href=\"{0}/index.html\"><img src=\"{0}/{1}.svg\" alt=\"holder timeline of {0}\"></a></p><p>Rerun: <code>{2}</code></p>",
             esc(&c.name),
             esc(&c.timeline),
             esc(&c.rerun)

@@ -1,6 +1,5 @@
 //! index.html: the page a person reads. Self-contained: inline CSS, no script, no
-//! network; the plots are the PNG files next to it (relative links), with their SVG
-//! twins linked. Everything shown comes from summary.json (the verdict over all seeds)
+//! network; the plots are the SVG files next to it (relative links). Everything shown comes from summary.json (the verdict over all seeds)
 //! and the reported seed's history with its findings: the violations with their
 //! stories, the stale writes to the guarded resource in their own table with theirs,
 //! the liveness findings and the faults.
@@ -144,7 +143,7 @@ pub fn page(
     for p in plots {
         let _ = writeln!(
             h,
-            "<figure><img src=\"{0}.png\" alt=\"{1}\" width=\"{2}\"><figcaption>{3} (<a href=\"{0}.png\">PNG</a>, <a href=\"{0}.svg\">SVG</a>)</figcaption></figure>",
+            "<figure><img src=\"{0}.svg\" alt=\"{1}\" width=\"{2}\"><figcaption>{3} (<a href=\"{0}.svg\">SVG</a>)</figcaption></figure>",
             esc(&p.stem),
             esc(&p.title),
             p.width,

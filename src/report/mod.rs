@@ -186,7 +186,7 @@ pub(crate) fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> ReportError 
 /// A plot written next to index.html.
 #[derive(Clone, Debug)]
 pub struct PlotInfo {
-    /// File name without extension: `<stem>.png` and `<stem>.svg`.
+    /// File name without extension: `<stem>.svg`.
     pub stem: String,
     pub title: String,
     pub caption: String,

@@ -315,7 +315,7 @@ fn a_long_run_draws_a_bounded_overview_timeline() {
     // At most about one bar per pixel column per client row, plus the frame and legend.
     assert!(rects <= 20 * 1_300 + 50, "{rects} rectangles");
     assert!(rects >= 20, "every client row has bars: {rects}");
-    assert!(dir.path().join("timeline.png").metadata().unwrap().len() > 10_000);
+    assert!(!dir.path().join("timeline.png").exists(), "SVG only");
 }
 
 #[test]
