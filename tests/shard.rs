@@ -36,7 +36,7 @@ fn assert_same_files(a: &Path, b: &Path) {
         .filter(|n| n != "timing.json")
         .collect();
     names.sort();
-    assert!(names.len() >= 5, "{names:?}");
+    assert!(names.len() >= 4, "{names:?}");
     for name in names {
         let (x, y) = (
             std::fs::read(a.join(&name)).unwrap(),
