@@ -368,7 +368,7 @@ fn a_fault_that_meets_no_hold_is_not_exercised_and_exits_1() {
     );
     let page = std::fs::read_to_string(tmp.path().join("here/index.html")).unwrap();
     assert!(
-        page.contains("<p class=\"verdict notex miss\">NOT EXERCISED (expected safe) — NOT as expected</p>"),
+        page.contains("<div class=\"banner notex miss\" id=\"verdict\"><p class=headline><b>NOT EXERCISED</b> <span class=expect>(expected: lock safe — NOT as expected)</span>"),
         "the banner is neither green nor red"
     );
 }

@@ -13,6 +13,7 @@
 //! depends only on the seeds run.
 
 pub mod analysis;
+pub mod banner;
 pub mod causes;
 pub mod folder;
 pub mod html;
@@ -83,6 +84,36 @@ pub struct Summary<'a> {
     pub worker: Option<WorkerSummary<'a>>,
     /// The reported seed's faults and how many holds each met.
     pub exercise: &'a crate::checker::Exercise,
+    /// What was tested: lockstorm, redis-server, the worker library.
+    pub versions: Versions,
+}
+
+/// summary.json's `versions`, as Jepsen's store records what it tested.
+#[derive(Serialize)]
+pub struct Versions {
+    pub lockstorm: &'static str,
+    /// The local redis-server's `--version` (`null` on the simulator, in containers and
+    /// for servers lockstorm did not start).
+    pub redis_server: Option<String>,
+    /// The worker library and its version, as its `hello_ok` named them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub library: Option<String>,
+}
+
+impl Versions {
+    pub fn of(scenario: &Scenario, outcome: &Outcome) -> Versions {
+        let local = scenario.backend == crate::scenario::Backend::Redis
+            && matches!(scenario.targets, crate::scenario::Targets::Local);
+        Versions {
+            lockstorm: env!("CARGO_PKG_VERSION"),
+            redis_server: local.then(crate::real::server::version).flatten(),
+            library: match library(outcome) {
+                (Some(l), Some(v)) if !v.is_empty() => Some(format!("{l} {v}")),
+                (Some(l), _) => Some(l.to_string()),
+                _ => None,
+            },
+        }
+    }
 }
 
 /// summary.json's `worker`: the command, how it was chosen, and the library and version
@@ -141,6 +172,7 @@ pub fn summary<'a>(scenario: &'a Scenario, outcome: &'a Outcome) -> Summary<'a> 
         stats: &outcome.findings.stats,
         fault_plan: &outcome.plan,
         exercise: &outcome.findings.exercise,
+        versions: Versions::of(scenario, outcome),
     }
 }
 
@@ -549,7 +581,9 @@ pub fn render(
     stale_markdown(&mut md, view, &stale);
     let path = dir.join("narrative.md");
     std::fs::write(&path, md).map_err(io_err(&path))?;
-    let page = html::page(summary, view, &plots, &stories, &stale, has_history);
+    // The anomaly of the first finding goes here once findings are named (issue 22).
+    let anomaly: Option<&str> = None;
+    let page = html::page(summary, view, &plots, &stories, &stale, has_history, anomaly);
     let path = dir.join("index.html");
     std::fs::write(&path, page).map_err(io_err(&path))?;
     Ok(Rendered { plots, stories })
