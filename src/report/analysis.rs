@@ -78,7 +78,8 @@ pub fn write_index(out: &Path, cases: &[Case], seeds: u64, source: &Source) -> R
     };
     let real = out.join("real").join("README.md").is_file();
     write("README.md", markdown(cases, seeds, source, real))?;
-    write("index.html", html(cases, seeds, source, real))
+    write("index.html", html(cases, seeds, source, real))?;
+    super::site::refresh(out)
 }
 
 /// The verdict as a sentence says it (`not exercised`, not `not_exercised`).

@@ -20,6 +20,7 @@ pub mod html;
 pub mod matrix;
 pub mod narrative;
 pub mod plots;
+pub mod site;
 pub mod stale;
 pub mod sweep;
 pub mod timing;

@@ -33,6 +33,7 @@ pub fn write(dir: &Path, sweep: &Sweep) -> Result<Vec<String>, ReportError> {
             drawn.push(stem.to_string());
         }
     }
+    super::site::refresh(dir)?;
     Ok(drawn)
 }
 
