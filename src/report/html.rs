@@ -252,7 +252,7 @@ fn seeds_table(h: &mut String, seeds: &[Value], reported: Option<u64>) {
     );
     let _ = write!(
         h,
-        "<details{}><summary>verdict per seed</summary><table><tr><th>seed</th><th>verdict</th><th>live</th><th>violations</th><th>availability</th></tr>",
+        "<details{}><summary>verdict per seed</summary><table><tr><th>seed</th><th>verdict</th><th>live</th><th>violations</th><th>availability (time)</th></tr>",
         if seeds.len() <= 10 { " open" } else { "" }
     );
     // Unsafe seeds first so a long sweep shows its failures, then those not exercised.
@@ -278,7 +278,7 @@ fn seeds_table(h: &mut String, seeds: &[Value], reported: Option<u64>) {
                 "yes"
             },
             esc(&text(s, "violations")),
-            pct(s["stats"]["availability"].as_f64().unwrap_or(0.0))
+            pct(1.0 - s["stats"]["unavailable_share"].as_f64().unwrap_or(0.0))
         );
     }
     h.push_str("</table>");
@@ -293,7 +293,7 @@ fn seeds_table(h: &mut String, seeds: &[Value], reported: Option<u64>) {
 }
 
 fn mode_table(h: &mut String, view: &RunView) {
-    h.push_str("<h2>Acquisitions by mode</h2><table><tr><th>mode</th><th>acquires</th><th>acquired</th><th>failed</th><th>unknown</th><th>availability</th><th>latency p50 / p99 / max</th><th>wait p50 / p99 / max</th></tr>");
+    h.push_str("<h2>Acquisitions by mode</h2><table><tr><th>mode</th><th>acquires</th><th>acquired</th><th>failed</th><th>unknown</th><th>calls that succeeded</th><th>latency p50 / p99 / max</th><th>wait p50 / p99 / max</th></tr>");
     for mode in view.modes() {
         let count = |o: Outcome| {
             view.acquires
@@ -324,7 +324,15 @@ fn mode_table(h: &mut String, view: &RunView) {
             three(&view.waits_us(&mode))
         );
     }
-    h.push_str("</table><p>Latency: one acquire call, invoke to ok. Wait: from a client's first attempt to its acquisition, across failed attempts. Workload phase only.</p>\n");
+    let stats = &view.findings.stats;
+    let _ = writeln!(
+        h,
+        "</table><p><b>Availability: {}</b> of the workload's time a lock was held or could be acquired; {} of it ({}) a lock was free and wanted but every attempt at it failed. The share of acquire calls that succeeded ({}) is not availability: a call that finds the lock held by another client fails by design.</p><p>Latency: one acquire call, invoke to ok. Wait: from a client's first attempt to its acquisition, across failed attempts. Workload phase only.</p>",
+        pct(1.0 - stats.unavailable_share),
+        pct(stats.unavailable_share),
+        span(stats.unavailable_us),
+        pct(stats.availability)
+    );
 }
 
 fn violations(h: &mut String, view: &RunView, stories: &[Story]) {

@@ -536,18 +536,19 @@ pub fn render(
                 title: "Acquire latency CDF per mode".into(),
                 x_desc: "acquire latency, invoke to ok (ms, log scale)".into(),
                 series: modes.iter().map(|m| (m.clone(), view.latencies_us(m))).collect(),
+                censored: Vec::new(),
             };
             save(&cdf, d, s)
         },
         "latency-cdf",
         "Acquire latency CDF",
-        "Share of successful workload acquisitions that took at most x ms, per mode.".into(),
+        "Share of successful workload acquisitions that took at most x ms, per mode (steps; n in the legend).".into(),
     )?;
     add(
         &|d, s| save(&Availability { view }, d, s),
         "availability",
         "Availability over time",
-        "Share of workload acquisitions that succeeded, per time bucket; orange = some fault active, red = violation window. Gaps: no acquisition ended in that bucket.".into(),
+        "Share of workload acquire calls that succeeded, per time bucket: contention counts against it (a lock held by another client fails the call), so read it beside the availability in time in the table above. Orange = some fault active, red = violation window. Gaps: no acquisition ended in that bucket.".into(),
     )?;
     if view.is_read_write() {
         add(
@@ -556,12 +557,13 @@ pub fn render(
                     title: "Wait time CDF per mode (first attempt to acquisition)".into(),
                     x_desc: "wait time across retries (ms, log scale)".into(),
                     series: modes.iter().map(|m| (m.clone(), view.waits_us(m))).collect(),
+                    censored: modes.iter().map(|m| view.waits_open(m)).collect(),
                 };
                 save(&cdf, d, s)
             },
             "wait-cdf",
             "Wait time per mode",
-            "How long readers and writers waited for the lock, across failed attempts: a long tail for one mode is starvation.".into(),
+            "How long readers and writers waited for the lock, from the first attempt to the acquisition across failed attempts (steps; n in the legend). A client still waiting when the run ended is censored: it counts in n, so its mode's line stops below 100%. A long tail for one mode is starvation.".into(),
         )?;
     }
 

@@ -329,12 +329,13 @@ fn the_cdf_draws_one_line_per_mode_with_its_count() {
             ("write".into(), vec![1_000, 50_000]),
             ("exclusive".into(), vec![]),
         ],
+        censored: vec![0, 5],
     };
     super::plots::save(&cdf, dir.path(), "wait-cdf").unwrap();
     let svg = std::fs::read_to_string(dir.path().join("wait-cdf.svg")).unwrap();
     assert!(
-        svg.contains("read (n = 3)") && svg.contains("write (n = 2)"),
-        "legend per mode"
+        svg.contains("read (n = 3)") && svg.contains("write (n = 7; 5 never got it: the line stops at 29%)"),
+        "legend per mode, with the writers that never got the lock: {svg}"
     );
     assert!(!svg.contains("exclusive (n"), "an empty mode draws no line");
     // Each mode in its own colour: read green, write purple; no exclusive blue.

@@ -394,6 +394,8 @@ impl Figure for Timeline<'_> {
         };
         chart
             .configure_mesh()
+            // One light line between labels, not ten: the grid still reads and the SVG stays small.
+            .max_light_lines(1)
             .disable_y_mesh()
             .y_labels(rows + 1)
             .y_label_formatter(&label)
