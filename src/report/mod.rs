@@ -486,7 +486,7 @@ pub fn render(
             "timeline-violation",
             "Holder timeline around the first violation",
             format!(
-                "The first violation: clients {} and {} both hold {} (outlined in red) from t={} to t={}. Rows: nodes, then clients; bars are holds (colour = mode); thin lanes under them are faults hitting that row, one lane and colour per kind; a clock jump is a mark on the row whose clock jumped; red band = two holders.",
+                "The first violation: clients {} and {} both hold {} (outlined in red) from t={} to t={}. Rows: nodes, then clients; bars are holds (colour = mode); thin lanes under them are faults hitting that row, one lane and colour per kind, labelled with whom a partition cut the row from or the rate of a clock; a clock jump is a mark on the row whose clock jumped; red band = two holders.",
                 v.first.client,
                 v.second.client,
                 v.lock,
