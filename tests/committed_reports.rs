@@ -20,7 +20,7 @@ fn walk(path: &Path, files: &mut Vec<(PathBuf, u64)>) {
         for entry in std::fs::read_dir(path).unwrap() {
             walk(&entry.unwrap().path(), files);
         }
-    } else if !path.file_name().is_some_and(|n| n == "timing.json") {
+    } else if path.file_name().is_none_or(|n| n != "timing.json") {
         files.push((path.to_path_buf(), meta.len()));
     }
 }

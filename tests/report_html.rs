@@ -222,6 +222,11 @@ fn the_report_of_an_unsafe_run_opens_in_a_browser_with_every_plot() {
     assert!(html.find("timeline-violation.svg").unwrap() < table);
     assert!(html.find("<h2>What happened</h2>").unwrap() < table);
     assert!(html.contains("<a href=\"../index.html\">"), "a link back up");
+    // The interactive timeline: each hold says, on hover, its history line.
+    let op = html
+        .find("<g class=op data-info=\"client ")
+        .expect("hoverable holds");
+    assert!(html[op..].split('>').next().unwrap().contains("history line "));
     assert!(
         html.contains("<h3>Violation 1: clients"),
         "the first violation is told"

@@ -1,5 +1,5 @@
-//! index.html: the page a person reads. Self-contained: inline CSS, no script, no
-//! network; the plots are the SVG files next to it (relative links). Everything shown comes from summary.json (the verdict over all seeds)
+//! index.html: the page a person reads. Self-contained: inline CSS, one small inline
+//! script (the interactive timeline, [`super::interactive`]), no network; the plots are the SVG files next to it (relative links). Everything shown comes from summary.json (the verdict over all seeds)
 //! and the reported seed's history with its findings: the violations with their
 //! stories, the stale writes to the guarded resource in their own table with theirs,
 //! the liveness findings and the faults.
@@ -41,7 +41,8 @@ code,pre{background:#f6f6f6;padding:.1em .3em}ol.steps li{margin:.2em 0}.why{fon
 nav{font-size:.9em;margin-bottom:.5em}.banner{padding:.5em 1em;border-radius:4px;margin:.5em 0}.banner p{margin:.2em 0}
 .banner .headline{font-size:1.4em}.banner .expect{font-size:.7em;font-weight:normal}.banner .what{font-size:1.05em}
 ul.judges{margin:.3em 0;padding-left:1.2em;font-size:.92em}ul.judges li.safe,ul.judges li.unsafe,ul.judges li.notex{background:none}
-ul.judges li.unsafe b{color:#8a1414}ul.judges li.notex b{color:#6b4a00}";
+ul.judges li.unsafe b{color:#8a1414}ul.judges li.notex b{color:#6b4a00}
+figure.interactive svg{max-width:100%;height:auto;border:1px solid #ddd}.op:hover rect{stroke:#000;stroke-width:2}.opinfo{display:block;font-family:monospace;color:#222}";
 
 fn text(v: &Value, key: &str) -> String {
     match &v[key] {
@@ -126,6 +127,29 @@ pub fn page(
         liveness(&mut h, f);
     }
 
+    // Below the story, so the first screen keeps it: the same holds, to hover.
+    let around = |from: u64, to: u64| {
+        let pad = (to - from) / 5 + 1;
+        (from.saturating_sub(pad), to + pad)
+    };
+    if let Some(v) = view.violations().first() {
+        let (from, to) = around(v.first.start_us.min(v.second.start_us), v.overlap_end_us);
+        h.push_str(&super::interactive::timeline(
+            view,
+            from,
+            to,
+            (v.overlap_start_us, v.overlap_end_us),
+        ));
+    } else if let Some(rv) = f.resource_violations.first() {
+        let start = rv.hold_end_us.unwrap_or(rv.write_us).min(rv.holder.start_us);
+        let (from, to) = around(start, rv.write_us + 1);
+        h.push_str(&super::interactive::timeline(
+            view,
+            from,
+            to,
+            (rv.write_us, rv.write_us + 1),
+        ));
+    }
     h.push_str("<h2>The run</h2>");
     facts(&mut h, summary, view);
     seeds_table(&mut h, seeds, summary["reported_seed"].as_u64());

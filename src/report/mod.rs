@@ -17,6 +17,7 @@ pub mod banner;
 pub mod causes;
 pub mod folder;
 pub mod html;
+pub mod interactive;
 pub mod matrix;
 pub mod narrative;
 pub mod plots;
