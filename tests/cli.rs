@@ -265,7 +265,7 @@ fn a_report_folder_holds_one_run_and_other_files_are_never_deleted() {
     write(tmp.path(), "small.toml", SMALL);
     let out = lockstorm(tmp.path(), &["scenario", "broken.toml", "--out", "here"]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(tmp.path().join("here/timeline-violation.png").is_file());
+    assert!(tmp.path().join("here/timeline-violation.svg").is_file());
     // A safe run into the same folder (on real Redis: the folder is the backend's too).
     let out = lockstorm(
         tmp.path(),
@@ -286,7 +286,7 @@ fn a_report_folder_holds_one_run_and_other_files_are_never_deleted() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(
-        !tmp.path().join("here/timeline-violation.png").exists(),
+        !tmp.path().join("here/timeline-violation.svg").exists(),
         "the earlier run's violation plot is gone"
     );
     let summary = std::fs::read_to_string(tmp.path().join("here/summary.json")).unwrap();
@@ -406,7 +406,7 @@ fn a_fault_that_meets_no_hold_is_not_exercised_and_exits_1() {
     );
     let page = std::fs::read_to_string(tmp.path().join("here/index.html")).unwrap();
     assert!(
-        page.contains("<p class=\"verdict notex miss\">NOT EXERCISED (expected safe) — NOT as expected</p>"),
+        page.contains("<div class=\"banner notex miss\" id=\"verdict\"><p class=headline><b>NOT EXERCISED</b> <span class=expect>(expected: lock safe — NOT as expected)</span>"),
         "the banner is neither green nor red"
     );
 }

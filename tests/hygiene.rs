@@ -327,7 +327,7 @@ fn a_signal_during_report_writing_leaves_a_partial_summary() {
     wait_for("the first plot", || {
         std::fs::read_dir(&dir).is_ok_and(|d| {
             d.flatten()
-                .any(|e| e.file_name().to_string_lossy().ends_with(".png"))
+                .any(|e| e.file_name().to_string_lossy().ends_with(".svg"))
         })
     });
     // SAFETY: kill(2) on our own child process.

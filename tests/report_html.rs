@@ -186,27 +186,47 @@ fn the_report_of_an_unsafe_run_opens_in_a_browser_with_every_plot() {
         "summary.json",
         "history.jsonl",
         "narrative.md",
-        "timeline.png",
         "timeline.svg",
-        "timeline-violation.png",
         "timeline-violation.svg",
-        "latency-cdf.png",
         "latency-cdf.svg",
-        "availability.png",
         "availability.svg",
     ] {
         assert!(out.join(f).is_file(), "{f} missing");
     }
-    let png = std::fs::read(out.join("timeline-violation.png")).unwrap();
-    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+    let pngs = std::fs::read_dir(&out)
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .ends_with(".png")
+        })
+        .count();
+    assert_eq!(pngs, 0, "plots are SVG only");
     let svg = std::fs::read_to_string(out.join("latency-cdf.svg")).unwrap();
     assert!(svg.starts_with("<svg") && svg.contains("Acquire latency CDF"));
 
     let html = std::fs::read_to_string(out.join("index.html")).unwrap();
     assert!(
-        html.contains("UNSAFE (expected unsafe) — as expected"),
-        "verdict line"
+        html.contains("<b>UNSAFE</b> <span class=expect>(expected: lock unsafe — as expected)</span>"),
+        "verdict banner"
     );
+    let banner = &html[html.find("id=\"verdict\"").unwrap()..html.find("</div>").unwrap()];
+    assert!(
+        banner.contains("both held L0 from t="),
+        "the banner names the holders: {banner}"
+    );
+    // The first screen answers: the zoomed timeline and the story come before any table.
+    let table = html.find("<table").unwrap();
+    assert!(html.find("timeline-violation.svg").unwrap() < table);
+    assert!(html.find("<h2>What happened</h2>").unwrap() < table);
+    assert!(html.contains("<a href=\"../index.html\">"), "a link back up");
+    // The interactive timeline: each hold says, on hover, its history line.
+    let op = html
+        .find("<g class=op data-info=\"client ")
+        .expect("hoverable holds");
+    assert!(html[op..].split('>').next().unwrap().contains("history line "));
     assert!(
         html.contains("<h3>Violation 1: clients"),
         "the first violation is told"
@@ -294,6 +314,25 @@ fn the_analysis_index_links_every_scenario_report_and_opens_in_a_browser() {
         "{md}"
     );
     assert!(md.contains("## quorum2\n\n`") && md.contains("A 2-of-5 quorum."));
+    // Every sentence of the short answer is true of the summaries it names, and every
+    // scenario it leaves out is one the sentence is false of.
+    use lockstorm::report::analysis::Claim;
+    for claim in Claim::ALL {
+        let line = md
+            .lines()
+            .find(|l| l.starts_with(&format!("- {}: ", claim.label())))
+            .unwrap_or_else(|| panic!("no line for {claim:?}: {md}"));
+        for name in ["quorum2", "majority"] {
+            let summary: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(out.join(name).join("summary.json")).unwrap())
+                    .unwrap();
+            assert_eq!(
+                line.contains(&format!("`{name}`")),
+                claim.of_summary(&summary),
+                "{line} vs {name}'s summary.json"
+            );
+        }
+    }
     for name in ["quorum2", "majority"] {
         assert!(out.join(name).join("index.html").is_file());
         assert_loads_cleanly(&out.join(name).join("index.html"), 4);

@@ -174,12 +174,12 @@ fn the_reports_show_the_clock_jump_and_the_stale_write() {
         let dir = tempfile::tempdir().unwrap();
         lockstorm::report::write(dir.path(), &scenario, &outcome).expect("report");
         let read = |f: &str| std::fs::read_to_string(dir.path().join(f)).unwrap();
-        let pngs: Vec<String> = std::fs::read_dir(dir.path())
+        let plots: Vec<String> = std::fs::read_dir(dir.path())
             .unwrap()
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .filter(|n| n.ends_with(".png"))
+            .filter(|n| n.ends_with(".svg"))
             .collect();
-        (read("index.html"), read("narrative.md"), pngs)
+        (read("index.html"), read("narrative.md"), plots)
     };
 
     let (page, md, _) = report("node-clock-jump");
@@ -198,7 +198,7 @@ fn the_reports_show_the_clock_jump_and_the_stale_write() {
         "{md}"
     );
 
-    let (page, md, pngs) = report("fencing-pause-unfenced");
+    let (page, md, plots) = report("fencing-pause-unfenced");
     assert!(
         page.contains("<h2 id=\"stale-writes\">Stale writes ("),
         "a stale-write section"
@@ -211,5 +211,5 @@ fn the_reports_show_the_clock_jump_and_the_stale_write() {
         md.contains("# Stale writes (") && md.contains("without a fencing token"),
         "{md}"
     );
-    assert!(pngs.iter().any(|p| p == "timeline-stale-write.png"), "{pngs:?}");
+    assert!(plots.iter().any(|p| p == "timeline-stale-write.svg"), "{plots:?}");
 }

@@ -121,12 +121,12 @@ pub(super) fn write_sweep(dir: &Path, sweep: &Sweep, timing: &Timing, quiet: boo
     let unsafe_cells = sweep.cells.iter().filter(|c| c.unsafe_seeds > 0).count();
     let stale_cells = sweep.cells.iter().filter(|c| c.stale_seeds > 0).count();
     println!(
-        "{}: {} cells x {} seeds, {unsafe_cells} cells with a violation, {stale_cells} with a stale write; {} and {}.png in {}",
+        "{}: {} cells x {} seeds, {unsafe_cells} cells with a violation, {stale_cells} with a stale write; {} and {}.svg in {}",
         sweep.scenario,
         sweep.cells.len(),
         sweep.seeds,
         lockstorm::report::sweep::CSV,
-        drawn.join(".png, "),
+        drawn.join(".svg, "),
         dir.display()
     );
     Ok(())

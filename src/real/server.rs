@@ -36,6 +36,22 @@ pub fn binary() -> Result<PathBuf, RealError> {
         .ok_or(RealError::NoRedisServer)
 }
 
+/// The version of the redis-server [`binary`] runs ("7.0.15"), for the report; `None`
+/// if there is none or it does not say.
+pub fn version() -> Option<String> {
+    let out = Command::new(binary().ok()?)
+        .arg("--version")
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+        .ok()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    // "Redis server v=7.0.15 sha=00000000:0 malloc=jemalloc-5.3.0 bits=64 build=..."
+    text.split_whitespace()
+        .find_map(|w| w.strip_prefix("v="))
+        .map(str::to_string)
+}
+
 /// Ports handed out by [`free_port`] and not given back yet ([`release_port`]). A node
 /// keeps its port while it is down (crashed, waiting for its restart), so no other run
 /// of this process (`lockstorm matrix --jobs N` runs several at once) may take it then.

@@ -37,7 +37,11 @@ pub struct Case {
     pub not_exercised_seeds: usize,
     pub reported_seed: u64,
     pub violations: usize,
+    /// The share of the workload's time a lock was held or could be acquired (what
+    /// faults took away; contention does not count against it).
     pub availability: f64,
+    /// The share of acquire calls that succeeded: contention counts against it.
+    pub acquire_success: f64,
     pub latency_p99_us: u64,
     pub story: Option<Story>,
     /// The timeline to show: the report's first plot (around the first violation, else the
@@ -74,7 +78,8 @@ pub fn write_index(out: &Path, cases: &[Case], seeds: u64, source: &Source) -> R
     };
     let real = out.join("real").join("README.md").is_file();
     write("README.md", markdown(cases, seeds, source, real))?;
-    write("index.html", html(cases, seeds, source, real))
+    write("index.html", html(cases, seeds, source, real))?;
+    super::site::refresh(out)
 }
 
 /// The verdict as a sentence says it (`not exercised`, not `not_exercised`).
@@ -103,8 +108,23 @@ fn verdict_line(c: &Case) -> String {
     line
 }
 
+/// What made the guarded resource unsafe, in the reported seed.
+fn resource_detail(c: &Case) -> String {
+    match (c.stale_writes, c.fence_regressions) {
+        (0, 0) => "on a seed other than the reported one".into(),
+        (s, r) => format!("reported seed: {s} stale writes accepted, {r} fencing tokens went backwards"),
+    }
+}
+
 fn markdown(cases: &[Case], seeds: u64, source: &Source, real: bool) -> String {
-    let mut md = String::from("# lockstorm's measured answer to Kleppmann and antirez\n\n");
+    let mut md = format!(
+        "# lockstorm's measured answer to Kleppmann and antirez, {}\n\n[↑ all reports](../README.md)\n\n",
+        if source.real {
+            "on real Redis"
+        } else {
+            "on the simulator"
+        }
+    );
     let _ = writeln!(
         md,
         "Every scenario in `{}` run {} over {seeds} seed(s) each, \
@@ -128,11 +148,11 @@ fn markdown(cases: &[Case], seeds: u64, source: &Source, real: bool) -> String {
         );
     }
     md.push_str(&in_short(cases));
-    md.push_str("\n| scenario | expected | verdict | unsafe seeds | as expected | violations (reported seed) | guarded resource | liveness findings | availability | p99 acquire | report |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
+    md.push_str("\n| scenario | expected | verdict | unsafe seeds | as expected | violations (reported seed) | guarded resource | liveness findings | availability (time) | acquires that succeeded | p99 acquire | report |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     for c in cases {
         let _ = writeln!(
             md,
-            "| {} | {} | **{}** | {}/{} | {} | {} | {} | {} | {:.1}% | {} | [{}/index.html]({}/index.html) |",
+            "| {} | {} | **{}** | {}/{} | {} | {} | {} | {} | {:.1}% | {:.1}% | {} | [{}/index.html]({}/index.html) |",
             c.name,
             c.expect,
             verdict_words(c),
@@ -141,14 +161,12 @@ fn markdown(cases: &[Case], seeds: u64, source: &Source, real: bool) -> String {
             if c.as_expected { "yes" } else { "**no**" },
             c.violations,
             match c.resource {
-                "unsafe" => format!(
-                    "**unsafe** ({} stale writes accepted, {} fencing tokens went backwards)",
-                    c.stale_writes, c.fence_regressions
-                ),
+                "unsafe" => format!("**unsafe** ({})", resource_detail(c)),
                 other => other.to_string(),
             },
             c.liveness,
             c.availability * 100.0,
+            c.acquire_success * 100.0,
             span(c.latency_p99_us),
             c.name,
             c.name
@@ -176,46 +194,103 @@ fn markdown(cases: &[Case], seeds: u64, source: &Source, real: bool) -> String {
         }
         let _ = writeln!(
             md,
-            "\n![holder timeline of {0}]({0}/{1}.png)\n\nRerun: `{2}` · [full report]({0}/index.html) · [availability]({0}/availability.png) · [latency CDF]({0}/latency-cdf.png)",
+            "\n![holder timeline of {0}]({0}/{1}.svg)\n\nRerun: `{2}` · [full report]({0}/index.html) · [availability]({0}/availability.svg) · [latency CDF]({0}/latency-cdf.svg)",
             c.name, c.timeline, c.rerun
         );
     }
     md
 }
 
+/// A sentence of the index's short answer: which scenarios it names. Each is decided
+/// from the [`Case`] and can be checked against the summary.json it cites
+/// ([`Claim::of_summary`]), so the index never says what the reports do not.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Claim {
+    Unsafe,
+    Safe,
+    NotExercised,
+    StaleWrite,
+    FenceBackwards,
+    Liveness,
+    NotAsExpected,
+}
+
+impl Claim {
+    pub const ALL: [Claim; 7] = [
+        Claim::Unsafe,
+        Claim::Safe,
+        Claim::NotExercised,
+        Claim::StaleWrite,
+        Claim::FenceBackwards,
+        Claim::Liveness,
+        Claim::NotAsExpected,
+    ];
+
+    /// The sentence, up to the list of names.
+    pub fn label(self) -> &'static str {
+        match self {
+            Claim::Unsafe => "two clients held a lock at once in",
+            Claim::Safe => "mutual exclusion held in every seed of",
+            Claim::NotExercised => "no violation, but not exercised (it proved nothing) in",
+            Claim::StaleWrite => "the guarded resource accepted a stale write (reported seed) in",
+            Claim::FenceBackwards => "fencing tokens went backwards (reported seed) in",
+            Claim::Liveness => "a liveness finding (reported seed) in",
+            Claim::NotAsExpected => "not as the scenario expects",
+        }
+    }
+
+    fn of_case(self, c: &Case) -> bool {
+        match self {
+            Claim::Unsafe => c.verdict == "unsafe",
+            Claim::Safe => c.verdict == "safe",
+            Claim::NotExercised => c.verdict == "not_exercised",
+            Claim::StaleWrite => c.stale_writes > 0,
+            Claim::FenceBackwards => c.fence_regressions > 0,
+            Claim::Liveness => c.liveness != "none",
+            Claim::NotAsExpected => !c.as_expected,
+        }
+    }
+
+    /// Whether the claim holds of a run, read from its summary.json.
+    pub fn of_summary(self, s: &serde_json::Value) -> bool {
+        let any = |key: &str| s[key].as_array().is_some_and(|a| !a.is_empty());
+        match self {
+            Claim::Unsafe => s["verdict"] == "unsafe",
+            Claim::Safe => s["verdict"] == "safe",
+            Claim::NotExercised => s["verdict"] == "not_exercised",
+            Claim::StaleWrite => any("resource_violations"),
+            Claim::FenceBackwards => any("fence_regressions"),
+            Claim::Liveness => any("liveness"),
+            Claim::NotAsExpected => s["as_expected"] == false,
+        }
+    }
+}
+
 /// The answer in a few lines: which scenarios broke mutual exclusion, which held it,
-/// and which did not do what their files expect.
-fn short_answer(cases: &[Case]) -> [(&'static str, Vec<&str>); 6] {
-    let names = |f: &dyn Fn(&Case) -> bool| cases.iter().filter(|c| f(c)).map(|c| c.name.as_str()).collect();
-    [
-        (
-            "two clients held a lock at once in",
-            names(&|c| c.verdict == "unsafe"),
-        ),
-        (
-            "mutual exclusion held in every seed of",
-            names(&|c| c.verdict == "safe"),
-        ),
-        (
-            "no violation, but not exercised (it proved nothing) in",
-            names(&|c| c.verdict == "not_exercised"),
-        ),
-        (
-            "a stale write reached the guarded resource in",
-            names(&|c| c.resource == "unsafe"),
-        ),
-        ("a liveness finding in", names(&|c| c.liveness != "none")),
-        ("not as the scenario expects", names(&|c| !c.as_expected)),
-    ]
+/// what happened to the guarded resource and to liveness, and which did not do what
+/// their files expect.
+pub fn short_answer(cases: &[Case]) -> Vec<(Claim, Vec<&str>)> {
+    Claim::ALL
+        .iter()
+        .map(|&claim| {
+            let names = cases
+                .iter()
+                .filter(|c| claim.of_case(c))
+                .map(|c| c.name.as_str())
+                .collect();
+            (claim, names)
+        })
+        .collect()
 }
 
 fn in_short(cases: &[Case]) -> String {
     let mut md = String::from("In short:\n\n");
-    for (label, names) in short_answer(cases) {
+    for (claim, names) in short_answer(cases) {
         let list: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
         let _ = writeln!(
             md,
-            "- {label}: {}",
+            "- {}: {}",
+            claim.label(),
             if list.is_empty() {
                 "none".into()
             } else {
@@ -228,11 +303,16 @@ fn in_short(cases: &[Case]) -> String {
 
 fn html(cases: &[Case], seeds: u64, source: &Source, real: bool) -> String {
     let mut h = String::from(
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>lockstorm analysis</title><style>body{font-family:sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;line-height:1.45}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.25em .6em}img{max-width:100%;border:1px solid #ddd}.no{color:#b00;font-weight:bold}.notex{background:#fff1cc;color:#6b4a00}code{background:#f6f6f6}</style></head><body>\n<h1>lockstorm's measured answer to Kleppmann and antirez</h1>\n",
-    );
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{TITLE}</title><style>body{font-family:sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;line-height:1.45}.bad{background:#fbe0e0;color:#8a1414}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.25em .6em}img{max-width:100%;border:1px solid #ddd}.no{color:#b00;font-weight:bold}.notex{background:#fff1cc;color:#6b4a00}code{background:#f6f6f6}</style></head><body>\n<nav><a href=\"../index.html\">↑ up: all reports</a></nav>\n<h1>{TITLE}</h1>\n",
+    )
+    .replace("{TITLE}", if source.real {
+        "lockstorm's measured answer to Kleppmann and antirez, on real Redis"
+    } else {
+        "lockstorm's measured answer to Kleppmann and antirez, on the simulator"
+    });
     let _ = writeln!(
         h,
-        "<p>Every scenario in <code>{}</code> run {} over {seeds} seed(s) each. Regenerate with <code>{}</code>.{}</p><table><tr><th>scenario</th><th>expected</th><th>verdict</th><th>unsafe seeds</th><th>as expected</th><th>report</th></tr>",
+        "<p>Every scenario in <code>{}</code> run {} over {seeds} seed(s) each. Regenerate with <code>{}</code>.{}</p><table><tr><th>scenario</th><th>expected</th><th>lock safety</th><th>unsafe seeds</th><th>guarded resource</th><th>liveness</th><th>as expected</th><th>availability (time)</th><th>acquires that succeeded</th><th>report</th></tr>",
         esc(&source.folder),
         source.ran_on(),
         esc(&source.command),
@@ -245,7 +325,7 @@ fn html(cases: &[Case], seeds: u64, source: &Source, real: bool) -> String {
     for c in cases {
         let _ = write!(
             h,
-            "<tr><td>{0}</td><td>{1}</td><td{7}><b>{2}</b></td><td>{3}/{4}</td><td{5}>{6}</td><td><a href=\"{0}/index.html\">report</a></td></tr>",
+            "<tr><td>{0}</td><td>{1}</td><td{7}><b>{2}</b></td><td>{3}/{4}</td><td{9}>{8}</td><td{11}>{10}</td><td{5}>{6}</td><td>{12:.1}%</td><td>{13:.1}%</td><td><a href=\"{0}/index.html\">report</a></td></tr>",
             esc(&c.name),
             esc(&c.expect),
             verdict_words(c),
@@ -253,21 +333,38 @@ fn html(cases: &[Case], seeds: u64, source: &Source, real: bool) -> String {
             c.seeds,
             if c.as_expected { "" } else { " class=no" },
             if c.as_expected { "yes" } else { "no" },
-            if c.verdict == "not_exercised" {
-                " class=notex"
+            match c.verdict {
+                "not_exercised" => " class=notex",
+                "unsafe" => " class=bad",
+                _ => "",
+            },
+            match c.resource {
+                "unsafe" => format!("unsafe ({})", esc(&resource_detail(c))),
+                other => esc(other),
+            },
+            if c.resource == "unsafe" { " class=bad" } else { "" },
+            if c.live {
+                "live".to_string()
             } else {
-                ""
-            }
+                format!("NOT live ({})", esc(&c.liveness))
+            },
+            if c.live { "" } else { " class=bad" },
+            c.availability * 100.0,
+            c.acquire_success * 100.0
         );
     }
     h.push_str("</table>\n<ul>");
-    for (label, names) in short_answer(cases) {
+    for (claim, names) in short_answer(cases) {
         let list = if names.is_empty() {
             "none".to_string()
         } else {
-            esc(&names.join(", "))
+            names
+                .iter()
+                .map(|n| format!("<a href=\"{0}/index.html\">{0}</a>", esc(n)))
+                .collect::<Vec<_>>()
+                .join(", ")
         };
-        let _ = write!(h, "<li>{label}: <b>{list}</b></li>");
+        let _ = write!(h, "<li>{}: <b>{list}</b></li>", claim.label());
     }
     h.push_str("</ul>\n");
     for c in cases {
@@ -297,7 +394,7 @@ fn html(cases: &[Case], seeds: u64, source: &Source, real: bool) -> String {
         }
         let _ = writeln!(
             h,
-            "<p><a href=\"{0}/index.html\"><img src=\"{0}/{1}.png\" alt=\"holder timeline of {0}\"></a></p><p>Rerun: <code>{2}</code></p>",
+            "<p><a href=\"{0}/index.html\"><img src=\"{0}/{1}.svg\" alt=\"holder timeline of {0}\"></a></p><p>Rerun: <code>{2}</code></p>",
             esc(&c.name),
             esc(&c.timeline),
             esc(&c.rerun)
@@ -305,4 +402,95 @@ fn html(cases: &[Case], seeds: u64, source: &Source, real: bool) -> String {
     }
     h.push_str("</body></html>\n");
     h
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn case(name: &str) -> Case {
+        Case {
+            name: name.into(),
+            file: PathBuf::from(format!("scenarios/{name}.toml")),
+            about: String::new(),
+            expect: "safe".into(),
+            verdict: "safe",
+            not_exercised: None,
+            live: true,
+            resource: "no writes",
+            stale_writes: 0,
+            fence_regressions: 0,
+            liveness: "none".into(),
+            as_expected: true,
+            seeds: 10,
+            unsafe_seeds: 0,
+            not_exercised_seeds: 0,
+            reported_seed: 1,
+            violations: 0,
+            availability: 1.0,
+            acquire_success: 0.5,
+            latency_p99_us: 1_000,
+            story: None,
+            timeline: "timeline".into(),
+            rerun: String::new(),
+        }
+    }
+
+    fn named(cases: &[Case], claim: Claim) -> Vec<&str> {
+        short_answer(cases)
+            .into_iter()
+            .find(|(c, _)| *c == claim)
+            .map(|(_, names)| names)
+            .unwrap()
+    }
+
+    #[test]
+    fn tokens_that_went_backwards_are_not_called_a_stale_write() {
+        // Issue 23: fencing-one-round's resource was unsafe for 9 token regressions and
+        // 0 accepted stale writes, and the index said a stale write reached it.
+        let mut fencing = case("fencing-one-round");
+        fencing.resource = "unsafe";
+        fencing.fence_regressions = 9;
+        let mut unfenced = case("fencing-pause-unfenced");
+        unfenced.resource = "unsafe";
+        unfenced.stale_writes = 2;
+        let cases = [fencing, unfenced];
+        assert_eq!(named(&cases, Claim::StaleWrite), ["fencing-pause-unfenced"]);
+        assert_eq!(named(&cases, Claim::FenceBackwards), ["fencing-one-round"]);
+        let page = html(
+            &cases,
+            10,
+            &Source {
+                folder: "s/".into(),
+                command: "c".into(),
+                real: false,
+            },
+            false,
+        );
+        assert!(
+            page.contains("reported seed: 0 stale writes accepted, 9 fencing tokens went backwards"),
+            "{page}"
+        );
+    }
+
+    #[test]
+    fn the_html_index_has_the_resource_and_liveness_columns_of_the_markdown() {
+        let mut starved = case("rw-writer-starvation");
+        starved.live = false;
+        starved.liveness = "writer_starvation ×20".into();
+        let source = Source {
+            folder: "s/".into(),
+            command: "c".into(),
+            real: false,
+        };
+        let page = html(&[starved], 10, &source, false);
+        for column in [
+            "<th>guarded resource</th>",
+            "<th>liveness</th>",
+            "<th>availability (time)</th>",
+        ] {
+            assert!(page.contains(column), "{column}");
+        }
+        assert!(page.contains("NOT live (writer_starvation ×20)"), "{page}");
+    }
 }

@@ -1,6 +1,5 @@
-//! index.html: the page a person reads. Self-contained: inline CSS, no script, no
-//! network; the plots are the PNG files next to it (relative links), with their SVG
-//! twins linked. Everything shown comes from summary.json (the verdict over all seeds)
+//! index.html: the page a person reads. Self-contained: inline CSS, one small inline
+//! script (the interactive timeline, [`super::interactive`]), no network; the plots are the SVG files next to it (relative links). Everything shown comes from summary.json (the verdict over all seeds)
 //! and the reported seed's history with its findings: the violations with their
 //! stories, the stale writes to the guarded resource in their own table with theirs,
 //! the liveness findings and the faults.
@@ -38,7 +37,12 @@ table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding
 th{background:#f3f3f3}td.n{text-align:right}.verdict{font-size:1.4em;font-weight:bold;padding:.4em .8em;display:inline-block;border-radius:4px}
 .safe{background:#e3f4e3;color:#1d5e1d}.unsafe{background:#fbe0e0;color:#8a1414}.notex{background:#fff1cc;color:#6b4a00}.miss{outline:3px solid #d62728}
 figure{margin:1.5em 0}figure img{max-width:100%;border:1px solid #ddd}figcaption{color:#555;font-size:.9em}
-code,pre{background:#f6f6f6;padding:.1em .3em}ol.steps li{margin:.2em 0}.why{font-style:italic}";
+code,pre{background:#f6f6f6;padding:.1em .3em}ol.steps li{margin:.2em 0}.why{font-style:italic}
+nav{font-size:.9em;margin-bottom:.5em}.banner{padding:.5em 1em;border-radius:4px;margin:.5em 0}.banner p{margin:.2em 0}
+.banner .headline{font-size:1.4em}.banner .expect{font-size:.7em;font-weight:normal}.banner .what{font-size:1.05em}
+ul.judges{margin:.3em 0;padding-left:1.2em;font-size:.92em}ul.judges li.safe,ul.judges li.unsafe,ul.judges li.notex{background:none}
+ul.judges li.unsafe b{color:#8a1414}ul.judges li.notex b{color:#6b4a00}
+figure.interactive svg{max-width:100%;height:auto;border:1px solid #ddd}.op:hover rect{stroke:#000;stroke-width:2}.opinfo{display:block;font-family:monospace;color:#222}";
 
 fn text(v: &Value, key: &str) -> String {
     match &v[key] {
@@ -52,7 +56,9 @@ fn pct(x: f64) -> String {
     format!("{:.1}%", x * 100.0)
 }
 
-/// Renders the page.
+/// Renders the page. `anomaly` names the first finding's anomaly in the banner, when
+/// the caller has classified it.
+#[allow(clippy::too_many_arguments)]
 pub fn page(
     summary: &Value,
     view: &RunView,
@@ -60,16 +66,28 @@ pub fn page(
     stories: &[Story],
     stale: &[Story],
     has_history: bool,
+    anomaly: Option<&str>,
 ) -> String {
     let f = view.findings;
     let scenario = text(summary, "scenario");
+    let banner = super::banner::judge(summary, view, anomaly);
+    // Distinct titles: a library matrix runs the same case names for every library.
+    let library = view
+        .meta
+        .as_ref()
+        .and_then(|m| m.worker.as_ref())
+        .map(|w| format!(" with {}", w.name()))
+        .unwrap_or_default();
     let mut h = String::new();
     let _ = write!(
         h,
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>lockstorm: {}</title><style>{STYLE}</style></head><body>\n",
-        esc(&scenario)
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{} — {}{} (lockstorm run)</title><style>{STYLE}</style></head><body>\n",
+        banner.severity.word(),
+        esc(&scenario),
+        esc(&library)
     );
-    let _ = writeln!(h, "<h1>lockstorm report: {}</h1>", esc(&scenario));
+    h.push_str("<nav><a href=\"../index.html\">↑ up: the index of these reports</a></nav>\n");
+    let _ = writeln!(h, "<h1>{}{}</h1>", esc(&scenario), esc(&library));
     if summary["partial"].as_bool() == Some(true) {
         let _ = writeln!(
             h,
@@ -77,83 +95,74 @@ pub fn page(
             esc(&text(summary, "partial_reason"))
         );
     }
-
-    // The verdict over all seeds, as summary.json states it.
-    let verdict = match text(summary, "verdict").as_str() {
-        "" => if f.is_safe() { "safe" } else { "unsafe" }.to_string(),
-        v => v.to_string(),
-    };
-    let expect = text(summary, "expect");
-    let as_expected = summary["as_expected"].as_bool();
+    h.push_str(&banner.html());
     let seeds = summary["seeds"].as_array().map_or(&[][..], Vec::as_slice);
-    let mut line = verdict.replace('_', " ").to_uppercase();
-    if !expect.is_empty() {
-        let _ = write!(line, " (expected {expect})");
-    }
-    match as_expected {
-        Some(true) => line.push_str(" — as expected"),
-        Some(false) => line.push_str(" — NOT as expected"),
-        None => {}
-    }
-    let miss = if as_expected == Some(false) { " miss" } else { "" };
-    // Not exercised is neither green nor red: the run proved nothing either way.
-    let _ = writeln!(
-        h,
-        "<p class=\"verdict {}{miss}\">{}</p>",
-        match verdict.as_str() {
-            "safe" => "safe",
-            "not_exercised" => "notex",
-            _ => "unsafe",
-        },
-        esc(&line)
-    );
-    if verdict == "not_exercised" {
-        let _ = writeln!(
-            h,
-            "<p class=\"verdict notex\">Not exercised: {}. No violation, but the run proved nothing: a safe verdict needs every scripted fault (and one random fault, if the nemesis ran) to meet a hold in force on what it targets while it is active, and at least {} successful acquisitions.</p>",
-            esc(&text(summary, "not_exercised")),
-            crate::checker::exercise::MIN_ACQUISITIONS
-        );
-    }
-    let _ = writeln!(
-        h,
-        "<p>{} over {} seed(s); liveness after the heal: {}.</p>",
-        match verdict.as_str() {
-            "safe" | "not_exercised" => "No two clients ever held a lock at once",
-            "unsafe" => "Two clients held the same lock at once",
-            _ => "No seed finished",
-        },
-        seeds.len().max(1),
-        match summary["live"].as_bool().unwrap_or(f.is_live()) {
-            true => "every lock was acquirable again in time",
-            false => "FAILED",
-        }
-    );
 
-    if !f.resource_violations.is_empty() {
-        let _ = writeln!(
-            h,
-            "<p class=\"verdict unsafe\">Guarded resource: {} stale write(s) accepted (seed {}) — see <a href=\"#stale-writes\">Stale writes</a></p>",
-            f.resource_violations.len(),
-            esc(&text(summary, "reported_seed"))
-        );
+    // The first screen: the zoomed timeline and the first story, before any table.
+    let (first, rest): (Vec<&PlotInfo>, Vec<&PlotInfo>) =
+        plots.iter().partition(|p| p.stem.starts_with("timeline-"));
+    for p in first.iter().take(1) {
+        figure(&mut h, p);
     }
+    if let (Some(v), Some(s)) = (view.violations().first(), stories.first()) {
+        let _ = write!(
+            h,
+            "<h2>What happened</h2><h3>Clients {} and {} on {} for {}</h3>",
+            v.first.client,
+            v.second.client,
+            esc(&v.lock),
+            span(v.overlap_us())
+        );
+        story(&mut h, s);
+    } else if let (Some(rv), Some(s)) = (f.resource_violations.first(), stale.first()) {
+        let _ = write!(
+            h,
+            "<h2>What happened</h2><h3>Stale write: client {} on {}, {}</h3>",
+            rv.client,
+            esc(&rv.lock),
+            esc(&super::stale::against(rv))
+        );
+        story(&mut h, s);
+    } else if !f.liveness.is_empty() {
+        liveness(&mut h, f);
+    }
+
+    // Below the story, so the first screen keeps it: the same holds, to hover.
+    let around = |from: u64, to: u64| {
+        let pad = (to - from) / 5 + 1;
+        (from.saturating_sub(pad), to + pad)
+    };
+    if let Some(v) = view.violations().first() {
+        let (from, to) = around(v.first.start_us.min(v.second.start_us), v.overlap_end_us);
+        h.push_str(&super::interactive::timeline(
+            view,
+            from,
+            to,
+            (v.overlap_start_us, v.overlap_end_us),
+        ));
+    } else if let Some(rv) = f.resource_violations.first() {
+        let start = rv.hold_end_us.unwrap_or(rv.write_us).min(rv.holder.start_us);
+        let (from, to) = around(start, rv.write_us + 1);
+        h.push_str(&super::interactive::timeline(
+            view,
+            from,
+            to,
+            (rv.write_us, rv.write_us + 1),
+        ));
+    }
+    h.push_str("<h2>The run</h2>");
     facts(&mut h, summary, view);
     seeds_table(&mut h, seeds, summary["reported_seed"].as_u64());
     mode_table(&mut h, view);
-    for p in plots {
-        let _ = writeln!(
-            h,
-            "<figure><img src=\"{0}.png\" alt=\"{1}\" width=\"{2}\"><figcaption>{3} (<a href=\"{0}.png\">PNG</a>, <a href=\"{0}.svg\">SVG</a>)</figcaption></figure>",
-            esc(&p.stem),
-            esc(&p.title),
-            p.width,
-            esc(&p.caption)
-        );
+    for p in first.iter().skip(1).chain(&rest) {
+        figure(&mut h, p);
     }
     violations(&mut h, view, stories);
     stale_writes(&mut h, view, stale);
-    liveness(&mut h, f);
+    // With no violation and no stale write, the first screen told the liveness findings.
+    if !view.violations().is_empty() || !f.resource_violations.is_empty() {
+        liveness(&mut h, f);
+    }
     faults(&mut h, view);
 
     h.push_str("<h2>Files</h2><ul><li><a href=\"summary.json\">summary.json</a>: the verdict per seed and the reported seed's findings</li>");
@@ -164,6 +173,18 @@ pub fn page(
     }
     h.push_str("<li><a href=\"narrative.md\">narrative.md</a>: the story of each violation and stale write</li></ul>\n</body></html>\n");
     h
+}
+
+/// A plot with its caption.
+fn figure(h: &mut String, p: &PlotInfo) {
+    let _ = writeln!(
+        h,
+        "<figure><img src=\"{0}.svg\" alt=\"{1}\" width=\"{2}\"><figcaption>{3} (<a href=\"{0}.svg\">SVG</a>)</figcaption></figure>",
+        esc(&p.stem),
+        esc(&p.title),
+        p.width,
+        esc(&p.caption)
+    );
 }
 
 fn facts(h: &mut String, summary: &Value, view: &RunView) {
@@ -196,6 +217,7 @@ fn facts(h: &mut String, summary: &Value, view: &RunView) {
         );
     }
     row("reported seed", esc(&text(summary, "reported_seed")));
+    row("versions tested", esc(&versions(summary, view)));
     let rerun = text(summary, "rerun");
     if !rerun.is_empty() {
         row("rerun", format!("<code>{}</code>", esc(&rerun)));
@@ -216,6 +238,29 @@ fn facts(h: &mut String, summary: &Value, view: &RunView) {
     h.push_str("</table>\n");
 }
 
+/// lockstorm, redis-server and the worker library, as summary.json recorded them (a
+/// summary from before it did names what the history says).
+fn versions(summary: &Value, view: &RunView) -> String {
+    let v = &summary["versions"];
+    let mut parts = Vec::new();
+    if let Some(l) = v["lockstorm"].as_str() {
+        parts.push(format!("lockstorm {l}"));
+    }
+    match v["redis_server"].as_str() {
+        Some(r) => parts.push(format!("redis-server {r}")),
+        None if summary["backend"] == "sim" => parts.push("the simulator (no redis-server)".into()),
+        None => {}
+    }
+    let library = v["library"]
+        .as_str()
+        .map(str::to_string)
+        .or_else(|| view.meta.as_ref()?.worker.as_ref().map(|w| w.name()));
+    if let Some(l) = library {
+        parts.push(format!("library {l}"));
+    }
+    parts.join(", ")
+}
+
 fn seeds_table(h: &mut String, seeds: &[Value], reported: Option<u64>) {
     if seeds.len() < 2 {
         return;
@@ -231,7 +276,7 @@ fn seeds_table(h: &mut String, seeds: &[Value], reported: Option<u64>) {
     );
     let _ = write!(
         h,
-        "<details{}><summary>verdict per seed</summary><table><tr><th>seed</th><th>verdict</th><th>live</th><th>violations</th><th>availability</th></tr>",
+        "<details{}><summary>verdict per seed</summary><table><tr><th>seed</th><th>verdict</th><th>live</th><th>violations</th><th>availability (time)</th></tr>",
         if seeds.len() <= 10 { " open" } else { "" }
     );
     // Unsafe seeds first so a long sweep shows its failures, then those not exercised.
@@ -257,7 +302,7 @@ fn seeds_table(h: &mut String, seeds: &[Value], reported: Option<u64>) {
                 "yes"
             },
             esc(&text(s, "violations")),
-            pct(s["stats"]["availability"].as_f64().unwrap_or(0.0))
+            pct(1.0 - s["stats"]["unavailable_share"].as_f64().unwrap_or(0.0))
         );
     }
     h.push_str("</table>");
@@ -272,7 +317,7 @@ fn seeds_table(h: &mut String, seeds: &[Value], reported: Option<u64>) {
 }
 
 fn mode_table(h: &mut String, view: &RunView) {
-    h.push_str("<h2>Acquisitions by mode</h2><table><tr><th>mode</th><th>acquires</th><th>acquired</th><th>failed</th><th>unknown</th><th>availability</th><th>latency p50 / p99 / max</th><th>wait p50 / p99 / max</th></tr>");
+    h.push_str("<h2>Acquisitions by mode</h2><table><tr><th>mode</th><th>acquires</th><th>acquired</th><th>failed</th><th>unknown</th><th>calls that succeeded</th><th>latency p50 / p99 / max</th><th>wait p50 / p99 / max</th></tr>");
     for mode in view.modes() {
         let count = |o: Outcome| {
             view.acquires
@@ -303,7 +348,15 @@ fn mode_table(h: &mut String, view: &RunView) {
             three(&view.waits_us(&mode))
         );
     }
-    h.push_str("</table><p>Latency: one acquire call, invoke to ok. Wait: from a client's first attempt to its acquisition, across failed attempts. Workload phase only.</p>\n");
+    let stats = &view.findings.stats;
+    let _ = writeln!(
+        h,
+        "</table><p><b>Availability: {}</b> of the workload's time a lock was held or could be acquired; {} of it ({}) a lock was free and wanted but every attempt at it failed. The share of acquire calls that succeeded ({}) is not availability: a call that finds the lock held by another client fails by design.</p><p>Latency: one acquire call, invoke to ok. Wait: from a client's first attempt to its acquisition, across failed attempts. Workload phase only.</p>",
+        pct(1.0 - stats.unavailable_share),
+        pct(stats.unavailable_share),
+        span(stats.unavailable_us),
+        pct(stats.availability)
+    );
 }
 
 fn violations(h: &mut String, view: &RunView, stories: &[Story]) {
@@ -442,11 +495,14 @@ fn liveness(h: &mut String, f: &crate::checker::Findings) {
         return;
     }
     let _ = write!(h, "<h2>Liveness findings ({})</h2><ul>", f.liveness.len());
-    for l in &f.liveness {
+    for l in f.liveness.iter().take(FAULT_ROWS) {
+        let _ = write!(h, "<li>{}</li>", esc(&super::banner::liveness_sentence(l)));
+    }
+    if f.liveness.len() > FAULT_ROWS {
         let _ = write!(
             h,
-            "<li><code>{}</code></li>",
-            esc(&serde_json::to_string(l).unwrap_or_default())
+            "<li>{} more in summary.json</li>",
+            f.liveness.len() - FAULT_ROWS
         );
     }
     h.push_str("</ul>\n");

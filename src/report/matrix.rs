@@ -367,7 +367,51 @@ pub fn write(out: &Path, m: &Matrix) -> Result<(), ReportError> {
     let json = serde_json::to_string_pretty(m).expect("the matrix serialises");
     write(JSON, json)?;
     write("README.md", markdown(m))?;
-    write("index.html", html(m))
+    write("index.html", html(m))?;
+    for a in &m.adapters {
+        // Each cell's run page links up to its library's page, which links up here.
+        let dir = out.join(&a.name);
+        if dir.is_dir() {
+            let path = dir.join("index.html");
+            std::fs::write(&path, library_page(a, &m.faults)).map_err(super::io_err(&path))?;
+        }
+    }
+    super::site::refresh(out)
+}
+
+/// A library's own page: its cells, one line each, linking their run reports.
+fn library_page(a: &AdapterRow, faults: &[FaultColumn]) -> String {
+    let name = a.library.clone().unwrap_or_else(|| a.name.clone());
+    let mut s = format!(
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{0} under lockstorm's faults</title>\
+         <style>body{{font-family:sans-serif;max-width:1100px;margin:2em auto;padding:0 1em}}table{{border-collapse:collapse}}\
+         td,th{{border:1px solid #ccc;padding:.4em;vertical-align:top}}</style></head><body>\
+         <nav><a href=\"../index.html\">↑ up: the library matrix</a></nav><h1>{0} under lockstorm's faults</h1>\
+         <p>Adapter <code>{1}</code> ({2}, {3}). {4}</p><table><tr><th>fault</th><th>finding</th><th>report</th></tr>",
+        esc(&name),
+        esc(&a.name),
+        esc(&a.runtime),
+        esc(&a.kind),
+        esc(&a.promise)
+    );
+    for (f, cell) in faults.iter().zip(&a.cells) {
+        let report = match cell {
+            Cell::Ran(r) => Some(r.report.as_str()),
+            Cell::Error { report, .. } => Some(report.as_str()),
+            _ => None,
+        };
+        let link = report
+            .map(|r| r.strip_prefix(&format!("{}/", a.name)).unwrap_or(r))
+            .map_or(String::new(), |r| format!("<a href=\"{}\">report</a>", esc(r)));
+        let _ = write!(
+            s,
+            "<tr><td>{}</td><td>{}</td><td>{link}</td></tr>",
+            esc(&f.title),
+            esc(&summary(cell))
+        );
+    }
+    s.push_str("</table></body></html>\n");
+    s
 }
 
 fn markdown(m: &Matrix) -> String {
@@ -525,7 +569,7 @@ fn html(m: &Matrix) -> String {
          <style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}\
          td,th{border:1px solid #ccc;padding:.4em;vertical-align:top;font-size:90%}\
          .safe{background:#e6f4e6}.unsafe{background:#f8d7d7}.na{background:#eee;color:#888}\
-         .other{background:#fff3cd}code{font-size:85%}</style></head><body>",
+         .other{background:#fff3cd}code{font-size:85%}</style></head><body><nav><a href=\"../index.html\">↑ up: all reports</a></nav>",
     );
     let _ = write!(
         s,

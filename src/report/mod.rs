@@ -14,13 +14,16 @@
 
 pub mod analysis;
 pub mod anomaly;
+pub mod banner;
 pub mod causes;
 pub mod folder;
 pub mod html;
+pub mod interactive;
 pub mod junit;
 pub mod matrix;
 pub mod narrative;
 pub mod plots;
+pub mod site;
 pub mod stale;
 pub mod sweep;
 pub mod timing;
@@ -85,6 +88,36 @@ pub struct Summary<'a> {
     pub worker: Option<WorkerSummary<'a>>,
     /// The reported seed's faults and how many holds each met.
     pub exercise: &'a crate::checker::Exercise,
+    /// What was tested: lockstorm, redis-server, the worker library.
+    pub versions: Versions,
+}
+
+/// summary.json's `versions`, as Jepsen's store records what it tested.
+#[derive(Serialize)]
+pub struct Versions {
+    pub lockstorm: &'static str,
+    /// The local redis-server's `--version` (`null` on the simulator, in containers and
+    /// for servers lockstorm did not start).
+    pub redis_server: Option<String>,
+    /// The worker library and its version, as its `hello_ok` named them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub library: Option<String>,
+}
+
+impl Versions {
+    pub fn of(scenario: &Scenario, outcome: &Outcome) -> Versions {
+        let local = scenario.backend == crate::scenario::Backend::Redis
+            && matches!(scenario.targets, crate::scenario::Targets::Local);
+        Versions {
+            lockstorm: env!("CARGO_PKG_VERSION"),
+            redis_server: local.then(crate::real::server::version).flatten(),
+            library: match library(outcome) {
+                (Some(l), Some(v)) if !v.is_empty() => Some(format!("{l} {v}")),
+                (Some(l), _) => Some(l.to_string()),
+                _ => None,
+            },
+        }
+    }
 }
 
 /// summary.json's `worker`: the command, how it was chosen, and the library and version
@@ -143,6 +176,7 @@ pub fn summary<'a>(scenario: &'a Scenario, outcome: &'a Outcome) -> Summary<'a> 
         stats: &outcome.findings.stats,
         fault_plan: &outcome.plan,
         exercise: &outcome.findings.exercise,
+        versions: Versions::of(scenario, outcome),
     }
 }
 
@@ -188,7 +222,7 @@ pub(crate) fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> ReportError 
 /// A plot written next to index.html.
 #[derive(Clone, Debug)]
 pub struct PlotInfo {
-    /// File name without extension: `<stem>.png` and `<stem>.svg`.
+    /// File name without extension: `<stem>.svg`.
     pub stem: String,
     pub title: String,
     pub caption: String,
@@ -495,7 +529,7 @@ pub fn render(
             "timeline-violation",
             "Holder timeline around the first violation",
             format!(
-                "The first violation: clients {} and {} both hold {} (outlined in red) from t={} to t={}. Rows: nodes, then clients; bars are holds (colour = mode); thin lanes under them are faults hitting that row, one lane and colour per kind; a clock jump is a mark on the row whose clock jumped; red band = two holders.",
+                "The first violation: clients {} and {} both hold {} (outlined in red) from t={} to t={}. Rows: nodes, then clients; bars are holds (colour = mode); thin lanes under them are faults hitting that row, one lane and colour per kind, labelled with whom a partition cut the row from or the rate of a clock; a clock jump is a mark on the row whose clock jumped; red band = two holders.",
                 v.first.client,
                 v.second.client,
                 v.lock,
@@ -545,18 +579,19 @@ pub fn render(
                 title: "Acquire latency CDF per mode".into(),
                 x_desc: "acquire latency, invoke to ok (ms, log scale)".into(),
                 series: modes.iter().map(|m| (m.clone(), view.latencies_us(m))).collect(),
+                censored: Vec::new(),
             };
             save(&cdf, d, s)
         },
         "latency-cdf",
         "Acquire latency CDF",
-        "Share of successful workload acquisitions that took at most x ms, per mode.".into(),
+        "Share of successful workload acquisitions that took at most x ms, per mode (steps; n in the legend).".into(),
     )?;
     add(
         &|d, s| save(&Availability { view }, d, s),
         "availability",
         "Availability over time",
-        "Share of workload acquisitions that succeeded, per time bucket; orange = some fault active, red = violation window. Gaps: no acquisition ended in that bucket.".into(),
+        "Share of workload acquire calls that succeeded, per time bucket: contention counts against it (a lock held by another client fails the call), so read it beside the availability in time in the table above. Orange = some fault active, red = violation window. Gaps: no acquisition ended in that bucket.".into(),
     )?;
     if view.is_read_write() {
         add(
@@ -565,12 +600,13 @@ pub fn render(
                     title: "Wait time CDF per mode (first attempt to acquisition)".into(),
                     x_desc: "wait time across retries (ms, log scale)".into(),
                     series: modes.iter().map(|m| (m.clone(), view.waits_us(m))).collect(),
+                    censored: modes.iter().map(|m| view.waits_open(m)).collect(),
                 };
                 save(&cdf, d, s)
             },
             "wait-cdf",
             "Wait time per mode",
-            "How long readers and writers waited for the lock, across failed attempts: a long tail for one mode is starvation.".into(),
+            "How long readers and writers waited for the lock, from the first attempt to the acquisition across failed attempts (steps; n in the legend). A client still waiting when the run ended is censored: it counts in n, so its mode's line stops below 100%. A long tail for one mode is starvation.".into(),
         )?;
     }
 
@@ -591,7 +627,15 @@ pub fn render(
     stale_markdown(&mut md, view, &stale);
     let path = dir.join("narrative.md");
     std::fs::write(&path, md).map_err(io_err(&path))?;
-    let page = html::page(summary, view, &plots, &stories, &stale, has_history);
+    // The banner names the anomaly of the finding it leads with: the first violation's,
+    // else the first stale write's.
+    let lead = if view.findings.violations.is_empty() {
+        stale.first()
+    } else {
+        stories.first()
+    };
+    let anomaly = lead.and_then(|s| s.anomaly.as_ref()).map(|n| n.kind.name());
+    let page = html::page(summary, view, &plots, &stories, &stale, has_history, anomaly);
     let path = dir.join("index.html");
     std::fs::write(&path, page).map_err(io_err(&path))?;
     Ok(Rendered {

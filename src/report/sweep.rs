@@ -1,5 +1,5 @@
 //! A sweep's folder: sweep.json (the whole [`Sweep`], which `merge` reads back),
-//! sweep.csv (one row per cell) and the phase diagrams (PNG and SVG): `sweep-violations`
+//! sweep.csv (one row per cell) and the phase diagrams (SVG): `sweep-violations`
 //! always, `sweep-stale-writes` when clients write to the guarded resource. Everything
 //! here follows from the cells' results, so the same sweep writes the same bytes however
 //! it was run (threads, shards merged); wall-clock figures go to timing.json.
@@ -33,6 +33,7 @@ pub fn write(dir: &Path, sweep: &Sweep) -> Result<Vec<String>, ReportError> {
             drawn.push(stem.to_string());
         }
     }
+    super::site::refresh(dir)?;
     Ok(drawn)
 }
 

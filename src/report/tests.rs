@@ -316,7 +316,7 @@ fn a_long_run_draws_a_bounded_overview_timeline() {
     // At most about one bar per pixel column per client row, plus the frame and legend.
     assert!(rects <= 20 * 1_300 + 50, "{rects} rectangles");
     assert!(rects >= 20, "every client row has bars: {rects}");
-    assert!(dir.path().join("timeline.png").metadata().unwrap().len() > 10_000);
+    assert!(!dir.path().join("timeline.png").exists(), "SVG only");
 }
 
 #[test]
@@ -330,12 +330,13 @@ fn the_cdf_draws_one_line_per_mode_with_its_count() {
             ("write".into(), vec![1_000, 50_000]),
             ("exclusive".into(), vec![]),
         ],
+        censored: vec![0, 5],
     };
     super::plots::save(&cdf, dir.path(), "wait-cdf").unwrap();
     let svg = std::fs::read_to_string(dir.path().join("wait-cdf.svg")).unwrap();
     assert!(
-        svg.contains("read (n = 3)") && svg.contains("write (n = 2)"),
-        "legend per mode"
+        svg.contains("read (n = 3)") && svg.contains("write (n = 7; 5 never got it: the line stops at 29%)"),
+        "legend per mode, with the writers that never got the lock: {svg}"
     );
     assert!(!svg.contains("exclusive (n"), "an empty mode draws no line");
     // Each mode in its own colour: read green, write purple; no exclusive blue.

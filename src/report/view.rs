@@ -317,6 +317,16 @@ impl<'a> RunView<'a> {
     /// starvation judge counts them). This is what a starving reader or writer feels,
     /// where the latency of one attempt is not. Waits still open at the end are left out.
     pub fn waits_us(&self, mode: &str) -> Vec<u64> {
+        self.waits(mode).0
+    }
+
+    /// How many waits of one mode were still open when the history ended: a client
+    /// that asked and never got the lock (censored in the wait CDF).
+    pub fn waits_open(&self, mode: &str) -> usize {
+        self.waits(mode).1
+    }
+
+    fn waits(&self, mode: &str) -> (Vec<u64>, usize) {
         let mut waiting: BTreeMap<(usize, u32), u64> = BTreeMap::new();
         let mut out = Vec::new();
         for a in self.acquires.iter().filter(|a| a.mode.name() == mode) {
@@ -328,7 +338,7 @@ impl<'a> RunView<'a> {
             }
         }
         out.sort_unstable();
-        out
+        (out, waiting.len())
     }
 }
 

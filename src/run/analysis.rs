@@ -136,7 +136,8 @@ pub fn run_all_with(
                 .count(),
             reported_seed: outcome.reported_seed,
             violations: outcome.findings.violations.len(),
-            availability: stats.availability,
+            availability: 1.0 - stats.unavailable_share,
+            acquire_success: stats.availability,
             latency_p99_us: stats.latency_p99_us,
             story: rendered.stories.into_iter().next(),
             timeline: rendered

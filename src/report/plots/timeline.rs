@@ -286,6 +286,35 @@ impl<'a> Timeline<'a> {
 }
 
 /// Whether a fault acts on client↔node links (partition, delay, loss).
+/// What a fault lane on `row` says when zoomed in: whom a partition cut the row from,
+/// the rate of a clock. Rows below `nodes` are nodes, the rest clients.
+/// At most this many lane labels are drawn.
+const LANE_LABELS: usize = 24;
+
+fn lane_label(fault: &Fault, row: usize, nodes: usize) -> Option<String> {
+    let names = |what: &str, ids: &[usize]| {
+        let list: Vec<String> = ids.iter().map(usize::to_string).collect();
+        format!(
+            "{what}{} {}",
+            if ids.len() == 1 { "" } else { "s" },
+            list.join(",")
+        )
+    };
+    match fault {
+        Fault::Partition {
+            nodes: cut_nodes,
+            clients,
+            ..
+        } => Some(if row < nodes {
+            format!("cut from {}", names("client", clients))
+        } else {
+            format!("cut from {}", names("node", cut_nodes))
+        }),
+        Fault::ClockRate { rate, .. } => Some(format!("clock at {rate}×")),
+        _ => None,
+    }
+}
+
 fn is_link(fault: &Fault) -> bool {
     matches!(
         fault,
@@ -394,6 +423,8 @@ impl Figure for Timeline<'_> {
         };
         chart
             .configure_mesh()
+            // One light line between labels, not ten: the grid still reads and the SVG stays small.
+            .max_light_lines(1)
             .disable_y_mesh()
             .y_labels(rows + 1)
             .y_label_formatter(&label)
@@ -429,6 +460,9 @@ impl Figure for Timeline<'_> {
         let lanes = self.lanes();
         let layout = self.layout();
         let mut per_lane: std::collections::BTreeMap<(usize, &str), Vec<(u64, u64)>> = Default::default();
+        // Zoomed in, a lane says what hit the row: whom a partition cut it from, the rate
+        // of a clock.
+        let mut lane_labels: Vec<(usize, &str, u64, String)> = Vec::new();
         for w in &view.faults {
             let kind = w.fault.kind();
             if kind == "clock_jump" {
@@ -439,6 +473,9 @@ impl Figure for Timeline<'_> {
             };
             for r in self.rows_hit(&w.fault) {
                 per_lane.entry((r, kind)).or_default().push(interval);
+                if let Some(text) = lane_label(&w.fault, r, nodes) {
+                    lane_labels.push((r, kind, interval.0, text));
+                }
             }
         }
         let mut shades = Vec::new();
@@ -455,6 +492,28 @@ impl Figure for Timeline<'_> {
             );
         }
         chart.draw_series(shades)?;
+        // One label per lane and text, at the first interval that carries it; only when
+        // few (a zoomed view), so an overview stays clean.
+        lane_labels.sort_by(|a, b| (a.0, a.1, &a.3, a.2).cmp(&(b.0, b.1, &b.3, b.2)));
+        lane_labels.dedup_by(|a, b| (a.0, a.1, &a.3) == (b.0, b.1, &b.3));
+        if lane_labels.len() <= LANE_LABELS {
+            let texts: Vec<_> = lane_labels
+                .iter()
+                .filter_map(|(row, kind, start, text)| {
+                    let (lo, _) = self.lane(*row, kind, &lanes, &layout)?;
+                    let at = (us_to_s(*start), lo);
+                    Some(
+                        EmptyElement::at(at)
+                            + Text::new(
+                                text.clone(),
+                                (3, -1),
+                                ("sans-serif", 10).into_font().color(&BLACK.mix(0.8)),
+                            ),
+                    )
+                })
+                .collect();
+            chart.draw_series(texts)?;
+        }
 
         // Holds, per mode and client, merged below a pixel.
         let (bar_lo, bar_hi) = layout.bar;

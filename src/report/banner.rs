@@ -1,0 +1,423 @@
+//! The verdict banner at the top of a run page: one line that is the worst of the three
+//! judges (lock safety, the guarded resource, liveness; and "not exercised" when the
+//! run proved nothing), naming what went wrong: the anomaly (when the caller has named
+//! it), the two holders, the lock, the fault and the time. Below it, one line per judge,
+//! so a green lock verdict never hides a red resource or liveness one.
+//!
+//! Everything comes from summary.json (over all seeds) and the reported seed's findings.
+
+use super::causes::{linked, Parties};
+use super::html::esc;
+use super::narrative::fault_sentence;
+use super::view::RunView;
+use super::words::{plural, secs, span};
+use crate::checker::LivenessFinding;
+use serde_json::Value;
+
+/// How bad a judge's verdict is; the banner shows the worst.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Severity {
+    Safe,
+    NotExercised,
+    NotLive,
+    Unsafe,
+}
+
+impl Severity {
+    pub fn word(self) -> &'static str {
+        match self {
+            Severity::Safe => "SAFE",
+            Severity::NotExercised => "NOT EXERCISED",
+            Severity::NotLive => "NOT LIVE",
+            Severity::Unsafe => "UNSAFE",
+        }
+    }
+
+    /// The CSS class of the banner (red for a failure, amber for a run that proved
+    /// nothing, green for safe).
+    pub fn class(self) -> &'static str {
+        match self {
+            Severity::Safe => "safe",
+            Severity::NotExercised => "notex",
+            Severity::NotLive | Severity::Unsafe => "unsafe",
+        }
+    }
+}
+
+/// One judge's line.
+pub struct Judge {
+    pub name: &'static str,
+    pub severity: Severity,
+    pub text: String,
+}
+
+/// The banner of a run page.
+pub struct Banner {
+    pub severity: Severity,
+    /// What went wrong (or that nothing did), in one sentence.
+    pub headline: String,
+    pub judges: Vec<Judge>,
+    /// "expected unsafe — as expected", when the scenario states an expectation.
+    pub expectation: Option<(String, bool)>,
+}
+
+fn seeds(summary: &Value) -> &[Value] {
+    summary["seeds"].as_array().map_or(&[][..], Vec::as_slice)
+}
+
+fn count(summary: &Value, bad: impl Fn(&Value) -> bool) -> usize {
+    seeds(summary).iter().filter(|s| bad(s)).count()
+}
+
+/// "in 3 of 10 seeds" (or "in the reported seed" for a lone history).
+fn of_seeds(n: usize, total: usize) -> String {
+    if total <= 1 {
+        "in the reported seed".into()
+    } else {
+        format!("in {n} of {total} seeds")
+    }
+}
+
+/// The faults that acted on `parties` between `from_us` and `to_us`, as a clause.
+fn faults_clause(view: &RunView, parties: &Parties, from_us: u64, to_us: u64) -> String {
+    let mut faults = linked(view, parties, from_us, to_us);
+    // Faults that began inside the window first: one already under way when the first
+    // hold began (a partition from t=0) is the background, not the trigger.
+    faults.sort_by_key(|w| (w.start_us < from_us, w.id));
+    if faults.is_empty() {
+        return "No fault acted on them: the lock's own logic let it happen.".into();
+    }
+    let told: Vec<String> = faults
+        .iter()
+        .take(3)
+        .map(|w| {
+            format!(
+                "#{} at t={}: {}",
+                w.id,
+                secs(w.start_us),
+                fault_sentence(&w.fault, view.clients)
+            )
+        })
+        .collect();
+    let more = faults.len().saturating_sub(told.len());
+    let mut s = format!("Fault {}", told.join("; "));
+    if more > 0 {
+        s.push_str(&format!(" (and {more} more)"));
+    }
+    s.push('.');
+    s
+}
+
+/// A liveness finding as a sentence.
+pub fn liveness_sentence(l: &LivenessFinding) -> String {
+    match l {
+        LivenessFinding::Deadlock {
+            lock,
+            probe_start_us,
+            waited_us,
+            bound_us,
+            acquired,
+        } => format!(
+            "after the heal, the probe asked for {lock} at t={} and {} (the bound is {})",
+            secs(*probe_start_us),
+            if *acquired {
+                format!("got it only after {}", span(*waited_us))
+            } else {
+                format!("never got it in {}", span(*waited_us))
+            },
+            span(*bound_us)
+        ),
+        LivenessFinding::NoProbe { heal_us } => format!(
+            "every fault had healed at t={}, but the liveness probe never ran: some client never finished its last operation",
+            secs(*heal_us)
+        ),
+        LivenessFinding::FaultTolerance {
+            client,
+            lock,
+            invoke_us,
+            end_us,
+            reachable_nodes,
+        } => format!(
+            "client {client} failed an uncontended acquire of {lock} from t={} to t={} while a majority of nodes ({}) was up and reachable from it",
+            secs(*invoke_us),
+            secs(*end_us),
+            super::words::list(reachable_nodes)
+        ),
+        LivenessFinding::StuckAfterHeal {
+            lock,
+            heal_us,
+            bound_us,
+        } => format!(
+            "every fault had healed at t={}, clients asked for {lock}, and nobody got it within {}",
+            secs(*heal_us),
+            span(*bound_us)
+        ),
+        LivenessFinding::WriterStarvation {
+            lock,
+            client,
+            since_us,
+            waited_us,
+            bound_us,
+            acquired,
+            readers_busy_share,
+        } => format!(
+            "writer client {client} asked for {lock} at t={} and {} while readers held it {:.0}% of that time (the bound is {})",
+            secs(*since_us),
+            if *acquired {
+                format!("waited {}", span(*waited_us))
+            } else {
+                format!("never got it ({} and counting)", span(*waited_us))
+            },
+            readers_busy_share * 100.0,
+            span(*bound_us)
+        ),
+    }
+}
+
+/// Judges the run. `anomaly` is the name of the first finding's anomaly (issue 22's
+/// classifier), when the caller has one.
+pub fn judge(summary: &Value, view: &RunView, anomaly: Option<&str>) -> Banner {
+    let f = view.findings;
+    let total = seeds(summary).len().max(1);
+    let verdict = summary["verdict"]
+        .as_str()
+        .map(str::to_string)
+        .unwrap_or_else(|| if f.is_safe() { "safe" } else { "unsafe" }.into());
+
+    // Lock safety.
+    let unsafe_seeds = count(summary, |s| s["safe"] == Value::Bool(false)).max(usize::from(!f.is_safe()));
+    let lock = match verdict.as_str() {
+        "unsafe" => Judge {
+            name: "Lock safety",
+            severity: Severity::Unsafe,
+            text: format!(
+                "UNSAFE {}: two clients held a lock at once ({} {} in the reported seed)",
+                of_seeds(unsafe_seeds, total),
+                f.violations.len(),
+                plural("violation", f.violations.len())
+            ),
+        },
+        "not_exercised" => Judge {
+            name: "Lock safety",
+            severity: Severity::NotExercised,
+            text: format!(
+                "NOT EXERCISED: no violation, but the run proved nothing ({})",
+                summary["not_exercised"]
+                    .as_str()
+                    .unwrap_or("the faults met no hold")
+            ),
+        },
+        "unknown" => Judge {
+            name: "Lock safety",
+            severity: Severity::NotExercised,
+            text: "UNKNOWN: no seed finished".into(),
+        },
+        _ => Judge {
+            name: "Lock safety",
+            severity: Severity::Safe,
+            text: format!(
+                "safe: no two clients held a lock at once, {}",
+                if total > 1 {
+                    format!("in all {total} seeds")
+                } else {
+                    "in the reported seed".into()
+                }
+            ),
+        },
+    };
+
+    // The guarded resource.
+    let stale = f.resource_violations.len();
+    let regressions = f.fence_regressions.len();
+    let resource_seeds = count(summary, |s| s["resource_violations"].as_u64().unwrap_or(0) > 0);
+    let resource_unsafe = summary["resource_verdict"] == "unsafe" || stale + regressions > 0;
+    let resource = if f.resource.writes == 0 && !resource_unsafe {
+        Judge {
+            name: "Guarded resource",
+            severity: Severity::Safe,
+            text: "not used: no client wrote to it".into(),
+        }
+    } else if resource_unsafe {
+        Judge {
+            name: "Guarded resource",
+            severity: Severity::Unsafe,
+            text: format!(
+                "UNSAFE {}: {stale} stale {} accepted, {} rejected for a stale token, {regressions} fencing {} went backwards (reported seed)",
+                of_seeds(resource_seeds.max(1), total),
+                plural("write", stale),
+                f.resource.rejected,
+                plural("token", regressions)
+            ),
+        }
+    } else {
+        Judge {
+            name: "Guarded resource",
+            severity: Severity::Safe,
+            text: format!(
+                "safe: no stale write accepted ({} writes, {} rejected for a stale token in the reported seed)",
+                f.resource.writes, f.resource.rejected
+            ),
+        }
+    };
+
+    // Liveness.
+    let not_live_seeds = count(summary, |s| s["live"] == Value::Bool(false));
+    let live = summary["live"].as_bool().unwrap_or_else(|| f.is_live()) && f.is_live();
+    let liveness = if live {
+        Judge {
+            name: "Liveness",
+            severity: Severity::Safe,
+            text: "live: every lock was acquirable again in time after the heal, and waits stayed bounded"
+                .into(),
+        }
+    } else {
+        Judge {
+            name: "Liveness",
+            severity: Severity::NotLive,
+            text: format!(
+                "FAILED {}: {}",
+                of_seeds(not_live_seeds.max(1), total),
+                f.liveness
+                    .first()
+                    .map_or_else(|| "a seed other than the reported one".into(), liveness_sentence)
+            ),
+        }
+    };
+
+    let judges = vec![lock, resource, liveness];
+    let severity = judges.iter().map(|j| j.severity).max().unwrap_or(Severity::Safe);
+    let named = |what: String| match anomaly {
+        Some(a) => format!("{a}: {what}"),
+        None => what,
+    };
+    let headline = if let Some(v) = f.violations.first() {
+        let holds = [&v.first, &v.second];
+        let parties = super::narrative::parties(&holds);
+        named(format!(
+            "clients {} and {} both held {} from t={} to t={} ({}). {}",
+            v.first.client,
+            v.second.client,
+            v.lock,
+            secs(v.overlap_start_us),
+            secs(v.overlap_end_us),
+            span(v.overlap_us()),
+            faults_clause(
+                view,
+                &parties,
+                v.first.start_us.min(v.second.start_us),
+                v.overlap_end_us
+            )
+        ))
+    } else if let Some(rv) = f.resource_violations.first() {
+        let parties = Parties {
+            clients: {
+                let mut c = vec![rv.client, rv.holder.client];
+                c.sort_unstable();
+                c.dedup();
+                c
+            },
+            nodes: Vec::new(),
+        };
+        let from = rv.hold_end_us.unwrap_or(rv.write_us).min(rv.holder.start_us);
+        named(format!(
+            "the guarded resource accepted client {}'s write to {} at t={}{}, {}. {}",
+            rv.client,
+            rv.lock,
+            secs(rv.write_us),
+            rv.hold_end_us
+                .map_or(" with no hold behind it".into(), |e| format!(
+                    ", after its hold ended at t={}",
+                    secs(e)
+                )),
+            super::stale::against(rv),
+            faults_clause(view, &parties, from, rv.write_us + 1)
+        ))
+    } else if let Some(r) = f.fence_regressions.first() {
+        named(format!(
+            "fencing tokens went backwards on {}: client {}'s hold from t={} got token {}, not above the token {} of client {}'s hold that ended at t={}; its late writes would get through.",
+            r.lock,
+            r.later.client,
+            secs(r.later.start_us),
+            r.later.fence.unwrap_or(0),
+            r.earlier.fence.unwrap_or(0),
+            r.earlier.client,
+            secs(r.earlier.end_us)
+        ))
+    } else if severity == Severity::Unsafe {
+        "a seed other than the reported one was unsafe: see the seeds below.".into()
+    } else if let (false, Some(l)) = (live, f.liveness.first()) {
+        named(format!("{}.", liveness_sentence(l)))
+    } else if severity == Severity::NotLive {
+        "a seed other than the reported one failed liveness: see the seeds below.".into()
+    } else if severity == Severity::NotExercised {
+        format!(
+            "no violation, but the run proved nothing: {}.",
+            summary["not_exercised"].as_str().unwrap_or("no seed finished")
+        )
+    } else {
+        format!(
+            "no two clients held a lock at once {}, the guarded resource took no stale write, and every lock was acquirable again after the heal.",
+            if total > 1 {
+                format!("in any of {total} seeds")
+            } else {
+                "in the reported seed".into()
+            }
+        )
+    };
+    let expectation = summary["expect"].as_str().map(|e| {
+        let met = summary["as_expected"].as_bool().unwrap_or(true);
+        let mut said = format!("expected: lock {e}");
+        if let Some(r) = summary["expect_resource"].as_str() {
+            said.push_str(&format!(", resource {r}"));
+        }
+        if summary["expect_live"] == Value::Bool(false) {
+            said.push_str(", not live");
+        }
+        (said, met)
+    });
+    Banner {
+        severity,
+        headline,
+        judges,
+        expectation,
+    }
+}
+
+impl Banner {
+    /// The banner as HTML: the worst verdict and its sentence, then the three judges.
+    pub fn html(&self) -> String {
+        let miss = match &self.expectation {
+            Some((_, false)) => " miss",
+            _ => "",
+        };
+        let expectation = match &self.expectation {
+            Some((e, true)) => format!(" <span class=expect>({} — as expected)</span>", esc(e)),
+            Some((e, false)) => format!(" <span class=expect>({} — NOT as expected)</span>", esc(e)),
+            None => String::new(),
+        };
+        let mut h = format!(
+            "<div class=\"banner {}{miss}\" id=\"verdict\"><p class=headline><b>{}</b>{expectation}</p><p class=what>{}</p><ul class=judges>",
+            self.severity.class(),
+            self.severity.word(),
+            esc(&capitalize(&self.headline))
+        );
+        for j in &self.judges {
+            h.push_str(&format!(
+                "<li class=\"{}\"><b>{}:</b> {}</li>",
+                j.severity.class(),
+                j.name,
+                esc(&j.text)
+            ));
+        }
+        h.push_str("</ul></div>\n");
+        h
+    }
+}
+
+fn capitalize(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(first) => first.to_uppercase().chain(c).collect(),
+        None => String::new(),
+    }
+}

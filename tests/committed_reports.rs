@@ -1,0 +1,81 @@
+//! The committed reports/ folder: small enough to keep in git, in one image format, and
+//! reachable from its top page. Generated runs of one's own (ignored by git) do not
+//! count: only the folders git keeps are walked.
+
+use std::path::{Path, PathBuf};
+
+/// The committed folders and files of reports/ (see .gitignore).
+const COMMITTED: [&str; 5] = ["analysis", "sweeps", "libraries", "README.md", "index.html"];
+
+/// The limit issue 23 set.
+const LIMIT_BYTES: u64 = 25_000_000;
+
+fn reports() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("reports")
+}
+
+fn walk(path: &Path, files: &mut Vec<(PathBuf, u64)>) {
+    let meta = std::fs::metadata(path).unwrap();
+    if meta.is_dir() {
+        for entry in std::fs::read_dir(path).unwrap() {
+            walk(&entry.unwrap().path(), files);
+        }
+    } else if path.file_name().is_none_or(|n| n != "timing.json") {
+        files.push((path.to_path_buf(), meta.len()));
+    }
+}
+
+fn committed_files() -> Vec<(PathBuf, u64)> {
+    let mut files = Vec::new();
+    for name in COMMITTED {
+        let path = reports().join(name);
+        if path.exists() {
+            walk(&path, &mut files);
+        }
+    }
+    files
+}
+
+#[test]
+fn the_committed_reports_stay_under_25_mb_in_one_image_format() {
+    let files = committed_files();
+    let total: u64 = files.iter().map(|(_, n)| n).sum();
+    assert!(
+        total < LIMIT_BYTES,
+        "reports/ holds {:.1} MB in {} files; the limit is 25 MB",
+        total as f64 / 1e6,
+        files.len()
+    );
+    let pngs: Vec<&PathBuf> = files
+        .iter()
+        .map(|(p, _)| p)
+        .filter(|p| p.extension().is_some_and(|e| e == "png"))
+        .collect();
+    assert!(
+        pngs.is_empty(),
+        "plots are SVG only: {} PNGs, e.g. {:?}",
+        pngs.len(),
+        pngs.first()
+    );
+}
+
+#[test]
+fn the_top_page_links_every_report_folder() {
+    let page = std::fs::read_to_string(reports().join("index.html")).expect("reports/index.html");
+    let mut folders = vec!["analysis".to_string(), "libraries".to_string()];
+    if reports().join("analysis/real/index.html").is_file() {
+        folders.push("analysis/real".into());
+    }
+    for entry in std::fs::read_dir(reports().join("sweeps")).unwrap() {
+        let entry = entry.unwrap();
+        if entry.file_type().unwrap().is_dir() {
+            folders.push(format!("sweeps/{}", entry.file_name().to_string_lossy()));
+        }
+    }
+    for folder in folders {
+        assert!(
+            page.contains(&format!("href=\"{folder}/")),
+            "reports/index.html does not link {folder}/"
+        );
+    }
+}
