@@ -82,9 +82,14 @@ pub fn write_index(out: &Path, cases: &[Case], seeds: u64, source: &Source) -> R
     super::site::refresh(out)
 }
 
-/// The verdict as a sentence says it (`not exercised`, not `not_exercised`).
+/// The verdict as a sentence says it (`not exercised`, not `not_exercised`), with the
+/// named anomaly of the reported seed's first violation: "unsafe: key lost on restart".
 fn verdict_words(c: &Case) -> String {
-    c.verdict.replace('_', " ")
+    let words = c.verdict.replace('_', " ");
+    match c.story.as_ref().and_then(|s| s.anomaly.as_ref()) {
+        Some(named) if c.verdict == "unsafe" => format!("{words}: {}", named.kind.name()),
+        _ => words,
+    }
 }
 
 fn verdict_line(c: &Case) -> String {
