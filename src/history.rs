@@ -60,7 +60,9 @@
 //!   free id after the run's plan; it starts on the line right after the `invoke` or `ok`
 //!   that triggered it (or `after` it), and summary.json's `fault_plan` says which entry
 //!   and which event (`firing`). An aimed entry that never fired has no line at all.
-//! - `heal`: every fault is healed; the workload stops and the liveness phase begins.
+//! - `heal`: the workload stops and its faults heal: every one ends here but a crash or
+//!   failover with a planned end, whose `end` line comes at that end, later; the
+//!   liveness probe starts once clients are idle and every such node is back.
 //! - `lost`: a worker client's library said it no longer holds `lock` (`client`, `lock`,
 //!   `token` of the hold): the hold ends here, at `t_us`, if it had not ended already. A
 //!   `lost` about a lock the client does not hold (its library noticed after the

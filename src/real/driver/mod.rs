@@ -8,8 +8,10 @@
 //! also every client's clock. A request that gets no answer is simply never delivered:
 //! the algorithm's own timeout then counts it as unknown, as in the simulator.
 //!
-//! Phases are the simulator's: workload with faults until `duration`, heal (every fault
-//! ends), drain, then one client probes every lock for the liveness check.
+//! Phases are the simulator's ([`crate::lifecycle`]): workload with faults until
+//! `duration`, heal (every fault ends but a crash or failover with a planned end, which
+//! keeps it), drain, then one client probes every lock for the liveness check once every
+//! node is back.
 //!
 //! With `[clients] worker`, each client's lock operations go to its own worker process
 //! ([`workers`]) instead of the built-in algorithm; the cycle, the nodes, the proxies
@@ -418,7 +420,7 @@ impl Driver<'_> {
             }
         }
         // Whatever was still faulty at a hard stop is healed before the nodes go away.
-        self.heal(self.now_us());
+        self.heal(self.now_us(), 0..self.plan.len());
         false
     }
 
@@ -464,11 +466,17 @@ impl Driver<'_> {
             }
             Ev::WorkerDeadline { client, id } => self.deadline(t, client, id),
             Ev::FaultStart(i) => self.start_fault(t, i),
-            Ev::FaultEnd(i) => self.end_fault(t, i),
+            Ev::FaultEnd(i) => {
+                self.end_fault(t, i);
+                if let Some(locks) = self.lifecycle.fault_ended(i) {
+                    self.probe(t, &locks);
+                }
+            }
             Ev::EndWorkload => {
-                self.heal(t);
+                // Outages with a planned end keep it (their `FaultEnd` is scheduled).
+                let now = self.lifecycle.heal(&self.plan, &self.active);
+                self.heal(t, now);
                 self.history.push(Event::Heal { t_us: t });
-                self.lifecycle.heal();
                 for c in 0..self.clients.len() {
                     self.clients[c].stop(&mut self.out);
                     self.apply(t, c);
@@ -542,10 +550,15 @@ impl Driver<'_> {
 
     fn on_idle(&mut self, t: u64) {
         if let Some(locks) = self.lifecycle.client_idle() {
-            let now = self.now(0, t);
-            self.clients[0].probe(now, &locks, &mut self.out);
-            self.apply(t, 0);
+            self.probe(t, &locks);
         }
+    }
+
+    /// The liveness phase: client 0 probes `locks`.
+    fn probe(&mut self, t: u64, locks: &[LockId]) {
+        let now = self.now(0, t);
+        self.clients[0].probe(now, locks, &mut self.out);
+        self.apply(t, 0);
     }
 
     fn record(&mut self, t: u64, c: usize, r: Record) {
