@@ -67,6 +67,10 @@
 //!   `token` of the hold): the hold ends here, at `t_us`, if it had not ended already. A
 //!   `lost` about a lock the client does not hold (its library noticed after the
 //!   release) changes nothing.
+//! - `driver_stall`: lockstorm's real driver itself did not run from `t_us - lag_us` to
+//!   `t_us` (a timer fired `lag_us` late; it ticks every 50 ms and records a lag of
+//!   100 ms or more). Silence then is the harness's: the checker sets aside a liveness
+//!   finding whose window meets a stall, and says so, instead of blaming the lock.
 //!
 //! A client holds a lock from its `ok` acquire until the earliest of its `release` invoke,
 //! a `lost`, and the `valid_until_us` in force (of the acquire, a later extension or `belief`). Operations of one client never overlap. A history may end
@@ -92,6 +96,7 @@ pub enum Event {
     Write(ResourceWrite),
     Belief(Belief),
     Lost(Lost),
+    DriverStall(DriverStall),
 }
 
 impl Event {
@@ -104,6 +109,7 @@ impl Event {
             Event::Write(w) => w.t_us,
             Event::Belief(b) => b.t_us,
             Event::Lost(l) => l.t_us,
+            Event::DriverStall(s) => s.t_us,
         }
     }
 }
@@ -147,6 +153,23 @@ impl WorkerMeta {
             (false, true) => self.library.clone(),
             (false, false) => format!("{} {}", self.library, self.version),
         }
+    }
+}
+
+/// lockstorm's own driver stalled: a timer due at `t_us - lag_us` fired only at `t_us`,
+/// so nothing the driver does (sending, recording, faulting) happened in between. Clients
+/// that were silent then were not frozen themselves; a liveness finding over that time
+/// is the harness's, not the lock's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DriverStall {
+    pub t_us: u64,
+    pub lag_us: u64,
+}
+
+impl DriverStall {
+    /// The time the driver did not run: `(from, to)`.
+    pub fn span(&self) -> (u64, u64) {
+        (self.t_us.saturating_sub(self.lag_us), self.t_us)
     }
 }
 

@@ -70,6 +70,7 @@ impl Bounds {
                 time("valid_until_us", b.valid_until_us)
             }
             Event::Heal { .. } => Ok(()),
+            Event::DriverStall(s) => time("lag_us", s.lag_us),
             Event::Fault(f) => {
                 match f.action {
                     FaultAction::Start if !self.open_faults.insert(f.id) => {

@@ -17,6 +17,11 @@
 //! ([`workers`]) instead of the built-in algorithm; the cycle, the nodes, the proxies
 //! (the worker connects to its client's), the faults and the history stay lockstorm's.
 //! Client pauses ([`pauses`]) hold a client's events back, and stop its worker.
+//!
+//! The driver wakes at least every 50 ms; a wake 100 ms or more late is a stall of the
+//! driver itself (a blocked call, a starved thread), recorded as a `driver_stall` line,
+//! so that a frozen driver is told from a frozen worker and the checker does not blame
+//! the lock for the silence.
 
 pub(crate) mod conn;
 mod faults;
@@ -45,6 +50,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 use workers::Workers;
+
+/// The driver wakes at least this often, to notice its own stalls.
+const HEARTBEAT_US: u64 = 50_000;
+
+/// A timer this late (or later) is a stall of the driver, recorded in the history.
+const STALL_US: u64 = 100_000;
 
 /// Options of a real run that are not part of the scenario.
 #[derive(Clone, Debug, Default)]
@@ -380,9 +391,16 @@ impl Driver<'_> {
         }
 
         let limit_us = Lifecycle::hard_stop_us(s);
+        let mut heartbeat_us = HEARTBEAT_US;
 
         while !self.lifecycle.is_done() {
-            let next_us = self.timers.keys().next().map_or(limit_us, |k| k.0).min(limit_us);
+            let next_us = self
+                .timers
+                .keys()
+                .next()
+                .map_or(limit_us, |k| k.0)
+                .min(limit_us)
+                .min(heartbeat_us);
             let deadline = tokio::time::Instant::from_std(self.start + Duration::from_micros(next_us));
             tokio::select! {
                 biased;
@@ -403,6 +421,10 @@ impl Driver<'_> {
                 }
                 _ = tokio::time::sleep_until(deadline) => {
                     let t = self.now_us();
+                    self.lag(t, next_us);
+                    if t >= heartbeat_us {
+                        heartbeat_us = t + HEARTBEAT_US;
+                    }
                     while let Some(entry) = self.timers.first_entry() {
                         if entry.key().0 > t {
                             break;
@@ -422,6 +444,25 @@ impl Driver<'_> {
         // Whatever was still faulty at a hard stop is healed before the nodes go away.
         self.heal(self.now_us(), 0..self.plan.len());
         false
+    }
+
+    /// A timer due at `due_us` fired at `t`: a lag of [`STALL_US`] or more means the
+    /// driver itself did not run in between (a blocked call, a starved thread), which
+    /// the history records so that nobody's silence then is blamed on the lock.
+    fn lag(&mut self, t: u64, due_us: u64) {
+        let lag_us = t.saturating_sub(due_us);
+        if lag_us < STALL_US {
+            return;
+        }
+        eprintln!(
+            "lockstorm: warning: the driver stalled for {} ms until {:.3} s (recorded as driver_stall)",
+            lag_us / 1_000,
+            t as f64 / 1e6
+        );
+        self.history.push(Event::DriverStall(crate::history::DriverStall {
+            t_us: t,
+            lag_us,
+        }));
     }
 
     /// A node's reply to a client (held back while the client is paused).
