@@ -60,7 +60,9 @@
 //!   free id after the run's plan; it starts on the line right after the `invoke` or `ok`
 //!   that triggered it (or `after` it), and summary.json's `fault_plan` says which entry
 //!   and which event (`firing`). An aimed entry that never fired has no line at all.
-//! - `heal`: every fault is healed; the workload stops and the liveness phase begins.
+//! - `heal`: the workload stops and its faults heal: every one ends here but a crash or
+//!   failover with a planned end, whose `end` line comes at that end, later; the
+//!   liveness probe starts once clients are idle and every such node is back.
 //! - `lost`: a worker client's library said it no longer holds `lock` (`client`, `lock`,
 //!   `token` of the hold): the hold ends here, at `t_us`, if it had not ended already. A
 //!   `lost` about a lock the client does not hold (its library noticed after the
@@ -86,6 +88,10 @@
 //!   Histories without them are read and checked as before: the checker only checks
 //!   their node and client numbers; the report reads them to name each finding's
 //!   anomaly (`crate::report::anomaly`).
+//! - `driver_stall`: lockstorm's real driver itself did not run from `t_us - lag_us` to
+//!   `t_us` (a timer fired `lag_us` late; it ticks every 50 ms and records a lag of
+//!   100 ms or more). Silence then is the harness's: the checker sets aside a liveness
+//!   finding whose window meets a stall, and says so, instead of blaming the lock.
 //!
 //! A client holds a lock from its `ok` acquire until the earliest of its `release` invoke,
 //! a `lost`, and the `valid_until_us` in force (of the acquire, a later extension or `belief`). Operations of one client never overlap. A history may end
@@ -112,6 +118,7 @@ pub enum Event {
     Belief(Belief),
     Lost(Lost),
     Node(NodeEvent),
+    DriverStall(DriverStall),
 }
 
 impl Event {
@@ -125,6 +132,7 @@ impl Event {
             Event::Belief(b) => b.t_us,
             Event::Lost(l) => l.t_us,
             Event::Node(n) => n.t_us,
+            Event::DriverStall(s) => s.t_us,
         }
     }
 }
@@ -168,6 +176,23 @@ impl WorkerMeta {
             (false, true) => self.library.clone(),
             (false, false) => format!("{} {}", self.library, self.version),
         }
+    }
+}
+
+/// lockstorm's own driver stalled: a timer due at `t_us - lag_us` fired only at `t_us`,
+/// so nothing the driver does (sending, recording, faulting) happened in between. Clients
+/// that were silent then were not frozen themselves; a liveness finding over that time
+/// is the harness's, not the lock's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DriverStall {
+    pub t_us: u64,
+    pub lag_us: u64,
+}
+
+impl DriverStall {
+    /// The time the driver did not run: `(from, to)`.
+    pub fn span(&self) -> (u64, u64) {
+        (self.t_us.saturating_sub(self.lag_us), self.t_us)
     }
 }
 

@@ -1,13 +1,21 @@
 //! The phases of a run, the same under both drivers.
 //!
-//! Workload (clients run, faults come and go) until the scenario's duration; then every
-//! fault heals and each client finishes its current operation (draining); once all are
-//! idle, client 0 probes every lock (the liveness phase the checker judges); when it is
-//! idle again the run is done. A hard stop ends a run that never converges. What a
-//! driver hands on when the run is over is a [`RunOutput`].
+//! Workload (clients run, faults come and go) until the scenario's duration; then the
+//! faults heal and each client finishes its current operation (draining); once all are
+//! idle and every node is back, client 0 probes every lock (the liveness phase the
+//! checker judges); when it is idle again the run is done. A hard stop ends a run that
+//! never converges. What a driver hands on when the run is over is a [`RunOutput`].
+//!
+//! The heal keeps each fault's promises ([`Lifecycle::heal`]): partitions, delays, loss,
+//! pauses and clock rates end at once, but a crash or a failover with a planned end keeps
+//! it, so a node comes back no earlier than its restart delay says and a replica is
+//! promoted no earlier than planned (a restart delay longer than the ttl is what makes a
+//! crash safe without persistence). The probe waits for them.
 
 use crate::command::LockId;
+use crate::fault::{Fault, PlannedFault};
 use crate::scenario::Scenario;
+use std::collections::BTreeSet;
 
 /// At most this many locks are probed after the heal.
 const MAX_PROBED_LOCKS: u32 = 1_000;
@@ -54,6 +62,9 @@ pub struct Lifecycle {
     idle: usize,
     clients: usize,
     locks: u32,
+    /// Outages the heal left to their planned end (plan indices): the probe waits for
+    /// them.
+    outages: BTreeSet<usize>,
 }
 
 impl Lifecycle {
@@ -63,6 +74,7 @@ impl Lifecycle {
             idle: 0,
             clients: scenario.clients.total(),
             locks: scenario.clients.locks.min(MAX_PROBED_LOCKS),
+            outages: BTreeSet::new(),
         }
     }
 
@@ -74,22 +86,36 @@ impl Lifecycle {
         self.phase == RunPhase::Done
     }
 
-    /// The workload is over and every fault has healed: clients now drain.
-    pub fn heal(&mut self) {
+    /// The workload is over: of the faults `active` in `plan`, returns those the driver
+    /// ends now, at the heal. Every fault ends there but an outage (a crash or a
+    /// failover) with a planned end, which keeps it: the driver ends it when its end
+    /// comes, as during the workload, and tells [`Lifecycle::fault_ended`]. Clients
+    /// drain from now on.
+    pub fn heal(&mut self, plan: &[PlannedFault], active: &[bool]) -> Vec<usize> {
         self.phase = RunPhase::Draining;
+        let (outages, now): (Vec<usize>, Vec<usize>) = (0..plan.len())
+            .filter(|&i| active[i])
+            .partition(|&i| outlasts_heal(&plan[i]));
+        self.outages.extend(outages);
+        now
     }
 
-    /// A client went idle. When the last one of the drain does, returns the locks
-    /// client 0 must probe now; when the probing client does, the run is done.
+    /// Fault `i` ended after the heal. When it was the last outage the probe waited for
+    /// and every client is idle, returns the locks client 0 must probe now.
+    pub fn fault_ended(&mut self, i: usize) -> Option<Vec<LockId>> {
+        if !self.outages.remove(&i) {
+            return None;
+        }
+        self.probe_if_ready()
+    }
+
+    /// A client went idle. When the last one of the drain does (and no node is still
+    /// down), returns the locks client 0 must probe now; when the probing client does,
+    /// the run is done.
     pub fn client_idle(&mut self) -> Option<Vec<LockId>> {
         self.idle += 1;
         match self.phase {
-            RunPhase::Draining if self.idle == self.clients => {
-                self.phase = RunPhase::Probing;
-                // Client 0 is busy again until its probes are over.
-                self.idle -= 1;
-                Some((0..self.locks).map(LockId).collect())
-            }
+            RunPhase::Draining => self.probe_if_ready(),
             RunPhase::Probing => {
                 self.phase = RunPhase::Done;
                 None
@@ -98,14 +124,50 @@ impl Lifecycle {
         }
     }
 
-    /// When a run that never converges is cut off: the drain of every client's last
-    /// operation, then several liveness bounds for each probed lock.
+    fn probe_if_ready(&mut self) -> Option<Vec<LockId>> {
+        if self.phase != RunPhase::Draining || self.idle < self.clients || !self.outages.is_empty() {
+            return None;
+        }
+        self.phase = RunPhase::Probing;
+        // Client 0 is busy again until its probes are over.
+        self.idle -= 1;
+        Some((0..self.locks).map(LockId).collect())
+    }
+
+    /// When a run that never converges is cut off: the longest outage that may outlast
+    /// the heal, the drain of every client's last operation, then several liveness
+    /// bounds for each probed lock.
     pub fn hard_stop_us(scenario: &Scenario) -> u64 {
         let a = &scenario.algorithm;
         let op_max_us = a.op_max_us(scenario.nodes);
         let locks = u64::from(scenario.clients.locks.min(MAX_PROBED_LOCKS));
-        scenario.duration_us + 2 * op_max_us + locks * 2 * (a.liveness_bound_us(scenario.nodes) + op_max_us)
+        scenario.duration_us
+            + longest_outage_us(scenario)
+            + 2 * op_max_us
+            + locks * 2 * (a.liveness_bound_us(scenario.nodes) + op_max_us)
     }
+}
+
+/// Whether a fault active at the heal keeps its planned end: a crash or a failover
+/// with a duration (its restart or promotion delay).
+pub fn outlasts_heal(f: &PlannedFault) -> bool {
+    matches!(f.fault, Fault::Crash { .. } | Fault::Failover { .. }) && f.duration_us.is_some()
+}
+
+/// The longest a crash or failover of `scenario` may keep a node down, scripted, aimed
+/// or drawn by the nemesis: how long past the heal the probe may have to wait.
+fn longest_outage_us(scenario: &Scenario) -> u64 {
+    let scripted = scenario
+        .faults
+        .iter()
+        .filter(|f| outlasts_heal(f))
+        .filter_map(|f| f.duration_us);
+    let n = &scenario.nemesis;
+    let drawn = [n.crash, n.failover]
+        .into_iter()
+        .flatten()
+        .map(|r| r.duration.max_us());
+    scripted.chain(drawn).max().unwrap_or(0)
 }
 
 #[cfg(test)]
@@ -118,7 +180,7 @@ mod tests {
         let mut l = Lifecycle::new(&s);
         assert_eq!(l.client_idle(), None, "idle during the workload means nothing");
         l = Lifecycle::new(&s);
-        l.heal();
+        assert_eq!(l.heal(&[], &[]), Vec::<usize>::new());
         assert_eq!(l.client_idle(), None);
         assert_eq!(l.client_idle(), None);
         assert_eq!(
@@ -130,5 +192,61 @@ mod tests {
         assert_eq!(l.client_idle(), None);
         assert!(l.is_done());
         assert!(Lifecycle::hard_stop_us(&s) > s.duration_us);
+    }
+
+    #[test]
+    fn the_heal_leaves_planned_restarts_and_promotions_to_their_time_and_the_probe_waits() {
+        let text = r#"
+duration = "10s"
+nodes = 2
+[replication]
+lag = "1ms"
+[clients]
+count = 2
+[[faults]]
+at = "9s"
+kind = "crash"
+node = 0
+restart_after = "30s"
+[[faults]]
+at = "9s"
+kind = "crash"
+node = 1
+[[faults]]
+at = "9s"
+kind = "partition"
+nodes = [0]
+clients = [1]
+duration = "60s"
+[[faults]]
+at = "9s"
+kind = "failover"
+node = 1
+promote_after = "5s"
+[[faults]]
+at = "1s"
+kind = "crash"
+node = 1
+restart_after = "1s"
+"#;
+        let s = Scenario::parse(text, "t", "t").unwrap();
+        let mut l = Lifecycle::new(&s);
+        // The last crash is over by the heal; the crash without a restart delay, the
+        // partition (whatever its duration) end at the heal.
+        assert_eq!(l.heal(&s.faults, &[true, true, true, true, false]), vec![1, 2]);
+        assert_eq!(l.client_idle(), None);
+        assert_eq!(l.client_idle(), None, "node 0 is still down");
+        assert_eq!(l.fault_ended(1), None, "not one the probe waits for");
+        assert_eq!(l.fault_ended(3), None, "node 0 is still down");
+        assert_eq!(l.fault_ended(0), Some(vec![LockId(0)]), "every node is back");
+        assert_eq!(l.client_idle(), None);
+        assert!(l.is_done());
+        let base =
+            Lifecycle::hard_stop_us(&Scenario::parse("duration = \"10s\"\nnodes = 2\n", "t", "t").unwrap());
+        assert_eq!(
+            Lifecycle::hard_stop_us(&s),
+            base + 30_000_000,
+            "room for the longest outage"
+        );
     }
 }

@@ -18,11 +18,38 @@ pub const MAX_CLIENTS: usize = 10_000;
 /// microseconds: 10^15 us, about 31 years. Sums of a few such times still fit in a u64.
 pub const MAX_TIME_US: u64 = 1_000_000_000_000_000;
 
-/// Faults a run may plan, scripted and random together: the nemesis is refused when its
-/// intervals average out to more over the run. Each fault is checked against every
-/// failed acquisition it overlaps and drawn in every plot; the busiest scenario in
-/// `scenarios/` plans about 1,200.
-pub const MAX_PLANNED_FAULTS: usize = 10_000;
+/// What one planned fault costs a run, measured: `lockstorm scenario
+/// scenarios/partition.toml --set duration=24h --set clients.count=1 --set
+/// clients.locks=1 --set clients.think=1s`, whose nemesis plans 172,402 partitions,
+/// peaked at 576 MB and took 4.5 s of CPU; with a nemesis of 500 s intervals (about 170
+/// faults), the same run peaked at 29 MB and took 1.3 s. Per fault that is about 3,250
+/// bytes (the plan, the checker's span, summary.json's fault plan and the report's
+/// shading, with the copies each makes) and 19 us of CPU (22 s and 5 s of wall time on
+/// a loaded 2-core machine: about 100 us).
+pub const FAULT_BYTES: u64 = 3_300;
+/// See [`FAULT_BYTES`].
+pub const FAULT_NS: u64 = 20_000;
+
+/// What the faults of one run may cost at most: 1 GiB (an eighth of a laptop's memory)
+/// and 10 minutes of CPU. Memory binds first: about 325,000 faults.
+pub const MAX_FAULT_BYTES: u64 = 1 << 30;
+/// See [`MAX_FAULT_BYTES`].
+pub const MAX_FAULT_NS: u64 = 600_000_000_000;
+
+/// Faults a run may plan, scripted and random together: as many as fit in both costs
+/// ([`MAX_FAULT_BYTES`] over [`FAULT_BYTES`], [`MAX_FAULT_NS`] over [`FAULT_NS`]). The
+/// nemesis is refused when its intervals average out to more over the run, so a soak
+/// at partition.toml's own rate (one fault every 0.5 s, 172,800 in 24 hours) runs, and
+/// a 1 us interval over a few seconds does not.
+pub const MAX_PLANNED_FAULTS: usize = min(MAX_FAULT_BYTES / FAULT_BYTES, MAX_FAULT_NS / FAULT_NS) as usize;
+
+const fn min(a: u64, b: u64) -> u64 {
+    if a < b {
+        a
+    } else {
+        b
+    }
+}
 
 /// The nemesis stops planning at this many faults, whatever its draws: an average at the
 /// limit can still draw a few more by chance, never twice as many.
@@ -147,6 +174,25 @@ mod tests {
             if let Ok(s) = crate::scenario::Scenario::load(&f) {
                 assert_eq!(check_history_size(&s), Ok(()), "{}", f.display());
             }
+        }
+    }
+
+    #[test]
+    fn a_day_at_partition_tomls_own_rate_is_in_the_fault_budget_and_a_1_us_interval_is_not() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/partition.toml");
+        let text = std::fs::read_to_string(path).unwrap();
+        assert!(text.contains("duration = \"10m\""));
+        let day = text.replace("duration = \"10m\"", "duration = \"24h\"");
+        let s = crate::scenario::Scenario::parse(&day, "partition.toml", "p").unwrap();
+        let planned = s.nemesis.expected_faults(s.duration_us)[0].1;
+        assert!((172_000.0..173_000.0).contains(&planned), "{planned}");
+        const { assert!(MAX_PLANNED_FAULTS > 300_000) };
+        for absurd in ["1us", "10us"] {
+            let text = format!("duration = \"10s\"\n[nemesis]\npartition = {{ interval = \"{absurd}\", duration = \"1ms\" }}\n");
+            let e = crate::scenario::Scenario::parse(&text, "t.toml", "t")
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("bytes"), "{absurd}: {e}");
         }
     }
 

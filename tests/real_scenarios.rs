@@ -1,7 +1,8 @@
 //! Runs every real-Redis scenario in scenarios/real/ through the CLI and checks that its
 //! verdict is the one the file expects (exit status 0). One scenario per fault kind the
 //! real backend carries out: partition, crash and restart (with and without AOF), node
-//! pause, clock jump, replica failover (promoted at once, and later than the ttl); and the plain-DEL release among the client mistakes. Needs redis-server and libfaketime (`apt-get install -y
+//! pause, clock jump, replica failover (promoted at once, and later than the ttl), a restart
+//! delay kept past the heal; and the plain-DEL release among the client mistakes. Needs redis-server and libfaketime (`apt-get install -y
 //! redis-server faketime`); without them the test fails and says so.
 
 use std::path::Path;
@@ -88,6 +89,29 @@ fn real_overlapping_crashes_restart_a_node_once_when_the_last_ends() {
 }
 
 #[test]
+fn real_restart_delay_longer_than_the_ttl_is_kept_past_the_heal() {
+    use lockstorm::history::{Event, FaultAction};
+    let history = run_scenario("delayed-restart-over-heal");
+    let crash = |action| {
+        history.iter().find_map(|e| match e {
+            Event::Fault(f) if f.id == 2 && f.action == action => Some(f.t_us),
+            _ => None,
+        })
+    };
+    let (start, end) = (
+        crash(FaultAction::Start).unwrap(),
+        crash(FaultAction::End).unwrap(),
+    );
+    assert!(
+        end - start >= 2_500_000,
+        "node 2 restarted {} us after its crash",
+        end - start
+    );
+    let heal = history.iter().find(|e| matches!(e, Event::Heal { .. })).unwrap();
+    assert!(heal.t_us() < end, "the crash spans the heal");
+}
+
+#[test]
 fn real_plain_del_release_deletes_another_clients_lock() {
     run_scenario("release-del");
 }
@@ -122,6 +146,7 @@ fn every_real_scenario_file_has_a_test() {
         "clock-jump",
         "crash-restart",
         "crash-restart-aof",
+        "delayed-restart-over-heal",
         "node-pause",
         "overlapping-crashes",
         "partition",

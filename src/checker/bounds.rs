@@ -75,6 +75,7 @@ impl Bounds {
                 lock_name(&n.lock)?;
                 n.client.map_or(Ok(()), |c| self.client(c))
             }
+            Event::DriverStall(s) => time("lag_us", s.lag_us),
             Event::Fault(f) => {
                 match f.action {
                     FaultAction::Start if !self.open_faults.insert(f.id) => {

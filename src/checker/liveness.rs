@@ -65,6 +65,45 @@ impl LivenessFinding {
     }
 }
 
+impl LivenessFinding {
+    /// The time the finding is about: a harness stall there explains it
+    /// ([`set_aside`]). `end_us` is the history's end.
+    pub fn window(&self, end_us: u64) -> (u64, u64) {
+        match *self {
+            LivenessFinding::Deadlock {
+                probe_start_us,
+                waited_us,
+                ..
+            } => (probe_start_us, probe_start_us.saturating_add(waited_us)),
+            LivenessFinding::NoProbe { heal_us } => (heal_us, end_us),
+            LivenessFinding::FaultTolerance {
+                invoke_us, end_us, ..
+            } => (invoke_us, end_us),
+            LivenessFinding::StuckAfterHeal {
+                heal_us, bound_us, ..
+            } => (heal_us, heal_us.saturating_add(bound_us)),
+            LivenessFinding::WriterStarvation {
+                since_us, waited_us, ..
+            } => (since_us, since_us.saturating_add(waited_us)),
+        }
+    }
+}
+
+/// Splits `findings` into the lock's and those whose window meets a stall of
+/// lockstorm's own driver (`stalls`, as `(from, to)`): while the driver did not run,
+/// nobody's requests went out or came back, so a wait over that time says nothing
+/// about the lock. Returns (kept, set aside).
+pub fn set_aside(
+    findings: Vec<LivenessFinding>,
+    stalls: &[(u64, u64)],
+    end_us: u64,
+) -> (Vec<LivenessFinding>, Vec<LivenessFinding>) {
+    findings.into_iter().partition(|f| {
+        let (from, to) = f.window(end_us);
+        !stalls.iter().any(|&(s, e)| s <= to && from <= e)
+    })
+}
+
 #[derive(Default)]
 pub struct Probes {
     /// Per lock: first probe invocation and first successful probe acquire.

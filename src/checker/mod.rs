@@ -23,6 +23,8 @@
 //!   the meta's `writer_wait_bound_us` while readers keep the lock busy ([`waits`]).
 //!   During the workload ([`tolerance`]): uncontended acquisitions succeed while a
 //!   majority is reachable, and locks are acquirable again after every heal.
+//!   A liveness finding whose window meets a `driver_stall` (lockstorm's own driver did
+//!   not run) is set aside, not blamed on the lock ([`liveness::set_aside`]).
 //! - Exercise ([`exercise`]): which faults met a hold in force on what they target,
 //!   so that a run with no violation reads "safe" only if it proved something, and
 //!   "not exercised" otherwise.
@@ -112,6 +114,13 @@ pub struct Findings {
     pub fence_regressions: Vec<resource::FenceRegression>,
     /// Which faults met a hold, for the verdict's "safe" or "not exercised" ([`exercise`]).
     pub exercise: Exercise,
+    /// Stalls of lockstorm's own driver the history records (`driver_stall` lines).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub driver_stalls: Vec<crate::history::DriverStall>,
+    /// Liveness findings whose window met a driver stall: the harness's, not the lock's
+    /// (not in `liveness`; see [`liveness::set_aside`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub liveness_set_aside: Vec<LivenessFinding>,
     #[serde(skip)]
     pub holds: Vec<Hold>,
     #[serde(skip)]
@@ -156,6 +165,7 @@ pub struct Checker {
     holds: Vec<Hold>,
     faults: Vec<FaultSpan>,
     heal_us: Option<u64>,
+    driver_stalls: Vec<crate::history::DriverStall>,
     stats: stats::Collector,
     probes: liveness::Probes,
     tolerance: tolerance::Collector,
@@ -258,6 +268,7 @@ impl Checker {
             // What the nodes did: the report names anomalies from it; holds and
             // verdicts come from the clients' lines alone.
             Event::Node(_) => {}
+            Event::DriverStall(s) => self.driver_stalls.push(*s),
         }
         self.tolerance.observe(event, lock);
         Ok(())
@@ -457,9 +468,13 @@ impl Checker {
         let (resource_violations, resource) = resource::judge(self.writes, &self.holds, &self.locks);
         let fence_regressions = resource::fence_regressions(&self.holds);
         stats.waits = waits;
+        let stalls: Vec<(u64, u64)> = self.driver_stalls.iter().map(|s| s.span()).collect();
+        let (liveness, liveness_set_aside) = liveness::set_aside(liveness, &stalls, end_us);
         Findings {
             violations,
             liveness,
+            driver_stalls: self.driver_stalls,
+            liveness_set_aside,
             stats,
             resource_violations,
             resource,

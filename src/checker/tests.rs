@@ -435,3 +435,46 @@ fn a_hold_without_expiry_lasts_until_its_release_and_a_lost_ends_it() {
     assert_eq!(f.violations.len(), 1);
     assert_eq!(f.violations[0].overlap_end_us, 301);
 }
+
+#[test]
+fn a_liveness_finding_over_a_driver_stall_is_set_aside_as_the_harnesss() {
+    use crate::history::DriverStall;
+    let slow_probe = |stall: Option<DriverStall>| {
+        let mut h = vec![meta(100), Event::Heal { t_us: 10 }, probe(acq(20, 0))];
+        h.extend(stall.map(Event::DriverStall));
+        h.extend([probe(Event::Fail(op(300, 0, OpKind::Acquire)))]);
+        check(&h).unwrap()
+    };
+    let blamed = slow_probe(None);
+    assert!(
+        !blamed.is_live(),
+        "a probe that never got in is the lock's deadlock"
+    );
+    assert!(blamed.liveness_set_aside.is_empty());
+    // The driver did not run from 40 to 290 us: nobody could get in then.
+    let stalled = slow_probe(Some(DriverStall {
+        t_us: 290,
+        lag_us: 250,
+    }));
+    assert!(stalled.is_live(), "{:?}", stalled.liveness);
+    assert_eq!(stalled.liveness_set_aside.len(), 1);
+    assert_eq!(stalled.liveness_set_aside[0].kind(), "deadlock");
+    assert_eq!(stalled.driver_stalls.len(), 1);
+    // A stall before the window explains nothing.
+    let before = check(&[
+        meta(100),
+        Event::DriverStall(DriverStall { t_us: 5, lag_us: 5 }),
+        Event::Heal { t_us: 10 },
+        probe(acq(20, 0)),
+        probe(Event::Fail(op(300, 0, OpKind::Acquire))),
+    ])
+    .unwrap();
+    assert!(!before.is_live());
+    // The line reads back as written.
+    let line = serde_json::to_string(&Event::DriverStall(DriverStall {
+        t_us: 290,
+        lag_us: 250,
+    }))
+    .unwrap();
+    assert_eq!(line, r#"{"type":"driver_stall","t_us":290,"lag_us":250}"#);
+}

@@ -165,7 +165,7 @@ impl Gather {
                     self.meta = Some(m.clone());
                 }
             }
-            Event::Belief(_) | Event::Lost(_) | Event::Node(_) => {}
+            Event::Belief(_) | Event::Lost(_) | Event::Node(_) | Event::DriverStall(_) => {}
             Event::Write(w) => {
                 self.writes.push(w.clone());
                 self.write_lines.push(i + 1);

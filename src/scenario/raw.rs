@@ -621,7 +621,8 @@ impl RawScenario {
     }
 }
 
-/// Refuses a run that would plan more than [`MAX_PLANNED_FAULTS`] faults on average,
+/// Refuses a run that would plan more than [`MAX_PLANNED_FAULTS`] faults on average (what
+/// they would cost, [`crate::limits::FAULT_BYTES`]),
 /// naming the nemesis kind that plans the most.
 fn planned_faults(scripted: usize, nemesis: &Nemesis, duration: Dur) -> Result<(), Invalid> {
     let kinds = nemesis.expected_faults(duration.us());
@@ -630,8 +631,10 @@ fn planned_faults(scripted: usize, nemesis: &Nemesis, duration: Dur) -> Result<(
         return Ok(());
     }
     let why = format!(
-        "lockstorm plans at most {MAX_PLANNED_FAULTS} faults per run (each is checked against every \
-         failed acquisition and drawn in every plot)"
+        "lockstorm plans at most {MAX_PLANNED_FAULTS} faults per run (each costs about {} bytes and {} us, \
+         from the plan to the report)",
+        crate::limits::FAULT_BYTES,
+        crate::limits::FAULT_NS / 1_000
     );
     match kinds.into_iter().max_by(|a, b| a.1.total_cmp(&b.1)) {
         Some((kind, most)) => Err(invalid(

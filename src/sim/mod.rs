@@ -6,9 +6,11 @@
 //! ([`clock`]), and nothing reads the wall clock or iterates a hash map, so the same seed
 //! gives the same history, byte for byte.
 //!
-//! A run has three phases: the workload with its faults until `duration`; then every
-//! fault heals (a `heal` event), clients finish what they were doing and stop; then one
-//! client probes every lock, which the checker uses to judge liveness. How each fault
+//! A run has three phases: the workload with its faults until `duration`; then the
+//! faults heal (a `heal` event), clients finish what they were doing and stop; then one
+//! client probes every lock, which the checker uses to judge liveness. A crash or
+//! failover keeps its planned end past the heal, and the probe waits for it
+//! ([`crate::lifecycle`]). How each fault
 //! kind acts on nodes, clients, clocks and the network is in [`faults`].
 //!
 //! Clients holding a lock write to a guarded resource per lock (the storage of
@@ -395,15 +397,20 @@ impl World<'_> {
                 self.apply(t, client);
             }
             Ev::FaultStart(i) => self.start_fault(t, i),
-            Ev::FaultEnd(i) => self.end_fault(t, i),
+            Ev::FaultEnd(i) => {
+                self.end_fault(t, i);
+                if let Some(locks) = self.lifecycle.fault_ended(i) {
+                    self.probe(t, &locks);
+                }
+            }
             Ev::EndWorkload => {
-                for i in 0..self.plan.len() {
+                // Outages with a planned end keep it (their `FaultEnd` is queued).
+                for i in self.lifecycle.heal(&self.plan, &self.active) {
                     self.end_fault(t, i);
                 }
                 self.armed.iter_mut().for_each(Vec::clear);
                 self.net.faults.clear();
                 self.emit(Event::Heal { t_us: t });
-                self.lifecycle.heal();
                 for c in 0..self.clients.len() {
                     self.clients[c].stop(&mut self.out);
                     self.apply(t, c);
@@ -518,10 +525,15 @@ impl World<'_> {
 
     fn on_idle(&mut self, t: u64) {
         if let Some(locks) = self.lifecycle.client_idle() {
-            let now = self.now(0, t);
-            self.clients[0].probe(now, &locks, &mut self.out);
-            self.apply(t, 0);
+            self.probe(t, &locks);
         }
+    }
+
+    /// The liveness phase: client 0 probes `locks`.
+    fn probe(&mut self, t: u64, locks: &[LockId]) {
+        let now = self.now(0, t);
+        self.clients[0].probe(now, locks, &mut self.out);
+        self.apply(t, 0);
     }
 
     fn record(&mut self, t: u64, c: usize, r: Record) {
@@ -567,6 +579,8 @@ impl World<'_> {
 
 #[cfg(test)]
 mod compose_tests;
+#[cfg(test)]
+mod heal_tests;
 #[cfg(test)]
 mod rw_tests;
 #[cfg(test)]

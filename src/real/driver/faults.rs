@@ -125,8 +125,10 @@ pub(super) fn needs_faketime(plan: &[PlannedFault]) -> bool {
 }
 
 impl Driver<'_> {
-    pub(super) fn heal(&mut self, t: u64) {
-        for i in 0..self.plan.len() {
+    /// Ends the faults `which` (the rest of the plan keeps its planned ends) and every
+    /// link fault.
+    pub(super) fn heal(&mut self, t: u64, which: impl IntoIterator<Item = usize>) {
+        for i in which {
             self.end_fault(t, i);
         }
         for p in &self.proxies {

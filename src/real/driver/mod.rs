@@ -8,13 +8,20 @@
 //! also every client's clock. A request that gets no answer is simply never delivered:
 //! the algorithm's own timeout then counts it as unknown, as in the simulator.
 //!
-//! Phases are the simulator's: workload with faults until `duration`, heal (every fault
-//! ends), drain, then one client probes every lock for the liveness check.
+//! Phases are the simulator's ([`crate::lifecycle`]): workload with faults until
+//! `duration`, heal (every fault ends but a crash or failover with a planned end, which
+//! keeps it), drain, then one client probes every lock for the liveness check once every
+//! node is back.
 //!
 //! With `[clients] worker`, each client's lock operations go to its own worker process
 //! ([`workers`]) instead of the built-in algorithm; the cycle, the nodes, the proxies
 //! (the worker connects to its client's), the faults and the history stay lockstorm's.
 //! Client pauses ([`pauses`]) hold a client's events back, and stop its worker.
+//!
+//! The driver wakes at least every 50 ms; a wake 100 ms or more late is a stall of the
+//! driver itself (a blocked call, a starved thread), recorded as a `driver_stall` line,
+//! so that a frozen driver is told from a frozen worker and the checker does not blame
+//! the lock for the silence.
 
 pub(crate) mod conn;
 mod faults;
@@ -44,6 +51,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 use workers::Workers;
+
+/// The driver wakes at least this often, to notice its own stalls.
+const HEARTBEAT_US: u64 = 50_000;
+
+/// A timer this late (or later) is a stall of the driver, recorded in the history.
+const STALL_US: u64 = 100_000;
 
 /// Options of a real run that are not part of the scenario.
 #[derive(Clone, Debug, Default)]
@@ -379,9 +392,16 @@ impl Driver<'_> {
         }
 
         let limit_us = Lifecycle::hard_stop_us(s);
+        let mut heartbeat_us = HEARTBEAT_US;
 
         while !self.lifecycle.is_done() {
-            let next_us = self.timers.keys().next().map_or(limit_us, |k| k.0).min(limit_us);
+            let next_us = self
+                .timers
+                .keys()
+                .next()
+                .map_or(limit_us, |k| k.0)
+                .min(limit_us)
+                .min(heartbeat_us);
             let deadline = tokio::time::Instant::from_std(self.start + Duration::from_micros(next_us));
             tokio::select! {
                 biased;
@@ -408,6 +428,10 @@ impl Driver<'_> {
                 }
                 _ = tokio::time::sleep_until(deadline) => {
                     let t = self.now_us();
+                    self.lag(t, next_us);
+                    if t >= heartbeat_us {
+                        heartbeat_us = t + HEARTBEAT_US;
+                    }
                     while let Some(entry) = self.timers.first_entry() {
                         if entry.key().0 > t {
                             break;
@@ -425,8 +449,27 @@ impl Driver<'_> {
             }
         }
         // Whatever was still faulty at a hard stop is healed before the nodes go away.
-        self.heal(self.now_us());
+        self.heal(self.now_us(), 0..self.plan.len());
         false
+    }
+
+    /// A timer due at `due_us` fired at `t`: a lag of [`STALL_US`] or more means the
+    /// driver itself did not run in between (a blocked call, a starved thread), which
+    /// the history records so that nobody's silence then is blamed on the lock.
+    fn lag(&mut self, t: u64, due_us: u64) {
+        let lag_us = t.saturating_sub(due_us);
+        if lag_us < STALL_US {
+            return;
+        }
+        eprintln!(
+            "lockstorm: warning: the driver stalled for {} ms until {:.3} s (recorded as driver_stall)",
+            lag_us / 1_000,
+            t as f64 / 1e6
+        );
+        self.history.push(Event::DriverStall(crate::history::DriverStall {
+            t_us: t,
+            lag_us,
+        }));
     }
 
     /// A node's reply to a client (held back while the client is paused).
@@ -471,11 +514,17 @@ impl Driver<'_> {
             }
             Ev::WorkerDeadline { client, id } => self.deadline(t, client, id),
             Ev::FaultStart(i) => self.start_fault(t, i),
-            Ev::FaultEnd(i) => self.end_fault(t, i),
+            Ev::FaultEnd(i) => {
+                self.end_fault(t, i);
+                if let Some(locks) = self.lifecycle.fault_ended(i) {
+                    self.probe(t, &locks);
+                }
+            }
             Ev::EndWorkload => {
-                self.heal(t);
+                // Outages with a planned end keep it (their `FaultEnd` is scheduled).
+                let now = self.lifecycle.heal(&self.plan, &self.active);
+                self.heal(t, now);
                 self.history.push(Event::Heal { t_us: t });
-                self.lifecycle.heal();
                 for c in 0..self.clients.len() {
                     self.clients[c].stop(&mut self.out);
                     self.apply(t, c);
@@ -550,10 +599,15 @@ impl Driver<'_> {
 
     fn on_idle(&mut self, t: u64) {
         if let Some(locks) = self.lifecycle.client_idle() {
-            let now = self.now(0, t);
-            self.clients[0].probe(now, &locks, &mut self.out);
-            self.apply(t, 0);
+            self.probe(t, &locks);
         }
+    }
+
+    /// The liveness phase: client 0 probes `locks`.
+    fn probe(&mut self, t: u64, locks: &[LockId]) {
+        let now = self.now(0, t);
+        self.clients[0].probe(now, locks, &mut self.out);
+        self.apply(t, 0);
     }
 
     fn record(&mut self, t: u64, c: usize, r: Record) {
