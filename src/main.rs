@@ -125,6 +125,11 @@ enum Command {
         /// nodes, single: one instance).
         #[arg(long, value_enum, requires = "worker")]
         worker_kind: Option<lockstorm::worker::adapters::AdapterKind>,
+        /// With --worker: the algorithm family of its lock (a [predictions.FAMILY] of
+        /// --list, e.g. redlock or single), whose predictions its row is judged against.
+        /// Without it the row predicts nothing and departs from nothing.
+        #[arg(long, value_name = "FAMILY", requires = "worker")]
+        algorithm: Option<String>,
         /// Seeds per cell.
         #[arg(long, default_value_t = lockstorm::run::matrix::DEFAULT_SEEDS, value_parser = clap::value_parser!(u64).range(1..=10_000))]
         seeds: u64,
@@ -413,6 +418,7 @@ fn main() -> ExitCode {
             seed,
             worker,
             worker_kind,
+            algorithm,
             seeds,
             jobs,
         } => (|| {
@@ -433,6 +439,7 @@ fn main() -> ExitCode {
                 seeds,
                 jobs: jobs_or_all(jobs),
                 worker,
+                algorithm,
             })
         })(),
         Command::Sweep {
