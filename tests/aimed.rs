@@ -592,3 +592,47 @@ crash = {{ interval = "1s", duration = "1ms", when = "acquired", node = "majorit
         .to_string();
     assert!(e.contains("nemesis.crash.client"), "{e}");
 }
+
+/// Issue 20: with the matrix's probe client (the last client, on a lock of its own), a
+/// fault aimed at "the acquirer" landed on the probe whenever it acquired first, and
+/// proved nothing about the contended lock. The probe neither triggers nor is targeted.
+#[test]
+fn issue_20_the_probe_client_never_triggers_an_aimed_fault_nor_is_its_target() {
+    let s = parse(&format!(
+        "{}probe = true\n{}",
+        REDLOCK,
+        r#"
+[[faults]]
+at = "500ms"
+when = "acquiring"
+kind = "delay"
+nodes = "holder"
+clients = "holder"
+extra = "100ms"
+duration = "1s"
+
+[[faults]]
+at = "500ms"
+when = "acquired"
+kind = "pause"
+client = "others"
+duration = "100ms"
+"#
+    ));
+    let probe = s.clients.probe_client().expect("a probe");
+    for seed in 1..=10 {
+        let r = run(&s, seed);
+        let starts = aimed_starts(&r.history);
+        assert!(!starts.is_empty(), "seed {seed}: nothing fired");
+        for (before, f) in starts {
+            if let Event::Invoke(op) | Event::Ok(op) = before {
+                assert_ne!(op.client, probe, "seed {seed}: the probe triggered {f:?}");
+            }
+            let Event::Fault(f) = f else { unreachable!() };
+            assert!(
+                !f.fault.targets().1.contains(&probe),
+                "seed {seed}: {f:?} hit the probe"
+            );
+        }
+    }
+}

@@ -487,3 +487,62 @@ fn a_lock_the_library_reports_lost_ends_its_hold_in_the_history() {
         "it gave up at once, before its 2 s of work were done: {release}"
     );
 }
+
+/// `--algorithm FAMILY` gives a `--worker` row its family's predictions: the README states
+/// them, each cell is judged against its own, and the exit status says whether one departs.
+/// A family the list does not have is a one-line error before anything runs.
+#[test]
+fn a_worker_row_takes_the_predictions_of_the_family_its_user_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("libraries");
+    let matrix = |family: &str| {
+        lockstorm()
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .args([
+                "matrix",
+                "--worker",
+                "python3 tests/workers/naive_setnx.py",
+                "--worker-kind",
+                "single",
+                "--algorithm",
+                family,
+                "--faults",
+                "05-client-pause,11-replica-failover",
+                "--seeds",
+                "1",
+                "--out",
+            ])
+            .arg(&out)
+            .output()
+            .unwrap()
+    };
+    let o = matrix("zookeeper");
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("no algorithm family \"zookeeper\""), "{err}");
+    assert!(!out.exists(), "nothing ran");
+
+    let o = matrix("single");
+    let m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("matrix.json")).unwrap()).unwrap();
+    assert!(
+        m["command"]
+            .as_str()
+            .unwrap()
+            .ends_with("--worker-kind single --algorithm single"),
+        "{}",
+        m["command"]
+    );
+    let row = &m["adapters"][0];
+    let predicts = row["predicts"].as_array().unwrap();
+    assert_eq!(predicts.len(), 2, "{row}");
+    assert_eq!(predicts[1]["verdict"], "unsafe", "the failover: {row}");
+    let cells = row["cells"].as_array().unwrap();
+    assert!(cells.iter().all(|c| c["status"] == "ran"), "{row}");
+    let departed = cells.iter().filter(|c| !c["departs"].is_null()).count();
+    assert_eq!(o.status.code(), Some(i32::from(departed > 0)), "{}", text(&o));
+    let readme = std::fs::read_to_string(out.join("README.md")).unwrap();
+    assert!(readme.contains("Its algorithm predicts:"), "{readme}");
+    assert!(readme.contains("asynchronous replica"), "{readme}");
+}

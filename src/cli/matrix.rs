@@ -42,6 +42,11 @@ pub struct Args {
     /// nodes, single: one instance).
     #[arg(long, value_enum, requires = "worker")]
     worker_kind: Option<lockstorm::worker::adapters::AdapterKind>,
+    /// With --worker: the algorithm family of its lock (a [predictions.FAMILY] of
+    /// --list, e.g. redlock or single), whose predictions its row is judged against.
+    /// Without it the row predicts nothing and departs from nothing.
+    #[arg(long, value_name = "FAMILY", requires = "worker")]
+    algorithm: Option<String>,
     /// Seeds per cell.
     #[arg(long, default_value_t = lockstorm::run::matrix::DEFAULT_SEEDS, value_parser = clap::value_parser!(u64).range(1..=10_000))]
     seeds: u64,
@@ -65,6 +70,7 @@ pub fn run(a: Args) -> Result<bool> {
         seed,
         worker,
         worker_kind,
+        algorithm,
         seeds,
         jobs,
         junit: junit_file,
@@ -86,6 +92,7 @@ pub fn run(a: Args) -> Result<bool> {
         seeds,
         jobs: jobs_or_all(jobs),
         worker,
+        algorithm,
     };
     let m = lockstorm::run::matrix::run_matrix(&options, &|cell| eprintln!("{cell}"))?;
     if let Some(path) = &junit_file {

@@ -37,6 +37,12 @@
 //! several becomes one fault per node, all starting together; a kind that names a set
 //! (partition, delay, loss) gets the set. An aim whose target set comes out empty fires
 //! into no fault.
+//!
+//! The aimer sees the workload clients only. The probe client (`clients.probe`, after
+//! them) observes fault tolerance on a lock of its own; were its acquires triggers, a
+//! fault aimed at "the holder" would often land on the probe, which contends with
+//! nobody, and the fault would prove nothing about the lock under test. So the probe's
+//! records are ignored, and no relative target (`others`, `shared`'s count) includes it.
 
 use super::{ClientId, Fault, Origin, PlannedFault};
 use crate::client::{Record, RecordKind};
@@ -199,7 +205,8 @@ pub struct Aimer {
 impl Aimer {
     /// An aimer for `plan` (the scripted and drawn faults of a run, ids equal to their
     /// index): the aimed entries in it wait, and the faults they become are numbered
-    /// from `plan.len()`.
+    /// from `plan.len()`. `clients` counts the workload clients only: records of any
+    /// client from `clients` on (the probe) are ignored (see the module doc).
     pub fn new(plan: &[PlannedFault], nodes: usize, clients: usize) -> Aimer {
         let pending = plan
             .iter()
@@ -265,7 +272,7 @@ impl Aimer {
         lock: LockId,
         reach: &dyn Fn(ClientId) -> Vec<NodeId>,
     ) -> Vec<PlannedFault> {
-        if self.is_idle() {
+        if self.is_idle() || c >= self.clients {
             return Vec::new();
         }
         self.holds[c] = None;
@@ -289,7 +296,7 @@ impl Aimer {
         nodes: &[NodeId],
         reach: &dyn Fn(ClientId) -> Vec<NodeId>,
     ) -> Vec<PlannedFault> {
-        if self.is_idle() {
+        if self.is_idle() || c >= self.clients {
             return Vec::new();
         }
         let nodes = if nodes.is_empty() {

@@ -280,11 +280,19 @@ pub async fn load_scripts(node: usize, addr: SocketAddr) -> Result<(), RealError
 }
 
 /// A connection straight to one server of node `node`, not through its proxy.
+///
+/// Its timeouts are generous (the crate's defaults are 1 s to connect, 500 ms to answer):
+/// it only sets a node up (scripts, promotion), so a slow answer on a loaded machine is
+/// no finding, while a timeout would end a whole matrix with an environment error.
 async fn direct(node: usize, addr: SocketAddr) -> Result<redis::aio::MultiplexedConnection, RealError> {
+    const SETUP_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
     let client =
         redis::Client::open(format!("redis://{addr}/")).map_err(|e| node_error(node, addr, e.to_string()))?;
+    let config = redis::AsyncConnectionConfig::new()
+        .set_connection_timeout(Some(SETUP_TIMEOUT))
+        .set_response_timeout(Some(SETUP_TIMEOUT));
     client
-        .get_multiplexed_async_connection()
+        .get_multiplexed_async_connection_with_config(&config)
         .await
         .map_err(|e| node_error(node, addr, format!("cannot connect: {e}")))
 }

@@ -226,6 +226,9 @@ fn facts(h: &mut String, summary: &Value, view: &RunView) {
     if !shrink.is_empty() {
         row("shrink", format!("<code>{}</code>", esc(&shrink)));
     }
+    let stats = &summary["stats"];
+    row("fault tolerance (probe)", esc(&probe_text(stats)));
+    row("stalls", esc(&stalls_text(stats)));
     row(
         "history",
         esc(&format!(
@@ -259,6 +262,51 @@ fn versions(summary: &Value, view: &RunView) -> String {
         parts.push(format!("library {l}"));
     }
     parts.join(", ")
+}
+
+/// The probe's row, worded as the matrix's fault-tolerance column: empty without a probe.
+fn probe_text(stats: &Value) -> String {
+    let p = &stats["probe"];
+    if !p.is_object() {
+        return String::new();
+    }
+    let n = |k: &str| p[k].as_u64().unwrap_or(0);
+    let verdict = match (n("judged"), n("judged_failed")) {
+        (0, _) => "not judged (the probe made no acquisition while a majority was reachable)".into(),
+        (judged, 0) => format!(
+            "ok ({judged} uncontended, {} during faults)",
+            n("judged_during_faults")
+        ),
+        (judged, failed) => {
+            format!("{failed} of {judged} uncontended acquisitions failed while a majority was reachable")
+        }
+    };
+    let acquires = n("acquires");
+    let share = |a: u64, of: u64| if of == 0 { 0.0 } else { a as f64 / of as f64 };
+    let others = stats["acquires"].as_u64().unwrap_or(0).saturating_sub(acquires);
+    let others_ok = stats["acquired"]
+        .as_u64()
+        .unwrap_or(0)
+        .saturating_sub(n("acquired"));
+    format!(
+        "{verdict}; the probe (client {}) acquired {} of {acquires} ({}); the contending clients {}",
+        n("client"),
+        n("acquired"),
+        pct(share(n("acquired"), acquires)),
+        pct(share(others_ok, others))
+    )
+}
+
+/// The stalls row: acquires that outlasted the ttl while a fault was active.
+fn stalls_text(stats: &Value) -> String {
+    match stats["stalls"].as_u64() {
+        None => String::new(),
+        Some(0) => "none (no acquire outlasted the ttl while a fault was active)".into(),
+        Some(n) => format!(
+            "{n} acquire(s) outlasted the ttl while a fault was active (longest {})",
+            secs(stats["stall_max_us"].as_u64().unwrap_or(0))
+        ),
+    }
 }
 
 fn seeds_table(h: &mut String, seeds: &[Value], reported: Option<u64>) {
@@ -556,4 +604,33 @@ fn faults(h: &mut String, view: &RunView) {
         );
     }
     h.push('\n');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_facts_show_the_probes_fault_tolerance_and_the_stalls_as_the_matrix_does() {
+        let stats = json!({
+            "acquires": 30, "acquired": 24, "stalls": 2, "stall_max_us": 1_805_790,
+            "probe": {"client": 4, "acquires": 10, "acquired": 9, "judged": 8,
+                      "judged_during_faults": 3, "judged_failed": 1}
+        });
+        assert_eq!(
+            probe_text(&stats),
+            "1 of 8 uncontended acquisitions failed while a majority was reachable; the probe (client 4) acquired 9 of 10 (90.0%); the contending clients 75.0%"
+        );
+        assert_eq!(
+            stalls_text(&stats),
+            "2 acquire(s) outlasted the ttl while a fault was active (longest 1.806 s)"
+        );
+        let mut ok = stats.clone();
+        ok["probe"]["judged_failed"] = json!(0);
+        assert!(probe_text(&ok).starts_with("ok (8 uncontended, 3 during faults);"));
+        ok["stalls"] = json!(0);
+        assert!(stalls_text(&ok).starts_with("none"));
+        assert_eq!(probe_text(&json!({"acquires": 3})), "", "no probe, no row");
+    }
 }

@@ -50,6 +50,9 @@ pub struct MatrixOptions {
     pub seed: u64,
     /// `--worker ARGV --worker-kind KIND`: this worker alone, instead of the list.
     pub worker: Option<(crate::worker::WorkerSpec, adapters::AdapterKind)>,
+    /// `--algorithm FAMILY` (with `worker`): the family whose predictions the worker's
+    /// row takes from the list's `[predictions.FAMILY]`.
+    pub algorithm: Option<String>,
     /// Seeds per cell.
     pub seeds: u64,
     /// Runs at once.
@@ -199,7 +202,16 @@ fn keep_lower(slot: &mut Option<Kept>, kept: Kept) {
 pub fn run_matrix(options: &MatrixOptions, progress: &(dyn Fn(&str) + Sync)) -> Result<Matrix, MatrixError> {
     let started = Instant::now();
     let chosen = match &options.worker {
-        Some((spec, kind)) => vec![Adapter::from_worker(spec, *kind)],
+        Some((spec, kind)) => {
+            let adapter = Adapter::from_worker(spec, *kind);
+            vec![match &options.algorithm {
+                Some(family) => {
+                    let predicts = adapters::family(&options.list, family)?;
+                    adapter.with_family(family, predicts)
+                }
+                None => adapter,
+            }]
+        }
         None => adapters::select(adapters::load(&options.list)?, &options.adapters, &options.list)?,
     };
     let faults = columns(&options.catalogue, &options.faults)?;
@@ -376,9 +388,14 @@ pub fn run_matrix(options: &MatrixOptions, progress: &(dyn Fn(&str) + Sync)) -> 
         wall_secs: started.elapsed().as_secs_f64(),
         command: match &options.worker {
             Some((spec, kind)) => format!(
-                "cargo run --release -- matrix --seeds {seeds}{} --worker-kind {}",
+                "cargo run --release -- matrix --seeds {seeds}{} --worker-kind {}{}",
                 spec.rerun_args(),
-                kind.folder()
+                kind.folder(),
+                options
+                    .algorithm
+                    .as_ref()
+                    .map(|f| format!(" --algorithm {f}"))
+                    .unwrap_or_default()
             ),
             None => format!("cargo run --release -- matrix --seeds {seeds}"),
         },

@@ -201,7 +201,7 @@ fn run_world<'a>(
         )
         .with_fifo(scenario.network.fifo),
         active: vec![false; plan.len()],
-        aimer: Aimer::new(&plan, scenario.nodes, n_clients),
+        aimer: Aimer::new(&plan, scenario.nodes, scenario.clients.count),
         procs: ProcessFaults::new(scenario.nodes, n_clients),
         client_paused: vec![false; n_clients],
         client_deferred: vec![Vec::new(); n_clients],

@@ -117,7 +117,8 @@ impl Adapter {
     }
 
     /// The adapter `--worker ARGV --worker-kind KIND` makes: named after the last word of
-    /// its command (`tests/workers/naive_setnx.py` is `naive_setnx`).
+    /// its command (`tests/workers/naive_setnx.py` is `naive_setnx`), with no predictions
+    /// until [`Adapter::with_family`] gives it a family's.
     pub fn from_worker(worker: &WorkerSpec, kind: AdapterKind) -> Adapter {
         let last = worker.argv.last().map(String::as_str).unwrap_or("worker");
         let name = Path::new(last)
@@ -137,6 +138,15 @@ impl Adapter {
             adhoc: true,
             algorithm: None,
             predicts: BTreeMap::new(),
+        }
+    }
+
+    /// This adapter as a member of the algorithm `family`, whose predictions it takes.
+    pub fn with_family(self, family: &str, predicts: BTreeMap<String, Prediction>) -> Adapter {
+        Adapter {
+            algorithm: Some(family.to_string()),
+            predicts,
+            ..self
         }
     }
 }
@@ -165,18 +175,43 @@ pub enum AdapterError {
     },
 }
 
-/// Reads the adapter list.
-pub fn load(path: &Path) -> Result<Vec<Adapter>, AdapterError> {
+/// Reads and parses the list at `path`.
+fn read(path: &Path) -> Result<List, AdapterError> {
     let shown = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|source| AdapterError::Io {
         path: shown.clone(),
         source,
     })?;
+    toml::from_str(&text).map_err(|e| AdapterError::Invalid {
+        path: shown,
+        message: e.message().trim().to_string(),
+    })
+}
+
+/// What the algorithm family `family` predicts per fault id (`[predictions.FAMILY]` of the
+/// list at `path`): for a worker that is not in the list (`--worker ARGV --algorithm
+/// FAMILY`).
+pub fn family(path: &Path, family: &str) -> Result<BTreeMap<String, Prediction>, AdapterError> {
+    let mut list = read(path)?;
+    list.predictions
+        .remove(family)
+        .ok_or_else(|| AdapterError::Invalid {
+            path: path.display().to_string(),
+            message: format!(
+                "no algorithm family {family:?} (no [predictions.{family}]; it has: {})",
+                list.predictions.keys().cloned().collect::<Vec<_>>().join(", ")
+            ),
+        })
+}
+
+/// Reads the adapter list.
+pub fn load(path: &Path) -> Result<Vec<Adapter>, AdapterError> {
+    let shown = path.display().to_string();
     let invalid = |message: String| AdapterError::Invalid {
         path: shown.clone(),
         message,
     };
-    let mut list: List = toml::from_str(&text).map_err(|e| invalid(e.message().trim().to_string()))?;
+    let mut list = read(path)?;
     if path != Path::new(DEFAULT_LIST) {
         for a in &mut list.adapter {
             a.list = Some(shown.clone());
@@ -285,6 +320,18 @@ mod tests {
         let err = load(&path).unwrap_err().to_string();
         assert!(
             err.contains("algorithm = \"nope\" has no [predictions.nope]"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_family_is_looked_up_by_name_and_an_unknown_one_names_those_there_are() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(DEFAULT_LIST);
+        let single = family(&path, "single").unwrap();
+        assert_eq!(single["11-replica-failover"].verdict, Predicted::Unsafe);
+        let err = family(&path, "zookeeper").unwrap_err().to_string();
+        assert!(
+            err.contains("no algorithm family \"zookeeper\"") && err.contains("it has: redlock, single"),
             "{err}"
         );
     }

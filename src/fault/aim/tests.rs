@@ -349,3 +349,33 @@ fn reachable_leaves_out_nodes_down_or_cut_either_way() {
     assert_eq!(reachable(&links, &procs, 0, 4), vec![0, 2]);
     assert_eq!(reachable(&links, &procs, 1, 4), vec![0, 1]);
 }
+
+#[test]
+fn the_probe_after_the_workload_clients_never_triggers_nor_is_a_target() {
+    // aimer() has 3 workload clients; client 3 is the probe on a lock of its own.
+    let delay = Fault::Delay {
+        nodes: vec![],
+        clients: vec![],
+        extra_us: 700,
+    };
+    let mut a = aimer(vec![
+        entry(
+            delay,
+            0,
+            Some(50),
+            aim(On::Acquiring, Some(NodeAim::Shared), Some(ClientAim::Others)),
+        ),
+        entry(crash(), 0, None, aim(On::Acquired, Some(NodeAim::Holder), None)),
+    ]);
+    assert!(a.acquiring(10, 3, L1, &all).is_empty());
+    assert!(a.acquired(20, 3, L1, &[0, 1, 2], &all).is_empty());
+    let out = a.acquiring(30, 1, L0, &all);
+    match &out[..] {
+        [PlannedFault {
+            fault: Fault::Delay { clients, .. },
+            ..
+        }] => assert_eq!(clients, &vec![0, 2], "the others: workload clients only"),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(crashed(&a.acquired(40, 1, L0, &[3, 4], &all)), vec![3, 4]);
+}

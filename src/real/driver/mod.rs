@@ -250,7 +250,7 @@ async fn drive(
         timers: BTreeMap::new(),
         seq: 0,
         active: vec![false; plan.len()],
-        aimer: Aimer::new(&plan, hosts.len(), n_clients),
+        aimer: Aimer::new(&plan, hosts.len(), scenario.clients.count),
         plan,
         history: sink,
         lifecycle: Lifecycle::new(scenario),
