@@ -278,7 +278,7 @@ fn narrative_md_escapes_a_hostile_lock_name() {
 #[test]
 fn a_stopped_multi_seed_run_recommends_only_what_works() {
     let tmp = tempfile::tempdir().unwrap();
-    write(tmp.path(), "s.toml", "duration = \"24h\"\nnodes = 3\n");
+    write(tmp.path(), "s.toml", "duration = \"12h\"\nnodes = 3\n");
     let child = Command::new(env!("CARGO_BIN_EXE_lockstorm"))
         .current_dir(tmp.path())
         .args(["scenario", "s.toml", "--seeds", "40", "--jobs", "2", "--out", "r"])
@@ -386,11 +386,12 @@ fn a_run_that_would_write_too_much_history_is_refused_before_it_starts() {
 fn a_report_cut_short_by_a_full_disk_leaves_a_partial_summary() {
     use std::os::unix::process::CommandExt;
     let tmp = tempfile::tempdir().unwrap();
-    // Its history (about 13 KB) fits; its availability plot (about 190 KB) does not.
+    // Its history (about 4 KB, without node lines) fits; its latency plot (about 6.8 KB)
+    // does not.
     write(
         tmp.path(),
         "s.toml",
-        "duration = \"1s\"\nnodes = 3\n[clients]\ncount = 1\n",
+        "duration = \"300ms\"\nnodes = 3\nnode_events = false\n[clients]\ncount = 1\n",
     );
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_lockstorm"));
     cmd.current_dir(tmp.path())
@@ -399,10 +400,10 @@ fn a_report_cut_short_by_a_full_disk_leaves_a_partial_summary() {
     // of the parent's.
     unsafe {
         cmd.pre_exec(|| {
-            // Writes past 48 KB fail with EFBIG, as writes to a full disk fail.
+            // Writes past 6 KB fail with EFBIG, as writes to a full disk fail.
             let limit = libc::rlimit {
-                rlim_cur: 48 << 10,
-                rlim_max: 48 << 10,
+                rlim_cur: 6 << 10,
+                rlim_max: 6 << 10,
             };
             libc::setrlimit(libc::RLIMIT_FSIZE, &limit);
             libc::signal(libc::SIGXFSZ, libc::SIG_IGN);

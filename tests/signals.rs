@@ -271,7 +271,7 @@ fn a_server_that_fails_to_start_keeps_the_log_the_error_names() {
 #[test]
 fn sigint_stops_a_long_simulation_too() {
     let tmp = tempfile::tempdir().unwrap();
-    std::fs::write(tmp.path().join("sim.toml"), "duration = \"24h\"\nnodes = 3\n").unwrap();
+    std::fs::write(tmp.path().join("sim.toml"), "duration = \"12h\"\nnodes = 3\n").unwrap();
     let mut child = Command::new(env!("CARGO_BIN_EXE_lockstorm"))
         .current_dir(tmp.path())
         .args([
