@@ -130,7 +130,8 @@ pub struct Ran {
     pub stall_max_us: u64,
     /// Liveness findings by kind, with how many seeds had each, or "none".
     pub liveness: String,
-    /// Seeds whose worker broke the protocol, and the first one's error.
+    /// Seeds that ended in an error (a worker that broke the protocol, a node that stopped
+    /// answering lockstorm), and the first one's error.
     pub worker_errors: u64,
     pub worker_error: Option<String>,
     /// The seed whose report the cell keeps: the first unsafe, else the first.
@@ -264,7 +265,7 @@ pub fn summary(cell: &Cell) -> String {
                 );
             }
             if r.worker_errors > 0 {
-                let _ = write!(line, " · {} seed(s) ended in a worker error", r.worker_errors);
+                let _ = write!(line, " · {} seed(s) ended in an error", r.worker_errors);
             }
             if r.departs.is_some() {
                 line.push_str(" · NOT AS PREDICTED");
@@ -336,9 +337,7 @@ fn found(faults: &[FaultColumn], a: &AdapterRow) -> String {
         .filter(|c| matches!(c, Cell::CannotRun { .. } | Cell::Error { .. }))
         .count();
     if broke > 0 {
-        parts.push(format!(
-            "{broke} cell(s) could not run or ended in a worker error"
-        ));
+        parts.push(format!("{broke} cell(s) could not run or ended in an error"));
     }
     if parts.is_empty() {
         return "Safe, live and available under every fault it ran, on every seed.".into();
@@ -535,7 +534,7 @@ fn markdown(m: &Matrix) -> String {
                             .unwrap_or_default(),
                         r.worker_error
                             .as_ref()
-                            .map(|e| format!("\n  - worker error: {e}"))
+                            .map(|e| format!("\n  - error: {e}"))
                             .unwrap_or_default()
                     );
                 }
@@ -622,7 +621,7 @@ fn html(m: &Matrix) -> String {
                 Cell::Error { why, report, rerun } => (
                     "other",
                     format!(
-                        "worker error: {} (<a href=\"{}\">history</a>)<br><code>{}</code>",
+                        "error: {} (<a href=\"{}\">history</a>)<br><code>{}</code>",
                         esc(why),
                         esc(report),
                         esc(rerun)
