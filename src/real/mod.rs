@@ -51,8 +51,8 @@ pub enum RealError {
         status: String,
         log: PathBuf,
     },
-    #[error("redis-server for node {node} did not answer PING within 10s; see {}", log.display())]
-    ServerNotReady { node: usize, log: PathBuf },
+    #[error("redis-server for node {node} did not answer PING within 10s (last try: {last}); see {}", log.display())]
+    ServerNotReady { node: usize, log: PathBuf, last: String },
     #[error("{0}: {1}")]
     Io(String, std::io::Error),
     #[error("node {node} ({addr}): {message}")]

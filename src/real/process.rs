@@ -43,7 +43,7 @@ impl Process {
                 wait_ready(
                     s.addr(),
                     || s.exited(),
-                    || RealError::ServerNotReady { node, log },
+                    |last| RealError::ServerNotReady { node, log, last },
                 )
                 .await
             }
@@ -99,22 +99,23 @@ impl Process {
 }
 
 /// Polls until `addr` answers PING: `exited` reports a process that died while starting,
-/// `timeout` the error after [`server::READY_TIMEOUT`].
+/// `timeout` the error after [`server::READY_TIMEOUT`], given what the last PING got.
 pub async fn wait_ready(
     addr: SocketAddr,
     mut exited: impl FnMut() -> Option<RealError>,
-    timeout: impl FnOnce() -> RealError,
+    timeout: impl FnOnce(String) -> RealError,
 ) -> Result<(), RealError> {
     let deadline = tokio::time::Instant::now() + server::READY_TIMEOUT;
     loop {
         if let Some(e) = exited() {
             return Err(e);
         }
-        if server::ping_async(addr).await {
-            return Ok(());
-        }
+        let last = match server::probe_async(addr).await {
+            Ok(()) => return Ok(()),
+            Err(why) => why,
+        };
         if tokio::time::Instant::now() > deadline {
-            return Err(timeout());
+            return Err(timeout(last));
         }
         tokio::time::sleep(Duration::from_millis(5)).await;
     }

@@ -277,13 +277,15 @@ impl Server {
             if let Some(e) = self.exited() {
                 return Err(e);
             }
-            if ping(self.addr()) {
-                return Ok(());
-            }
+            let last = match probe(self.addr()) {
+                Ok(()) => return Ok(()),
+                Err(why) => why,
+            };
             if Instant::now() > deadline {
                 return Err(RealError::ServerNotReady {
                     node: self.index,
                     log: self.log(),
+                    last,
                 });
             }
             std::thread::sleep(Duration::from_millis(5));
@@ -345,32 +347,68 @@ pub const READY_TIMEOUT: Duration = Duration::from_secs(10);
 /// PING with a short timeout: true when the reply is `+PONG` (a server still loading
 /// its AOF answers `-LOADING`).
 pub async fn ping_async(addr: SocketAddr) -> bool {
+    probe_async(addr).await.is_ok()
+}
+
+/// One PING with a short timeout; on failure, what went wrong (for the error that names a
+/// node that never came up: a refused connection, no reply, or a reply that is not PONG,
+/// such as "max number of clients reached").
+pub async fn probe_async(addr: SocketAddr) -> Result<(), String> {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let attempt = async {
-        let mut s = tokio::net::TcpStream::connect(addr).await.ok()?;
-        s.write_all(b"PING\r\n").await.ok()?;
-        let mut buf = [0u8; 7];
-        s.read_exact(&mut buf).await.ok()?;
-        Some(&buf == b"+PONG\r\n")
+        let mut s = tokio::net::TcpStream::connect(addr)
+            .await
+            .map_err(|e| format!("connect: {e}"))?;
+        s.write_all(b"PING\r\n")
+            .await
+            .map_err(|e| format!("send PING: {e}"))?;
+        let mut buf = [0u8; 128];
+        let mut got = 0;
+        while !buf[..got].ends_with(b"\r\n") && got < buf.len() {
+            match s.read(&mut buf[got..]).await {
+                Ok(0) => return Err(format!("connection closed after {got} bytes")),
+                Ok(n) => got += n,
+                Err(e) => return Err(format!("read: {e}")),
+            }
+        }
+        pong(&buf[..got])
     };
-    matches!(
-        tokio::time::timeout(Duration::from_millis(500), attempt).await,
-        Ok(Some(true))
-    )
+    match tokio::time::timeout(Duration::from_millis(500), attempt).await {
+        Ok(r) => r,
+        Err(_) => Err("no reply within 500 ms".to_string()),
+    }
 }
 
 /// A blocking PING with a short timeout: true when the reply is `+PONG`.
 pub fn ping(addr: SocketAddr) -> bool {
+    probe(addr).is_ok()
+}
+
+/// [`probe_async`], blocking.
+pub fn probe(addr: SocketAddr) -> Result<(), String> {
     use std::io::{Read, Write};
-    let Ok(mut s) = TcpStream::connect_timeout(&addr, Duration::from_millis(100)) else {
-        return false;
-    };
+    let mut s =
+        TcpStream::connect_timeout(&addr, Duration::from_millis(100)).map_err(|e| format!("connect: {e}"))?;
     let _ = s.set_read_timeout(Some(Duration::from_millis(500)));
-    if s.write_all(b"PING\r\n").is_err() {
-        return false;
+    s.write_all(b"PING\r\n").map_err(|e| format!("send PING: {e}"))?;
+    let mut buf = [0u8; 128];
+    let mut got = 0;
+    while !buf[..got].ends_with(b"\r\n") && got < buf.len() {
+        match s.read(&mut buf[got..]) {
+            Ok(0) => return Err(format!("connection closed after {got} bytes")),
+            Ok(n) => got += n,
+            Err(e) => return Err(format!("read: {e}")),
+        }
     }
-    let mut buf = [0u8; 7];
-    s.read_exact(&mut buf).is_ok() && &buf == b"+PONG\r\n"
+    pong(&buf[..got])
+}
+
+/// Whether a reply line is PONG; if not, what it was.
+fn pong(reply: &[u8]) -> Result<(), String> {
+    match reply {
+        b"+PONG\r\n" => Ok(()),
+        other => Err(format!("replied {:?}", String::from_utf8_lossy(other).trim_end())),
+    }
 }
 
 #[cfg(test)]

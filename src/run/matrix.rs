@@ -314,11 +314,15 @@ pub fn run_matrix(options: &MatrixOptions, progress: &(dyn Fn(&str) + Sync)) -> 
                     }
                 }
                 Some(Err(e @ RealError::Unsupported { .. })) => acc.refused = Some(e.to_string()),
-                // A node that stops answering lockstorm's own connections mid-run (a
-                // restarted server that never came back, on a loaded machine) ends that
-                // seed, not the whole matrix: the cell says how many seeds it cost and why,
+                // A node that stops answering lockstorm's own connections mid-run, or a
+                // restarted server that does not come back, ends that seed, not the whole
+                // matrix: the cell says how many seeds it cost and why,
                 // and every finished cell is kept.
-                Some(Err(e @ RealError::Node { .. })) => acc.errors.push((seed, e.to_string())),
+                Some(Err(
+                    e @ (RealError::Node { .. }
+                    | RealError::ServerNotReady { .. }
+                    | RealError::ServerExited { .. }),
+                )) => acc.errors.push((seed, e.to_string())),
                 Some(Err(e)) => {
                     fatal
                         .lock()
