@@ -45,9 +45,8 @@ type Callback = Arc<dyn Fn(&str) + Send + Sync>;
 static CLEANUPS: Mutex<Vec<(u64, Callback)>> = Mutex::new(Vec::new());
 static NEXT_CLEANUP: AtomicU64 = AtomicU64::new(0);
 
-/// The environment variable that marks every process lockstorm started, and whatever
-/// those start in turn: its value is [`owner_mark`].
-pub const OWNER_ENV: &str = "LOCKSTORM_OWNER";
+use crate::reaper::marked;
+pub use crate::reaper::OWNER_ENV;
 
 /// This process's mark: its pid and a time, so a reused pid never matches.
 pub fn owner_mark() -> &'static str {
@@ -155,31 +154,6 @@ fn proc_stat(pid: u32) -> Option<(u32, i32, bool)> {
     let ppid = fields.next()?.parse().ok()?;
     let pgrp = fields.next()?.parse().ok()?;
     Some((ppid, pgrp, state == "Z" || state == "X"))
-}
-
-/// Every live process other than this one whose environment carries `mark`.
-pub fn marked(mark: &str) -> Vec<u32> {
-    let needle = format!("{OWNER_ENV}={mark}");
-    let me = std::process::id();
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    let mut out = Vec::new();
-    for entry in entries.flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        if pid == me {
-            continue;
-        }
-        let Ok(environ) = std::fs::read(format!("/proc/{pid}/environ")) else {
-            continue;
-        };
-        if environ.split(|&b| b == 0).any(|v| v == needle.as_bytes()) {
-            out.push(pid);
-        }
-    }
-    out
 }
 
 /// Whether `pid` is one of `listed` or a descendant of one (a live worker's helper is

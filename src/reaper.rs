@@ -6,10 +6,10 @@
 //! terminal does not reach it. lockstorm tells it, one JSON line at a time, what to clean
 //! up ([`watch`]) and what no longer needs it ([`unwatch`]): a temporary directory, a
 //! command to run (say, `docker rm -f` of a container), or the processes that carry
-//! lockstorm's mark ([`crate::children::OWNER_ENV`]). When the pipe closes, because
+//! lockstorm's mark ([`OWNER_ENV`]). When the pipe closes, because
 //! lockstorm exited whatever the way, the reaper removes the directories and runs the
 //! commands still watched ([`serve`]), then exits. lockstorm's own children die by their
-//! parent-death signal ([`crate::children`]); what they started in turn does not, and the
+//! parent-death signal (see `children`); what they started in turn does not, and the
 //! reaper kills it by its mark.
 //!
 //! On a normal exit nothing is left watched and lockstorm waits for the reaper
@@ -28,6 +28,11 @@ use std::time::{Duration, Instant};
 /// The hidden command of the `lockstorm` binary that runs [`serve`].
 pub const COMMAND: &str = "reaper";
 
+/// The environment variable that marks every process lockstorm started, and whatever
+/// those start in turn: its value is the
+/// run's owner mark (pid and start time).
+pub const OWNER_ENV: &str = "LOCKSTORM_OWNER";
+
 /// How long the reaper lets one cleanup command run.
 const COMMAND_LIMIT: Duration = Duration::from_secs(30);
 
@@ -40,7 +45,7 @@ pub enum Task {
     /// A program and its arguments, run once.
     Command(Vec<String>),
     /// Every process whose environment carries this mark
-    /// ([`crate::children::OWNER_ENV`]): what lockstorm's children started, which
+    /// ([`OWNER_ENV`]): what lockstorm's children started, which
     /// neither a group signal nor a parent-death signal reaches.
     KillMarked(String),
 }
@@ -169,7 +174,7 @@ pub fn serve(input: impl BufRead) {
 /// before it dies), in a bounded number of rounds.
 fn kill_marked(mark: &str) {
     for _ in 0..10 {
-        let pids = crate::children::marked(mark);
+        let pids = marked(mark);
         if pids.is_empty() {
             return;
         }
@@ -207,6 +212,31 @@ fn run(argv: &[String]) {
         }
         std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+/// Every live process other than this one whose environment carries `mark`.
+pub fn marked(mark: &str) -> Vec<u32> {
+    let needle = format!("{OWNER_ENV}={mark}");
+    let me = std::process::id();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for entry in entries.flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        if pid == me {
+            continue;
+        }
+        let Ok(environ) = std::fs::read(format!("/proc/{pid}/environ")) else {
+            continue;
+        };
+        if environ.split(|&b| b == 0).any(|v| v == needle.as_bytes()) {
+            out.push(pid);
+        }
+    }
+    out
 }
 
 #[cfg(test)]
