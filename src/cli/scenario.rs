@@ -122,7 +122,7 @@ pub fn run(a: Args) -> Result<bool> {
         scenario.clients.worker = Some(spec);
     }
     lockstorm::limits::set_max_history_bytes(max_history_mb << 20);
-    lockstorm::limits::check_history_size(&scenario).map_err(anyhow::Error::msg)?;
+    lockstorm::scenario::check_history_size(&scenario).map_err(anyhow::Error::msg)?;
     let first = seed.unwrap_or(scenario.seed);
     let all = seed_list(first, seeds);
     let list = match shard {

@@ -15,6 +15,7 @@ mod faults;
 mod locate;
 pub mod overrides;
 mod raw;
+mod size;
 mod write;
 
 pub use crate::rng::Dist;
@@ -22,6 +23,7 @@ pub use backend::{Backend, Targets};
 pub use dist::RawDist;
 pub use duration::{fmt_us, Dur, SignedDur};
 pub use overrides::Override;
+pub use size::{check_history_size, expected_history_bytes};
 
 use crate::algorithm::AlgorithmConfig;
 use crate::fault::{Nemesis, Persistence, PlannedFault, Replication};
@@ -252,7 +254,7 @@ impl Scenario {
         let sets: String = self
             .overrides
             .iter()
-            .map(|o| format!(" --set {}", overrides::shell_word(o)))
+            .map(|o| format!(" --set {}", crate::worker::shell_word(o)))
             .collect();
         let worker = self
             .clients
