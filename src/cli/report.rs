@@ -27,6 +27,7 @@ pub fn run(a: Args) -> Result<bool> {
     }
     if let Some(sweep) = data::<Sweep>(dir, lockstorm::report::sweep::JSON)? {
         let drawn = lockstorm::report::sweep::write(dir, &sweep)?;
+        lockstorm::report::site::refresh(dir)?;
         println!("{}: redrew sweep.csv and {}", dir.display(), drawn.join(", "));
         return Ok(true);
     }

@@ -95,6 +95,7 @@ pub fn run(a: Args) -> Result<bool> {
 pub(super) fn write_sweep(dir: &Path, sweep: &Sweep, timing: &Timing, quiet: bool) -> Result<()> {
     let drawn = lockstorm::report::sweep::write(dir, sweep)
         .and_then(|d| timing::write(dir, timing).map(|_| d))
+        .and_then(|d| lockstorm::report::site::refresh(dir).map(|_| d))
         .with_context(|| format!("cannot write the sweep to {}", dir.display()))?;
     const ROWS: usize = 60;
     if !quiet && sweep.cells.len() <= ROWS {

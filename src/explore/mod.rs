@@ -22,6 +22,7 @@
 
 pub mod action;
 mod adversary;
+pub mod bench;
 pub mod replay;
 pub mod scope;
 pub mod search;
@@ -104,7 +105,7 @@ impl Counterexample {
                     crate::report::narrative::secs(f.t_us),
                     f.id,
                     f.action,
-                    crate::report::narrative::fault_sentence(&f.fault, self.reproduction.clients.count)
+                    crate::report::words::fault_sentence(&f.fault, self.reproduction.clients.count)
                 )),
                 Event::Ok(op) => Some(format!(
                     "t={} client {} {:?} ok{}",

@@ -7,6 +7,10 @@ use crate::scenario::axis::Axis;
 use crate::scenario::Scenario;
 use serde::{Deserialize, Serialize};
 
+/// The files a sweep's folder holds its cells in.
+pub const JSON: &str = "sweep.json";
+pub const CSV: &str = "sweep.csv";
+
 /// A proportion with its 95% Wilson score interval.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Rate {

@@ -3,8 +3,8 @@
 //! Redlock debate (Kleppmann, antirez). `crate::run::analysis` runs the scenarios and
 //! hands each one's [`Case`] here.
 
-use super::html::esc;
 use super::narrative::{span, Story};
+use super::words::esc;
 use super::ReportError;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};

@@ -7,10 +7,8 @@
 //! Everything comes from summary.json (over all seeds) and the reported seed's findings.
 
 use super::causes::{linked, Parties};
-use super::html::esc;
-use super::narrative::fault_sentence;
 use super::view::RunView;
-use super::words::{plural, secs, span};
+use super::words::{esc, fault_sentence, plural, secs, span};
 use crate::checker::LivenessFinding;
 use serde_json::Value;
 

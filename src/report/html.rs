@@ -4,8 +4,9 @@
 //! stories, the stale writes to the guarded resource in their own table with theirs,
 //! the liveness findings and the faults.
 
-use super::narrative::{fault_sentence, secs, span, Story};
+use super::narrative::Story;
 use super::view::{Outcome, RunView};
+use super::words::{esc, fault_sentence, secs, span};
 use super::PlotInfo;
 use crate::checker::stats::percentile;
 use serde_json::Value;
@@ -15,22 +16,6 @@ use std::fmt::Write as _;
 pub const STORIES_ON_PAGE: usize = 20;
 const SEED_ROWS: usize = 50;
 const FAULT_ROWS: usize = 100;
-
-/// Escapes text for HTML element content and attribute values.
-pub fn esc(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
 
 const STYLE: &str = "body{font-family:sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#222;line-height:1.45}
 table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:.25em .6em;text-align:left}

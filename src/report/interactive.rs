@@ -4,8 +4,8 @@
 //! `<title>` tooltip, and a line under the plot set by a few lines of script). Nothing
 //! is loaded: the page still opens from disk.
 
-use super::html::esc;
 use super::view::RunView;
+use super::words::esc;
 use super::words::{secs, span};
 use crate::checker::{Hold, HoldEnd};
 use std::fmt::Write as _;

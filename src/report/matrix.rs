@@ -3,7 +3,7 @@
 //! data (matrix.json). `crate::run::matrix` runs the cells and hands the [`Matrix`]
 //! here; this module only renders it.
 
-use super::html::esc;
+use super::words::esc;
 use super::ReportError;
 use crate::outcome::sweep::Rate;
 use crate::worker::adapters::Prediction;

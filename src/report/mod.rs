@@ -562,7 +562,7 @@ pub fn render(
                 "No violation. The first fault, #{} from t={}: {}. Rows: nodes, then clients; bars are holds (colour = mode), lanes under them are faults by kind on the rows they hit.",
                 w.id,
                 narrative::secs(w.start_us),
-                narrative::fault_sentence(&w.fault, view.clients)
+                words::fault_sentence(&w.fault, view.clients)
             ),
         )?;
     }

@@ -6,17 +6,17 @@
 //! violation (one that acted on the two holders or their nodes inside that window, a
 //! clock jump included: [`super::causes`]) with its start and, if inside, its end, the
 //! second holder's acquisition, and the overlap; then why, in the lock's own terms
-//! ([`super::why`]). Each fault kind has its own sentence ([`fault_sentence`]). Stale
+//! ([`super::why`]). Each fault kind has its own sentence ([`super::words::fault_sentence`]). Stale
 //! writes to the guarded resource get stories of the same shape ([`super::stale`]).
 
 use super::anomaly::{self, Named};
 use super::causes::{self, Parties};
 use super::view::{acquire_lines, began, targets, Began, FaultWindow, RunView};
 use super::why;
-use super::words::{list, plural};
+use super::words::{fault_end_sentence, fault_sentence, list, plural};
 pub use super::words::{secs, span};
 use crate::checker::{Hold, HoldEnd, Violation};
-use crate::fault::{CutDirection, Fault, PausePoint};
+use crate::fault::{Fault, PausePoint};
 use crate::history::Event;
 use std::fmt::Write as _;
 
@@ -96,112 +96,6 @@ pub fn md(text: &str) -> String {
         after_bracket = c == ']';
     }
     out
-}
-
-/// What a fault does, as the rest of a sentence that starts with the time.
-/// `clients` is how many clients the run has, to say "every client".
-pub fn fault_sentence(fault: &Fault, clients: usize) -> String {
-    let links = |nodes: &[usize], cut: &[usize]| {
-        let who = if cut.len() >= clients && clients > 0 {
-            "every client".to_string()
-        } else {
-            format!("{} {}", plural("client", cut.len()), list(cut))
-        };
-        (format!("{} {}", plural("node", nodes.len()), list(nodes)), who)
-    };
-    let process = |node: &Option<usize>, client: &Option<usize>| match (node, client) {
-        (Some(n), _) => format!("node {n}"),
-        (None, Some(c)) => format!("client {c}"),
-        (None, None) => "no process".to_string(),
-    };
-    match fault {
-        Fault::Partition {
-            nodes,
-            clients: cut,
-            direction,
-        } => {
-            let (nodes, who) = links(nodes, cut);
-            let how = match direction {
-                CutDirection::Both => "",
-                CutDirection::ToNodes => " (requests are lost, replies would get through)",
-                CutDirection::ToClients => " (replies are lost: requests still run on the nodes)",
-            };
-            format!("the network cuts {nodes} off from {who}{how}")
-        }
-        Fault::Crash { node, power_loss } => {
-            if *power_loss {
-                format!(
-                    "node {node} loses power: its process dies and the AOF writes not yet synced are lost"
-                )
-            } else {
-                format!("node {node}'s process is killed")
-            }
-        }
-        Fault::Pause { node, client, point } => {
-            let when = match point {
-                None => "",
-                Some(PausePoint::AfterAcquire) => " right after it acquires",
-                Some(PausePoint::BeforeValidityCheck) => " before it checks its validity",
-                Some(PausePoint::WhileHolding) => " while it holds the lock",
-            };
-            format!("{} stops the world{when}", process(node, client))
-        }
-        Fault::ClockJump { node, client, by_us } => format!(
-            "{}'s wall clock jumps {}{}",
-            process(node, client),
-            if *by_us >= 0 { "+" } else { "-" },
-            span(by_us.unsigned_abs())
-        ),
-        Fault::ClockRate { node, client, rate } => {
-            format!("{}'s clock runs at {rate} times true time", process(node, client))
-        }
-        Fault::Delay {
-            nodes,
-            clients: cut,
-            extra_us,
-        } => {
-            let (nodes, who) = links(nodes, cut);
-            format!(
-                "messages between {who} and {nodes} take {} longer",
-                span(*extra_us)
-            )
-        }
-        Fault::Loss {
-            nodes,
-            clients: cut,
-            probability,
-        } => {
-            let (nodes, who) = links(nodes, cut);
-            format!(
-                "{:.0}% of the messages between {who} and {nodes} are lost",
-                probability * 100.0
-            )
-        }
-        Fault::Failover { node } => {
-            format!("node {node}'s master dies; its asynchronous replica will take over")
-        }
-    }
-}
-
-/// What happens when a fault ends, as the rest of a sentence; `None` for a fault whose
-/// end changes nothing worth telling (an instantaneous clock jump).
-pub fn fault_end_sentence(fault: &Fault, id: usize) -> Option<String> {
-    match fault {
-        Fault::Partition { .. } => Some(format!("the cut of fault #{id} heals")),
-        Fault::Crash { node, .. } => Some(format!("node {node} restarts with what its persistence kept")),
-        Fault::Pause { node, client, .. } => Some(match (node, client) {
-            (Some(n), _) => format!("node {n} resumes"),
-            (None, Some(c)) => format!("client {c} resumes, unaware of the time that passed"),
-            (None, None) => format!("fault #{id} ends"),
-        }),
-        Fault::ClockJump { .. } => None,
-        Fault::ClockRate { .. } => Some(format!("the clock of fault #{id} runs at true rate again")),
-        Fault::Delay { .. } => Some(format!("the delay of fault #{id} ends")),
-        Fault::Loss { .. } => Some(format!("the message loss of fault #{id} ends")),
-        Fault::Failover { node } => Some(format!(
-            "node {node}'s replica is promoted and serves as node {node}, with only the writes it had received"
-        )),
-    }
 }
 
 fn acquire_sentence(

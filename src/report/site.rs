@@ -5,7 +5,7 @@
 //! [`refresh`] rewrites them whenever a writer of one of those folders finishes one that
 //! sits directly in a folder named `reports`, so the site never lags its folders.
 
-use super::html::esc;
+use super::words::esc;
 use super::ReportError;
 use serde_json::Value;
 use std::fmt::Write as _;
@@ -135,11 +135,11 @@ pub fn entries(root: &Path) -> Vec<Entry> {
     }
     for name in subfolders(&root.join("sweeps")) {
         let dir = root.join("sweeps").join(&name);
-        if let Some(sweep) = read(&dir.join(super::sweep::JSON)) {
+        if let Some(sweep) = read(&dir.join(crate::outcome::sweep::JSON)) {
             let page = if dir.join("README.md").is_file() {
                 "README.md"
             } else {
-                super::sweep::CSV
+                crate::outcome::sweep::CSV
             };
             out.push(Entry {
                 folder: format!("sweeps/{name}"),

@@ -8,11 +8,9 @@ use super::plots::sweep::{Metric, Phase};
 use super::plots::{self};
 use super::{io_err, ReportError};
 use crate::outcome::sweep::{Cell, Sweep};
+pub use crate::outcome::sweep::{CSV, JSON};
 use std::fmt::Write as _;
 use std::path::Path;
-
-pub const JSON: &str = "sweep.json";
-pub const CSV: &str = "sweep.csv";
 
 /// The diagrams drawn, by file stem.
 pub fn write(dir: &Path, sweep: &Sweep) -> Result<Vec<String>, ReportError> {
@@ -33,7 +31,6 @@ pub fn write(dir: &Path, sweep: &Sweep) -> Result<Vec<String>, ReportError> {
             drawn.push(stem.to_string());
         }
     }
-    super::site::refresh(dir)?;
     Ok(drawn)
 }
 

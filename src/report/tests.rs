@@ -1,7 +1,8 @@
 //! The narrative and the view on hand-written histories.
 
-use super::narrative::{explain, fault_sentence};
+use super::narrative::explain;
 use super::view::RunView;
+use super::words::fault_sentence;
 use crate::algorithm::Mode;
 use crate::checker::check;
 use crate::fault::{Fault, Origin};

@@ -1,4 +1,8 @@
-//! Numbers and lists as the reports write them: `1.204 s`, `250.0 ms`, `0,1,2`, `nodes`.
+//! Numbers, lists and faults as the reports write them: `1.204 s`, `250.0 ms`, `0,1,2`,
+//! `nodes`, "the network cuts nodes 0,1 off from every client"; and text made safe to put
+//! in HTML ([`esc`]).
+
+use crate::fault::{CutDirection, Fault, PausePoint};
 
 /// Seconds with millisecond precision, e.g. `1.204 s`.
 pub fn secs(us: u64) -> String {
@@ -26,4 +30,126 @@ pub fn plural(word: &str, n: usize) -> String {
     } else {
         format!("{word}s")
     }
+}
+
+/// What a fault does, as the rest of a sentence that starts with the time.
+/// `clients` is how many clients the run has, to say "every client".
+pub fn fault_sentence(fault: &Fault, clients: usize) -> String {
+    let links = |nodes: &[usize], cut: &[usize]| {
+        let who = if cut.len() >= clients && clients > 0 {
+            "every client".to_string()
+        } else {
+            format!("{} {}", plural("client", cut.len()), list(cut))
+        };
+        (format!("{} {}", plural("node", nodes.len()), list(nodes)), who)
+    };
+    let process = |node: &Option<usize>, client: &Option<usize>| match (node, client) {
+        (Some(n), _) => format!("node {n}"),
+        (None, Some(c)) => format!("client {c}"),
+        (None, None) => "no process".to_string(),
+    };
+    match fault {
+        Fault::Partition {
+            nodes,
+            clients: cut,
+            direction,
+        } => {
+            let (nodes, who) = links(nodes, cut);
+            let how = match direction {
+                CutDirection::Both => "",
+                CutDirection::ToNodes => " (requests are lost, replies would get through)",
+                CutDirection::ToClients => " (replies are lost: requests still run on the nodes)",
+            };
+            format!("the network cuts {nodes} off from {who}{how}")
+        }
+        Fault::Crash { node, power_loss } => {
+            if *power_loss {
+                format!(
+                    "node {node} loses power: its process dies and the AOF writes not yet synced are lost"
+                )
+            } else {
+                format!("node {node}'s process is killed")
+            }
+        }
+        Fault::Pause { node, client, point } => {
+            let when = match point {
+                None => "",
+                Some(PausePoint::AfterAcquire) => " right after it acquires",
+                Some(PausePoint::BeforeValidityCheck) => " before it checks its validity",
+                Some(PausePoint::WhileHolding) => " while it holds the lock",
+            };
+            format!("{} stops the world{when}", process(node, client))
+        }
+        Fault::ClockJump { node, client, by_us } => format!(
+            "{}'s wall clock jumps {}{}",
+            process(node, client),
+            if *by_us >= 0 { "+" } else { "-" },
+            span(by_us.unsigned_abs())
+        ),
+        Fault::ClockRate { node, client, rate } => {
+            format!("{}'s clock runs at {rate} times true time", process(node, client))
+        }
+        Fault::Delay {
+            nodes,
+            clients: cut,
+            extra_us,
+        } => {
+            let (nodes, who) = links(nodes, cut);
+            format!(
+                "messages between {who} and {nodes} take {} longer",
+                span(*extra_us)
+            )
+        }
+        Fault::Loss {
+            nodes,
+            clients: cut,
+            probability,
+        } => {
+            let (nodes, who) = links(nodes, cut);
+            format!(
+                "{:.0}% of the messages between {who} and {nodes} are lost",
+                probability * 100.0
+            )
+        }
+        Fault::Failover { node } => {
+            format!("node {node}'s master dies; its asynchronous replica will take over")
+        }
+    }
+}
+
+/// What happens when a fault ends, as the rest of a sentence; `None` for a fault whose
+/// end changes nothing worth telling (an instantaneous clock jump).
+pub fn fault_end_sentence(fault: &Fault, id: usize) -> Option<String> {
+    match fault {
+        Fault::Partition { .. } => Some(format!("the cut of fault #{id} heals")),
+        Fault::Crash { node, .. } => Some(format!("node {node} restarts with what its persistence kept")),
+        Fault::Pause { node, client, .. } => Some(match (node, client) {
+            (Some(n), _) => format!("node {n} resumes"),
+            (None, Some(c)) => format!("client {c} resumes, unaware of the time that passed"),
+            (None, None) => format!("fault #{id} ends"),
+        }),
+        Fault::ClockJump { .. } => None,
+        Fault::ClockRate { .. } => Some(format!("the clock of fault #{id} runs at true rate again")),
+        Fault::Delay { .. } => Some(format!("the delay of fault #{id} ends")),
+        Fault::Loss { .. } => Some(format!("the message loss of fault #{id} ends")),
+        Fault::Failover { node } => Some(format!(
+            "node {node}'s replica is promoted and serves as node {node}, with only the writes it had received"
+        )),
+    }
+}
+
+/// Escapes text for HTML element content and attribute values.
+pub fn esc(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
 }
