@@ -4,7 +4,8 @@
 //! simulator in [`sim`], or real redis-servers, local or in containers, in [`real`]),
 //! which drives sans-IO [`client`]s running the lock [`algorithm`]s (or any lock library in a
 //! [`worker`] process, on the real backend) on a [`workload`], applies
-//! [`fault`]s and keeps the guarded [`resource`]; the run is recorded as a [`history`],
+//! [`fault`]s (those aimed at a hold fired by the [`aimer`]) and keeps the guarded
+//! [`resource`]; the run is recorded as a [`history`],
 //! pushed event by event into a [`sink`] (memory, a file written as the run goes);
 //! the [`checker`] judges the history against the reference lock model; [`report`]
 //! renders the verdict and the evidence. [`run`] is the orchestration: it runs seeds and
@@ -23,6 +24,7 @@
 //! ([`rng`]), time is virtual, and the algorithms never read a clock or a socket, so a
 //! seed reproduces a history byte for byte.
 
+pub mod aimer;
 pub mod algorithm;
 pub mod checker;
 pub mod children;

@@ -1,4 +1,5 @@
 use super::*;
+use crate::fault::aim::Trigger;
 use crate::fault::CutDirection;
 
 const L0: LockId = LockId(0);

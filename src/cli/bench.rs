@@ -103,7 +103,7 @@ fn bench_sim(
     let scope = lockstorm::explore::Scope::new(&Scenario::load(explored)?, &Default::default())
         .map_err(|e| anyhow::anyhow!("{}: {e}", explored.display()))?;
     let b = lockstorm::run::sim_bench::run(&scenario, seed, rounds)?;
-    let e = lockstorm::run::sim_bench::explore(&scope, rounds);
+    let e = lockstorm::explore::bench::explore(&scope, rounds);
     let peak = b.peak_rss_bytes.map_or_else(
         || "unknown".into(),
         |b| format!("{:.1} MiB", b as f64 / (1 << 20) as f64),

@@ -25,7 +25,7 @@ pub mod links;
 pub mod nemesis;
 
 pub use active::{Process, ProcessFaults};
-pub use aim::{Aim, Aimer, ClientAim, Firing, NodeAim, On, Trigger};
+pub use aim::{Aim, ClientAim, Firing, NodeAim, On, Trigger};
 pub use links::LinkFaults;
 pub use nemesis::{Nemesis, NemesisRate};
 

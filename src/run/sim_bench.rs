@@ -73,48 +73,6 @@ pub fn run(scenario: &Scenario, seed: u64, rounds: usize) -> std::io::Result<Sim
     })
 }
 
-/// How fast the explorer searches one scope, on one thread.
-#[derive(Clone, Debug, serde::Serialize)]
-pub struct ExploreBench {
-    pub rounds: usize,
-    /// Distinct states and transitions per search (the same every round).
-    pub states: u64,
-    pub transitions: u64,
-    /// What the search answered: "found at depth N", "clear" or why it stopped.
-    pub answer: String,
-    /// Distinct states per wall second, the median round.
-    pub states_per_sec: f64,
-}
-
-/// Searches `scope` `rounds` times on one thread with the default limits.
-pub fn explore(scope: &crate::explore::Scope, rounds: usize) -> ExploreBench {
-    let limits = crate::explore::Limits {
-        threads: Some(1),
-        ..Default::default()
-    };
-    let mut secs = Vec::new();
-    let mut last = None;
-    for _ in 0..rounds.max(1) {
-        let started = Instant::now();
-        let searched = crate::explore::search::bfs(scope, &limits, &|_| {});
-        secs.push(started.elapsed().as_secs_f64());
-        last = Some(searched);
-    }
-    let s = last.expect("at least one round");
-    let answer = match &s.verdict {
-        crate::explore::Verdict::Found { path, .. } => format!("found at depth {}", path.len()),
-        crate::explore::Verdict::Clear => "clear".into(),
-        crate::explore::Verdict::Stopped { why } => format!("stopped: {why}"),
-    };
-    ExploreBench {
-        rounds: secs.len(),
-        states: s.states,
-        transitions: s.transitions,
-        answer,
-        states_per_sec: s.states as f64 / median(&mut secs).max(1e-9),
-    }
-}
-
 fn median(samples: &mut [f64]) -> f64 {
     samples.sort_by(f64::total_cmp);
     samples[samples.len() / 2]

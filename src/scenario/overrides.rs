@@ -198,16 +198,6 @@ fn replace_value(old: &mut Value, value: &Value) {
     *old.decor_mut() = decor;
 }
 
-/// `word` quoted for a POSIX shell when it needs to be.
-pub fn shell_word(word: &str) -> String {
-    let plain = |c: char| c.is_ascii_alphanumeric() || "._-=:/+,@%".contains(c);
-    if !word.is_empty() && word.chars().all(plain) {
-        word.to_string()
-    } else {
-        format!("'{}'", word.replace('\'', r"'\''"))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -288,12 +278,5 @@ mod tests {
         assert!(Override::parse("nokey").is_err());
         assert!(Override::parse("a..b=1").is_err());
         assert!(Override::parse("0.a=1").is_err());
-    }
-
-    #[test]
-    fn shell_words_are_quoted_only_when_needed() {
-        assert_eq!(shell_word("clients.hold=1.5s"), "clients.hold=1.5s");
-        assert_eq!(shell_word("a={ x = 1 }"), "'a={ x = 1 }'");
-        assert_eq!(shell_word("it's"), r"'it'\''s'");
     }
 }

@@ -383,3 +383,64 @@ fn the_probe_client_is_one_more_client_on_a_lock_of_its_own() {
     let msg = parse("[clients]\nprobe = \"yes\"\n").unwrap_err().to_string();
     assert!(msg.contains("true, false, or a table"), "{msg}");
 }
+
+#[test]
+fn a_rerun_command_names_the_worker_the_run_had() {
+    let mut s = Scenario::parse("backend = \"redis\"\n", "t.toml", "t").unwrap();
+    assert!(!s.rerun_command(3).contains("--adapter"));
+    assert!(s.shrink_command(3).is_some());
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(crate::worker::adapters::DEFAULT_LIST);
+    let listed = crate::worker::adapters::load(&path).unwrap();
+    let pottery = listed.iter().find(|a| a.name == "pottery").unwrap();
+    s.clients.worker = Some(pottery.spec());
+    let rerun = s.rerun_command(3);
+    assert!(
+        rerun.contains(" --seed 3 --backend redis --adapter pottery --adapter-list "),
+        "a list named by its full path is not the default one: {rerun}"
+    );
+    s.clients.worker = Some(crate::worker::WorkerSpec::from_command_line("python3 w.py").unwrap());
+    assert!(s
+        .rerun_command(3)
+        .ends_with("--seed 3 --backend redis --worker 'python3 w.py'"));
+    assert_eq!(s.shrink_command(3), None, "shrink cannot run a library");
+}
+
+#[test]
+fn a_hello_round_trips_with_the_exact_configuration() {
+    use crate::worker::protocol::*;
+    let s = Scenario::parse(
+        "[algorithm]\nretry_delay = { mean = \"30ms\", max = \"90ms\" }\nrequest_timeout = \"0.5ms\"\n",
+        "t",
+        "t",
+    )
+    .unwrap();
+    let a = HelloAlgorithm::from_config(&s.algorithm);
+    assert_eq!(a.request_timeout_ms, 1, "rounded up, never to 0");
+    assert_eq!(
+        a.retry_delay_ms,
+        DelayMs {
+            min: None,
+            mean: Some(30),
+            max: 90
+        }
+    );
+    let line = to_line(&ToWorker::Hello(Box::new(Hello {
+        id: 0,
+        protocol: VERSION,
+        client: 1,
+        clients: 2,
+        nodes: vec!["127.0.0.1:1".into()],
+        locks: vec!["L0".into()],
+        ttl_ms: 10_000,
+        seed: 7,
+        algorithm: a,
+    })));
+    assert!(
+        line.starts_with(r#"{"type":"hello","id":0,"protocol":2,"client":1"#),
+        "{line}"
+    );
+    let ToWorker::Hello(back) = serde_json::from_str(&line).unwrap() else {
+        panic!("{line}")
+    };
+    assert_eq!(back.algorithm.config.as_ref(), Some(&s.algorithm));
+}

@@ -26,8 +26,9 @@
 //! readings to the nodes, which is why a client's jump matters to them all the same).
 
 use super::{Ev, World};
+use crate::aimer;
 use crate::client::Record;
-use crate::fault::{aim, Fault, PausePoint, Process};
+use crate::fault::{Fault, PausePoint, Process};
 use crate::history::{Belief, Event, FaultAction, FaultEvent};
 use crate::lifecycle::RunPhase;
 
@@ -97,7 +98,7 @@ impl World<'_> {
             return;
         }
         let (links, procs, n) = (&self.net.faults, &self.procs, self.scenario.nodes);
-        let reach = |c| aim::reachable(links, procs, c, n);
+        let reach = |c| aimer::reachable(links, procs, c, n);
         let fired = self.aimer.on_record(t, c, r, &reach);
         for f in fired {
             let i = self.plan.len();

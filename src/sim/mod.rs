@@ -26,10 +26,11 @@ pub mod network;
 pub mod node;
 mod queue;
 
+use crate::aimer::Aimer;
 use crate::algorithm::ReqId;
 use crate::client::{build_clients, Action, Client, Record, RecordKind};
 use crate::command::{Cmd, LockId, NodeId, Reply, Token};
-use crate::fault::{Aimer, PausePoint, PlannedFault, ProcessFaults};
+use crate::fault::{PausePoint, PlannedFault, ProcessFaults};
 use crate::history::{Event, Meta, NodeEvent, OpKind};
 use crate::lifecycle::{Lifecycle, RunOutput, RunStats};
 use crate::resource::GuardedResource;

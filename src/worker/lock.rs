@@ -1,5 +1,5 @@
 //! A worker's side of a client, sans-IO: the lock operations of a client's cycle
-//! ([`crate::client::Client`]) turned into protocol requests, and the worker's answers
+//! (`client::Client`) turned into protocol requests, and the worker's answers
 //! turned back into the outcomes the built-in algorithms report ([`Output`]).
 //!
 //! This is what makes the cycle the same for both kinds of client: the client asks

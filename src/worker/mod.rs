@@ -86,7 +86,6 @@ impl WorkerSpec {
     /// The options that choose this worker again on `lockstorm scenario` (empty when
     /// the scenario file names it), each word quoted for a shell.
     pub fn rerun_args(&self) -> String {
-        use crate::scenario::overrides::shell_word;
         match &self.origin {
             WorkerOrigin::File => String::new(),
             WorkerOrigin::Adapter { name, list } => {
@@ -104,9 +103,26 @@ impl WorkerSpec {
     }
 }
 
+/// `word` quoted for a POSIX shell when it needs to be.
+pub fn shell_word(word: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "._-=:/+,@%".contains(c);
+    if !word.is_empty() && word.chars().all(plain) {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shell_words_are_quoted_only_when_needed() {
+        assert_eq!(shell_word("clients.hold=1.5s"), "clients.hold=1.5s");
+        assert_eq!(shell_word("a={ x = 1 }"), "'a={ x = 1 }'");
+        assert_eq!(shell_word("it's"), r"'it'\''s'");
+    }
 
     #[test]
     fn a_worker_command_line_splits_as_a_shell_would_and_prints_back_the_same() {
@@ -120,26 +136,5 @@ mod tests {
         assert!(WorkerSpec::from_command_line("python3 'unclosed").is_err());
         let plain = WorkerSpec::from_command_line("python3 w.py").unwrap();
         assert_eq!(plain.rerun_args(), " --worker 'python3 w.py'");
-    }
-
-    #[test]
-    fn a_rerun_command_names_the_worker_the_run_had() {
-        let mut s = crate::scenario::Scenario::parse("backend = \"redis\"\n", "t.toml", "t").unwrap();
-        assert!(!s.rerun_command(3).contains("--adapter"));
-        assert!(s.shrink_command(3).is_some());
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(adapters::DEFAULT_LIST);
-        let listed = adapters::load(&path).unwrap();
-        let pottery = listed.iter().find(|a| a.name == "pottery").unwrap();
-        s.clients.worker = Some(pottery.spec());
-        let rerun = s.rerun_command(3);
-        assert!(
-            rerun.contains(" --seed 3 --backend redis --adapter pottery --adapter-list "),
-            "a list named by its full path is not the default one: {rerun}"
-        );
-        s.clients.worker = Some(WorkerSpec::from_command_line("python3 w.py").unwrap());
-        assert!(s
-            .rerun_command(3)
-            .ends_with("--seed 3 --backend redis --worker 'python3 w.py'"));
-        assert_eq!(s.shrink_command(3), None, "shrink cannot run a library");
     }
 }

@@ -208,7 +208,7 @@ impl Default for Capabilities {
 }
 
 /// A request of a client's lock cycle, before it gets its wire id: what a client's
-/// [`crate::client::Action::Call`] asks the worker to do.
+/// `client::Action::Call` asks the worker to do.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Request {
     Acquire {
@@ -339,44 +339,5 @@ mod tests {
         assert_eq!(capabilities, Capabilities::default());
         assert!(serde_json::from_str::<FromWorker>(r#"{"type":"okay","in_reply_to":1}"#).is_err());
         assert!(serde_json::from_str::<FromWorker>(r#"{"type":"ok"}"#).is_err());
-    }
-
-    #[test]
-    fn a_hello_round_trips_with_the_exact_configuration() {
-        let s = crate::scenario::Scenario::parse(
-            "[algorithm]\nretry_delay = { mean = \"30ms\", max = \"90ms\" }\nrequest_timeout = \"0.5ms\"\n",
-            "t",
-            "t",
-        )
-        .unwrap();
-        let a = HelloAlgorithm::from_config(&s.algorithm);
-        assert_eq!(a.request_timeout_ms, 1, "rounded up, never to 0");
-        assert_eq!(
-            a.retry_delay_ms,
-            DelayMs {
-                min: None,
-                mean: Some(30),
-                max: 90
-            }
-        );
-        let line = to_line(&ToWorker::Hello(Box::new(Hello {
-            id: 0,
-            protocol: VERSION,
-            client: 1,
-            clients: 2,
-            nodes: vec!["127.0.0.1:1".into()],
-            locks: vec!["L0".into()],
-            ttl_ms: 10_000,
-            seed: 7,
-            algorithm: a,
-        })));
-        assert!(
-            line.starts_with(r#"{"type":"hello","id":0,"protocol":2,"client":1"#),
-            "{line}"
-        );
-        let ToWorker::Hello(back) = serde_json::from_str(&line).unwrap() else {
-            panic!("{line}")
-        };
-        assert_eq!(back.algorithm.config.as_ref(), Some(&s.algorithm));
     }
 }

@@ -156,7 +156,7 @@ impl Driver<'_> {
             return;
         }
         let (links, procs, n) = (&self.links, &self.procs, self.hosts.len());
-        let reach = |c| crate::fault::aim::reachable(links, procs, c, n);
+        let reach = |c| crate::aimer::reachable(links, procs, c, n);
         let fired = self.aimer.on_record(t, c, r, &reach);
         for f in fired {
             let i = self.plan.len();
