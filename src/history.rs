@@ -56,7 +56,7 @@
 //!   it is, a clock runs at the product of its active `rate`s, jumps add up, a link is
 //!   cut while any partition cuts it and its delays add up (see [`crate::fault::active`]).
 //!   `origin` is `script` (a `[[faults]]` entry), `nemesis` (drawn from the seed) or
-//!   `aimed`: made when an aimed entry's trigger came (`crate::fault::aim`), with the next
+//!   `aimed`: made when an aimed entry's trigger came (`crate::aimer`), with the next
 //!   free id after the run's plan; it starts on the line right after the `invoke` or `ok`
 //!   that triggered it (or `after` it), and summary.json's `fault_plan` says which entry
 //!   and which event (`firing`). An aimed entry that never fired has no line at all.

@@ -295,9 +295,16 @@ pub fn matrix_suites(m: &Matrix, out: &Path) -> Vec<TestSuite> {
                     Cell::NotApplicable => skipped("no template for this adapter's node layout"),
                     Cell::CannotRun { why } => skipped(&format!("cannot run: {why}")),
                     Cell::Refused { why, .. } => skipped(&format!("refused: {why}")),
-                    Cell::Error { why, report, rerun } => skipped(&format!(
-                        "the worker broke the protocol on every seed: {why} (report {report}; rerun: {rerun})"
-                    )),
+                    Cell::Error { why, report, rerun } => {
+                        let report = if report.is_empty() {
+                            String::new()
+                        } else {
+                            format!("report {report}; ")
+                        };
+                        skipped(&format!(
+                            "every seed ended in an error: {why} ({report}rerun: {rerun})"
+                        ))
+                    }
                 };
                 let mut case = TestCase::new(fault.id.as_str(), status);
                 case.set_classname(a.name.as_str());

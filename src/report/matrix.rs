@@ -83,7 +83,9 @@ pub enum Cell {
         why: String,
         rerun: String,
     },
-    /// The worker broke the protocol on every seed (the lowest one's history is kept).
+    /// Every seed ended in an error: the worker broke the protocol, or a node stopped
+    /// answering lockstorm. `report` is the lowest seed's history where one was kept
+    /// (empty where none was).
     Error {
         why: String,
         report: String,
@@ -396,7 +398,7 @@ fn library_page(a: &AdapterRow, faults: &[FaultColumn]) -> String {
     for (f, cell) in faults.iter().zip(&a.cells) {
         let report = match cell {
             Cell::Ran(r) => Some(r.report.as_str()),
-            Cell::Error { report, .. } => Some(report.as_str()),
+            Cell::Error { report, .. } if !report.is_empty() => Some(report.as_str()),
             _ => None,
         };
         let link = report

@@ -448,7 +448,8 @@ fn finish_cell(options: &MatrixOptions, plan: &Plan, mut acc: Acc, seeds: u64) -
     }
     acc.errors.sort();
     let Some(kept) = acc.first_unsafe.or(acc.first) else {
-        // Every seed broke the protocol: keep the lowest one's history.
+        // Every seed ended in an error: keep the lowest one's history, where a worker's
+        // breach recorded one (a node that stopped answering leaves none).
         let (seed, why) = acc
             .errors
             .first()
@@ -467,7 +468,11 @@ fn finish_cell(options: &MatrixOptions, plan: &Plan, mut acc: Acc, seeds: u64) -
         }
         return Ok(Cell::Error {
             why,
-            report: format!("{}/history.jsonl", plan.rel),
+            report: if acc.error_run.is_some() {
+                format!("{}/history.jsonl", plan.rel)
+            } else {
+                String::new()
+            },
             rerun: rerun(plan, seed),
         });
     };

@@ -148,7 +148,7 @@ impl Driver<'_> {
         }));
     }
 
-    /// Shows the aimer ([`crate::fault::aim`], shared with the simulator) what client `c`
+    /// Shows the aimer ([`crate::aimer`], shared with the simulator) what client `c`
     /// just recorded, and starts (or schedules) the faults aimed entries become, through
     /// the same path as planned faults.
     pub(super) fn aim(&mut self, t: u64, c: usize, r: &Record) {
