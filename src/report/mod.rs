@@ -357,12 +357,15 @@ fn write_evidence(
     render(dir, summary, &view, keep_history)
 }
 
-/// Writes `value` to `path` as pretty JSON, atomically ([`write_atomic`]).
+/// Writes `value` to `path` as JSON on one line, atomically ([`write_atomic`]). A
+/// summary lists every fault and the holds it met: indented, a long run's summary is
+/// twice the size, and the committed reports have a size budget (`jq .` indents it).
 fn write_json(path: &Path, value: &serde_json::Value) -> Result<(), ReportError> {
-    let text = serde_json::to_vec_pretty(value).map_err(|e| ReportError::Io {
+    let mut text = serde_json::to_vec(value).map_err(|e| ReportError::Io {
         path: path.display().to_string(),
         error: e.into(),
     })?;
+    text.push(b'\n');
     write_atomic(path, &text)
 }
 
@@ -454,9 +457,10 @@ pub fn rerender(dir: &Path) -> Result<Findings, ReportError> {
     let others = folder::clear_renders(dir)?;
     let rendered = render(dir, &summary, &view, true)?;
     let mut summary = summary;
-    if add_anomalies(&mut summary, &rendered) {
-        write_json(&summary_path, &summary)?;
-    }
+    add_anomalies(&mut summary, &rendered);
+    // Written back whatever changed: a summary from an older lockstorm comes out in
+    // today's form (one line, the anomalies named).
+    write_json(&summary_path, &summary)?;
     if let Some(e) = file.error() {
         return Err(e.into());
     }

@@ -9,6 +9,7 @@
 
 pub mod availability;
 pub mod cdf;
+mod groups;
 pub mod sweep;
 pub mod timeline;
 
@@ -60,7 +61,7 @@ pub fn save(figure: &impl Figure, dir: &Path, stem: &str) -> Result<(), PlotErro
     std::fs::write(&svg, text).map_err(|e| fail(&e))
 }
 
-/// The SVG text of `figure`, compacted.
+/// The SVG text of `figure`, compacted ([`compact_svg`], then [`groups`]).
 pub fn render_svg(figure: &impl Figure) -> Result<String, Box<dyn std::error::Error>> {
     register_font();
     let mut text = String::new();
@@ -69,7 +70,7 @@ pub fn render_svg(figure: &impl Figure) -> Result<String, Box<dyn std::error::Er
         figure.draw(&root)?;
         root.present()?;
     }
-    Ok(compact_svg(&text))
+    Ok(groups::group_runs(&compact_svg(&text)))
 }
 
 /// Drops what plotters writes that changes nothing on screen: `opacity="1"` (the
