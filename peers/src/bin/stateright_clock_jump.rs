@@ -208,8 +208,7 @@ impl World {
             return;
         };
         let drift = drift_us(TTL_US, 0.01);
-        if let Some(until_us) =
-            acquired_until(t1_us, t, granted.count_ones() as usize, QUORUM, TTL_US, drift)
+        if let Some(until_us) = acquired_until(t1_us, t, granted.count_ones() as usize, QUORUM, TTL_US, drift)
         {
             let overlap = self.clients.iter().enumerate().any(|(d, other)| {
                 d != ci && matches!(other.phase, Phase::Holding { until_us: u, .. } if u > t)
@@ -221,9 +220,7 @@ impl World {
         }
         self.send_all(t, c, Cmd::Del { token });
         if attempt < RETRY_COUNT {
-            self.clients[ci].phase = Phase::Backoff {
-                attempt: attempt + 1,
-            };
+            self.clients[ci].phase = Phase::Backoff { attempt: attempt + 1 };
             let delay = splitmix(&mut self.clients[ci].rng) % (RETRY_DELAY_MAX_US + 1);
             self.push(t + delay, Ev::Retry { c });
         } else {

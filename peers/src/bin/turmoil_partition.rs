@@ -334,7 +334,13 @@ mod tests {
 
     #[test]
     fn overlapping_holds_of_one_lock_are_counted() {
-        let mut holds = vec![(0, 0, 100), (1, 50, 60), (0, 100, 120), (0, 10, 20), (0, 110, 130)];
+        let mut holds = vec![
+            (0, 0, 100),
+            (1, 50, 60),
+            (0, 100, 120),
+            (0, 10, 20),
+            (0, 110, 130),
+        ];
         // Lock 0: [0,100) contains [10,20); [100,120) and [110,130) overlap.
         assert_eq!(violations(&mut holds), 2);
         assert_eq!(violations(&mut [(0, 0, 10), (0, 10, 20), (1, 0, 20)]), 0);
