@@ -97,7 +97,7 @@ async fn node() -> turmoil::Result {
 }
 
 /// A Redlock client: think, acquire (with retries), hold, release, forever.
-async fn client(id: u64, seed: u64, counts: Rc<RefCell<Counts>>) -> turmoil::Result {
+async fn client(id: u64, seed: u64, quorum: usize, counts: Rc<RefCell<Counts>>) -> turmoil::Result {
     let sock = UdpSocket::bind((IpAddr::V4(Ipv4Addr::UNSPECIFIED), 9000)).await?;
     let nodes: Vec<SocketAddr> = (0..NODES)
         .map(|n| SocketAddr::new(turmoil::lookup(format!("n{n}")), PORT))
@@ -140,7 +140,7 @@ async fn client(id: u64, seed: u64, counts: Rc<RefCell<Counts>>) -> turmoil::Res
                     granted += usize::from(buf[1]);
                 }
             }
-            if let Some(until) = acquired_until(t1, mono_us(), granted, QUORUM, TTL_US, drift) {
+            if let Some(until) = acquired_until(t1, mono_us(), granted, quorum, TTL_US, drift) {
                 held = Some((token, until));
                 break;
             }
@@ -226,7 +226,8 @@ struct Run {
     secs: f64,
 }
 
-fn run(seed: u64, duration_us: u64) -> turmoil::Result<Run> {
+/// One run; `quorum` is the scenario's majority except in the test that breaks it.
+fn run(seed: u64, duration_us: u64, quorum: usize) -> turmoil::Result<Run> {
     let counts = Rc::new(RefCell::new(Counts::default()));
     let mut sim = turmoil::Builder::new()
         .simulation_duration(Duration::from_micros(duration_us) + Duration::from_secs(1))
@@ -238,7 +239,7 @@ fn run(seed: u64, duration_us: u64) -> turmoil::Result<Run> {
         sim.host(format!("n{n}"), node);
     }
     for c in 0..CLIENTS {
-        sim.client(format!("c{c}"), client(c as u64, seed, counts.clone()));
+        sim.client(format!("c{c}"), client(c as u64, seed, quorum, counts.clone()));
     }
     // Starts and ends of cuts, in time order; a link is cut while any cut holds it.
     let cuts = plan(seed, duration_us);
@@ -298,7 +299,7 @@ fn main() {
     let mut walls = Vec::new();
     let mut last = None;
     for _ in 0..rounds {
-        match run(seed, secs * 1_000_000) {
+        match run(seed, secs * 1_000_000, QUORUM) {
             Ok(r) => {
                 walls.push(r.secs);
                 last = Some(r);
@@ -348,9 +349,17 @@ mod tests {
 
     #[test]
     fn a_short_run_acquires_and_stays_safe() {
-        let r = run(7, 2_000_000).unwrap();
+        let r = run(7, 2_000_000, QUORUM).unwrap();
         assert!(r.counts.acquired > 10, "{}", r.counts.acquired);
         assert!(r.counts.lock_ops > r.counts.acquired);
         assert_eq!(violations(&mut r.counts.holds.clone()), 0);
+    }
+
+    #[test]
+    fn a_quorum_of_one_lets_holds_overlap_and_the_check_sees_it() {
+        // It takes a cut: uncut, the first SET to reach each node is the same client's.
+        let mut r = run(1, 10_000_000, 1).unwrap();
+        assert!(r.cuts > 0);
+        assert!(violations(&mut r.counts.holds) > 0);
     }
 }
