@@ -100,17 +100,17 @@ fn bench_protocol(clients: usize, rounds: usize) -> Result<bool> {
 
 fn bench_sim(a: &Args) -> Result<bool> {
     let (file, explored, rounds) = (&a.scenario, &a.explore, a.rounds as usize);
+    let text = lockstorm::scenario::read_text(file)?;
+    let scenario = Scenario::from_text(&text, file, &a.sets)?;
+    let seed = a.seed.unwrap_or(scenario.seed);
+    let scope = lockstorm::explore::Scope::new(&Scenario::load(explored)?, &Default::default())
+        .map_err(|e| anyhow::anyhow!("{}: {e}", explored.display()))?;
+    // Built before anything is measured, so a build does not share the machine with it.
     let peers = if a.peer {
         Some(peer::plan(file, a.sets.len(), explored)?)
     } else {
         None
     };
-    let (seed, sets) = (a.seed, &a.sets);
-    let text = lockstorm::scenario::read_text(file)?;
-    let scenario = Scenario::from_text(&text, file, sets)?;
-    let seed = seed.unwrap_or(scenario.seed);
-    let scope = lockstorm::explore::Scope::new(&Scenario::load(explored)?, &Default::default())
-        .map_err(|e| anyhow::anyhow!("{}: {e}", explored.display()))?;
     let b = lockstorm::run::sim_bench::run(&scenario, seed, rounds)?;
     let e = lockstorm::explore::bench::explore(&scope, rounds);
     let measured = match &peers {
