@@ -1,11 +1,13 @@
 //! `lockstorm bench`: Redlock's acquire and release on local redis-servers against one
 //! SET NX PX; with --protocol, what the worker protocol costs; with --sim, the
-//! simulator's and the checker's speed.
+//! simulator's and the checker's speed; with --sim --peer, beside turmoil's and
+//! Stateright's on the same workloads (the `peers/` crate, docs/peers.md).
 
 use super::ms;
 use anyhow::Result;
+use lockstorm::run::peer;
 use lockstorm::scenario::{Override, Scenario};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -43,11 +45,17 @@ pub struct Args {
     /// With --sim: the scenario whose scope the explorer searches, on one thread.
     #[arg(long, default_value = "scenarios/node-clock-jump.toml", requires = "sim")]
     explore: PathBuf,
+    /// With --sim: also build and run the peer models of `peers/` (turmoil on
+    /// partition.toml's workload, Stateright on node-clock-jump.toml's explore scope)
+    /// and print lockstorm's rates beside theirs with the ratios. Needs cargo (and
+    /// crates.io the first time); see docs/peers.md.
+    #[arg(long, requires = "sim")]
+    peer: bool,
 }
 
 pub fn run(a: Args) -> Result<bool> {
     if a.sim {
-        bench_sim(&a.scenario, a.seed, &a.sets, a.rounds as usize, &a.explore)
+        bench_sim(&a)
     } else if a.protocol {
         bench_protocol(a.clients as usize, a.rounds as usize)
     } else {
@@ -90,20 +98,25 @@ fn bench_protocol(clients: usize, rounds: usize) -> Result<bool> {
     Ok(true)
 }
 
-fn bench_sim(
-    file: &Path,
-    seed: Option<u64>,
-    sets: &[Override],
-    rounds: usize,
-    explored: &Path,
-) -> Result<bool> {
+fn bench_sim(a: &Args) -> Result<bool> {
+    let (file, explored, rounds) = (&a.scenario, &a.explore, a.rounds as usize);
     let text = lockstorm::scenario::read_text(file)?;
-    let scenario = Scenario::from_text(&text, file, sets)?;
-    let seed = seed.unwrap_or(scenario.seed);
+    let scenario = Scenario::from_text(&text, file, &a.sets)?;
+    let seed = a.seed.unwrap_or(scenario.seed);
     let scope = lockstorm::explore::Scope::new(&Scenario::load(explored)?, &Default::default())
         .map_err(|e| anyhow::anyhow!("{}: {e}", explored.display()))?;
+    // Built before anything is measured, so a build does not share the machine with it.
+    let peers = if a.peer {
+        Some(peer::plan(file, a.sets.len(), explored)?)
+    } else {
+        None
+    };
     let b = lockstorm::run::sim_bench::run(&scenario, seed, rounds)?;
     let e = lockstorm::explore::bench::explore(&scope, rounds);
+    let measured = match &peers {
+        Some(p) => Some(peer::measure(p, rounds)?),
+        None => None,
+    };
     let peak = b.peak_rss_bytes.map_or_else(
         || "unknown".into(),
         |b| format!("{:.1} MiB", b as f64 / (1 << 20) as f64),
@@ -134,5 +147,59 @@ fn bench_sim(
         explored.display(),
         e.rounds
     );
+    if let Some(m) = measured {
+        let virtual_secs = scenario.duration_us as f64 / 1e6;
+        print_peers(&m, &b, virtual_secs, e.states_per_sec);
+    }
     Ok(true)
+}
+
+/// lockstorm's rates beside the peers', with what each peer counted.
+fn print_peers(
+    m: &peer::Measured,
+    b: &lockstorm::run::sim_bench::SimBench,
+    virtual_secs: f64,
+    states_per_sec: f64,
+) {
+    println!();
+    println!("{}", peer::header());
+    let mut notes = Vec::new();
+    match &m.turmoil {
+        Ok(t) => {
+            let c = peer::Comparison {
+                what: "lock ops/s".into(),
+                peer: t.peer.clone(),
+                ours: b.lock_ops_per_sec,
+                theirs: t.lock_ops_per_sec,
+            };
+            println!("{}", c.row());
+            notes.push(format!(
+                "lockstorm: {} lock ops in {virtual_secs:.0} virtual s, {:.0} per virtual s (its liveness phase included)",
+                b.lock_ops,
+                b.lock_ops as f64 / virtual_secs.max(1e-9)
+            ));
+            notes.push(peer::turmoil_counts(t));
+        }
+        Err(why) => notes.push(format!("turmoil: not compared ({why})")),
+    }
+    match &m.stateright {
+        Ok(s) => {
+            let c = peer::Comparison {
+                what: "explorer states/s".into(),
+                peer: s.peer.clone(),
+                ours: states_per_sec,
+                theirs: s.states_per_sec,
+            };
+            println!("{}", c.row());
+            notes.push(peer::stateright_counts(s));
+        }
+        Err(why) => notes.push(format!("stateright: not compared ({why})")),
+    }
+    for n in notes {
+        println!("({n})");
+    }
+    println!(
+        "(peer binaries {}; see docs/peers.md for what each model covers)",
+        m.how
+    );
 }

@@ -26,6 +26,7 @@ pub mod bench;
 mod evidence;
 pub mod matrix;
 pub mod merge;
+pub mod peer;
 pub mod pool;
 pub mod shard;
 pub mod sim_bench;
