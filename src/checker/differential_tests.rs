@@ -49,7 +49,11 @@ fn sim_scenarios() -> Vec<(String, Scenario)> {
         .into_iter()
         .filter_map(|p| {
             let s = Scenario::load(&p).unwrap_or_else(|e| panic!("{e}"));
-            let name = p.strip_prefix(root()).expect("under the crate").display().to_string();
+            let name = p
+                .strip_prefix(root())
+                .expect("under the crate")
+                .display()
+                .to_string();
             (s.backend == Backend::Sim && s.clients.worker.is_none()).then_some((name, s))
         })
         .collect()
@@ -64,7 +68,11 @@ fn digest(bytes: &[u8]) -> String {
 /// the holds come from the same code as before, and [`reference_check`] checks their
 /// order.
 fn findings_digest(f: &Findings) -> String {
-    digest(serde_json::to_string_pretty(f).expect("findings serialize").as_bytes())
+    digest(
+        serde_json::to_string_pretty(f)
+            .expect("findings serialize")
+            .as_bytes(),
+    )
 }
 
 fn history_digest(history: &[Event]) -> String {
@@ -80,7 +88,10 @@ fn reference_check(f: &Findings) {
     assert_eq!(holds, f.holds, "the holds keep the batch sweep's order");
     assert_eq!(violations, f.violations, "safety: online and batch sweeps differ");
     let fences = resource::fence_regressions(&holds);
-    assert_eq!(fences, f.fence_regressions, "fencing tokens: online and batch differ");
+    assert_eq!(
+        fences, f.fence_regressions,
+        "fencing tokens: online and batch differ"
+    );
 }
 
 #[test]

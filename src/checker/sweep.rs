@@ -210,11 +210,15 @@ impl Sweep {
                 lane.sweep(h);
             }
             violations.extend(lane.found.iter().map(|(q, h)| violation(q, h, faults)));
-            regressions.extend(lane.regressions.drain(..).map(|(earlier, later)| FenceRegression {
-                lock: name.to_string(),
-                earlier,
-                later,
-            }));
+            regressions.extend(
+                lane.regressions
+                    .drain(..)
+                    .map(|(earlier, later)| FenceRegression {
+                        lock: name.to_string(),
+                        earlier,
+                        later,
+                    }),
+            );
         }
         (violations, regressions)
     }
