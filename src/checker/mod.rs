@@ -1,7 +1,9 @@
 //! The checker: the reference lock model that judges a history.
 //!
 //! Input is incremental, one event at a time ([`Checker::observe`]), as from a client in
-//! any language; [`Checker::finish`] then sorts the holds and sweeps them once. A
+//! any language. Safety is judged as the holds end ([`sweep`]: an online sweep in the
+//! order of the batch one, [`safety::sweep`], which stays as its reference);
+//! [`Checker::finish`] sweeps what is left and judges the rest from every hold. A
 //! malformed history (an operation completed that was never invoked, time running
 //! backwards, a client with two operations open, a number out of range: [`bounds`]) is
 //! an error, [`Malformed`]; a violation
