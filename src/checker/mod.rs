@@ -1,7 +1,9 @@
 //! The checker: the reference lock model that judges a history.
 //!
 //! Input is incremental, one event at a time ([`Checker::observe`]), as from a client in
-//! any language; [`Checker::finish`] then sorts the holds and sweeps them once. A
+//! any language. Safety is judged as the holds end ([`sweep`]: an online sweep in the
+//! order of the batch one, [`safety::sweep`], which stays as its reference);
+//! [`Checker::finish`] sweeps what is left and judges the rest from every hold. A
 //! malformed history (an operation completed that was never invoked, time running
 //! backwards, a client with two operations open, a number out of range: [`bounds`]) is
 //! an error, [`Malformed`]; a violation
@@ -39,6 +41,7 @@ pub mod liveness;
 pub mod resource;
 pub mod safety;
 pub mod stats;
+mod sweep;
 pub mod tolerance;
 pub mod waits;
 
@@ -172,6 +175,8 @@ pub struct Checker {
     waits: waits::Waits,
     writes: resource::Writes,
     exercise: exercise::Collector,
+    /// The safety sweep and the fencing-token check, online ([`sweep`]).
+    sweep: sweep::Sweep,
 }
 
 impl Checker {
@@ -349,6 +354,7 @@ impl Checker {
             ok_line: self.line,
         };
         self.exercise.hold_started(&hold);
+        self.sweep.opened(lock, &hold);
         self.holding.insert((op.client, lock), hold);
     }
 
@@ -413,7 +419,9 @@ impl Checker {
         next.end_us = new_end;
         next.ok_line = line;
         self.exercise.hold_started(&next);
+        self.sweep.opened(lock, &next);
         let old = std::mem::replace(hold, next);
+        self.sweep.ended(lock, old.clone(), t);
         self.holds.push(old);
     }
 
@@ -429,6 +437,7 @@ impl Checker {
                 hold.end_us = t;
                 hold.ended_by = why;
             }
+            self.sweep.ended(lock, hold.clone(), t);
             self.holds.push(hold);
         }
     }
@@ -438,14 +447,17 @@ impl Checker {
         let end_us = self.last_us;
         // A hold still open keeps its validity: the client believes in it until then.
         // Only a hold without a validity deadline is cut at the end of the history.
-        for mut hold in std::mem::take(&mut self.holding).into_values() {
+        for ((_, lock), mut hold) in std::mem::take(&mut self.holding) {
             if hold.end_us == u64::MAX {
                 hold.end_us = end_us.max(hold.start_us);
                 hold.ended_by = HoldEnd::HistoryEnd;
             }
+            self.sweep.ended(lock, hold.clone(), end_us);
             self.holds.push(hold);
         }
-        let violations = safety::sweep(&mut self.holds, &self.faults);
+        let (violations, fence_regressions) = self.sweep.finish(&self.locks, &self.faults);
+        // The judges below still read every hold, by lock and start.
+        safety::sort(&mut self.holds);
         let mut liveness = liveness::judge(self.meta.as_ref(), self.heal_us, end_us, &self.probes);
         let under_faults =
             self.tolerance
@@ -466,7 +478,6 @@ impl Checker {
         let (waits, starvation) = self.waits.finish(&self.holds, &self.locks);
         liveness.extend(starvation);
         let (resource_violations, resource) = resource::judge(self.writes, &self.holds, &self.locks);
-        let fence_regressions = resource::fence_regressions(&self.holds);
         stats.waits = waits;
         let stalls: Vec<(u64, u64)> = self.driver_stalls.iter().map(|s| s.span()).collect();
         let (liveness, liveness_set_aside) = liveness::set_aside(liveness, &stalls, end_us);
@@ -522,3 +533,6 @@ mod tests;
 
 #[cfg(test)]
 mod rw_tests;
+
+#[cfg(test)]
+mod differential_tests;

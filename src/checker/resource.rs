@@ -250,7 +250,8 @@ pub struct FenceRegression {
 }
 
 /// Finds holds with a fencing token at or below one of a hold of the same lock that had
-/// ended before they started; `holds` sorted by lock and start.
+/// ended before they started; `holds` sorted by lock and start. The checker does the
+/// same walk online ([`super::sweep`]); this batch one is its reference.
 pub fn fence_regressions(holds: &[Hold]) -> Vec<FenceRegression> {
     let mut out = Vec::new();
     let mut i = 0;

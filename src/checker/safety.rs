@@ -29,20 +29,11 @@ impl Violation {
     }
 }
 
-/// Sorts `holds` and returns every hold that overlaps an earlier conflicting one.
+/// Sorts `holds` and returns every hold that overlaps an earlier conflicting one: the
+/// batch sweep over every hold at once. The checker sweeps online ([`super::sweep`]),
+/// in the same order with the same answer; this is the reference it is tested against.
 pub fn sweep(holds: &mut [Hold], faults: &[FaultSpan]) -> Vec<Violation> {
-    // By (lock, start, client), then by the line that began the hold: the holds of one
-    // client and lock end one after another, in the order they began, so this is the
-    // order of ending among equals, as a stable sort of the holds as they ended would
-    // give; and the sort needs no memory beside the holds. Holds of one lock share their
-    // name, so comparing names is mostly comparing pointers.
-    holds.sort_unstable_by(|a, b| {
-        a.lock
-            .cmp(&b.lock)
-            .then(a.start_us.cmp(&b.start_us))
-            .then(a.client.cmp(&b.client))
-            .then(a.ok_line.cmp(&b.ok_line))
-    });
+    sort(holds);
     let mut out = Vec::new();
     // Latest-ending earlier hold of the current lock: by writers, by readers.
     let mut writer: Option<usize> = None;
@@ -72,7 +63,7 @@ pub fn sweep(holds: &mut [Hold], faults: &[FaultSpan]) -> Vec<Violation> {
     out
 }
 
-fn violation(q: &Hold, h: &Hold, faults: &[FaultSpan]) -> Violation {
+pub(super) fn violation(q: &Hold, h: &Hold, faults: &[FaultSpan]) -> Violation {
     let overlap_end_us = q.end_us.min(h.end_us);
     Violation {
         lock: h.lock.to_string(),
@@ -86,4 +77,20 @@ fn violation(q: &Hold, h: &Hold, faults: &[FaultSpan]) -> Violation {
             .map(|f| f.id)
             .collect(),
     }
+}
+
+/// Sorts `holds` into the sweep's order.
+pub fn sort(holds: &mut [Hold]) {
+    // By (lock, start, client), then by the line that began the hold: the holds of one
+    // client and lock end one after another, in the order they began, so this is the
+    // order of ending among equals, as a stable sort of the holds as they ended would
+    // give; and the sort needs no memory beside the holds. Holds of one lock share their
+    // name, so comparing names is mostly comparing pointers.
+    holds.sort_unstable_by(|a, b| {
+        a.lock
+            .cmp(&b.lock)
+            .then(a.start_us.cmp(&b.start_us))
+            .then(a.client.cmp(&b.client))
+            .then(a.ok_line.cmp(&b.ok_line))
+    });
 }
