@@ -783,6 +783,6 @@ mod fault_tests {
 }
 
 mod record;
-mod sorted;
 #[cfg(test)]
 mod rw_tests;
+mod sorted;

@@ -555,7 +555,10 @@ fn partition_seed_1_history_is_pinned_byte_for_byte() {
     let mut jsonl = Vec::new();
     crate::history::write_jsonl(&out.history, &mut jsonl).unwrap();
     assert_eq!(
-        (jsonl.len(), format!("{:032x}", xxhash_rust::xxh3::xxh3_128(&jsonl))),
+        (
+            jsonl.len(),
+            format!("{:032x}", xxhash_rust::xxh3::xxh3_128(&jsonl))
+        ),
         (PINNED_LEN, PINNED_XXH3.to_string()),
         "partition.toml seed 1 no longer gives the history it gave"
     );
