@@ -8,45 +8,21 @@
 //! what the run scheduled and stays small; popping takes the earlier of the two heads,
 //! by the same (time, sequence) key, so the order is the one a single heap would give.
 
-/// A heap entry: the ordering key with the slot holding the event packed below it, one
-/// 16-byte integer, because the heap moves and compares entries on every push and pop;
-/// events stay put in the slab. From the top: the time (64 bits), the sequence number
-/// (40 bits), the slot (24 bits). Sequence numbers are unique, so the slot never decides
-/// an order: entries compare as (time, insertion) do.
+/// A heap entry: the ordering key and the slot holding the event. Kept small (24 bytes)
+/// because the heap moves entries on every push and pop; events stay put in the slab.
 #[derive(Clone, Copy)]
-struct Entry(u128);
-
-const SLOT_BITS: u32 = 24;
-const SEQ_BITS: u32 = 64 - SLOT_BITS;
+struct Entry {
+    at_us: u64,
+    seq: u64,
+    slot: u32,
+}
 
 impl Entry {
-    #[inline(always)]
-    fn new(at_us: u64, seq: u64, slot: u32) -> Entry {
-        assert!(
-            seq < 1 << SEQ_BITS && slot < 1 << SLOT_BITS,
-            "the event queue is out of sequence numbers or slots"
-        );
-        Entry((at_us as u128) << 64 | (seq << SLOT_BITS | slot as u64) as u128)
-    }
-
-    /// The order: time, then insertion.
+    /// The order: time, then insertion. One integer, so comparing is one branch-free
+    /// subtraction; sequence numbers are unique, so no two keys are equal.
     #[inline(always)]
     fn key(&self) -> u128 {
-        self.0
-    }
-
-    #[inline(always)]
-    fn at_us(&self) -> u64 {
-        (self.0 >> 64) as u64
-    }
-
-    #[inline(always)]
-    fn slot(&self) -> u32 {
-        (self.0 as u64 & ((1 << SLOT_BITS) - 1)) as u32
-    }
-
-    fn with_at_us(self, at_us: u64) -> Entry {
-        Entry((at_us as u128) << 64 | self.0 as u64 as u128)
+        (self.at_us as u128) << 64 | self.seq as u128
     }
 }
 
@@ -99,7 +75,11 @@ impl<E> Queue<E> {
                 (self.slab.len() - 1) as u32
             }
         };
-        Entry::new(at_us, self.seq, slot)
+        Entry {
+            at_us,
+            seq: self.seq,
+            slot,
+        }
     }
 
     pub fn push(&mut self, at_us: u64, event: E) {
@@ -130,11 +110,11 @@ impl<E> Queue<E> {
         } else {
             self.pop_heap()?
         };
-        self.free.push(top.slot());
-        let event = self.slab[top.slot() as usize]
+        self.free.push(top.slot);
+        let event = self.slab[top.slot as usize]
             .take()
             .expect("a queued slot holds its event");
-        Some((top.at_us(), event))
+        Some((top.at_us, event))
     }
 
     fn pop_heap(&mut self) -> Option<Entry> {
@@ -182,11 +162,11 @@ impl<E> Queue<E> {
     /// such as a clock-rate fault.
     pub fn retime(&mut self, mut new_time: impl FnMut(&E) -> Option<u64>) {
         for e in self.heap.iter_mut().chain(&mut self.planned) {
-            let event = self.slab[e.slot() as usize]
+            let event = self.slab[e.slot as usize]
                 .as_ref()
                 .expect("a queued slot holds its event");
             if let Some(at_us) = new_time(event) {
-                *e = e.with_at_us(at_us);
+                e.at_us = at_us;
             }
         }
         // A sorted array is a heap.
