@@ -98,7 +98,11 @@ impl Record {
         op.phase = self.phase;
         op.token = self.token.map(Token::hex);
         op.valid_until_us = valid_until_us;
-        op.nodes = self.nodes.map(|set| set.iter().collect());
+        op.nodes = self.nodes.map(|set| {
+            let mut nodes = Vec::with_capacity(set.len());
+            nodes.extend(set.iter());
+            nodes
+        });
         op.attempts = self.attempts;
         op.fence = self.fence;
         match self.kind {

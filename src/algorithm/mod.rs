@@ -97,8 +97,16 @@ impl NodeSet {
     pub fn is_empty(self) -> bool {
         self.0 == 0
     }
+    /// The nodes in ascending order (one step per node in the set, not per possible node).
     pub fn iter(self) -> impl Iterator<Item = NodeId> {
-        (0..64).filter(move |&n| self.contains(n))
+        let mut bits = self.0;
+        std::iter::from_fn(move || {
+            (bits != 0).then(|| {
+                let n = bits.trailing_zeros() as NodeId;
+                bits &= bits - 1;
+                n
+            })
+        })
     }
 }
 
@@ -166,6 +174,21 @@ pub fn redlock(config: &AlgorithmConfig, nodes: usize, rng: Rng) -> Redlock {
         AlgorithmKind::Single => Redlock::new(config.clone(), 1, rng),
         AlgorithmKind::Redlock | AlgorithmKind::RwRedlock | AlgorithmKind::FairRwRedlock => {
             Redlock::new(config.clone(), nodes, rng)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::NodeSet;
+
+    #[test]
+    fn a_node_set_lists_its_nodes_in_ascending_order() {
+        for bits in [0u64, 1, 0b1011_0100, 1 << 63, u64::MAX, 0x8000_0000_0000_0001] {
+            let set = NodeSet(bits);
+            let listed: Vec<usize> = set.iter().collect();
+            let expected: Vec<usize> = (0..64).filter(|&n| set.contains(n)).collect();
+            assert_eq!(listed, expected, "{bits:#x}");
         }
     }
 }

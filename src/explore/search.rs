@@ -89,8 +89,10 @@ impl Hasher for Identity {
 /// merged one by one in order.
 const BATCH: usize = 512;
 
-/// A successor: the action, and the world after it with its fingerprint.
-type Successor = (Action, World, u128);
+/// A successor: the action, and the world after it with its fingerprint. Worlds are
+/// boxed where the search keeps and moves them: a world is several kilobytes inline
+/// (`world.rs`), and moving it from successor to level to batch copied it each time.
+type Successor = (Action, Box<World>, u128);
 
 /// Every successor of `world`, in action order.
 fn expand(world: &World, scope: &Scope) -> Vec<Successor> {
@@ -99,7 +101,7 @@ fn expand(world: &World, scope: &Scope) -> Vec<Successor> {
     actions
         .into_iter()
         .map(|a| {
-            let w = adversary::next(world, scope, a);
+            let w = Box::new(adversary::next(world, scope, a));
             let fp = fingerprint(&w, scope);
             (a, w, fp)
         })
@@ -107,7 +109,7 @@ fn expand(world: &World, scope: &Scope) -> Vec<Successor> {
 }
 
 /// The successors of each world of `batch`, computed on `threads` threads.
-fn expand_all(batch: &[(u32, World)], scope: &Scope, threads: usize) -> Vec<Vec<Successor>> {
+fn expand_all(batch: &[(u32, Box<World>)], scope: &Scope, threads: usize) -> Vec<Vec<Successor>> {
     if threads < 2 || batch.len() < 2 {
         return batch.iter().map(|(_, w)| expand(w, scope)).collect();
     }
@@ -136,7 +138,7 @@ pub fn bfs(scope: &Scope, limits: &Limits, progress: &dyn Fn(Progress)) -> Searc
     // Per world seen: its parent's index and the action that led to it.
     let mut tree: Vec<(u32, Action)> = vec![(u32::MAX, Action::Tick)];
     // The worlds of the current level, with their index in `tree`.
-    let mut frontier: Vec<(u32, World)> = vec![(0, root)];
+    let mut frontier: Vec<(u32, Box<World>)> = vec![(0, Box::new(root))];
     let mut transitions = 0u64;
     let mut depth = 0u32;
     let done = |verdict, transitions, depth, seen: &HashSet<_, _>| Searched {
@@ -150,7 +152,7 @@ pub fn bfs(scope: &Scope, limits: &Limits, progress: &dyn Fn(Progress)) -> Searc
         let mut next = Vec::new();
         let mut level = frontier.into_iter().peekable();
         while level.peek().is_some() {
-            let batch: Vec<(u32, World)> = level.by_ref().take(BATCH).collect();
+            let batch: Vec<(u32, Box<World>)> = level.by_ref().take(BATCH).collect();
             let successors = expand_all(&batch, scope, threads);
             for ((index, _), succ) in batch.iter().zip(successors) {
                 for (a, w, fp) in succ {

@@ -26,11 +26,20 @@ use crate::command::{Cmd, LockId, Reply, Token};
 use crate::history::{Event, Meta, OpKind, Phase};
 use crate::sim::clock::Clock;
 use crate::sim::node::Node;
-use std::collections::VecDeque;
+use smallvec::SmallVec;
 use std::hash::{Hash, Hasher};
 
 /// The only lock the explorer's clients take.
 const LOCK: LockId = LockId(0);
+
+/// The scope's bounds (`scope.rs`: at most 5 nodes and 3 clients), so that a world's
+/// per-node, per-client and per-link state sits inline and cloning a world allocates
+/// nothing. Past them a `SmallVec` spills to the heap: slower, never wrong.
+pub(super) const MAX_NODES: usize = 5;
+pub(super) const MAX_CLIENTS: usize = 3;
+const MAX_LINKS: usize = MAX_NODES * MAX_CLIENTS;
+/// Messages and timers in flight that fit inline; a world with more spills.
+const QUEUED: usize = 16;
 
 #[derive(Clone, Copy, Debug, Hash)]
 pub(super) enum Ev {
@@ -80,6 +89,7 @@ pub(super) struct Peer {
     phase: Cycle,
     /// Paused since this tick, by fault `id`.
     pub(super) paused: Option<Since>,
+    /// Empty unless paused (an empty `Vec` clones without allocating).
     pub(super) deferred: Vec<Ev>,
 }
 
@@ -110,16 +120,17 @@ pub struct World {
     /// The boundary the world stands at; true time `tick * tick_us`.
     pub tick: u32,
     pub(super) now_us: u64,
-    pub(super) nodes: Vec<Node>,
-    pub(super) peers: Vec<Peer>,
-    /// Events in flight, by time and then scheduling order.
-    queue: VecDeque<(u64, Ev)>,
+    pub(super) nodes: SmallVec<[Node; MAX_NODES]>,
+    pub(super) peers: SmallVec<[Peer; MAX_CLIENTS]>,
+    /// Events in flight, latest first: the next one is popped off the end. Among events
+    /// at one time the one scheduled first is nearest the end.
+    queue: SmallVec<[(u64, Ev); QUEUED]>,
     /// Per link (`client * nodes + node`): cut (both ways) since.
-    pub cut: Vec<Option<Since>>,
-    pub node_paused: Vec<Option<Since>>,
-    pub(super) node_deferred: Vec<Vec<Ev>>,
-    pub crashed: Vec<Option<Since>>,
-    pub failed: Vec<Option<Since>>,
+    pub cut: SmallVec<[Option<Since>; MAX_LINKS]>,
+    pub node_paused: SmallVec<[Option<Since>; MAX_NODES]>,
+    pub(super) node_deferred: SmallVec<[Vec<Ev>; MAX_NODES]>,
+    pub crashed: SmallVec<[Option<Since>; MAX_NODES]>,
+    pub failed: SmallVec<[Option<Since>; MAX_NODES]>,
     /// Faults the adversary may still start.
     pub left: Budget,
     pub(super) next_fault: usize,
@@ -185,16 +196,54 @@ impl Hash for Canonical<'_> {
     }
 }
 
+/// Collects what [`Hash`] feeds it as bytes, so the canonical form is hashed in one
+/// call of XXH3 over one buffer instead of a streaming update per field (a world feeds
+/// a few hundred small fields; the streaming state's bookkeeping per field cost more
+/// than the hash itself).
+struct Bytes<'a>(&'a mut Vec<u8>);
+
+impl Hasher for Bytes<'_> {
+    fn write(&mut self, bytes: &[u8]) {
+        self.0.extend_from_slice(bytes);
+    }
+    fn finish(&self) -> u64 {
+        unreachable!("only collects bytes for the fingerprint")
+    }
+}
+
+thread_local! {
+    /// The canonical form's bytes, kept between fingerprints for its capacity.
+    static CANONICAL: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+thread_local! {
+    /// What an algorithm asks for in one step, kept between steps for its capacity.
+    static OUTPUTS: std::cell::RefCell<Vec<Output>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Runs `f` with this thread's empty output buffer. Steps never nest (a resumed
+/// process's held-back events are stepped one after another), so one buffer serves.
+fn with_outputs<R>(f: impl FnOnce(&mut Vec<Output>) -> R) -> R {
+    OUTPUTS.with_borrow_mut(|out| {
+        out.clear();
+        let r = f(out);
+        out.clear();
+        r
+    })
+}
+
 /// A 128-bit fingerprint of the world's canonical form, in one pass of XXH3, so that
 /// telling states apart does not rest on 64 bits.
 pub fn fingerprint(w: &World, scope: &Scope) -> u128 {
-    let mut h = xxhash_rust::xxh3::Xxh3Default::new();
-    Canonical {
-        world: w,
-        least: &scope.least,
-    }
-    .hash(&mut h);
-    h.digest128()
+    CANONICAL.with_borrow_mut(|buf| {
+        buf.clear();
+        Canonical {
+            world: w,
+            least: &scope.least,
+        }
+        .hash(&mut Bytes(buf));
+        xxhash_rust::xxh3::xxh3_128(buf)
+    })
 }
 
 impl World {
@@ -221,12 +270,12 @@ impl World {
                     deferred: Vec::new(),
                 })
                 .collect(),
-            queue: VecDeque::new(),
-            cut: vec![None; scope.clients * scope.nodes],
-            node_paused: vec![None; scope.nodes],
-            node_deferred: vec![Vec::new(); scope.nodes],
-            crashed: vec![None; scope.nodes],
-            failed: vec![None; scope.nodes],
+            queue: SmallVec::new(),
+            cut: SmallVec::from_elem(None, scope.clients * scope.nodes),
+            node_paused: SmallVec::from_elem(None, scope.nodes),
+            node_deferred: SmallVec::from_elem(Vec::new(), scope.nodes),
+            crashed: SmallVec::from_elem(None, scope.nodes),
+            failed: SmallVec::from_elem(None, scope.nodes),
             left: scope.budget,
             next_fault: 0,
             last: None,
@@ -276,8 +325,11 @@ impl World {
         self.peers[c].paused
     }
 
+    /// Schedules `ev` at `at`, after whatever is already scheduled at or before `at`.
     fn push(&mut self, at: u64, ev: Ev) {
-        let i = self.queue.partition_point(|&(t, _)| t <= at);
+        // Latest first: in front of every event at or before `at`, so that it pops after
+        // them.
+        let i = self.queue.partition_point(|&(t, _)| t > at);
         self.queue.insert(i, (at, ev));
     }
 
@@ -292,8 +344,8 @@ impl World {
     /// Runs the world to the next boundary.
     pub fn run_tick(&mut self, scope: &Scope) {
         let end = (u64::from(self.tick) + 1) * scope.tick_us;
-        while self.found.is_none() && self.queue.front().is_some_and(|&(t, _)| t < end) {
-            let (t, ev) = self.queue.pop_front().expect("checked");
+        while self.found.is_none() && self.queue.last().is_some_and(|&(t, _)| t < end) {
+            let (t, ev) = self.queue.pop().expect("checked");
             self.step(scope, t, ev);
         }
         self.now_us = end;
@@ -347,16 +399,18 @@ impl World {
             } => {
                 let c = usize::from(client);
                 let now = self.now(c, t);
-                let mut out = Vec::new();
-                self.peers[c].algo.on_reply(now, req, reply, &mut out);
-                self.outputs(scope, t, c, out);
+                with_outputs(|out| {
+                    self.peers[c].algo.on_reply(now, req, reply, out);
+                    self.outputs(scope, t, c, out);
+                });
             }
             Ev::Timer { client, id } => {
                 let c = usize::from(client);
                 let now = self.now(c, t);
-                let mut out = Vec::new();
-                self.peers[c].algo.on_timer(now, id, &mut out);
-                self.outputs(scope, t, c, out);
+                with_outputs(|out| {
+                    self.peers[c].algo.on_timer(now, id, out);
+                    self.outputs(scope, t, c, out);
+                });
             }
             Ev::Wake { client } => self.wake(scope, t, usize::from(client)),
         }
@@ -389,24 +443,25 @@ impl World {
     /// of its hold is over.
     fn wake(&mut self, scope: &Scope, t: u64, c: usize) {
         let now = self.now(c, t);
-        let mut out = Vec::new();
-        match self.peers[c].phase {
-            Cycle::Thinking => {
-                self.peers[c].phase = Cycle::Acquiring;
-                self.record(t, c, Self::op(RecordKind::Invoke, OpKind::Acquire, None));
-                self.peers[c].algo.acquire(now, LOCK, Mode::Exclusive, &mut out);
-            }
-            Cycle::Holding(hold) => {
-                self.record(t, c, Self::op(RecordKind::Invoke, OpKind::Release, None));
-                let end = hold.until_us.min(t);
-                if hold.fence.is_some() && hold.start_us < end {
-                    self.fence_floor = self.fence_floor.max(hold.fence);
+        with_outputs(|out| {
+            match self.peers[c].phase {
+                Cycle::Thinking => {
+                    self.peers[c].phase = Cycle::Acquiring;
+                    self.record(t, c, Self::op(RecordKind::Invoke, OpKind::Acquire, None));
+                    self.peers[c].algo.acquire(now, LOCK, Mode::Exclusive, out);
                 }
-                self.peers[c].algo.release(now, &mut out);
+                Cycle::Holding(hold) => {
+                    self.record(t, c, Self::op(RecordKind::Invoke, OpKind::Release, None));
+                    let end = hold.until_us.min(t);
+                    if hold.fence.is_some() && hold.start_us < end {
+                        self.fence_floor = self.fence_floor.max(hold.fence);
+                    }
+                    self.peers[c].algo.release(now, out);
+                }
+                Cycle::Acquiring => {}
             }
-            Cycle::Acquiring => {}
-        }
-        self.outputs(scope, t, c, out);
+            self.outputs(scope, t, c, out);
+        });
     }
 
     /// Think, then ask again.
@@ -418,8 +473,8 @@ impl World {
     }
 
     /// Carries out what client `c`'s algorithm asked for, as a simulator client would.
-    fn outputs(&mut self, scope: &Scope, t: u64, c: usize, out: Vec<Output>) {
-        for o in out {
+    fn outputs(&mut self, scope: &Scope, t: u64, c: usize, out: &[Output]) {
+        for &o in out {
             match o {
                 Output::Send { node, req, cmd } => {
                     let (client, node) = (c as u8, node as u8);

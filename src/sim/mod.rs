@@ -29,7 +29,7 @@ mod queue;
 use crate::aimer::Aimer;
 use crate::algorithm::ReqId;
 use crate::client::{build_clients, Action, Client, Record, RecordKind};
-use crate::command::{Cmd, LockId, NodeId, Reply, Token};
+use crate::command::{Cmd, KeyKind, LockId, NodeId, Reply, Token};
 use crate::fault::{PausePoint, PlannedFault, ProcessFaults};
 use crate::history::{Event, Meta, NodeEvent, OpKind};
 use crate::lifecycle::{Lifecycle, RunOutput, RunStats};
@@ -426,11 +426,18 @@ impl World<'_> {
         let mut events = std::mem::take(&mut self.key_events);
         self.nodes[node].take_events(&mut events);
         for e in events.drain(..) {
+            let lock = e.key.lock.name();
+            // A plain key is named as its lock (`L0`): no formatting machinery for the
+            // commonest node line.
+            let key = match e.key.kind {
+                KeyKind::Plain => lock.clone(),
+                _ => e.key.to_string(),
+            };
             self.emit(Event::Node(NodeEvent {
                 t_us: t,
                 node,
-                lock: e.key.lock.name(),
-                key: e.key.to_string(),
+                lock,
+                key,
                 action: e.action,
                 client: client.filter(|_| e.by_request),
                 token: e.token.map(Token::hex),

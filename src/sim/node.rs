@@ -28,6 +28,7 @@ use crate::fault::{Persistence, Replication};
 use crate::history::NodeAction;
 pub use record::KeyEvent;
 use record::Recorder;
+use sorted::SortedMap;
 use std::collections::BTreeMap;
 
 #[derive(Clone, Debug, Hash)]
@@ -41,7 +42,7 @@ struct Entry {
 #[derive(Clone, Debug, Default, Hash)]
 struct Store {
     /// Strings with PX expiry: exclusive locks and `w_{L}`.
-    strings: BTreeMap<Key, Entry>,
+    strings: SortedMap<Key, Entry>,
     /// Sorted sets (`r_{L}`): member → score in ms.
     zsets: BTreeMap<Key, BTreeMap<Token, u64>>,
     /// Integer keys (`fence_{L}`), without expiry.
@@ -784,3 +785,4 @@ mod fault_tests {
 mod record;
 #[cfg(test)]
 mod rw_tests;
+mod sorted;

@@ -538,3 +538,28 @@ duration = "3s"
         .unwrap();
     assert_eq!(release.t_us(), 4_000_000, "{release:?}");
 }
+
+/// partition.toml seed 1's JSONL history before issue 24: its length and XXH3-128.
+const PINNED_LEN: usize = 73_213_935;
+const PINNED_XXH3: &str = "07f4763d7afbd5bfa86b04384f189588";
+
+/// The simulator's output pinned: partition.toml's history for seed 1, as JSONL, hashed
+/// (XXH3-128) with the code before issue 24's speed work. A change to the event loop,
+/// the queue, the RNG streams or an algorithm's hot path that moves a single event or
+/// draw changes this hash; a deliberate change of behaviour must say so and re-pin it.
+#[test]
+fn partition_seed_1_history_is_pinned_byte_for_byte() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/partition.toml");
+    let scenario = Scenario::load(std::path::Path::new(path)).unwrap();
+    let out = super::run(&scenario, 1);
+    let mut jsonl = Vec::new();
+    crate::history::write_jsonl(&out.history, &mut jsonl).unwrap();
+    assert_eq!(
+        (
+            jsonl.len(),
+            format!("{:032x}", xxhash_rust::xxh3::xxh3_128(&jsonl))
+        ),
+        (PINNED_LEN, PINNED_XXH3.to_string()),
+        "partition.toml seed 1 no longer gives the history it gave"
+    );
+}
