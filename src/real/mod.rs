@@ -22,6 +22,7 @@ pub mod bench;
 pub mod container;
 pub mod driver;
 pub mod faketime;
+pub mod keyspace;
 pub mod lagline;
 pub mod node;
 pub mod process;

@@ -398,9 +398,10 @@ fn cause(
                 if let Some(w) = crash {
                     lines.push(w.line);
                 }
+                // The crash's own time: a real node's line comes when it is back.
                 format!(
                     "node {n} crashed at t={}{} and its persistence had not kept client {}'s key {} (line {})",
-                    secs(e.t_us),
+                    secs(crash.map_or(e.t_us, |w| w.start_us)),
                     crash.map_or(String::new(), |w| format!(" (fault #{})", w.id)),
                     a.client,
                     e.key,
@@ -410,7 +411,12 @@ fn cause(
             NodeAction::Unreplicated => format!(
                 "node {n}'s master died at t={} before client {}'s key {} reached its replica, which trailed it by {} \
                  (line {}); the promoted replica served without it",
-                secs(e.t_us),
+                secs(
+                    faults
+                        .iter()
+                        .rfind(|w| matches!(w.fault, Fault::Failover { node } if node == n) && w.start_us <= e.t_us)
+                        .map_or(e.t_us, |w| w.start_us)
+                ),
                 a.client,
                 e.key,
                 span(e.lag_us.unwrap_or(0)),
