@@ -198,7 +198,9 @@ async fn watch(
             });
             continue;
         }
+        // Pushes first: what the node said before its connection ended is all told.
         tokio::select! {
+            biased;
             push = pushes.recv() => match push {
                 None => return,
                 Some(p) if p.kind == redis::PushKind::Disconnection => return,

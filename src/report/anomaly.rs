@@ -10,7 +10,8 @@
 //! clock that jumped or ran fast, the holder's clock that ran slow, a pause of the
 //! holder, or none of these (the validity was miscomputed: the client trusted more
 //! time than its keys had). A history without node events (an old one, another
-//! client's, the real backend's) is named from the faults alone, and says so.
+//! client's, or a real run whose nodes showed nothing of the cause) is named from the
+//! faults alone, and says so.
 //!
 //! A stale write is named by what the resource could not tell: without fencing
 //! tokens, any late write gets in (unfenced stale write); with them, one whose token
