@@ -69,8 +69,8 @@ fn node_lines(history: &[Event]) -> Vec<&NodeEvent> {
 
 #[test]
 fn a_key_set_with_a_short_ttl_gives_an_expired_line_with_its_token() {
-    // One client holds its lock three times as long as the ttl and never extends it: its
-    // key expires on the node while it believes it holds (its validity ran out first).
+    // A client paused right after it acquired cannot release: its key expires on the
+    // node while it sleeps.
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("expiry.toml");
     std::fs::write(
@@ -78,7 +78,7 @@ fn a_key_set_with_a_short_ttl_gives_an_expired_line_with_its_token() {
         r#"
 backend = "redis"
 seed = 1
-duration = "1500ms"
+duration = "2s"
 nodes = 1
 
 [algorithm]
@@ -90,7 +90,14 @@ request_timeout = "100ms"
 count = 1
 locks = 1
 think = "0ms"
-hold = "600ms"
+hold = "50ms"
+
+[[faults]]
+at = "200ms"
+kind = "pause"
+client = 0
+duration = "800ms"
+point = "after_acquire"
 "#,
     )
     .unwrap();
