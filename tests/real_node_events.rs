@@ -46,7 +46,8 @@ fn run(file: &Path, extra: &[&str], status: Option<i32>) -> (Vec<Event>, serde_j
         Some(s) => assert_eq!(out.status.code(), Some(s), "{why}"),
         None => assert!(matches!(out.status.code(), Some(0 | 1)), "{why}"),
     }
-    let history = lockstorm::history::read_jsonl(&out_dir.path().join("history.jsonl")).expect("history written");
+    let history =
+        lockstorm::history::read_jsonl(&out_dir.path().join("history.jsonl")).expect("history written");
     let summary = std::fs::read_to_string(out_dir.path().join("summary.json")).expect("summary written");
     (history, serde_json::from_str(&summary).expect("summary is JSON"))
 }
@@ -106,12 +107,18 @@ point = "after_acquire"
     let expired: Vec<&&NodeEvent> = lines.iter().filter(|n| n.action == NodeAction::Expired).collect();
     assert!(!expired.is_empty(), "no expired line in {lines:?}");
     for e in &expired {
-        let token = e.token.as_deref().expect("the watcher read the key's value after its set");
+        let token = e
+            .token
+            .as_deref()
+            .expect("the watcher read the key's value after its set");
         let set = lines
             .iter()
             .find(|n| n.action == NodeAction::Set && n.token.as_deref() == Some(token))
             .unwrap_or_else(|| panic!("no set line for the expired token {token}"));
-        assert_eq!((e.node, e.key.as_str(), e.lock.as_str()), (set.node, set.key.as_str(), "L0"));
+        assert_eq!(
+            (e.node, e.key.as_str(), e.lock.as_str()),
+            (set.node, set.key.as_str(), "L0")
+        );
         // The key was set after the client asked, and lives its ttl from then.
         let asked = history
             .iter()
@@ -138,7 +145,11 @@ fn a_crash_without_persistence_loses_the_keys_the_node_held() {
     assert!(!lost.is_empty(), "no lost line: {lines:?}");
     for l in &lost {
         assert_eq!((l.node, l.lock.as_str()), (2, "L0"));
-        assert!(l.t_us >= back, "lost at {} µs, before the restart at {back} µs", l.t_us);
+        assert!(
+            l.t_us >= back,
+            "lost at {} µs, before the restart at {back} µs",
+            l.t_us
+        );
         // The key lost is one a client set on node 2 before the crash, and nothing
         // deleted or expired it before then.
         let token = l.token.as_deref().expect("the token read before the kill");
@@ -157,9 +168,7 @@ fn a_crash_without_persistence_loses_the_keys_the_node_held() {
 
 /// When node `node`'s first outage started and ended.
 fn fault_times(history: &[Event], node: usize) -> (u64, u64) {
-    let on_node = |f: &lockstorm::history::FaultEvent| {
-        matches!(f.fault, lockstorm::fault::Fault::Crash { node: n, .. } | lockstorm::fault::Fault::Failover { node: n } if n == node)
-    };
+    let on_node = |f: &lockstorm::history::FaultEvent| matches!(f.fault, lockstorm::fault::Fault::Crash { node: n, .. } | lockstorm::fault::Fault::Failover { node: n } if n == node);
     let at = |action: FaultAction| {
         history
             .iter()
@@ -175,7 +184,9 @@ fn fault_times(history: &[Event], node: usize) -> (u64, u64) {
 #[test]
 fn a_violation_that_comes_from_a_restart_is_named_key_lost_on_restart() {
     let (history, summary) = run(&scenario("crash-restart"), &[], Some(0));
-    let violations = summary["violations"].as_array().expect("violations in summary.json");
+    let violations = summary["violations"]
+        .as_array()
+        .expect("violations in summary.json");
     assert!(!violations.is_empty());
     let anomaly = &violations[0]["anomaly"];
     assert_eq!(anomaly["kind"], "key_lost_on_restart", "{summary:#}");
@@ -187,7 +198,9 @@ fn a_violation_that_comes_from_a_restart_is_named_key_lost_on_restart() {
         .filter_map(|l| l.as_u64().map(|l| l as usize))
         .collect();
     assert!(
-        cited.iter().any(|&l| matches!(&history[l - 1], Event::Node(n) if n.action == NodeAction::Lost)),
+        cited
+            .iter()
+            .any(|&l| matches!(&history[l - 1], Event::Node(n) if n.action == NodeAction::Lost)),
         "no lost line among {cited:?}"
     );
 }
@@ -199,20 +212,34 @@ fn a_failover_tells_what_reached_the_replica_and_names_the_loss() {
     let (died, promoted) = fault_times(&history, 0);
     let at_promotion: Vec<&&NodeEvent> = lines
         .iter()
-        .filter(|n| matches!(n.action, NodeAction::Unreplicated | NodeAction::Replicated | NodeAction::Promoted))
+        .filter(|n| {
+            matches!(
+                n.action,
+                NodeAction::Unreplicated | NodeAction::Replicated | NodeAction::Promoted
+            )
+        })
         .collect();
     assert!(
-        at_promotion.iter().any(|n| n.action == NodeAction::Unreplicated && n.lag_us == Some(2_000_000)),
+        at_promotion
+            .iter()
+            .any(|n| n.action == NodeAction::Unreplicated && n.lag_us == Some(2_000_000)),
         "the 2 s lag leaves the holder's key behind: {lines:?}"
     );
     for n in &at_promotion {
         assert!(n.t_us >= promoted && promoted > died);
     }
-    assert_eq!(summary["violations"][0]["anomaly"]["kind"], "key_lost_on_failover", "{summary:#}");
+    assert_eq!(
+        summary["violations"][0]["anomaly"]["kind"], "key_lost_on_failover",
+        "{summary:#}"
+    );
 }
 
 #[test]
 fn node_events_off_leaves_the_real_nodes_lines_out() {
-    let (history, _) = run(&scenario("crash-restart"), &["--set", "node_events=false"], Some(0));
+    let (history, _) = run(
+        &scenario("crash-restart"),
+        &["--set", "node_events=false"],
+        Some(0),
+    );
     assert!(node_lines(&history).is_empty());
 }

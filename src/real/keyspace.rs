@@ -131,9 +131,14 @@ impl Watcher {
     /// Connects to `addr` (node `node`'s master), turns key events on and subscribes;
     /// returns once subscribed. The watcher sends what it sees to `news` until the
     /// connection ends.
-    pub async fn start(node: usize, addr: SocketAddr, news: mpsc::UnboundedSender<News>) -> Result<Watcher, String> {
+    pub async fn start(
+        node: usize,
+        addr: SocketAddr,
+        news: mpsc::UnboundedSender<News>,
+    ) -> Result<Watcher, String> {
         let (push_tx, push_rx) = mpsc::unbounded_channel();
-        let client = redis::Client::open(format!("redis://{addr}/?protocol=resp3")).map_err(|e| e.to_string())?;
+        let client =
+            redis::Client::open(format!("redis://{addr}/?protocol=resp3")).map_err(|e| e.to_string())?;
         let config = redis::AsyncConnectionConfig::new()
             .set_connection_timeout(Some(Duration::from_secs(10)))
             .set_response_timeout(None)
@@ -252,7 +257,10 @@ async fn read_value(
 }
 
 /// Moves the pushes received so far into `queue`.
-fn drain(pushes: &mut mpsc::UnboundedReceiver<redis::PushInfo>, queue: &mut std::collections::VecDeque<(String, Note)>) {
+fn drain(
+    pushes: &mut mpsc::UnboundedReceiver<redis::PushInfo>,
+    queue: &mut std::collections::VecDeque<(String, Note)>,
+) {
     while let Ok(p) = pushes.try_recv() {
         if let Some(e) = event(p) {
             queue.push_back(e);
@@ -294,7 +302,10 @@ pub async fn snapshot_before_kill(addr: SocketAddr) -> Option<Snapshot> {
             .ok()?;
         parse(&v)
     };
-    tokio::time::timeout(SNAPSHOT_TIMEOUT, attempt).await.ok().flatten()
+    tokio::time::timeout(SNAPSHOT_TIMEOUT, attempt)
+        .await
+        .ok()
+        .flatten()
 }
 
 /// The snapshot script's reply.
@@ -346,17 +357,37 @@ mod tests {
         let w = Watcher::start(0, s.addr(), tx).await.unwrap();
         let client = redis::Client::open(format!("redis://{}/", s.addr())).unwrap();
         let mut c = client.get_multiplexed_async_connection().await.unwrap();
-        let _: () = redis::cmd("SET").arg("L0").arg("aa").arg("PX").arg(100).query_async(&mut c).await.unwrap();
-        let _: () = redis::cmd("SET").arg("L1").arg("bb").query_async(&mut c).await.unwrap();
+        let _: () = redis::cmd("SET")
+            .arg("L0")
+            .arg("aa")
+            .arg("PX")
+            .arg(100)
+            .query_async(&mut c)
+            .await
+            .unwrap();
+        let _: () = redis::cmd("SET")
+            .arg("L1")
+            .arg("bb")
+            .query_async(&mut c)
+            .await
+            .unwrap();
         let _: i64 = redis::cmd("DEL").arg("L1").query_async(&mut c).await.unwrap();
-        assert_eq!(next_key(&mut news).await, ("L0".into(), Note::Set, Some("aa".into())));
+        assert_eq!(
+            next_key(&mut news).await,
+            ("L0".into(), Note::Set, Some("aa".into()))
+        );
         let (key, note, _) = next_key(&mut news).await;
         assert_eq!((key.as_str(), note), ("L1", Note::Set));
         assert_eq!(next_key(&mut news).await, ("L1".into(), Note::Deleted, None));
         // L0 expires by itself (Redis's active expiry runs 10 times a second).
         assert_eq!(next_key(&mut news).await, ("L0".into(), Note::Expired, None));
 
-        let _: () = redis::cmd("SET").arg("L2").arg("cc").query_async(&mut c).await.unwrap();
+        let _: () = redis::cmd("SET")
+            .arg("L2")
+            .arg("cc")
+            .query_async(&mut c)
+            .await
+            .unwrap();
         w.report(Back {
             node: 0,
             before: None,
@@ -364,7 +395,10 @@ mod tests {
             failover_lag: None,
         })
         .await;
-        assert_eq!(next_key(&mut news).await, ("L2".into(), Note::Set, Some("cc".into())));
+        assert_eq!(
+            next_key(&mut news).await,
+            ("L2".into(), Note::Set, Some("cc".into()))
+        );
         match news.recv().await {
             Some(News::Back(b)) => {
                 let after = b.after.expect("a snapshot");
@@ -381,19 +415,38 @@ mod tests {
         let s = server(dir.path());
         let client = redis::Client::open(format!("redis://{}/", s.addr())).unwrap();
         let mut c = client.get_multiplexed_async_connection().await.unwrap();
-        let _: () = redis::cmd("SET").arg("L0").arg("aa").arg("PX").arg(60_000).query_async(&mut c).await.unwrap();
-        let _: i64 = redis::cmd("ZADD").arg("r_{L0}").arg(1).arg("t1").query_async(&mut c).await.unwrap();
+        let _: () = redis::cmd("SET")
+            .arg("L0")
+            .arg("aa")
+            .arg("PX")
+            .arg(60_000)
+            .query_async(&mut c)
+            .await
+            .unwrap();
+        let _: i64 = redis::cmd("ZADD")
+            .arg("r_{L0}")
+            .arg(1)
+            .arg("t1")
+            .query_async(&mut c)
+            .await
+            .unwrap();
         let snap = snapshot_before_kill(s.addr()).await.expect("a snapshot");
         let l0 = snap.get("L0").unwrap();
         assert_eq!(l0.value, Value::Str("aa".into()));
         assert!(l0.pttl_ms > 50_000 && l0.pttl_ms <= 60_000, "{l0:?}");
         assert!(snap.expire_at_us(l0).unwrap() > snap.time_us);
-        assert_eq!(snap.get("r_{L0}").unwrap().value, Value::Members(vec!["t1".into()]));
+        assert_eq!(
+            snap.get("r_{L0}").unwrap().value,
+            Value::Members(vec!["t1".into()])
+        );
         let paused = tokio::time::timeout(
             Duration::from_millis(300),
             redis::cmd("GET").arg("L0").query_async::<Option<String>>(&mut c),
         )
         .await;
-        assert!(paused.is_err(), "another client's command must wait until the kill");
+        assert!(
+            paused.is_err(),
+            "another client's command must wait until the kill"
+        );
     }
 }

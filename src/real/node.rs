@@ -200,7 +200,11 @@ impl Node {
         let upstream = self.upstream.subscribe();
         let serving = self.serving.subscribe();
         tokio::spawn(self.run(rx));
-        NodeHandle { tx, upstream, serving }
+        NodeHandle {
+            tx,
+            upstream,
+            serving,
+        }
     }
 
     async fn run(mut self, mut rx: mpsc::UnboundedReceiver<Msg>) {
@@ -382,7 +386,9 @@ mod tests {
     async fn node(dir: &std::path::Path) -> Node {
         let binary = binary().unwrap_or_else(|e| panic!("{e}"));
         let server = Server::new(0, &binary, dir.to_path_buf(), Persistence::None, None).unwrap();
-        Node::start(0, vec![Process::Local(server)], None, None).await.unwrap()
+        Node::start(0, vec![Process::Local(server)], None, None)
+            .await
+            .unwrap()
     }
 
     #[tokio::test]

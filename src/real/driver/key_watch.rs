@@ -50,7 +50,15 @@ impl KeyWatch {
     /// A key event: the value a set wrote is remembered; a delete or an expiry takes
     /// it, and its line names it. Built-in clients' sets and deletes have their lines
     /// from the replies; only the expiries are written here for them.
-    fn key(&mut self, t_us: u64, node: NodeId, key: String, note: Note, value: Option<String>, out: &mut Vec<NodeEvent>) {
+    fn key(
+        &mut self,
+        t_us: u64,
+        node: NodeId,
+        key: String,
+        note: Note,
+        value: Option<String>,
+        out: &mut Vec<NodeEvent>,
+    ) {
         let token = match note {
             Note::Set => {
                 self.present.insert((node, key.clone()), value.clone());
@@ -236,7 +244,13 @@ mod tests {
             "the built-in clients' sets and deletes come from their replies"
         );
         let mut w = KeyWatch::new(true);
-        let lines = run(&mut w, vec![key(1, "lock:L0", Note::Set, Some("bb")), key(1, "lock:L0", Note::Deleted, None)]);
+        let lines = run(
+            &mut w,
+            vec![
+                key(1, "lock:L0", Note::Set, Some("bb")),
+                key(1, "lock:L0", Note::Deleted, None),
+            ],
+        );
         assert_eq!(
             lines,
             vec![
@@ -252,7 +266,10 @@ mod tests {
         let back = Back {
             node: 2,
             // At 1 s on the node's clock: L0 lives 10 s more, L1 0.5 s, L2 forever.
-            before: Some(snap(1_000_000, &[("L0", "aa", 10_000), ("L1", "bb", 500), ("L2", "cc", -1)])),
+            before: Some(snap(
+                1_000_000,
+                &[("L0", "aa", 10_000), ("L1", "bb", 500), ("L2", "cc", -1)],
+            )),
             // Back at 2 s: L1 had expired by then; L2 was kept.
             after: Some(snap(2_000_000, &[("L2", "cc", -1)])),
             failover_lag: None,
@@ -260,7 +277,10 @@ mod tests {
         let mut out = Vec::new();
         w.news(9, News::Back(Box::new(back)), &mut out);
         assert_eq!(out.len(), 1, "{out:?}");
-        assert_eq!((out[0].action, out[0].node, out[0].t_us), (NodeAction::Lost, 2, 9));
+        assert_eq!(
+            (out[0].action, out[0].node, out[0].t_us),
+            (NodeAction::Lost, 2, 9)
+        );
         assert_eq!(out[0].token.as_deref(), Some("aa"));
         assert_eq!(out[0].expire_at_node_us, Some(11_000_000));
         // The kept key's value is known again: its expiry names its token.

@@ -30,8 +30,8 @@ mod node_lines;
 mod pauses;
 mod workers;
 
-use super::node::load_scripts;
 use super::keyspace::News;
+use super::node::load_scripts;
 use super::proxy::{self, Proxy};
 use super::runtime::{Host, Nodes};
 use super::workdir::WorkDir;
