@@ -14,7 +14,9 @@
 //! sans-IO [`crate::client::Client`]s and algorithms the simulator runs, on tokio with
 //! one multiplexed redis-crate connection per (client, node), and stamps the history
 //! with one monotonic clock of the lockstorm process. The history it returns goes to the
-//! same checker and report as a simulated one. [`wire`] maps commands to Redis calls;
+//! same checker and report as a simulated one. Beside its clients, lockstorm watches each
+//! node's keys itself ([`keyspace`]: key events, snapshots around a kill) for the
+//! history's expiry and loss lines. [`wire`] maps commands to Redis calls;
 //! [`bench`] measures lock latency against one `SET NX PX` round trip.
 
 pub mod bench;
@@ -22,6 +24,7 @@ pub mod bench;
 pub mod container;
 pub mod driver;
 pub mod faketime;
+pub mod keyspace;
 pub mod lagline;
 pub mod node;
 pub mod process;

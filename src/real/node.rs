@@ -19,7 +19,14 @@
 //! and the outage that took the node down decides how it comes back (a crash: the master
 //! restarts on its data; a failover: the replica is promoted), as on the simulator. A
 //! pause asked for while the node is down stops it as soon as it is back.
+//!
+//! With node events on, the node also watches its master ([`super::keyspace`]): a
+//! [`Watcher`] per master process for its key events, a snapshot of the master's keys just
+//! before a kill (unless it is stopped), and when the node is back a snapshot of what it
+//! serves, taken before any client reaches it: the proxies keep the node closed
+//! ([`NodeHandle::serving`]) from the kill until that report is sent.
 
+use super::keyspace::{self, Back, News, Snapshot, Watcher};
 use super::lagline::LagLine;
 use super::process::Process;
 use super::{wire, RealError};
@@ -65,6 +72,7 @@ enum Msg {
 pub struct NodeHandle {
     tx: mpsc::UnboundedSender<Msg>,
     upstream: watch::Receiver<SocketAddr>,
+    serving: watch::Receiver<bool>,
 }
 
 impl NodeHandle {
@@ -75,6 +83,12 @@ impl NodeHandle {
 
     pub fn addr(&self) -> SocketAddr {
         *self.upstream.borrow()
+    }
+
+    /// Whether clients may reach the node: false from a kill until the node is back and
+    /// lockstorm has read what it serves.
+    pub fn serving(&self) -> watch::Receiver<bool> {
+        self.serving.clone()
     }
 
     /// Queues `op`; the node carries out its operations in the order they were sent.
@@ -105,6 +119,14 @@ pub struct Node {
     upstream: watch::Sender<SocketAddr>,
     /// The replica's link to the master (with replication).
     lag_line: Option<LagLine>,
+    lag: Option<Duration>,
+    serving: watch::Sender<bool>,
+    /// Where the watcher's news go; `None`: node events are off.
+    news: Option<mpsc::UnboundedSender<News>>,
+    /// The current master's watcher.
+    watcher: Option<Watcher>,
+    /// What the master had just before the kill of the current outage.
+    before: Option<Snapshot>,
 }
 
 impl Node {
@@ -114,6 +136,7 @@ impl Node {
         index: usize,
         mut processes: Vec<Process>,
         replication_lag: Option<Duration>,
+        news: Option<mpsc::UnboundedSender<News>>,
     ) -> Result<Node, RealError> {
         processes[0].start(None).await?;
         let (upstream, _) = watch::channel(processes[0].addr());
@@ -125,6 +148,11 @@ impl Node {
             pause_wanted: false,
             upstream,
             lag_line: None,
+            lag: replication_lag,
+            serving: watch::channel(true).0,
+            news,
+            watcher: None,
+            before: None,
         };
         if let Some(lag) = replication_lag {
             let line = LagLine::start(node.upstream.subscribe(), lag)
@@ -134,15 +162,49 @@ impl Node {
             node.lag_line = Some(line);
         }
         load_scripts(index, node.processes[0].addr()).await?;
+        node.watch().await;
         Ok(node)
+    }
+
+    /// Starts watching the current master (with node events on).
+    async fn watch(&mut self) {
+        let Some(news) = self.news.clone() else { return };
+        match Watcher::start(self.index, self.processes[0].addr(), news).await {
+            Ok(w) => self.watcher = Some(w),
+            Err(e) => eprintln!(
+                "lockstorm: warning: node {}: no key events from it (no expired lines): {e}",
+                self.index
+            ),
+        }
+    }
+
+    /// The node is back: watch its new master, report what it serves, let clients in.
+    async fn back(&mut self, failover: bool) {
+        self.watch().await;
+        if let Some(w) = &self.watcher {
+            w.report(Back {
+                node: self.index,
+                before: self.before.take(),
+                after: None,
+                failover_lag: if failover { self.lag } else { None },
+            })
+            .await;
+        }
+        self.before = None;
+        self.serving.send_replace(true);
     }
 
     /// Runs the node's task: returns the handle, and the task ends at shutdown.
     pub fn spawn(self) -> NodeHandle {
         let (tx, rx) = mpsc::unbounded_channel();
         let upstream = self.upstream.subscribe();
+        let serving = self.serving.subscribe();
         tokio::spawn(self.run(rx));
-        NodeHandle { tx, upstream }
+        NodeHandle {
+            tx,
+            upstream,
+            serving,
+        }
     }
 
     async fn run(mut self, mut rx: mpsc::UnboundedReceiver<Msg>) {
@@ -202,7 +264,12 @@ impl Node {
 
     async fn kill_master(&mut self, why: Outage) {
         if self.down.is_none() {
+            self.serving.send_replace(false);
+            if self.news.is_some() && !self.master_paused {
+                self.before = keyspace::snapshot_before_kill(self.processes[0].addr()).await;
+            }
             self.processes[0].kill().await;
+            self.watcher = None;
             self.down = Some(why);
             self.master_paused = false;
         }
@@ -214,9 +281,13 @@ impl Node {
             Err(e) => Err(e),
         };
         self.down = None;
-        if let Err(e) = result {
-            // The run goes on with the node down; the liveness check will show it.
-            eprintln!("lockstorm: warning: restart of node {}: {e:#}", self.index);
+        match result {
+            Ok(()) => self.back(false).await,
+            Err(e) => {
+                // The run goes on with the node down; the liveness check will show it.
+                eprintln!("lockstorm: warning: restart of node {}: {e:#}", self.index);
+                self.serving.send_replace(true);
+            }
         }
     }
 
@@ -237,6 +308,7 @@ impl Node {
         if let Err(e) = load_scripts(self.index, replica).await {
             eprintln!("lockstorm: warning: node {}: {e:#}", self.index);
         }
+        self.back(true).await;
         let line = self.lag_line.as_ref().map(LagLine::addr);
         if let Err(e) = self.processes[1].start(line).await {
             eprintln!(
@@ -314,7 +386,9 @@ mod tests {
     async fn node(dir: &std::path::Path) -> Node {
         let binary = binary().unwrap_or_else(|e| panic!("{e}"));
         let server = Server::new(0, &binary, dir.to_path_buf(), Persistence::None, None).unwrap();
-        Node::start(0, vec![Process::Local(server)], None).await.unwrap()
+        Node::start(0, vec![Process::Local(server)], None, None)
+            .await
+            .unwrap()
     }
 
     #[tokio::test]

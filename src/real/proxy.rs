@@ -11,7 +11,9 @@
 //!
 //! The upstream is a `watch` value, read at each new connection: a failover points the
 //! proxy at the promoted replica, so the node keeps its address for the clients, as
-//! behind Sentinel with a virtual IP.
+//! behind Sentinel with a virtual IP. A second `watch` says whether the node serves: from
+//! the moment it is killed until lockstorm has read what it came back with
+//! (`keyspace.rs`), a new connection is closed at once, as if the node were still down.
 
 use std::net::SocketAddr;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -39,12 +41,21 @@ impl Proxy {
     /// which may change while the proxy runs). Must be called inside a tokio runtime;
     /// the proxy's tasks live as long as that runtime.
     pub async fn start(upstream: watch::Receiver<SocketAddr>, clients: usize) -> std::io::Result<Proxy> {
+        Proxy::start_gated(upstream, watch::channel(true).1, clients).await
+    }
+
+    /// [`Proxy::start`], for a node that does not serve while `serving` is false.
+    pub async fn start_gated(
+        upstream: watch::Receiver<SocketAddr>,
+        serving: watch::Receiver<bool>,
+        clients: usize,
+    ) -> std::io::Result<Proxy> {
         let mut links = Vec::with_capacity(clients);
         for _ in 0..clients {
             let listener = TcpListener::bind("127.0.0.1:0").await?;
             let addr = listener.local_addr()?;
             let (tx, rx) = watch::channel(LinkState::default());
-            tokio::spawn(accept_loop(listener, upstream.clone(), rx));
+            tokio::spawn(accept_loop(listener, upstream.clone(), serving.clone(), rx));
             links.push((addr, tx));
         }
         Ok(Proxy { links })
@@ -76,9 +87,13 @@ pub fn fixed(addr: SocketAddr) -> watch::Receiver<SocketAddr> {
 async fn accept_loop(
     listener: TcpListener,
     upstream: watch::Receiver<SocketAddr>,
+    serving: watch::Receiver<bool>,
     state: watch::Receiver<LinkState>,
 ) {
     while let Ok((down, _)) = listener.accept().await {
+        if !*serving.borrow() {
+            continue;
+        }
         let state = state.clone();
         let upstream = *upstream.borrow();
         tokio::spawn(async move {

@@ -59,8 +59,14 @@ impl Nodes {
     }
 
     /// Starts the scenario's nodes on its backend's runtime, each process with its own
-    /// directory under `dir`; `faketime` when a fault will move a node's clock.
-    pub async fn start(scenario: &Scenario, faketime: bool, dir: &Path) -> Result<Nodes, RealError> {
+    /// directory under `dir`; `faketime` when a fault will move a node's clock; each node
+    /// watches its keys for `news` if given ([`super::keyspace`]).
+    pub async fn start(
+        scenario: &Scenario,
+        faketime: bool,
+        dir: &Path,
+        news: Option<tokio::sync::mpsc::UnboundedSender<super::keyspace::News>>,
+    ) -> Result<Nodes, RealError> {
         let runtime = Runtime::new(scenario.backend, faketime, dir).await?;
         let lag = scenario.replication.map(|r| Duration::from_micros(r.lag_us));
         let per_node = if lag.is_some() { 2 } else { 1 };
@@ -71,7 +77,7 @@ impl Nodes {
                 .map(|m| runtime.process(i, m, scenario.persistence[i], dir))
                 .collect();
             match processes {
-                Ok(p) => starting.push(tokio::spawn(Node::start(i, p, lag))),
+                Ok(p) => starting.push(tokio::spawn(Node::start(i, p, lag, news.clone()))),
                 Err(e) => {
                     made = Err(e);
                     break;

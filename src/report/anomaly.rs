@@ -10,7 +10,8 @@
 //! clock that jumped or ran fast, the holder's clock that ran slow, a pause of the
 //! holder, or none of these (the validity was miscomputed: the client trusted more
 //! time than its keys had). A history without node events (an old one, another
-//! client's, the real backend's) is named from the faults alone, and says so.
+//! client's, or a real run whose nodes showed nothing of the cause) is named from the
+//! faults alone, and says so.
 //!
 //! A stale write is named by what the resource could not tell: without fencing
 //! tokens, any late write gets in (unfenced stale write); with them, one whose token
@@ -398,9 +399,10 @@ fn cause(
                 if let Some(w) = crash {
                     lines.push(w.line);
                 }
+                // The crash's own time: a real node's line comes when it is back.
                 format!(
                     "node {n} crashed at t={}{} and its persistence had not kept client {}'s key {} (line {})",
-                    secs(e.t_us),
+                    secs(crash.map_or(e.t_us, |w| w.start_us)),
                     crash.map_or(String::new(), |w| format!(" (fault #{})", w.id)),
                     a.client,
                     e.key,
@@ -410,7 +412,12 @@ fn cause(
             NodeAction::Unreplicated => format!(
                 "node {n}'s master died at t={} before client {}'s key {} reached its replica, which trailed it by {} \
                  (line {}); the promoted replica served without it",
-                secs(e.t_us),
+                secs(
+                    faults
+                        .iter()
+                        .rfind(|w| matches!(w.fault, Fault::Failover { node } if node == n) && w.start_us <= e.t_us)
+                        .map_or(e.t_us, |w| w.start_us)
+                ),
                 a.client,
                 e.key,
                 span(e.lag_us.unwrap_or(0)),

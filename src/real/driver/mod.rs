@@ -25,10 +25,12 @@
 
 pub(crate) mod conn;
 mod faults;
+mod key_watch;
 mod node_lines;
 mod pauses;
 mod workers;
 
+use super::keyspace::News;
 use super::node::load_scripts;
 use super::proxy::{self, Proxy};
 use super::runtime::{Host, Nodes};
@@ -146,11 +148,14 @@ fn run_in(
         .map_err(|e| RealError::Io("start the tokio runtime".into(), e))?;
     // Nodes start on this thread (the runtime's), which lives as long as they do.
     let result = runtime.block_on(async {
+        // What the nodes lockstorm runs show of their keys by themselves (expiry, loss).
+        let (news_tx, news_rx) = mpsc::unbounded_channel();
+        let news_tx = scenario.node_events.then_some(news_tx);
         let nodes = match &scenario.targets {
             Targets::External(addrs) => Nodes::external(addrs),
-            Targets::Local => Nodes::start(scenario, needs_faketime(&plan), dir).await?,
+            Targets::Local => Nodes::start(scenario, needs_faketime(&plan), dir, news_tx).await?,
         };
-        let result = drive(scenario, seed, plan, &nodes.hosts, dir, &mut sink).await;
+        let result = drive(scenario, seed, plan, &nodes.hosts, dir, news_rx, &mut sink).await;
         nodes.shutdown().await;
         result
     });
@@ -177,22 +182,23 @@ async fn drive(
     plan: Vec<PlannedFault>,
     hosts: &[Host],
     tmp: &std::path::Path,
+    news: mpsc::UnboundedReceiver<News>,
     sink: &mut dyn Sink,
 ) -> Result<RunOutput, RealError> {
     let n_clients = scenario.clients.total();
     let mut proxies = Vec::with_capacity(hosts.len());
     for (i, h) in hosts.iter().enumerate() {
-        let upstream = match h {
-            Host::Managed(n) => n.upstream(),
+        let (upstream, serving) = match h {
+            Host::Managed(n) => (n.upstream(), n.serving()),
             Host::External(addr) => {
                 load_scripts(i, *addr).await?;
                 // The probe's lock comes after the workload's.
                 let locks = scenario.clients.locks + u32::from(scenario.clients.probe.is_some());
                 clear_locks(i, *addr, locks).await?;
-                proxy::fixed(*addr)
+                (proxy::fixed(*addr), tokio::sync::watch::channel(true).1)
             }
         };
-        let proxy = Proxy::start(upstream, n_clients)
+        let proxy = Proxy::start_gated(upstream, serving, n_clients)
             .await
             .map_err(|e| RealError::Io(format!("start the proxy for node {i}"), e))?;
         proxies.push(proxy);
@@ -265,6 +271,7 @@ async fn drive(
         workers,
         pauses: ClientPauses::new(n_clients),
         failure: None,
+        key_watch: key_watch::KeyWatch::new(scenario.clients.worker.is_some()),
     };
     d.history.push(Event::Meta(Meta {
         t_us: 0,
@@ -279,7 +286,7 @@ async fn drive(
         worker: d.workers.as_ref().map(Workers::meta),
         probe_client: scenario.clients.probe_client(),
     }));
-    let stopped = d.run(rx, worker_rx).await;
+    let stopped = d.run(rx, worker_rx, news).await;
     d.aimer.close(&mut d.plan);
     let worker_logs = d.workers.take().map(|mut w| {
         w.shutdown();
@@ -341,6 +348,8 @@ struct Driver<'a> {
     pauses: ClientPauses,
     /// Why the run stopped early: a worker broke the protocol.
     failure: Option<String>,
+    /// Turns the nodes' own news into `node` lines.
+    key_watch: key_watch::KeyWatch,
 }
 
 impl Driver<'_> {
@@ -368,6 +377,7 @@ impl Driver<'_> {
         &mut self,
         mut rx: mpsc::UnboundedReceiver<Answer>,
         mut worker_rx: mpsc::UnboundedReceiver<crate::worker::process::WorkerEvent>,
+        mut news: mpsc::UnboundedReceiver<News>,
     ) -> bool {
         let stop = Arc::new(tokio::sync::Notify::new());
         let _wake = {
@@ -409,6 +419,17 @@ impl Driver<'_> {
                 // Nothing more is recorded: the nodes are killed as they are, and the
                 // history ends with what was open at the stop.
                 () = stop.notified() => return true,
+                // Before the replies: a node that came back reports what it kept before
+                // any client can reach it, so its `lost` lines precede what clients did
+                // on it afterwards.
+                Some(n) = news.recv() => {
+                    let t = self.now_us();
+                    let mut lines = Vec::new();
+                    self.key_watch.news(t, n, &mut lines);
+                    for line in lines {
+                        self.history.push(Event::Node(line));
+                    }
+                }
                 Some(r) = rx.recv() => {
                     let t = self.now_us();
                     self.stats.events += 1;

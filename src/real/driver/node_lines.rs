@@ -4,10 +4,9 @@
 //! A command that changed a lock key (a SET that was answered OK, a delete or an
 //! extension that answered 1, a script that answered "acquired") is recorded at the
 //! moment its reply arrived: the node applied it before then, after the request left.
-//! What no reply tells (a key's expiry, a key lost at a crash, what a replica had) is
-//! not recorded here: that needs keyspace notifications or a replication-offset probe,
-//! which the real backend does not run yet. Worker clients' commands are the library's
-//! own and pass the proxy unread, so they get no lines either.
+//! What no reply tells (a key's expiry, a key lost at a crash, what a replica had) comes
+//! from the nodes themselves (`key_watch.rs`), and so do worker clients' lines: their
+//! commands are the library's own and pass the proxy unread.
 
 use crate::command::{rw_reply, Cmd, Key, NodeId, Reply, Token};
 use crate::history::{NodeAction, NodeEvent};
