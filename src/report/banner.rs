@@ -57,6 +57,22 @@ pub struct Banner {
     pub judges: Vec<Judge>,
     /// "expected unsafe — as expected", when the scenario states an expectation.
     pub expectation: Option<(String, bool)>,
+    /// The liveness findings set aside (they overlap a stall of lockstorm's own driver),
+    /// in one sentence, so a reader knows they exist.
+    pub set_aside: Option<String>,
+}
+
+/// The sentence about liveness findings set aside, if there are any.
+fn set_aside_sentence(view: &RunView) -> Option<String> {
+    let aside = &view.findings.liveness_set_aside;
+    let first = aside.first()?;
+    Some(format!(
+        "{} liveness {} set aside, not counted: {} overlapped a stall of lockstorm's own driver on the real backend, so the wait may be lockstorm's, not the lock's (the first: {}).",
+        aside.len(),
+        plural("finding", aside.len()),
+        if aside.len() == 1 { "it" } else { "each" },
+        liveness_sentence(first)
+    ))
 }
 
 fn seeds(summary: &Value) -> &[Value] {
@@ -378,6 +394,7 @@ pub fn judge(summary: &Value, view: &RunView, anomaly: Option<&str>) -> Banner {
         headline,
         judges,
         expectation,
+        set_aside: set_aside_sentence(view),
     }
 }
 
@@ -407,7 +424,11 @@ impl Banner {
                 esc(&j.text)
             ));
         }
-        h.push_str("</ul></div>\n");
+        h.push_str("</ul>");
+        if let Some(aside) = &self.set_aside {
+            h.push_str(&format!("<p class=aside>{}</p>", esc(aside)));
+        }
+        h.push_str("</div>\n");
         h
     }
 }
