@@ -784,7 +784,7 @@ fn operations_caption(view: &view::RunView) -> String {
     );
     if let Some((drawn, total)) = ops.thinned() {
         s.push_str(&format!(
-            " More than {} acquires: the points are binned on a grid of about a pixel per cell and one point is drawn per outcome and cell ({drawn} of {total} drawn).",
+            " More than {} acquires: the points are binned on a grid over time and log latency and one point is drawn per outcome and cell ({drawn} of {total} drawn), so a dense cloud shows where acquires were, not how many.",
             plots::operations::MAX_POINTS
         ));
     }

@@ -6,8 +6,9 @@
 //! n per outcome, sits to the right of the plot, off the data.
 //!
 //! A long run has millions of acquires: past [`MAX_POINTS`] the points are binned on a
-//! grid of about a pixel per cell, one point drawn per outcome and cell, and the caption
-//! says how many were drawn of how many ([`Operations::thinned`]).
+//! grid (about a pixel per cell, coarser until at most [`MAX_POINTS`] cells hold a
+//! point), one point drawn per outcome and cell, and the caption says how many were
+//! drawn of how many ([`Operations::thinned`]).
 
 use super::cdf::{decades, ms_label};
 use super::{coalesce, fault_color, seconds_label, us_to_s, DrawResult, Figure};
@@ -16,13 +17,14 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use std::collections::BTreeSet;
 
-/// Up to this many acquires every one is drawn; past it they are binned.
-pub const MAX_POINTS: usize = 20_000;
+/// Up to this many acquires every one is drawn; past it they are binned on a grid
+/// coarse enough to draw at most this many (a point is about 100 bytes of SVG).
+pub const MAX_POINTS: usize = 5_000;
 const WIDTH_PX: u32 = 1400;
 const LEGEND_PX: u32 = 250;
-/// The grid past [`MAX_POINTS`]: columns over time, rows over log latency.
-const GRID_X: u64 = 1_000;
-const GRID_Y: f64 = 300.0;
+/// The finest grid past [`MAX_POINTS`]: columns over time, rows per decade of latency.
+const GRID_X: u64 = 1_024;
+const GRID_Y: f64 = 32.0;
 /// Fault periods up to which each gets a label.
 const FAULT_LABELS: usize = 12;
 
@@ -51,13 +53,24 @@ impl Operations<'_> {
             return all.collect();
         }
         let end = self.view.end_us.max(1);
-        let mut seen = BTreeSet::new();
-        all.filter(|&(t, lat, o)| {
-            let col = t * GRID_X / end;
-            let row = ((lat.max(1) as f64).log10() * GRID_Y / 8.0) as i64;
-            seen.insert((col, row, o as u8))
-        })
-        .collect()
+        // Halve the grid until the cells that hold a point are few enough.
+        let (mut cols, mut rows) = (GRID_X, GRID_Y);
+        loop {
+            let mut seen = BTreeSet::new();
+            let kept: Vec<Point> = all
+                .clone()
+                .filter(|&(t, lat, o)| {
+                    let col = t.min(end) * cols / end;
+                    let row = ((lat.max(1) as f64).log10() * rows) as i64;
+                    seen.insert((col, row, o as u8))
+                })
+                .collect();
+            if kept.len() <= MAX_POINTS || cols <= 1 {
+                return kept;
+            }
+            cols /= 2;
+            rows /= 2.0;
+        }
     }
 
     /// `Some((drawn, total))` when the points were binned.
@@ -243,10 +256,10 @@ mod tests {
         let ops = Operations { view: &view };
         let (drawn, total) = ops.thinned().expect("binned past the bound");
         assert_eq!(total, 200_000);
-        assert!(drawn < total / 4, "binning keeps far fewer: {drawn}");
-        assert!(drawn > 1_000, "but still one per occupied cell: {drawn}");
+        assert!(drawn <= MAX_POINTS, "binning keeps at most the bound: {drawn}");
+        assert!(drawn > MAX_POINTS / 8, "but still one per occupied cell: {drawn}");
         let svg = super::super::render_svg(&ops).unwrap();
-        assert!(svg.len() < 3_000_000, "a small SVG: {} bytes", svg.len());
+        assert!(svg.len() < 1_000_000, "a small SVG: {} bytes", svg.len());
         assert!(svg.contains("failed (n = 200000)"), "n in the legend");
     }
 }
