@@ -143,7 +143,10 @@ fn check_first_screen(scenario: &str, stem: &str) {
     assert_ne!(a, b, "{scenario}: two different clients");
     let p = probe(&out.join("index.html"));
     let banner = p["banner"].as_str().expect("a banner");
-    assert!(banner.contains(&anomaly), "{scenario}: the banner names {anomaly}: {banner}");
+    assert!(
+        banner.to_lowercase().contains(&anomaly.to_lowercase()),
+        "{scenario}: the banner names {anomaly}: {banner}"
+    );
     let pair = format!("clients {a} and {b}");
     let both = banner.contains(&pair) || (banner.contains(&format!("client {a}")) && banner.contains(&format!("client {b}")));
     assert!(both, "{scenario}: the banner names both holders, {a} and {b}: {banner}");
