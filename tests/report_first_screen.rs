@@ -89,7 +89,11 @@ fn probe(page: &Path) -> serde_json::Value {
         .output()
         .expect("run the headless browser");
     std::fs::remove_file(&probed).unwrap();
-    assert!(out.status.success(), "chromium: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "chromium: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let dom = String::from_utf8_lossy(&out.stdout);
     let tag = "<pre id=\"lockstorm-probe\">";
     let start = dom
@@ -107,7 +111,9 @@ fn probe(page: &Path) -> serde_json::Value {
 
 /// Runs a shipped scenario on the simulator into `out`; it must end as expected.
 fn report(scenario: &str, out: &Path) -> serde_json::Value {
-    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios").join(scenario);
+    let file = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("scenarios")
+        .join(scenario);
     let status = Command::new(env!("CARGO_BIN_EXE_lockstorm"))
         .args(["scenario", "-q", "--out"])
         .arg(out)
@@ -122,14 +128,20 @@ fn report(scenario: &str, out: &Path) -> serde_json::Value {
 fn lead(summary: &serde_json::Value) -> (String, usize, usize) {
     if let Some(v) = summary["violations"].get(0) {
         return (
-            v["anomaly"]["name"].as_str().expect("a named anomaly").to_string(),
+            v["anomaly"]["name"]
+                .as_str()
+                .expect("a named anomaly")
+                .to_string(),
             v["first"]["client"].as_u64().unwrap() as usize,
             v["second"]["client"].as_u64().unwrap() as usize,
         );
     }
     let rv = &summary["resource_violations"][0];
     (
-        rv["anomaly"]["name"].as_str().expect("a named anomaly").to_string(),
+        rv["anomaly"]["name"]
+            .as_str()
+            .expect("a named anomaly")
+            .to_string(),
         rv["client"].as_u64().unwrap() as usize,
         rv["holder"]["client"].as_u64().unwrap() as usize,
     )
@@ -148,25 +160,49 @@ fn check_first_screen(scenario: &str, stem: &str) {
         "{scenario}: the banner names {anomaly}: {banner}"
     );
     let pair = format!("clients {a} and {b}");
-    let both = banner.contains(&pair) || (banner.contains(&format!("client {a}")) && banner.contains(&format!("client {b}")));
-    assert!(both, "{scenario}: the banner names both holders, {a} and {b}: {banner}");
+    let both = banner.contains(&pair)
+        || (banner.contains(&format!("client {a}")) && banner.contains(&format!("client {b}")));
+    assert!(
+        both,
+        "{scenario}: the banner names both holders, {a} and {b}: {banner}"
+    );
 
     // The first screen: the zoomed timeline whole, and the story begun.
-    assert_eq!(p["first_figure"], format!("{stem}.svg"), "{scenario}: the zoomed timeline comes first");
+    assert_eq!(
+        p["first_figure"],
+        format!("{stem}.svg"),
+        "{scenario}: the zoomed timeline comes first"
+    );
     assert_eq!(p["figure_loaded"], true, "{scenario}: the timeline loaded");
     let bottom = p["figure"]["bottom"].as_f64().unwrap();
-    assert!(bottom <= WINDOW.1 as f64, "{scenario}: the timeline ends at {bottom} px, below the first screen");
+    assert!(
+        bottom <= WINDOW.1 as f64,
+        "{scenario}: the timeline ends at {bottom} px, below the first screen"
+    );
     let step = p["story_first_step"]["bottom"].as_f64().expect("a story");
-    assert!(step <= WINDOW.1 as f64, "{scenario}: the story's first step ends at {step} px");
+    assert!(
+        step <= WINDOW.1 as f64,
+        "{scenario}: the story's first step ends at {step} px"
+    );
     if let Some(table) = p["first_table"]["top"].as_f64() {
-        assert!(table > p["story"]["top"].as_f64().unwrap(), "{scenario}: no table before the story");
+        assert!(
+            table > p["story"]["top"].as_f64().unwrap(),
+            "{scenario}: no table before the story"
+        );
     }
 
     // Hover: the tooltip line shows the operation's history line, and that line of
     // history.jsonl is the ok that began the hold.
-    assert_eq!(p["tooltip_before"], "", "{scenario}: nothing shown before the hover");
+    assert_eq!(
+        p["tooltip_before"], "",
+        "{scenario}: nothing shown before the hover"
+    );
     let tip = p["tooltip"].as_str().unwrap();
-    assert_eq!(Some(tip), p["op_info"].as_str(), "{scenario}: hovering shows the operation");
+    assert_eq!(
+        Some(tip),
+        p["op_info"].as_str(),
+        "{scenario}: hovering shows the operation"
+    );
     let client: usize = tip
         .strip_prefix("client ")
         .and_then(|t| t.split(' ').next())
@@ -180,14 +216,23 @@ fn check_first_screen(scenario: &str, stem: &str) {
     let history = std::fs::read_to_string(out.join("history.jsonl")).unwrap();
     let event: serde_json::Value = serde_json::from_str(history.lines().nth(line - 1).unwrap()).unwrap();
     assert_eq!(event["type"], "ok", "{scenario}: line {line} is an ok: {event}");
-    assert_eq!(event["client"], client, "{scenario}: line {line} is client {client}'s");
+    assert_eq!(
+        event["client"], client,
+        "{scenario}: line {line} is client {client}'s"
+    );
 
     if let Some(dir) = std::env::var_os("LOCKSTORM_SHOTS") {
         // For a person to look at: the first screen of the page.
         let png = Path::new(&dir).join(format!("{}.png", scenario.trim_end_matches(".toml")));
         let profile = tempfile::tempdir().unwrap();
         let status = Command::new(chromium())
-            .args(["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--virtual-time-budget=5000"])
+            .args([
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--hide-scrollbars",
+                "--virtual-time-budget=5000",
+            ])
             .arg(format!("--window-size={},{}", WINDOW.0, WINDOW.1))
             .arg(format!("--user-data-dir={}", profile.path().display()))
             .arg(format!("--screenshot={}", png.display()))
@@ -242,19 +287,35 @@ fn the_reports_site_reaches_every_report_folder() {
             if href.contains("://") || href.starts_with('#') || href.starts_with("mailto:") {
                 continue;
             }
-            let target = page.parent().unwrap().join(href.split(['#', '?']).next().unwrap());
-            let target = if target.is_dir() { target.join("index.html") } else { target };
+            let target = page
+                .parent()
+                .unwrap()
+                .join(href.split(['#', '?']).next().unwrap());
+            let target = if target.is_dir() {
+                target.join("index.html")
+            } else {
+                target
+            };
             if target.extension().is_some_and(|e| e == "html") {
                 queue.push_back(target);
             }
         }
     }
-    let reached_folders: BTreeSet<PathBuf> =
-        reached.iter().filter_map(|p| p.parent().map(Path::to_path_buf)).collect();
+    let reached_folders: BTreeSet<PathBuf> = reached
+        .iter()
+        .filter_map(|p| p.parent().map(Path::to_path_buf))
+        .collect();
     let missed: Vec<_> = folders
         .iter()
         .filter(|f| !reached_folders.contains(&f.canonicalize().unwrap()))
         .collect();
-    assert!(folders.len() > 10, "the committed reports are there: {}", folders.len());
-    assert!(missed.is_empty(), "not reached from reports/index.html: {missed:?}");
+    assert!(
+        folders.len() > 10,
+        "the committed reports are there: {}",
+        folders.len()
+    );
+    assert!(
+        missed.is_empty(),
+        "not reached from reports/index.html: {missed:?}"
+    );
 }

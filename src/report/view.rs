@@ -462,7 +462,8 @@ impl RunView<'_> {
     pub fn time_spent(&self) -> TimeSpent {
         let w = self.workload_end_us();
         let clip = |(s, e): (u64, u64)| (s.min(w), e.min(w));
-        let mut per_lock: Vec<(Vec<(u64, u64)>, Vec<(u64, u64)>)> = vec![Default::default(); self.locks.len()];
+        let mut per_lock: Vec<(Vec<(u64, u64)>, Vec<(u64, u64)>)> =
+            vec![Default::default(); self.locks.len()];
         for a in &self.acquires {
             let (busy, failed) = &mut per_lock[a.lock as usize];
             let span = clip((a.invoke_us, a.done_us));
@@ -472,7 +473,12 @@ impl RunView<'_> {
                 failed.push(span);
             }
         }
-        let index: BTreeMap<&str, usize> = self.locks.iter().enumerate().map(|(k, l)| (l.as_str(), k)).collect();
+        let index: BTreeMap<&str, usize> = self
+            .locks
+            .iter()
+            .enumerate()
+            .map(|(k, l)| (l.as_str(), k))
+            .collect();
         for h in self.holds() {
             if let Some(&k) = index.get(h.lock.as_str()) {
                 per_lock[k].0.push(clip((h.start_us, h.end_us)));

@@ -8,8 +8,8 @@
 //! because the figures merge what would be narrower than a pixel (see [`timeline`]).
 
 pub mod availability;
-pub mod operations;
 pub mod cdf;
+pub mod operations;
 pub mod sweep;
 pub mod timeline;
 

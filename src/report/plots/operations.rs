@@ -93,7 +93,11 @@ where
         Outcome::Failed => Cross::new(at, 3, FAILED.stroke_width(1)).into_dyn(),
         Outcome::Unknown => {
             let (x, y) = at;
-            Polygon::new(vec![(x, y - 4), (x - 4, y + 3), (x + 4, y + 3)], UNKNOWN.stroke_width(1)).into_dyn()
+            Polygon::new(
+                vec![(x, y - 4), (x - 4, y + 3), (x + 4, y + 3)],
+                UNKNOWN.stroke_width(1),
+            )
+            .into_dyn()
         }
     }
 }
@@ -112,7 +116,12 @@ impl Figure for Operations<'_> {
         let view = self.view;
         let end = view.end_us.max(1);
         let points = self.points();
-        let lo_ms = points.iter().map(|p| p.1).filter(|&l| l > 0).min().map_or(0.01, |l| l as f64 / 1e3);
+        let lo_ms = points
+            .iter()
+            .map(|p| p.1)
+            .filter(|&l| l > 0)
+            .min()
+            .map_or(0.01, |l| l as f64 / 1e3);
         let hi_ms = points.iter().map(|p| p.1).max().map_or(1.0, |l| l as f64 / 1e3);
         let (y0, y1) = decades(lo_ms, hi_ms);
         let mut chart = ChartBuilder::on(&plot_area)
@@ -188,16 +197,27 @@ impl Figure for Operations<'_> {
             entries.push((Some(o), None, format!("{word} (n = {})", self.count(o))));
         }
         for kind in &kinds {
-            entries.push((None, Some(fault_color(kind)), format!("{} active", kind.replace('_', " "))));
+            entries.push((
+                None,
+                Some(fault_color(kind)),
+                format!("{} active", kind.replace('_', " ")),
+            ));
         }
         for (i, (o, shade, label)) in entries.iter().enumerate() {
             let (x, y) = (10, 48 + 20 * i as i32);
             match (o, shade) {
                 (Some(o), _) => legend_area.draw(&marker::<DB>(*o, (x + 9, y)))?,
-                (None, Some(c)) => legend_area.draw(&Rectangle::new([(x, y - 6), (x + 18, y + 6)], c.mix(0.35).filled()))?,
+                (None, Some(c)) => legend_area.draw(&Rectangle::new(
+                    [(x, y - 6), (x + 18, y + 6)],
+                    c.mix(0.35).filled(),
+                ))?,
                 (None, None) => {}
             }
-            legend_area.draw(&Text::new(label.clone(), (x + 26, y - 7), ("sans-serif", 13).into_font()))?;
+            legend_area.draw(&Text::new(
+                label.clone(),
+                (x + 26, y - 7),
+                ("sans-serif", 13).into_font(),
+            ))?;
         }
         if let Some((drawn, total)) = self.thinned() {
             let y = 48 + 20 * entries.len() as i32 + 10;

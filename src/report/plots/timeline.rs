@@ -403,10 +403,16 @@ where
     DB::ErrorType: 'static,
 {
     Some(match swatch {
-        Swatch::Expired => Polygon::new(vec![(x - 5, y - 5), (x + 5, y - 5), (x, y + 4)], EXPIRED.filled()).into_dyn(),
+        Swatch::Expired => {
+            Polygon::new(vec![(x - 5, y - 5), (x + 5, y - 5), (x, y + 4)], EXPIRED.filled()).into_dyn()
+        }
         Swatch::Lost => Cross::new((x, y), 5, LOST.stroke_width(2)).into_dyn(),
         Swatch::Lag => PathElement::new(vec![(x - 9, y), (x + 9, y)], LAG.stroke_width(4)).into_dyn(),
-        Swatch::Replicated => PathElement::new(vec![(x - 4, y), (x - 1, y + 4), (x + 5, y - 5)], REPLICATED.stroke_width(2)).into_dyn(),
+        Swatch::Replicated => PathElement::new(
+            vec![(x - 4, y), (x - 1, y + 4), (x + 5, y - 5)],
+            REPLICATED.stroke_width(2),
+        )
+        .into_dyn(),
         _ => return None,
     })
 }
@@ -657,7 +663,10 @@ impl Figure for Timeline<'_> {
             };
             let (s, e) = self.clip(t.saturating_sub(lag_us), t + 1)?;
             let y = self.y(node) + 0.36;
-            Some(Rectangle::new([(us_to_s(s), y - 0.05), (us_to_s(e), y + 0.05)], LAG.filled()))
+            Some(Rectangle::new(
+                [(us_to_s(s), y - 0.05), (us_to_s(e), y + 0.05)],
+                LAG.filled(),
+            ))
         }))?;
         chart.draw_series(marks.iter().filter_map(|&(node, t, mark)| {
             let swatch = match mark {
