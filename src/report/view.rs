@@ -427,8 +427,11 @@ pub fn union(mut v: Vec<(u64, u64)>) -> Vec<(u64, u64)> {
     out
 }
 
+/// Intervals `(start, end)` in µs.
+pub type Spans = Vec<(u64, u64)>;
+
 /// `a` minus `b` and `a` intersected with `b`, both sorted and disjoint.
-fn split(a: &[(u64, u64)], b: &[(u64, u64)]) -> (Vec<(u64, u64)>, Vec<(u64, u64)>) {
+fn split(a: &[(u64, u64)], b: &[(u64, u64)]) -> (Spans, Spans) {
     let (mut minus, mut within) = (Vec::new(), Vec::new());
     let mut j = 0;
     for &(s, e) in a {
@@ -462,8 +465,7 @@ impl RunView<'_> {
     pub fn time_spent(&self) -> TimeSpent {
         let w = self.workload_end_us();
         let clip = |(s, e): (u64, u64)| (s.min(w), e.min(w));
-        let mut per_lock: Vec<(Vec<(u64, u64)>, Vec<(u64, u64)>)> =
-            vec![Default::default(); self.locks.len()];
+        let mut per_lock: Vec<(Spans, Spans)> = vec![Default::default(); self.locks.len()];
         for a in &self.acquires {
             let (busy, failed) = &mut per_lock[a.lock as usize];
             let span = clip((a.invoke_us, a.done_us));

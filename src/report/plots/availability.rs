@@ -46,13 +46,16 @@ pub fn covered(spans: &[(u64, u64)], width: u64, n: usize) -> Vec<u64> {
     out
 }
 
+/// One bucket: start, length (µs), available share, contended share.
+pub type Bucket = (u64, u64, f64, f64);
+
 impl Availability<'_> {
     /// Per bucket: (start, length, available share, contended share). Time is
     /// available unless some lock was free, wanted and every attempt at it failed;
     /// contended where some attempt failed on a lock that was held ([`TimeSpent`]).
     ///
     /// [`TimeSpent`]: crate::report::view::TimeSpent
-    pub fn buckets(&self) -> (u64, Vec<(u64, u64, f64, f64)>) {
+    pub fn buckets(&self) -> (u64, Vec<Bucket>) {
         let end = self.view.workload_end_us().max(1);
         let width = bucket_us(end);
         let n = end.div_ceil(width) as usize;
@@ -154,7 +157,7 @@ impl Figure for Availability<'_> {
                 .legend(|(x, y)| Rectangle::new([(x, y - 6), (x + 14, y + 6)], VIOLATION.mix(0.4).filled()));
         }
         // Steps: each bucket's share held across its width.
-        let step = |share: &dyn Fn(&(u64, u64, f64, f64)) -> f64| {
+        let step = |share: &dyn Fn(&Bucket) -> f64| {
             buckets
                 .iter()
                 .flat_map(|b| [(us_to_s(b.0), share(b)), (us_to_s(b.0 + b.1), share(b))])
