@@ -440,3 +440,41 @@ fn capitalize(s: &str) -> String {
         None => String::new(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::judge;
+    use crate::checker::{check, LivenessFinding};
+    use crate::report::view::RunView;
+
+    #[test]
+    fn liveness_findings_set_aside_are_one_sentence_in_the_banner() {
+        let mut f = check(&[]).unwrap();
+        let summary = serde_json::json!({"verdict": "safe", "live": true});
+        let view = RunView::new(&[], &f);
+        assert_eq!(
+            judge(&summary, &view, None).set_aside,
+            None,
+            "none set aside, no sentence"
+        );
+        f.liveness_set_aside.push(LivenessFinding::Deadlock {
+            lock: "L0".into(),
+            probe_start_us: 5_000_000,
+            waited_us: 3_000_000,
+            bound_us: 2_000_000,
+            acquired: true,
+        });
+        let view = RunView::new(&[], &f);
+        let banner = judge(&summary, &view, None);
+        let said = banner.set_aside.clone().expect("a sentence");
+        assert!(said.starts_with("1 liveness finding set aside"), "{said}");
+        assert!(
+            said.contains("stall of lockstorm's own driver") && said.contains("L0"),
+            "{said}"
+        );
+        assert!(banner
+            .html()
+            .contains("<p class=aside>1 liveness finding set aside"));
+        assert_eq!(banner.severity, super::Severity::Safe, "set aside, not counted");
+    }
+}
