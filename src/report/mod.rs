@@ -632,7 +632,7 @@ pub fn render(
         "Share of successful workload acquisitions that took at most x ms, per mode (steps; n in the legend).".into(),
     )?;
     add(
-        &|d, s| save(&Operations { view }, d, s),
+        &|d, s| save(&Operations::new(view), d, s),
         "operations",
         "Every acquire over time",
         operations_caption(view),
@@ -777,7 +777,7 @@ fn overview_caption(view: &view::RunView) -> String {
 
 /// The operations plot's caption, saying when its points were binned.
 fn operations_caption(view: &view::RunView) -> String {
-    let ops = plots::operations::Operations { view };
+    let ops = plots::operations::Operations::new(view);
     let mut s = format!(
         "Each of the {} workload acquires at its start time (x) and latency, invoke to return (y, log scale): filled circles ok, crosses failed, open triangles unknown (timed out; the SET may have been applied). Shaded: a fault of that kind active; the black line is the heal.",
         view.acquires.len()

@@ -34,6 +34,18 @@ const UNKNOWN: RGBColor = RGBColor(255, 127, 14);
 
 pub struct Operations<'a> {
     pub view: &'a RunView<'a>,
+    /// The points' pixels, set by [`Figure::draw`] for [`Figure::extra_svg`]: a point
+    /// is a few bytes of one path per outcome, not an SVG element of its own.
+    pub pixels: std::cell::RefCell<Vec<(i32, i32, Outcome)>>,
+}
+
+impl<'a> Operations<'a> {
+    pub fn new(view: &'a RunView<'a>) -> Operations<'a> {
+        Operations {
+            view,
+            pixels: Default::default(),
+        }
+    }
 }
 
 /// One point to draw: start (µs), latency (µs), outcome.
@@ -105,6 +117,10 @@ where
 impl Figure for Operations<'_> {
     fn size(&self) -> (u32, u32) {
         (WIDTH_PX, 460)
+    }
+
+    fn extra_svg(&self) -> String {
+        paths(&self.pixels.borrow())
     }
 
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult
@@ -180,12 +196,14 @@ impl Figure for Operations<'_> {
             )))?;
         }
 
-        for o in [Outcome::Acquired, Outcome::Failed, Outcome::Unknown] {
-            chart.draw_series(points.iter().filter(|p| p.2 == o).map(|&(t, lat, _)| {
-                let y = (lat as f64 / 1e3).max(y0);
-                EmptyElement::at((us_to_s(t), y)) + marker::<DB>(o, (0, 0))
-            }))?;
-        }
+        // The points themselves go in as three paths ([`Figure::extra_svg`]).
+        *self.pixels.borrow_mut() = points
+            .iter()
+            .map(|&(t, lat, o)| {
+                let (x, y) = chart.backend_coord(&(us_to_s(t), (lat as f64 / 1e3).max(y0)));
+                (x, y, o)
+            })
+            .collect();
 
         // The legend, off the data.
         let mut entries: Vec<(Option<Outcome>, Option<RGBColor>, String)> = Vec::new();
@@ -236,6 +254,46 @@ impl Figure for Operations<'_> {
     }
 }
 
+/// One path per outcome: ok as round dots, failed as crosses, unknown as open
+/// triangles, the shapes of the legend's markers.
+fn paths(pixels: &[(i32, i32, Outcome)]) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    for (o, color, style) in [
+        (
+            Outcome::Acquired,
+            OK,
+            "stroke-width=\"4\" stroke-linecap=\"round\"",
+        ),
+        (Outcome::Failed, FAILED, "stroke-width=\"1\""),
+        (Outcome::Unknown, UNKNOWN, "stroke-width=\"1\""),
+    ] {
+        let mut d = String::new();
+        for &(x, y, _) in pixels.iter().filter(|p| p.2 == o) {
+            let _ = match o {
+                Outcome::Acquired => write!(d, "M{x} {y}h0"),
+                Outcome::Failed => write!(d, "M{} {}l6 6m0-6l-6 6", x - 3, y - 3),
+                Outcome::Unknown => write!(d, "M{x} {}l-4 7h8z", y - 4),
+            };
+        }
+        if !d.is_empty() {
+            let _ = writeln!(
+                out,
+                "<path class=\"{}\" d=\"{d}\" fill=\"none\" stroke=\"#{:02X}{:02X}{:02X}\" {style}/>",
+                match o {
+                    Outcome::Acquired => "ok",
+                    Outcome::Failed => "failed",
+                    Outcome::Unknown => "unknown",
+                },
+                color.0,
+                color.1,
+                color.2
+            );
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -266,20 +324,22 @@ mod tests {
         let small = history(500);
         let f = check(&small).unwrap();
         let view = RunView::new(&small, &f);
-        let ops = Operations { view: &view };
+        let ops = Operations::new(&view);
         assert_eq!(ops.points().len(), 500);
         assert_eq!(ops.thinned(), None);
 
         let big = history(200_000);
         let f = check(&big).unwrap();
         let view = RunView::new(&big, &f);
-        let ops = Operations { view: &view };
+        let ops = Operations::new(&view);
         let (drawn, total) = ops.thinned().expect("binned past the bound");
         assert_eq!(total, 200_000);
         assert!(drawn <= MAX_POINTS, "binning keeps at most the bound: {drawn}");
         assert!(drawn > MAX_POINTS / 8, "but still one per occupied cell: {drawn}");
         let svg = super::super::render_svg(&ops).unwrap();
-        assert!(svg.len() < 1_000_000, "a small SVG: {} bytes", svg.len());
+        assert!(svg.len() < 300_000, "a small SVG: {} bytes", svg.len());
+        let crosses = svg.matches("l6 6m0-6l-6 6").count();
+        assert_eq!(crosses, drawn, "every point drawn is a cross on the failed path");
         assert!(svg.contains("failed (n = 200000)"), "n in the legend");
     }
 }
