@@ -105,8 +105,9 @@ where
         Outcome::Failed => Cross::new(at, 3, FAILED.stroke_width(1)).into_dyn(),
         Outcome::Unknown => {
             let (x, y) = at;
-            Polygon::new(
-                vec![(x, y - 4), (x - 4, y + 3), (x + 4, y + 3)],
+            // Open, as on the plot.
+            PathElement::new(
+                vec![(x, y - 4), (x - 4, y + 3), (x + 4, y + 3), (x, y - 4)],
                 UNKNOWN.stroke_width(1),
             )
             .into_dyn()
