@@ -57,6 +57,22 @@ pub struct Banner {
     pub judges: Vec<Judge>,
     /// "expected unsafe — as expected", when the scenario states an expectation.
     pub expectation: Option<(String, bool)>,
+    /// The liveness findings set aside (they overlap a stall of lockstorm's own driver),
+    /// in one sentence, so a reader knows they exist.
+    pub set_aside: Option<String>,
+}
+
+/// The sentence about liveness findings set aside, if there are any.
+fn set_aside_sentence(view: &RunView) -> Option<String> {
+    let aside = &view.findings.liveness_set_aside;
+    let first = aside.first()?;
+    Some(format!(
+        "{} liveness {} set aside, not counted: {} overlapped a stall of lockstorm's own driver on the real backend, so the wait may be lockstorm's, not the lock's (the first: {}).",
+        aside.len(),
+        plural("finding", aside.len()),
+        if aside.len() == 1 { "it" } else { "each" },
+        liveness_sentence(first)
+    ))
 }
 
 fn seeds(summary: &Value) -> &[Value] {
@@ -378,6 +394,7 @@ pub fn judge(summary: &Value, view: &RunView, anomaly: Option<&str>) -> Banner {
         headline,
         judges,
         expectation,
+        set_aside: set_aside_sentence(view),
     }
 }
 
@@ -407,7 +424,11 @@ impl Banner {
                 esc(&j.text)
             ));
         }
-        h.push_str("</ul></div>\n");
+        h.push_str("</ul>");
+        if let Some(aside) = &self.set_aside {
+            h.push_str(&format!("<p class=aside>{}</p>", esc(aside)));
+        }
+        h.push_str("</div>\n");
         h
     }
 }
@@ -417,5 +438,43 @@ fn capitalize(s: &str) -> String {
     match c.next() {
         Some(first) => first.to_uppercase().chain(c).collect(),
         None => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::judge;
+    use crate::checker::{check, LivenessFinding};
+    use crate::report::view::RunView;
+
+    #[test]
+    fn liveness_findings_set_aside_are_one_sentence_in_the_banner() {
+        let mut f = check(&[]).unwrap();
+        let summary = serde_json::json!({"verdict": "safe", "live": true});
+        let view = RunView::new(&[], &f);
+        assert_eq!(
+            judge(&summary, &view, None).set_aside,
+            None,
+            "none set aside, no sentence"
+        );
+        f.liveness_set_aside.push(LivenessFinding::Deadlock {
+            lock: "L0".into(),
+            probe_start_us: 5_000_000,
+            waited_us: 3_000_000,
+            bound_us: 2_000_000,
+            acquired: true,
+        });
+        let view = RunView::new(&[], &f);
+        let banner = judge(&summary, &view, None);
+        let said = banner.set_aside.clone().expect("a sentence");
+        assert!(said.starts_with("1 liveness finding set aside"), "{said}");
+        assert!(
+            said.contains("stall of lockstorm's own driver") && said.contains("L0"),
+            "{said}"
+        );
+        assert!(banner
+            .html()
+            .contains("<p class=aside>1 liveness finding set aside"));
+        assert_eq!(banner.severity, super::Severity::Safe, "set aside, not counted");
     }
 }

@@ -43,6 +43,7 @@ const PLOT_STEMS: &[&str] = &[
     "timeline-stale-write",
     "timeline-fault",
     "latency-cdf",
+    "operations",
     "availability",
     "wait-cdf",
 ];

@@ -27,7 +27,7 @@ nav{font-size:.9em;margin-bottom:.5em}.banner{padding:.5em 1em;border-radius:4px
 .banner .headline{font-size:1.4em}.banner .expect{font-size:.7em;font-weight:normal}.banner .what{font-size:1.05em}
 ul.judges{margin:.3em 0;padding-left:1.2em;font-size:.92em}ul.judges li.safe,ul.judges li.unsafe,ul.judges li.notex{background:none}
 ul.judges li.unsafe b{color:#8a1414}ul.judges li.notex b{color:#6b4a00}
-figure.interactive svg{max-width:100%;height:auto;border:1px solid #ddd}.op:hover rect{stroke:#000;stroke-width:2}.opinfo{display:block;font-family:monospace;color:#222}";
+figure.interactive svg{max-width:100%;height:auto;border:1px solid #ddd}.op:hover rect{stroke:#000;stroke-width:2}.opinfo{display:block;font-family:monospace;color:#222}.banner .aside{font-size:.9em;color:#444}";
 
 fn text(v: &Value, key: &str) -> String {
     match &v[key] {
@@ -382,12 +382,17 @@ fn mode_table(h: &mut String, view: &RunView) {
         );
     }
     let stats = &view.findings.stats;
+    let spent = view.time_spent();
+    let workload_us = view.workload_end_us().max(1);
+    let share = |us: u64| us as f64 / workload_us as f64;
     let _ = writeln!(
         h,
-        "</table><p><b>Availability: {}</b> of the workload's time a lock was held or could be acquired; {} of it ({}) a lock was free and wanted but every attempt at it failed. The share of acquire calls that succeeded ({}) is not availability: a call that finds the lock held by another client fails by design.</p><p>Latency: one acquire call, invoke to ok. Wait: from a client's first attempt to its acquisition, across failed attempts. Workload phase only.</p>",
-        pct(1.0 - stats.unavailable_share),
-        pct(stats.unavailable_share),
-        span(stats.unavailable_us),
+        "</table><p><b>Availability: {}</b> of the workload's time a lock was held or could be acquired: only time during which some lock was free and wanted and every attempt at it failed counts against it ({}, {}). Apart from it, <b>contention</b>: {} of the time ({}) some attempt failed because the lock was held or being taken by another client, which is the lock doing its job. The share of acquire calls that succeeded ({}) is neither: it counts every call that found the lock taken. Definitions: docs/availability.md.</p><p>Latency: one acquire call, invoke to ok. Wait: from a client's first attempt to its acquisition, across failed attempts. Workload phase only.</p>",
+        pct(1.0 - share(spent.unavailable_us())),
+        pct(share(spent.unavailable_us())),
+        span(spent.unavailable_us()),
+        pct(share(spent.contended_us())),
+        span(spent.contended_us()),
         pct(stats.availability)
     );
 }

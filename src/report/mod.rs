@@ -81,6 +81,10 @@ pub struct Summary<'a> {
     pub resource: &'a ResourceStats,
     pub fence_regressions: &'a [crate::checker::resource::FenceRegression],
     pub liveness: &'a [LivenessFinding],
+    /// Liveness findings of the reported seed set aside because they overlap a stall of
+    /// lockstorm's own driver (the real backend): not counted in `live`, listed so a
+    /// reader knows they exist.
+    pub liveness_set_aside: &'a [LivenessFinding],
     pub stats: &'a Stats,
     pub fault_plan: &'a [PlannedFault],
     /// The lock library the clients ran, when they were worker processes.
@@ -173,6 +177,7 @@ pub fn summary<'a>(scenario: &'a Scenario, outcome: &'a Outcome) -> Summary<'a> 
         resource: &outcome.findings.resource,
         fence_regressions: &outcome.findings.fence_regressions,
         liveness: &outcome.findings.liveness,
+        liveness_set_aside: &outcome.findings.liveness_set_aside,
         stats: &outcome.findings.stats,
         fault_plan: &outcome.plan,
         exercise: &outcome.findings.exercise,
@@ -235,6 +240,36 @@ pub struct Rendered {
     pub stories: Vec<narrative::Story>,
     /// The stale writes' stories.
     pub stale: Vec<narrative::Story>,
+    /// summary.json's `availability_in_time` ([`availability_in_time`]).
+    pub availability: serde_json::Value,
+}
+
+/// summary.json's `availability_in_time` of the reported seed: where the workload's time
+/// went (docs/availability.md). `available_share` is the share of the workload phase
+/// during which a lock was held or could be acquired (no lock was free, wanted and
+/// failing every attempt); `contended_share` the share during which some attempt failed
+/// on a lock that was held (contention, shown apart, not counted against availability);
+/// `calls_succeeded_share` is `stats.availability` under a name that says what it is.
+pub fn availability_in_time(view: &view::RunView) -> serde_json::Value {
+    let spent = view.time_spent();
+    let workload_us = view.workload_end_us();
+    let share = |us: u64| {
+        if workload_us == 0 {
+            0.0
+        } else {
+            us as f64 / workload_us as f64
+        }
+    };
+    let (unavailable_us, contended_us) = (spent.unavailable_us(), spent.contended_us());
+    serde_json::json!({
+        "workload_us": workload_us,
+        "available_share": 1.0 - share(unavailable_us),
+        "unavailable_us": unavailable_us,
+        "unavailable_share": share(unavailable_us),
+        "contended_us": contended_us,
+        "contended_share": share(contended_us),
+        "calls_succeeded_share": view.findings.stats.availability,
+    })
 }
 
 /// Adds each told finding's anomaly to summary.json: `anomaly` (`kind`, its `name`,
@@ -296,11 +331,15 @@ pub fn write_with(
             plots: Vec::new(),
             stories: Vec::new(),
             stale: Vec::new(),
+            availability: serde_json::Value::Null,
         }
     } else {
         write_evidence(dir, &summary, outcome, keep_history)?
     };
     add_anomalies(&mut summary, &rendered);
+    if !rendered.availability.is_null() {
+        summary["availability_in_time"] = rendered.availability.clone();
+    }
     // Last, and only once everything it vouches for is on disk: until then the folder
     // keeps the placeholder that says the run is partial.
     stopped_before_summary(&summary)?;
@@ -458,8 +497,9 @@ pub fn rerender(dir: &Path) -> Result<Findings, ReportError> {
     let rendered = render(dir, &summary, &view, true)?;
     let mut summary = summary;
     add_anomalies(&mut summary, &rendered);
+    summary["availability_in_time"] = rendered.availability.clone();
     // Written back whatever changed: a summary from an older lockstorm comes out in
-    // today's form (one line, the anomalies named).
+    // today's form (one line, the anomalies named, availability in time).
     write_json(&summary_path, &summary)?;
     if let Some(e) = file.error() {
         return Err(e.into());
@@ -507,7 +547,7 @@ pub fn render(
     view: &view::RunView,
     has_history: bool,
 ) -> Result<Rendered, ReportError> {
-    use plots::{availability::Availability, cdf::Cdf, timeline::Timeline, Figure};
+    use plots::{availability::Availability, cdf::Cdf, operations::Operations, timeline::Timeline, Figure};
     let mut plots = Vec::new();
     let mut add = |fig: &dyn Fn(&Path, &str) -> Result<u32, plots::PlotError>,
                    stem: &str,
@@ -533,12 +573,13 @@ pub fn render(
             "timeline-violation",
             "Holder timeline around the first violation",
             format!(
-                "The first violation: clients {} and {} both hold {} (outlined in red) from t={} to t={}. Rows: nodes, then clients; bars are holds (colour = mode); thin lanes under them are faults hitting that row, one lane and colour per kind, labelled with whom a partition cut the row from or the rate of a clock; a clock jump is a mark on the row whose clock jumped; red band = two holders.",
+                "The first violation: clients {} and {} both hold {} (outlined in red) from t={} to t={}. {}; red band = two holders.",
                 v.first.client,
                 v.second.client,
                 v.lock,
                 narrative::secs(v.overlap_start_us),
-                narrative::secs(v.overlap_end_us)
+                narrative::secs(v.overlap_end_us),
+                rows_clause(view, &Timeline::around(view, v))
             ),
         )?;
     }
@@ -548,11 +589,12 @@ pub fn render(
             "timeline-stale-write",
             "Holder timeline around the first stale write",
             format!(
-                "The first stale write: client {} writes to {} at t={} (red cross) after its hold ended, {}. Rows: nodes, then clients; bars are holds, lanes under them are faults by kind.",
+                "The first stale write: client {} writes to {} at t={} (red cross) after its hold ended, {}. {}.",
                 rv.client,
                 rv.lock,
                 narrative::secs(rv.write_us),
-                stale::against(rv)
+                stale::against(rv),
+                rows_clause(view, &Timeline::around_write(view, rv))
             ),
         )?;
     }
@@ -563,10 +605,11 @@ pub fn render(
             "timeline-fault",
             "Holder timeline around the first fault",
             format!(
-                "No violation. The first fault, #{} from t={}: {}. Rows: nodes, then clients; bars are holds (colour = mode), lanes under them are faults by kind on the rows they hit.",
+                "No violation. The first fault, #{} from t={}: {}. {}.",
                 w.id,
                 narrative::secs(w.start_us),
-                words::fault_sentence(&w.fault, view.clients)
+                words::fault_sentence(&w.fault, view.clients),
+                rows_clause(view, &Timeline::around_fault(view, w))
             ),
         )?;
     }
@@ -574,7 +617,7 @@ pub fn render(
         &|d, s| save(&Timeline::overview(view), d, s),
         "timeline",
         "Holder timeline, whole run",
-        "The whole run. Holds closer than a pixel are merged into one bar; red bands are violation windows; each row has a lane per fault kind, coloured by kind, shaded where that kind of fault hit that node or client; clock jumps are marks; red crosses are stale writes; the black line is the heal.".into(),
+        overview_caption(view),
     )?;
     let modes = view.modes();
     add(
@@ -592,10 +635,16 @@ pub fn render(
         "Share of successful workload acquisitions that took at most x ms, per mode (steps; n in the legend).".into(),
     )?;
     add(
+        &|d, s| save(&Operations::new(view), d, s),
+        "operations",
+        "Every acquire over time",
+        operations_caption(view),
+    )?;
+    add(
         &|d, s| save(&Availability { view }, d, s),
         "availability",
         "Availability over time",
-        "Share of workload acquire calls that succeeded, per time bucket: contention counts against it (a lock held by another client fails the call), so read it beside the availability in time in the table above. Orange = some fault active, red = violation window. Gaps: no acquisition ended in that bucket.".into(),
+        "Per time bucket, the share of the bucket during which a lock was held or could be acquired (blue: time counts against it only while some lock was free and wanted and every attempt at it failed) and, apart, the share during which some attempt failed because the lock was held (dashed grey: contention, which is not unavailability). Shaded: some fault active; red: violation window. Definitions: docs/availability.md.".into(),
     )?;
     if view.is_read_write() {
         add(
@@ -646,7 +695,103 @@ pub fn render(
         plots,
         stories,
         stale,
+        availability: availability_in_time(view),
     })
+}
+
+/// What a zoomed timeline draws, from its rows to its node marks: only what falls in
+/// its window, so the caption describes what is drawn.
+fn rows_clause(view: &view::RunView, t: &plots::timeline::Timeline) -> String {
+    let (from, to) = (t.from_us, t.to_us);
+    let faults: Vec<&str> = view
+        .faults
+        .iter()
+        .filter(|w| w.start_us < to && w.end_us.unwrap_or(view.end_us).max(w.start_us + 1) > from)
+        .map(|w| w.fault.kind())
+        .collect();
+    let mut s = String::from("Rows: nodes, then clients; bars are holds (colour = mode)");
+    if faults.iter().any(|k| *k != "clock_jump") {
+        s.push_str("; thin lanes under them are the faults that hit that row, one lane and colour per kind");
+        if faults.contains(&"partition") {
+            s.push_str(", a partition's labelled with whom it cut the row from");
+        }
+        if faults.contains(&"clock_rate") {
+            s.push_str(", a clock-rate lane with the clock's rate (0.5× runs at half speed)");
+        }
+    }
+    if faults.contains(&"clock_jump") {
+        s.push_str("; a clock jump is a mark on the row whose clock jumped, labelled with the jump");
+    }
+    s.push_str(&marks_clause(view, from, to));
+    s
+}
+
+/// What the timelines mark on node rows between `from_us` and `to_us`, as a clause
+/// (empty when nothing), so a caption describes what is drawn.
+fn marks_clause(view: &view::RunView, from_us: u64, to_us: u64) -> String {
+    use view::NodeMark;
+    let has = |f: &dyn Fn(&NodeMark) -> bool| {
+        view.node_marks
+            .iter()
+            .any(|m| m.t_us >= from_us && m.t_us < to_us && f(&m.mark))
+    };
+    let mut said = Vec::new();
+    if has(&|m| *m == NodeMark::Expired) {
+        said.push("a dark red triangle where a key expired on that node (at the true time its clock reached the expiry)");
+    }
+    if has(&|m| *m == NodeMark::Lost) {
+        said.push("a black cross where a node restarted without a key");
+    }
+    if has(&|m| matches!(m, NodeMark::Unreplicated { .. })) {
+        said.push("a purple bar ending at a failover for the replica's lag (keys set in it never reached the replica)");
+    }
+    if has(&|m| *m == NodeMark::Replicated) {
+        said.push("a green tick where the replica had the key at a failover");
+    }
+    if said.is_empty() {
+        String::new()
+    } else {
+        format!("; on node rows, {}", said.join("; "))
+    }
+}
+
+/// The whole-run timeline's caption: what it draws for this run.
+fn overview_caption(view: &view::RunView) -> String {
+    let mut s = String::from("The whole run. Holds closer than a pixel are merged into one bar");
+    if !view.violations().is_empty() {
+        s.push_str("; red bands are violation windows");
+    }
+    if view.faults.iter().any(|w| w.fault.kind() != "clock_jump") {
+        s.push_str("; each row has a lane per fault kind that hit it, coloured by kind");
+    }
+    if view.faults.iter().any(|w| w.fault.kind() == "clock_jump") {
+        s.push_str("; clock jumps are marks on the row whose clock jumped");
+    }
+    if !view.findings.resource_violations.is_empty() {
+        s.push_str("; red crosses are stale writes");
+    }
+    if view.heal_us.is_some() {
+        s.push_str("; the black line is the heal");
+    }
+    s.push_str(&marks_clause(view, 0, u64::MAX));
+    s.push('.');
+    s
+}
+
+/// The operations plot's caption, saying when its points were binned.
+fn operations_caption(view: &view::RunView) -> String {
+    let ops = plots::operations::Operations::new(view);
+    let mut s = format!(
+        "Each of the {} workload acquires at its start time (x) and latency, invoke to return (y, log scale): filled circles ok, crosses failed, open triangles unknown (timed out; the SET may have been applied). Shaded: a fault of that kind active; the black line is the heal.",
+        view.acquires.len()
+    );
+    if let Some((drawn, total)) = ops.thinned() {
+        s.push_str(&format!(
+            " More than {} acquires: the points are binned on a grid over time and log latency and one point is drawn per outcome and cell ({drawn} of {total} drawn), so a dense cloud shows where acquires were, not how many.",
+            plots::operations::MAX_POINTS
+        ));
+    }
+    s
 }
 
 /// The stale writes' section of narrative.md, after the violations.

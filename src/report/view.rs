@@ -46,6 +46,30 @@ pub struct Acquire {
     pub outcome: Outcome,
 }
 
+/// What a node did to a lock's key that the timeline marks on the node's row (the
+/// history's `node` lines; `set` and `deleted` are the holds' own story and are not
+/// marked).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NodeMark {
+    /// The key's expiry came by the node's clock, at this true time (`expired_at_us`).
+    Expired,
+    /// The node restarted without the key.
+    Lost,
+    /// At a failover the replica had the key.
+    Replicated,
+    /// At a failover the replica had not yet received the key: it trailed its master by
+    /// `lag_us`.
+    Unreplicated { lag_us: u64 },
+}
+
+/// One [`NodeMark`] on one node.
+#[derive(Clone, Copy, Debug)]
+pub struct NodeEventMark {
+    pub node: usize,
+    pub t_us: u64,
+    pub mark: NodeMark,
+}
+
 /// The history a view quotes from: in memory, or on disk ([`HistoryFile`]), read again
 /// a stretch at a time where a story quotes it. Indices are 0-based event positions
 /// (the history's line numbers minus one).
@@ -131,6 +155,8 @@ pub struct RunView<'a> {
     pub writes: Vec<ResourceWrite>,
     /// The history line (1-based) of each of `writes`.
     pub write_lines: Vec<usize>,
+    /// What the nodes did to the keys that the timeline marks, in history order.
+    pub node_marks: Vec<NodeEventMark>,
 }
 
 /// The name a mode has in the history (`exclusive`, `read`, `write`).
@@ -148,6 +174,7 @@ pub struct Gather {
     locks: Vec<String>,
     writes: Vec<ResourceWrite>,
     write_lines: Vec<usize>,
+    node_marks: Vec<NodeEventMark>,
     open: BTreeMap<usize, (u64, OpKind, Phase)>,
     heal_us: Option<u64>,
     end_us: u64,
@@ -165,7 +192,28 @@ impl Gather {
                     self.meta = Some(m.clone());
                 }
             }
-            Event::Belief(_) | Event::Lost(_) | Event::Node(_) | Event::DriverStall(_) => {}
+            Event::Belief(_) | Event::Lost(_) | Event::DriverStall(_) => {}
+            Event::Node(n) => {
+                use crate::history::NodeAction;
+                let (t_us, mark) = match n.action {
+                    NodeAction::Expired => (n.expired_at_us.unwrap_or(n.t_us), NodeMark::Expired),
+                    NodeAction::Lost => (n.t_us, NodeMark::Lost),
+                    NodeAction::Replicated => (n.t_us, NodeMark::Replicated),
+                    NodeAction::Unreplicated => (
+                        n.t_us,
+                        NodeMark::Unreplicated {
+                            lag_us: n.lag_us.unwrap_or(0),
+                        },
+                    ),
+                    _ => return,
+                };
+                self.max_node = self.max_node.max(n.node + 1);
+                self.node_marks.push(NodeEventMark {
+                    node: n.node,
+                    t_us,
+                    mark,
+                });
+            }
             Event::Write(w) => {
                 self.writes.push(w.clone());
                 self.write_lines.push(i + 1);
@@ -255,6 +303,7 @@ impl Gather {
             locks: self.locks,
             writes: self.writes,
             write_lines: self.write_lines,
+            node_marks: self.node_marks,
         }
     }
 }
@@ -339,6 +388,114 @@ impl<'a> RunView<'a> {
         }
         out.sort_unstable();
         (out, waiting.len())
+    }
+}
+
+/// Where the workload's time went, lock by lock, as the availability plot and
+/// summary.json's `availability_in_time` count it (see docs/availability.md). Each list
+/// is sorted and disjoint, within the workload phase.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TimeSpent {
+    /// Some lock was free (not held, no acquisition of it under way that succeeded) and
+    /// wanted, and every attempt at it failed: the lock could not be acquired.
+    pub unavailable: Vec<(u64, u64)>,
+    /// Some client's attempt at a lock failed while the lock was held or being
+    /// acquired by a successful attempt: time lost to contention, not to faults.
+    pub contended: Vec<(u64, u64)>,
+}
+
+impl TimeSpent {
+    pub fn unavailable_us(&self) -> u64 {
+        self.unavailable.iter().map(|(s, e)| e - s).sum()
+    }
+
+    pub fn contended_us(&self) -> u64 {
+        self.contended.iter().map(|(s, e)| e - s).sum()
+    }
+}
+
+/// Sorted intervals as sorted disjoint ones (touching ones joined, empty ones dropped).
+pub fn union(mut v: Vec<(u64, u64)>) -> Vec<(u64, u64)> {
+    v.sort_unstable();
+    let mut out: Vec<(u64, u64)> = Vec::with_capacity(v.len());
+    for (s, e) in v.into_iter().filter(|&(s, e)| e > s) {
+        match out.last_mut() {
+            Some(last) if s <= last.1 => last.1 = last.1.max(e),
+            _ => out.push((s, e)),
+        }
+    }
+    out
+}
+
+/// Intervals `(start, end)` in µs.
+pub type Spans = Vec<(u64, u64)>;
+
+/// `a` minus `b` and `a` intersected with `b`, both sorted and disjoint.
+fn split(a: &[(u64, u64)], b: &[(u64, u64)]) -> (Spans, Spans) {
+    let (mut minus, mut within) = (Vec::new(), Vec::new());
+    let mut j = 0;
+    for &(s, e) in a {
+        while j < b.len() && b[j].1 <= s {
+            j += 1;
+        }
+        let mut cur = s;
+        let mut k = j;
+        while k < b.len() && b[k].0 < e {
+            let (bs, be) = b[k];
+            if bs > cur {
+                minus.push((cur, bs));
+            }
+            let (is, ie) = (bs.max(cur), be.min(e));
+            if ie > is {
+                within.push((is, ie));
+            }
+            cur = cur.max(be);
+            k += 1;
+        }
+        if cur < e {
+            minus.push((cur, e));
+        }
+    }
+    (minus, within)
+}
+
+impl RunView<'_> {
+    /// Where the workload's time went: see [`TimeSpent`]. The checker counts the same
+    /// unavailable time (`stats.unavailable_us`); a test holds the two equal.
+    pub fn time_spent(&self) -> TimeSpent {
+        let w = self.workload_end_us();
+        let clip = |(s, e): (u64, u64)| (s.min(w), e.min(w));
+        let mut per_lock: Vec<(Spans, Spans)> = vec![Default::default(); self.locks.len()];
+        for a in &self.acquires {
+            let (busy, failed) = &mut per_lock[a.lock as usize];
+            let span = clip((a.invoke_us, a.done_us));
+            if a.outcome == Outcome::Acquired {
+                busy.push(span);
+            } else {
+                failed.push(span);
+            }
+        }
+        let index: BTreeMap<&str, usize> = self
+            .locks
+            .iter()
+            .enumerate()
+            .map(|(k, l)| (l.as_str(), k))
+            .collect();
+        for h in self.holds() {
+            if let Some(&k) = index.get(h.lock.as_str()) {
+                per_lock[k].0.push(clip((h.start_us, h.end_us)));
+            }
+        }
+        let (mut unavailable, mut contended) = (Vec::new(), Vec::new());
+        for (busy, failed) in per_lock {
+            let (free, held) = split(&union(failed), &union(busy));
+            unavailable.extend(free);
+            contended.extend(held);
+        }
+        TimeSpent {
+            unavailable: union(unavailable),
+            contended: union(contended),
+        }
     }
 }
 

@@ -1,9 +1,12 @@
-//! Availability over time: the share of workload acquisitions that succeeded, per time
-//! bucket, with fault intervals shaded and violation windows marked behind the line.
-//! Buckets are sized so a run has at most about 150 of them.
+//! Availability over time, per time bucket: the share of the bucket's time during which
+//! no lock was free, wanted and failing (a lock was held or could be acquired), and apart
+//! from it the share during which some attempt failed on a lock another client held
+//! (contention), with fault intervals shaded and violation windows marked behind the
+//! lines. See [`crate::report::view::TimeSpent`] and docs/availability.md. Buckets are
+//! sized so a run has at most about 150 of them; the legend sits above 100%, off the data.
 
 use super::{coalesce, seconds_label, us_to_s, DrawResult, Figure, FAULT, VIOLATION};
-use crate::report::view::{Outcome, RunView};
+use crate::report::view::RunView;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
@@ -25,20 +28,52 @@ pub fn bucket_us(span_us: u64) -> u64 {
         .unwrap_or(600_000_000)
 }
 
+/// How much of each bucket `[i·width, (i+1)·width)` the sorted spans cover.
+pub fn covered(spans: &[(u64, u64)], width: u64, n: usize) -> Vec<u64> {
+    let mut out = vec![0; n];
+    for &(s, e) in spans {
+        let mut t = s;
+        while t < e {
+            let i = (t / width) as usize;
+            if i >= n {
+                break;
+            }
+            let next = ((i as u64 + 1) * width).min(e);
+            out[i] += next - t;
+            t = next;
+        }
+    }
+    out
+}
+
+/// One bucket: start, length (µs), available share, contended share.
+pub type Bucket = (u64, u64, f64, f64);
+
 impl Availability<'_> {
-    /// Per bucket: (start, acquired, completed).
-    pub fn buckets(&self) -> (u64, Vec<(u64, u64, u64)>) {
+    /// Per bucket: (start, length, available share, contended share). Time is
+    /// available unless some lock was free, wanted and every attempt at it failed;
+    /// contended where some attempt failed on a lock that was held ([`TimeSpent`]).
+    ///
+    /// [`TimeSpent`]: crate::report::view::TimeSpent
+    pub fn buckets(&self) -> (u64, Vec<Bucket>) {
         let end = self.view.workload_end_us().max(1);
         let width = bucket_us(end);
         let n = end.div_ceil(width) as usize;
-        let mut out: Vec<(u64, u64, u64)> = (0..n).map(|i| (i as u64 * width, 0, 0)).collect();
-        for a in &self.view.acquires {
-            let i = ((a.done_us / width) as usize).min(n - 1);
-            out[i].2 += 1;
-            if a.outcome == Outcome::Acquired {
-                out[i].1 += 1;
-            }
-        }
+        let spent = self.view.time_spent();
+        let lost = covered(&spent.unavailable, width, n);
+        let contended = covered(&spent.contended, width, n);
+        let out = (0..n)
+            .map(|i| {
+                let start = i as u64 * width;
+                let len = (end - start).min(width).max(1);
+                (
+                    start,
+                    len,
+                    1.0 - lost[i] as f64 / len as f64,
+                    contended[i] as f64 / len as f64,
+                )
+            })
+            .collect();
         (width, out)
     }
 }
@@ -59,7 +94,7 @@ impl Figure for Availability<'_> {
         let mut chart = ChartBuilder::on(root)
             .caption(
                 format!(
-                    "Acquire calls that succeeded over time (contention included), per {} ms",
+                    "Availability in time, with the time lost to contention apart, per {} ms",
                     width / 1_000
                 ),
                 ("sans-serif", 20),
@@ -67,13 +102,13 @@ impl Figure for Availability<'_> {
             .margin(12)
             .x_label_area_size(40)
             .y_label_area_size(60)
-            .build_cartesian_2d(0.0..us_to_s(end), 0.0..1.3)?;
+            .build_cartesian_2d(0.0..us_to_s(end), 0.0..1.45)?;
         chart
             .configure_mesh()
             // One light line between labels, not ten: the grid still reads and the SVG stays small.
             .max_light_lines(1)
             .x_desc("true time (s)")
-            .y_desc("acquire calls that succeeded")
+            .y_desc("share of the bucket's time")
             // The band above 100% holds the legend, off the data.
             .y_labels(6)
             .y_label_formatter(&|v| {
@@ -121,31 +156,23 @@ impl Figure for Availability<'_> {
                 .label("violation window")
                 .legend(|(x, y)| Rectangle::new([(x, y - 6), (x + 14, y + 6)], VIOLATION.mix(0.4).filled()));
         }
-        // Empty buckets break the line rather than read as 0%.
-        let mut segments: Vec<Vec<(f64, f64)>> = vec![Vec::new()];
-        for &(start, ok, total) in &buckets {
-            if total == 0 {
-                segments.push(Vec::new());
-                continue;
-            }
-            let x = us_to_s((start + width / 2).min(end));
-            if let Some(s) = segments.last_mut() {
-                s.push((x, ok as f64 / total as f64));
-            }
-        }
+        // Steps: each bucket's share held across its width.
+        let step = |share: &dyn Fn(&Bucket) -> f64| {
+            buckets
+                .iter()
+                .flat_map(|b| [(us_to_s(b.0), share(b)), (us_to_s(b.0 + b.1), share(b))])
+                .collect::<Vec<_>>()
+        };
         let blue = RGBColor(31, 119, 180);
-        let mut first = true;
-        for seg in segments.into_iter().filter(|s| !s.is_empty()) {
-            let points = seg.clone();
-            let drawn = chart.draw_series(LineSeries::new(seg, blue.stroke_width(2)))?;
-            if first {
-                drawn
-                    .label("acquire calls that succeeded")
-                    .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 14, y)], blue.stroke_width(2)));
-                first = false;
-            }
-            chart.draw_series(points.into_iter().map(|p| Circle::new(p, 2, blue.filled())))?;
-        }
+        let grey = RGBColor(90, 90, 90);
+        chart
+            .draw_series(LineSeries::new(step(&|b| b.2), blue.stroke_width(2)))?
+            .label("available: a lock held or acquirable")
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 14, y)], blue.stroke_width(2)));
+        chart
+            .draw_series(DashedLineSeries::new(step(&|b| b.3), 5, 3, grey.stroke_width(2)))?
+            .label("contention: an attempt failed on a held lock")
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 14, y)], grey.stroke_width(2)));
         chart
             .configure_series_labels()
             .position(SeriesLabelPosition::UpperRight)
@@ -154,5 +181,73 @@ impl Figure for Availability<'_> {
             .label_font(("sans-serif", 13))
             .draw()?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{covered, Availability};
+    use crate::algorithm::Mode;
+    use crate::checker::check;
+    use crate::history::{Event, Op, OpKind};
+    use crate::report::view::RunView;
+
+    fn op(t: u64, c: usize, kind: OpKind) -> Op {
+        let mut o = Op::new(t, c, kind, "L0", Mode::Exclusive);
+        o.token = Some(format!("tok{c}-{t}"));
+        o.nodes = Some(vec![0]);
+        o.valid_until_us = Some(10_000);
+        o
+    }
+
+    /// Client 0 holds L0 from 100 to 500; client 1 fails at it from 200 to 300 (the lock
+    /// is held: contention) and from 600 to 800 (the lock is free: unavailable); the
+    /// history ends at 1000.
+    fn history() -> Vec<Event> {
+        vec![
+            Event::Invoke(op(0, 0, OpKind::Acquire)),
+            Event::Ok(op(100, 0, OpKind::Acquire)),
+            Event::Invoke(op(200, 1, OpKind::Acquire)),
+            Event::Fail(op(300, 1, OpKind::Acquire)),
+            Event::Invoke(op(450, 0, OpKind::Release)),
+            Event::Ok(op(500, 0, OpKind::Release)),
+            Event::Invoke(op(600, 1, OpKind::Acquire)),
+            Event::Fail(op(800, 1, OpKind::Acquire)),
+            Event::Heal { t_us: 1_000 },
+        ]
+    }
+
+    #[test]
+    fn time_on_a_held_lock_is_contention_and_on_a_free_one_unavailability() {
+        let h = history();
+        let f = check(&h).unwrap();
+        let view = RunView::new(&h, &f);
+        let spent = view.time_spent();
+        assert_eq!(spent.contended, vec![(200, 300)]);
+        assert_eq!(spent.unavailable, vec![(600, 800)]);
+        assert_eq!(
+            spent.unavailable_us(),
+            f.stats.unavailable_us,
+            "the report counts what the checker counts"
+        );
+        assert!((f.stats.availability - 1.0 / 3.0).abs() < 1e-9, "calls: 1 of 3");
+        let summary = crate::report::availability_in_time(&view);
+        assert_eq!(summary["available_share"], 0.8);
+        assert_eq!(summary["contended_share"], 0.1);
+        assert_eq!(summary["calls_succeeded_share"], f.stats.availability);
+    }
+
+    #[test]
+    fn buckets_hold_each_share_of_their_own_time() {
+        assert_eq!(covered(&[(5, 25), (38, 40)], 10, 4), vec![5, 10, 5, 2]);
+        let h = history();
+        let f = check(&h).unwrap();
+        let view = RunView::new(&h, &f);
+        let (width, buckets) = Availability { view: &view }.buckets();
+        assert_eq!(width, 1_000, "the smallest round width: 1 ms");
+        assert_eq!(buckets.len(), 1);
+        let (_, len, available, contended) = buckets[0];
+        assert_eq!(len, 1_000);
+        assert!((available - 0.8).abs() < 1e-9 && (contended - 0.1).abs() < 1e-9);
     }
 }

@@ -25,14 +25,14 @@ pub struct Cdf {
 
 /// The decades the axis spans: from the power of ten at or below the smallest value to
 /// the one at or above the largest, at least two, so the axis has a label per decade.
-fn decades(lo_ms: f64, hi_ms: f64) -> (f64, f64) {
+pub(super) fn decades(lo_ms: f64, hi_ms: f64) -> (f64, f64) {
     let x0 = 10f64.powf(lo_ms.max(0.001).log10().floor());
     let x1 = 10f64.powf(hi_ms.max(x0).log10().ceil()).max(x0 * 100.0);
     (x0, x1)
 }
 
 /// A millisecond label: "0.01", "0.5", "20", "1000".
-fn ms_label(v: f64) -> String {
+pub(super) fn ms_label(v: f64) -> String {
     if v >= 1.0 {
         format!("{v:.0}")
     } else {

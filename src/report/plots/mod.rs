@@ -10,6 +10,7 @@
 pub mod availability;
 pub mod cdf;
 mod groups;
+pub mod operations;
 pub mod sweep;
 pub mod timeline;
 
@@ -30,6 +31,12 @@ pub trait Figure {
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> DrawResult
     where
         DB::ErrorType: 'static;
+    /// SVG elements to add after what [`Figure::draw`] drew (called after it): a figure
+    /// with thousands of marks writes them as one compact path instead of an element
+    /// each.
+    fn extra_svg(&self) -> String {
+        String::new()
+    }
 }
 
 /// A plot could not be drawn or written.
@@ -69,6 +76,12 @@ pub fn render_svg(figure: &impl Figure) -> Result<String, Box<dyn std::error::Er
         let root = SVGBackend::with_string(&mut text, figure.size()).into_drawing_area();
         figure.draw(&root)?;
         root.present()?;
+    }
+    let extra = figure.extra_svg();
+    if !extra.is_empty() {
+        if let Some(at) = text.rfind("</svg>") {
+            text.insert_str(at, &extra);
+        }
     }
     Ok(groups::group_runs(&compact_svg(&text)))
 }

@@ -19,7 +19,7 @@ use super::{
 };
 use crate::checker::{ResourceViolation, Violation};
 use crate::fault::Fault;
-use crate::report::view::{mode_name, targets, FaultWindow, RunView};
+use crate::report::view::{mode_name, targets, FaultWindow, NodeMark, RunView};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
@@ -180,6 +180,29 @@ impl<'a> Timeline<'a> {
         out
     }
 
+    /// The node marks in view: (row, time, mark), one per row, kind and pixel column
+    /// (a long run expires keys millions of times). A lag span is kept whenever its end
+    /// is in view.
+    fn node_marks(&self) -> Vec<(usize, u64, NodeMark)> {
+        let res_us = ((self.to_us - self.from_us) / PLOT_PX).max(1);
+        let mut seen = std::collections::BTreeSet::new();
+        self.view
+            .node_marks
+            .iter()
+            .filter(|m| m.node < self.view.nodes && self.clip(m.t_us, m.t_us + 1).is_some())
+            .filter(|m| {
+                let kind = match m.mark {
+                    NodeMark::Expired => 0,
+                    NodeMark::Lost => 1,
+                    NodeMark::Replicated => 2,
+                    NodeMark::Unreplicated { .. } => 3,
+                };
+                seen.insert((m.node, kind, (m.t_us - self.from_us) / res_us))
+            })
+            .map(|m| (m.node, m.t_us, m.mark))
+            .collect()
+    }
+
     /// Where things go inside a row, relative to its centre.
     fn layout(&self) -> Layout {
         let (_, client) = self.lanes();
@@ -266,6 +289,20 @@ impl<'a> Timeline<'a> {
         if view.faults.iter().any(|w| w.fault.kind() == "clock_jump") {
             out.push((Swatch::Jump, "clock jump".into()));
         }
+        let marks = self.node_marks();
+        let has = |f: &dyn Fn(&NodeMark) -> bool| marks.iter().any(|m| f(&m.2));
+        if has(&|m| *m == NodeMark::Expired) {
+            out.push((Swatch::Expired, "key expired on the node".into()));
+        }
+        if has(&|m| *m == NodeMark::Lost) {
+            out.push((Swatch::Lost, "key lost at restart".into()));
+        }
+        if has(&|m| matches!(m, NodeMark::Unreplicated { .. })) {
+            out.push((Swatch::Lag, "replication lag: key not on the replica".into()));
+        }
+        if has(&|m| *m == NodeMark::Replicated) {
+            out.push((Swatch::Replicated, "key replicated at failover".into()));
+        }
         if !view.violations().is_empty() {
             out.push((Swatch::Band, "violation (two holders)".into()));
         }
@@ -343,6 +380,41 @@ enum Swatch {
     Stale,
     Rejected,
     Heal,
+    Expired,
+    Lost,
+    Lag,
+    Replicated,
+}
+
+/// The colours of the node marks.
+const EXPIRED: RGBColor = RGBColor(128, 0, 0);
+const LOST: RGBColor = RGBColor(0, 0, 0);
+const LAG: RGBColor = RGBColor(102, 51, 153);
+const REPLICATED: RGBColor = RGBColor(0, 128, 64);
+
+/// A node mark at pixel `(x, y)`: a downward triangle for an expiry, a cross for a key
+/// lost, a bar end for the lag, a tick for a key replicated (shapes apart, not only
+/// colours).
+fn node_mark_shape<DB: DrawingBackend>(
+    swatch: &Swatch,
+    (x, y): (i32, i32),
+) -> Option<DynElement<'static, DB, (i32, i32)>>
+where
+    DB::ErrorType: 'static,
+{
+    Some(match swatch {
+        Swatch::Expired => {
+            Polygon::new(vec![(x - 5, y - 5), (x + 5, y - 5), (x, y + 4)], EXPIRED.filled()).into_dyn()
+        }
+        Swatch::Lost => Cross::new((x, y), 5, LOST.stroke_width(2)).into_dyn(),
+        Swatch::Lag => PathElement::new(vec![(x - 9, y), (x + 9, y)], LAG.stroke_width(4)).into_dyn(),
+        Swatch::Replicated => PathElement::new(
+            vec![(x - 4, y), (x - 1, y + 4), (x + 5, y - 5)],
+            REPLICATED.stroke_width(2),
+        )
+        .into_dyn(),
+        _ => return None,
+    })
 }
 
 fn draw_legend<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, entries: &[(Swatch, String)]) -> DrawResult
@@ -376,6 +448,11 @@ where
                 vec![(x, y), (x + 18, y)],
                 BLACK.mix(0.6).stroke_width(2),
             ))?,
+            other => {
+                if let Some(shape) = node_mark_shape::<DB>(other, (x + 9, y)) {
+                    area.draw(&shape)?;
+                }
+            }
         }
         area.draw(&Text::new(
             label.clone(),
@@ -496,6 +573,10 @@ impl Figure for Timeline<'_> {
         // few (a zoomed view), so an overview stays clean.
         lane_labels.sort_by(|a, b| (a.0, a.1, &a.3, a.2).cmp(&(b.0, b.1, &b.3, b.2)));
         lane_labels.dedup_by(|a, b| (a.0, a.1, &a.3) == (b.0, b.1, &b.3));
+        if lane_labels.len() > LANE_LABELS {
+            // Too many to read: a clock's rate still says what its lane means.
+            lane_labels.retain(|l| l.1 == "clock_rate");
+        }
         if lane_labels.len() <= LANE_LABELS {
             let texts: Vec<_> = lane_labels
                 .iter()
@@ -572,6 +653,30 @@ impl Figure for Timeline<'_> {
                     + Text::new(text, (5, 0), ("sans-serif", 11).into_font().color(&jump))
             }))?;
         }
+
+        // What the nodes did to the keys: expiries, keys lost at a restart, replication
+        // at a failover (the lag as a bar ending at the failover), near the top of the row.
+        let marks = self.node_marks();
+        chart.draw_series(marks.iter().filter_map(|&(node, t, mark)| {
+            let NodeMark::Unreplicated { lag_us } = mark else {
+                return None;
+            };
+            let (s, e) = self.clip(t.saturating_sub(lag_us), t + 1)?;
+            let y = self.y(node) + 0.36;
+            Some(Rectangle::new(
+                [(us_to_s(s), y - 0.05), (us_to_s(e), y + 0.05)],
+                LAG.filled(),
+            ))
+        }))?;
+        chart.draw_series(marks.iter().filter_map(|&(node, t, mark)| {
+            let swatch = match mark {
+                NodeMark::Expired => Swatch::Expired,
+                NodeMark::Lost => Swatch::Lost,
+                NodeMark::Replicated => Swatch::Replicated,
+                NodeMark::Unreplicated { .. } => return None,
+            };
+            Some(EmptyElement::at((us_to_s(t), self.y(node) + 0.3)) + node_mark_shape::<DB>(&swatch, (0, 0))?)
+        }))?;
 
         // Writes: stale ones the resource accepted, and those fencing rejected.
         let client_y = |c: usize| self.y(nodes + c) + (bar_lo + bar_hi) / 2.0;
