@@ -302,8 +302,37 @@ pub fn name_violation(view: &RunView, v: &Violation, faults: &[&FaultWindow]) ->
             .filter(|s| s.event.action.removes())
             .collect()
     };
+    // A plain DEL's line carries no token where the driver saw only its reply (the real
+    // backend): it took `h`'s key when it is the first removal of that key on that node
+    // after `h` set it there, with nothing set in between.
+    let deleted_blind = |h: &Hold| -> Vec<&Seen> {
+        seen.iter()
+            .enumerate()
+            .filter(|(_, s)| {
+                s.event.action == NodeAction::Deleted
+                    && s.event.token.is_none()
+                    && s.event.checked == Some(false)
+                    && s.event.client.is_some_and(|c| c != h.client)
+            })
+            .filter(|&(i, s)| {
+                let before = seen[..i].iter().rfind(|p| {
+                    p.event.node == s.event.node
+                        && p.event.key == s.event.key
+                        && (p.event.action == NodeAction::Set || p.event.action.removes())
+                });
+                before.is_some_and(|p| {
+                    p.event.action == NodeAction::Set
+                        && p.event.client == Some(h.client)
+                        && h.token.is_some()
+                        && p.event.token.as_deref() == h.token.as_deref()
+                })
+            })
+            .map(|(_, s)| s)
+            .collect()
+    };
     let (victim, other, gone) = match removed(a) {
         gone if !gone.is_empty() => (a, b, gone),
+        _ if !deleted_blind(a).is_empty() => (a, b, deleted_blind(a)),
         _ => {
             let own: Vec<&Seen> = removed(b).into_iter().filter(|s| s.line < b.ok_line).collect();
             (b, a, own)
