@@ -235,6 +235,33 @@ fn a_failover_tells_what_reached_the_replica_and_names_the_loss() {
 }
 
 #[test]
+fn a_plain_del_that_took_the_holders_key_is_named_from_its_tokenless_line() {
+    let (history, summary) = run(&scenario("release-del"), &[], Some(0));
+    let violations = summary["violations"]
+        .as_array()
+        .expect("violations in summary.json");
+    let named: Vec<&serde_json::Value> = violations
+        .iter()
+        .filter(|v| v["anomaly"]["kind"] == "release_without_token_check")
+        .collect();
+    assert!(!named.is_empty(), "{summary:#}");
+    // Each cites a `deleted` line: a DEL of another client, with no token and unchecked.
+    for v in named {
+        let cited: Vec<usize> = v["anomaly"]["lines"]
+            .as_array()
+            .expect("evidence lines")
+            .iter()
+            .filter_map(|l| l.as_u64().map(|l| l as usize))
+            .collect();
+        assert!(
+            cited.iter().any(|&l| matches!(&history[l - 1], Event::Node(n)
+                if n.action == NodeAction::Deleted && n.checked == Some(false))),
+            "no unchecked delete among {cited:?}"
+        );
+    }
+}
+
+#[test]
 fn node_events_off_leaves_the_real_nodes_lines_out() {
     let (history, _) = run(
         &scenario("crash-restart"),
