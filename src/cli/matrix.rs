@@ -99,7 +99,9 @@ pub fn run(a: Args) -> Result<bool> {
         write_junit(path, "lockstorm matrix", junit::matrix_suites(&m, &options.out))?;
     }
     let mut departed = 0;
+    let mut errored = 0;
     for a in &m.adapters {
+        errored += a.cells.iter().filter(|c| matches!(c, Cell::Error { .. })).count();
         let ran: Vec<_> = a
             .cells
             .iter()
@@ -123,6 +125,10 @@ pub fn run(a: Args) -> Result<bool> {
         m.seeds,
         m.wall_secs
     );
-    // The libraries' own predictions decide, not the built-in lock's `expect`.
-    Ok(departed == 0)
+    if errored > 0 {
+        println!("{errored} cell(s) ended in an error on every seed: nothing was judged there");
+    }
+    // The libraries' own predictions decide, not the built-in lock's `expect`; a cell
+    // that judged nothing (every seed ended in an error) fails the gate too.
+    Ok(departed == 0 && errored == 0)
 }

@@ -169,7 +169,15 @@ impl Node {
     /// Starts watching the current master (with node events on).
     async fn watch(&mut self) {
         let Some(news) = self.news.clone() else { return };
-        match Watcher::start(self.index, self.processes[0].addr(), news).await {
+        // Bounded: a server that accepts and never answers must not hold the node task
+        // (and with it the proxy gate and the run's shutdown).
+        let started = tokio::time::timeout(
+            std::time::Duration::from_secs(10),
+            Watcher::start(self.index, self.processes[0].addr(), news),
+        )
+        .await
+        .unwrap_or_else(|_| Err("no answer to CONFIG SET or SUBSCRIBE in 10 s".into()));
+        match started {
             Ok(w) => self.watcher = Some(w),
             Err(e) => eprintln!(
                 "lockstorm: warning: node {}: no key events from it (no expired lines): {e}",

@@ -174,6 +174,24 @@ pub fn node_events(view: &RunView, lock: &str, nodes: &[usize], from: usize, to:
     out
 }
 
+/// Whether `client` invoked an operation on a history line after `from` and before `to`.
+fn invoked_between(view: &RunView, client: usize, from: usize, to: usize) -> bool {
+    let mut line = from;
+    let mut found = false;
+    view.history.walk_from(from, |e| {
+        line += 1;
+        if line >= to {
+            return false;
+        }
+        if matches!(e, Event::Invoke(op) if op.client == client) {
+            found = true;
+            return false;
+        }
+        true
+    });
+    found
+}
+
 /// When `a`'s holder believed its validity ran out.
 fn believed_until(view: &RunView, a: &Hold) -> Option<u64> {
     if a.ended_by == HoldEnd::Validity {
@@ -325,6 +343,10 @@ pub fn name_violation(view: &RunView, v: &Violation, faults: &[&FaultWindow]) ->
                         && p.event.client == Some(h.client)
                         && h.token.is_some()
                         && p.event.token.as_deref() == h.token.as_deref()
+                        // Lines are stamped at the reply: the DEL must have been sent after
+                        // the set (its client invoked an operation in between), or a late
+                        // reply to a DEL of its own key would read as a DEL of `h`'s.
+                        && s.event.client.is_some_and(|c| invoked_between(view, c, p.line, s.line))
                 })
             })
             .map(|(_, s)| s)

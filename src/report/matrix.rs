@@ -226,7 +226,7 @@ pub fn summary(cell: &Cell) -> String {
         Cell::NotApplicable => "n/a".into(),
         Cell::CannotRun { .. } => "cannot run here".into(),
         Cell::Refused { .. } => "not on this backend yet".into(),
-        Cell::Error { .. } => "worker error".into(),
+        Cell::Error { .. } => "ended in an error".into(),
         Cell::Ran(r) => {
             let mut line = format!("lock {}", r.tally_text());
             if r.resource_writes > 0 || r.stale_seeds > 0 {
