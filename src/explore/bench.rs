@@ -42,11 +42,6 @@ pub fn explore(scope: &super::Scope, rounds: usize) -> ExploreBench {
         states: s.states,
         transitions: s.transitions,
         answer,
-        states_per_sec: s.states as f64 / median(&mut secs).max(1e-9),
+        states_per_sec: s.states as f64 / crate::run::sim_bench::median(&mut secs).max(1e-9),
     }
-}
-
-fn median(samples: &mut [f64]) -> f64 {
-    samples.sort_by(f64::total_cmp);
-    samples[samples.len() / 2]
 }

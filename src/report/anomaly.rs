@@ -352,9 +352,10 @@ pub fn name_violation(view: &RunView, v: &Violation, faults: &[&FaultWindow]) ->
             .map(|(_, s)| s)
             .collect()
     };
+    let blind = deleted_blind(a);
     let (victim, other, gone) = match removed(a) {
         gone if !gone.is_empty() => (a, b, gone),
-        _ if !deleted_blind(a).is_empty() => (a, b, deleted_blind(a)),
+        _ if !blind.is_empty() => (a, b, blind),
         _ => {
             let own: Vec<&Seen> = removed(b).into_iter().filter(|s| s.line < b.ok_line).collect();
             (b, a, own)

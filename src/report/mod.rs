@@ -274,10 +274,9 @@ pub fn availability_in_time(view: &view::RunView) -> serde_json::Value {
 
 /// Adds each told finding's anomaly to summary.json: `anomaly` (`kind`, its `name`,
 /// the evidence `lines`) on each violation and stale write that has a story, and
-/// `anomalies`, how many findings of each kind. Whether anything was added.
-pub fn add_anomalies(summary: &mut serde_json::Value, rendered: &Rendered) -> bool {
+/// `anomalies`, how many findings of each kind.
+pub fn add_anomalies(summary: &mut serde_json::Value, rendered: &Rendered) {
     let mut counts = std::collections::BTreeMap::<String, u64>::new();
-    let mut added = false;
     for (key, stories) in [
         ("violations", &rendered.stories),
         ("resource_violations", &rendered.stale),
@@ -293,15 +292,12 @@ pub fn add_anomalies(summary: &mut serde_json::Value, rendered: &Rendered) -> bo
                     "name": named.kind.name(),
                     "lines": named.lines,
                 });
-                added = true;
             }
         }
     }
     if !counts.is_empty() {
         summary["anomalies"] = serde_json::json!(counts);
-        added = true;
     }
-    added
 }
 
 /// How many violations narrative.md tells in full; the rest are listed on one line each.

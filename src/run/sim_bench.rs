@@ -73,7 +73,8 @@ pub fn run(scenario: &Scenario, seed: u64, rounds: usize) -> std::io::Result<Sim
     })
 }
 
-fn median(samples: &mut [f64]) -> f64 {
+/// The middle of `samples` (sorted in place; the upper one of an even count).
+pub fn median(samples: &mut [f64]) -> f64 {
     samples.sort_by(f64::total_cmp);
     samples[samples.len() / 2]
 }
