@@ -154,7 +154,7 @@ pub fn page(
     if has_history {
         h.push_str("<li><a href=\"history.jsonl\">history.jsonl</a>: every event of the reported seed (format: src/history.rs)</li>");
     } else {
-        h.push_str("<li>history.jsonl is not kept here (too large); the rerun command above writes it again, byte for byte</li>");
+        h.push_str("<li>history.jsonl is not kept here (no finding cites it, and it is long); the rerun command above writes it again, byte for byte</li>");
     }
     h.push_str("<li><a href=\"narrative.md\">narrative.md</a>: the story of each violation and stale write</li></ul>\n</body></html>\n");
     h

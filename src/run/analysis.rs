@@ -2,9 +2,12 @@
 //! and one index that states the verdict and the evidence for each (rendered by
 //! `crate::report::analysis`).
 //!
-//! `lockstorm analysis` regenerates reports/analysis/ from scenarios/. Histories larger
-//! than [`HISTORY_KEEP_EVENTS`] events are not kept (the rerun command in each report
-//! writes them again, byte for byte), so the committed folder stays small.
+//! `lockstorm analysis` regenerates reports/analysis/ from scenarios/. A simulated run's
+//! history is kept next to its report when its story cites it (a finding, up to
+//! [`HISTORY_KEEP_EVENTS`] events) or when it is small ([`HISTORY_KEEP_QUIET_EVENTS`]);
+//! otherwise the rerun command in the report writes it again, byte for byte, so the
+//! committed folder stays small. A real run cannot be rerun byte for byte: its history is
+//! always kept.
 
 use super::pool;
 use crate::report::analysis::{write_index, Case, Source};
@@ -13,8 +16,26 @@ use crate::report::{write_with, Rendered, ReportError};
 use crate::scenario::{Scenario, ScenarioError};
 use std::path::{Path, PathBuf};
 
-/// Histories up to this many events are kept next to their report.
+/// A history whose report cites it (violations, stale writes, fencing regressions,
+/// liveness findings) is kept up to this many events.
 pub const HISTORY_KEEP_EVENTS: usize = 10_000;
+
+/// A history with no finding to cite is kept up to this many events: its verdict rests
+/// on the summary (the holds each fault met), and the rerun writes it again.
+pub const HISTORY_KEEP_QUIET_EVENTS: usize = 2_000;
+
+/// Whether the committed analysis keeps this run's history.jsonl (see the module doc).
+fn keep_history(scenario: &Scenario, outcome: &super::Outcome) -> bool {
+    let f = &outcome.findings;
+    let cited = !f.violations.is_empty()
+        || !f.resource_violations.is_empty()
+        || !f.fence_regressions.is_empty()
+        || !f.liveness.is_empty();
+    let events = outcome.history.len();
+    scenario.backend != crate::scenario::Backend::Sim
+        || events <= HISTORY_KEEP_QUIET_EVENTS
+        || (cited && events <= HISTORY_KEEP_EVENTS)
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum AnalysisError {
@@ -102,7 +123,7 @@ pub fn run_all_with(
         )
         .map_err(|e| AnalysisError::Real(e.to_string()))?;
         let dir = out.join(&scenario.name);
-        let keep = outcome.history.len() <= HISTORY_KEEP_EVENTS;
+        let keep = keep_history(&scenario, &outcome);
         let folder = RunFolder::prepare(&dir)?;
         let rendered = write_with(&dir, &scenario, &outcome, keep)?;
         folder.finish()?;
