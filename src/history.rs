@@ -23,7 +23,8 @@
 //!   `valid_until_us` (the true time at which the client's own clock says its validity
 //!   ends), `nodes` (which nodes acknowledged), `attempts`, and `fence` (the fencing
 //!   token, when the algorithm issues them). A worker client's `ok` acquire (or extend)
-//!   may carry `worker_token`, the library's own lock value, beside lockstorm's `token`.
+//!   may carry `worker_token`, the library's own lock value, beside lockstorm's `token`;
+//!   its `info` carries `error`, what the library said (a refused connection, a timeout).
 //!   An `ok` acquire without `valid_until_us` is a hold with no expiry: it lasts until
 //!   its `release` is invoked (a worker that reported `expires: false`), or until a `lost`.
 //! - Extensions: a holder invokes `extend` (same `lock`, `mode`, `token`); an `ok` extend
@@ -355,6 +356,9 @@ pub struct Op {
     /// The library's own lock value (a worker's `ok`), beside lockstorm's `token`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub worker_token: Option<String>,
+    /// What a worker's library said when it answered `error` (an `info` line).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 impl Op {
@@ -373,6 +377,7 @@ impl Op {
             fence: None,
             phase: Phase::Workload,
             worker_token: None,
+            error: None,
         }
     }
 }
@@ -691,6 +696,8 @@ struct OpLine {
     phase: Phase,
     #[serde(default)]
     worker_token: Option<String>,
+    #[serde(default)]
+    error: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -717,6 +724,7 @@ impl OpLine {
             fence: self.fence,
             phase: self.phase,
             worker_token: self.worker_token,
+            error: self.error,
         };
         match self.kind {
             OpLineKind::Invoke => Event::Invoke(op),
@@ -865,6 +873,12 @@ mod tests {
         assert_eq!(op.worker_token.as_deref(), Some("lib-7"));
         assert_eq!(op.valid_until_us, None, "no expiry: held until released");
         assert_eq!(serde_json::to_string(&Event::Ok(op)).unwrap(), ok);
+        let info = r#"{"type":"info","t_us":9,"client":1,"op":"acquire","lock":"L0","mode":"exclusive","error":"connection refused"}"#;
+        let Event::Info(unknown) = parse_line(info).unwrap() else {
+            panic!("{info}")
+        };
+        assert_eq!(unknown.error.as_deref(), Some("connection refused"));
+        assert_eq!(serde_json::to_string(&Event::Info(unknown)).unwrap(), info);
         let lost = r#"{"type":"lost","t_us":12,"client":1,"lock":"L0","token":"ab"}"#;
         let e = parse_line(lost).unwrap();
         assert_eq!(e.t_us(), 12);

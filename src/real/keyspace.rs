@@ -245,14 +245,23 @@ async fn read_value(
 ) -> Option<String> {
     let reply = tokio::time::timeout(
         SNAPSHOT_TIMEOUT,
-        redis::cmd("GET").arg(key).query_async::<Option<String>>(conn),
+        redis::cmd("GET").arg(key).query_async::<Option<Vec<u8>>>(conn),
     )
     .await;
     drain(pushes, queue);
     let removed = queue.iter().any(|(k, n)| k == key && *n != Note::Set);
     match reply {
-        Ok(Ok(v)) if !removed => v,
+        Ok(Ok(v)) if !removed => v.map(|bytes| text(&bytes)),
         _ => None,
+    }
+}
+
+/// A value as the history writes it: the text itself, or, when it is not UTF-8 (the
+/// Rust libraries' random bytes), lowercase hex, as their adapters give `worker_token`.
+fn text(bytes: &[u8]) -> String {
+    match std::str::from_utf8(bytes) {
+        Ok(s) => s.to_string(),
+        Err(_) => bytes.iter().map(|b| format!("{b:02x}")).collect(),
     }
 }
 
@@ -318,9 +327,10 @@ fn parse(v: &redis::Value) -> Option<Snapshot> {
     for item in &items[2..] {
         let V::Array(e) = item else { return None };
         let key: String = from(e.first()?).ok()?;
+        let bytes = |v: &V| from::<Vec<u8>>(v).ok().map(|b| text(&b));
         let value = match e.get(1)? {
-            V::Array(members) => Value::Members(members.iter().filter_map(|m| from(m).ok()).collect()),
-            other => Value::Str(from(other).ok()?),
+            V::Array(members) => Value::Members(members.iter().filter_map(bytes).collect()),
+            other => Value::Str(bytes(other)?),
         };
         let pttl_ms: i64 = from(e.get(2)?).ok()?;
         entries.push(Entry { key, value, pttl_ms });
@@ -382,9 +392,10 @@ mod tests {
         // L0 expires by itself (Redis's active expiry runs 10 times a second).
         assert_eq!(next_key(&mut news).await, ("L0".into(), Note::Expired, None));
 
+        // A value that is not UTF-8 (the Rust libraries' random bytes) reads as hex.
         let _: () = redis::cmd("SET")
             .arg("L2")
-            .arg("cc")
+            .arg(&[0xffu8, 0x01][..])
             .query_async(&mut c)
             .await
             .unwrap();
@@ -397,12 +408,15 @@ mod tests {
         .await;
         assert_eq!(
             next_key(&mut news).await,
-            ("L2".into(), Note::Set, Some("cc".into()))
+            ("L2".into(), Note::Set, Some("ff01".into()))
         );
         match news.recv().await {
             Some(News::Back(b)) => {
                 let after = b.after.expect("a snapshot");
-                assert_eq!(after.get("L2").map(|e| &e.value), Some(&Value::Str("cc".into())));
+                assert_eq!(
+                    after.get("L2").map(|e| &e.value),
+                    Some(&Value::Str("ff01".into()))
+                );
                 assert_eq!(after.get("L2").map(|e| e.pttl_ms), Some(-1));
             }
             other => panic!("expected the report, got {other:?}"),

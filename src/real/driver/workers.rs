@@ -45,6 +45,8 @@ pub(super) struct Workers {
     clocks: Vec<Option<Faketime>>,
     /// The library's token of the `ok` being handled, for the event it makes.
     token: Option<String>,
+    /// The library's message of the `error` being handled, for the `info` it makes.
+    error: Option<String>,
     pub(super) logs: WorkerLogs,
 }
 
@@ -70,6 +72,7 @@ impl Workers {
             next_id: vec![1; n],
             clocks: Vec::with_capacity(n),
             token: None,
+            error: None,
             logs,
         };
         for c in 0..n {
@@ -322,7 +325,10 @@ impl Driver<'_> {
                 (AnswerKind::Ok, validity_ms, fence)
             }
             FromWorker::Fail { .. } => (AnswerKind::Fail, None, None),
-            FromWorker::Error { .. } => (AnswerKind::Error, None, None),
+            FromWorker::Error { message, .. } => {
+                w.error = message.clone();
+                (AnswerKind::Error, None, None)
+            }
             FromWorker::HelloOk { .. } => {
                 return self.fail(t, c, "answered a request with hello_ok", Some(&line));
             }
@@ -339,6 +345,7 @@ impl Driver<'_> {
         self.apply(t, c);
         if let Some(w) = &mut self.workers {
             w.token = None;
+            w.error = None;
         }
     }
 
@@ -369,12 +376,16 @@ impl Driver<'_> {
         self.apply(t, c);
     }
 
-    /// Puts the library's token of the `ok` being handled on its history event.
+    /// Puts the library's token of the `ok` being handled on its history event, and
+    /// the library's message of an `error` on the `info` it makes.
     pub(super) fn worker_token(&mut self, event: &mut crate::history::Event) {
-        if let (Some(w), crate::history::Event::Ok(op)) = (&mut self.workers, event) {
-            if op.op != crate::history::OpKind::Release {
+        use crate::history::Event;
+        match (&mut self.workers, event) {
+            (Some(w), Event::Ok(op)) if op.op != crate::history::OpKind::Release => {
                 op.worker_token = w.token.take();
             }
+            (Some(w), Event::Info(op)) => op.error = w.error.take(),
+            _ => {}
         }
     }
 
