@@ -192,6 +192,63 @@ fn invoked_between(view: &RunView, client: usize, from: usize, to: usize) -> boo
     found
 }
 
+/// What a hold's keys hold on the nodes: the library's own value for a worker client
+/// (its `ok` line's `worker_token`), else lockstorm's token.
+fn key_value(view: &RunView, h: &Hold) -> Option<String> {
+    acquire_lines(view.history, h)
+        .0
+        .and_then(|o| o.worker_token)
+        .or_else(|| h.token.as_deref().map(str::to_string))
+}
+
+/// The line of `client`'s first `invoke` after line `from`, or the history's last line.
+fn next_invoke(view: &RunView, client: usize, from: usize) -> usize {
+    let mut line = from;
+    let mut next = None;
+    view.history.walk_from(from, |e| {
+        line += 1;
+        if matches!(e, Event::Invoke(op) if op.client == client) {
+            next = Some(line);
+            return false;
+        }
+        true
+    });
+    next.unwrap_or(line)
+}
+
+/// A worker client's hold with the nodes that granted it, which its library does not
+/// name: those whose `set` line carries the library's value of the hold between its
+/// `invoke` and the client's next one (a key event may come just after the `ok`).
+/// Holds whose `ok` line names the nodes, and holds with no node lines, are returned
+/// as they are.
+pub fn with_nodes_seen(view: &RunView, h: &Hold) -> Hold {
+    let mut held = h.clone();
+    if !h.nodes.is_empty() {
+        return held;
+    }
+    let (ok, invoke) = acquire_lines(view.history, h);
+    let Some(value) = ok.and_then(|o| o.worker_token) else {
+        return held;
+    };
+    let all: Vec<usize> = (0..view.nodes).collect();
+    let until = next_invoke(view, h.client, h.ok_line);
+    held.nodes = node_events(view, h.lock.as_str(), &all, invoke, until)
+        .iter()
+        .filter(|s| s.event.action == NodeAction::Set && s.event.token.as_deref() == Some(value.as_str()))
+        .map(|s| s.event.node)
+        .collect();
+    held
+}
+
+/// [`with_nodes_seen`] for both holds of a violation.
+pub fn violation_with_nodes_seen(view: &RunView, v: &Violation) -> Violation {
+    Violation {
+        first: with_nodes_seen(view, &v.first),
+        second: with_nodes_seen(view, &v.second),
+        ..v.clone()
+    }
+}
+
 /// When `a`'s holder believed its validity ran out.
 fn believed_until(view: &RunView, a: &Hold) -> Option<u64> {
     if a.ended_by == HoldEnd::Validity {
@@ -248,7 +305,9 @@ fn fault_line(faults: &[&FaultWindow], id: usize) -> Option<usize> {
 
 /// Names a violation: `a` the earlier hold, `b` the later; `faults` linked to it.
 pub fn name_violation(view: &RunView, v: &Violation, faults: &[&FaultWindow]) -> Named {
+    let v = &violation_with_nodes_seen(view, v);
     let (a, b) = (&v.first, &v.second);
+    let (a_value, b_value) = (key_value(view, a), key_value(view, b));
     let shared: Vec<usize> = a.nodes.iter().copied().filter(|n| b.nodes.contains(n)).collect();
     let oks = {
         let mut l = vec![a.ok_line, b.ok_line];
@@ -314,9 +373,9 @@ pub fn name_violation(view: &RunView, v: &Violation, faults: &[&FaultWindow]) ->
     // Whose key was gone: the earlier holder's, taken off the shared nodes before the
     // later one set its own; or else the later holder's own, which expired there before
     // its acquisition even completed (it set its keys first, its replies came late).
-    let removed = |h: &Hold| -> Vec<&Seen> {
+    let removed = |value: &Option<String>| -> Vec<&Seen> {
         seen.iter()
-            .filter(|s| h.token.is_some() && s.event.token.as_deref() == h.token.as_deref())
+            .filter(|s| value.is_some() && s.event.token == *value)
             .filter(|s| s.event.action.removes())
             .collect()
     };
@@ -353,12 +412,15 @@ pub fn name_violation(view: &RunView, v: &Violation, faults: &[&FaultWindow]) ->
             .collect()
     };
     let blind = deleted_blind(a);
-    let (victim, other, gone) = match removed(a) {
-        gone if !gone.is_empty() => (a, b, gone),
-        _ if !blind.is_empty() => (a, b, blind),
+    let (victim, other, other_value, gone) = match removed(&a_value) {
+        gone if !gone.is_empty() => (a, b, &b_value, gone),
+        _ if !blind.is_empty() => (a, b, &b_value, blind),
         _ => {
-            let own: Vec<&Seen> = removed(b).into_iter().filter(|s| s.line < b.ok_line).collect();
-            (b, a, own)
+            let own: Vec<&Seen> = removed(&b_value)
+                .into_iter()
+                .filter(|s| s.line < b.ok_line)
+                .collect();
+            (b, a, &a_value, own)
         }
     };
     if gone.is_empty() {
@@ -372,8 +434,9 @@ pub fn name_violation(view: &RunView, v: &Violation, faults: &[&FaultWindow]) ->
     // The other holder's own keys on the shared nodes: when it took them.
     let took: Vec<&Seen> = seen
         .iter()
-        .filter(|s| s.event.action == NodeAction::Set && s.event.client == Some(other.client))
-        .filter(|s| s.event.token.as_deref() == other.token.as_deref())
+        // A worker client's set line names no client: its value tells whose it is.
+        .filter(|s| s.event.action == NodeAction::Set && s.event.client.is_none_or(|c| c == other.client))
+        .filter(|s| s.event.token == *other_value)
         .filter(|s| s.line <= other.ok_line)
         .collect();
     let (_, victim_invoke) = acquire_lines(view.history, victim);

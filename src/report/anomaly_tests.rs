@@ -289,6 +289,49 @@ fn every_unsafe_analysis_scenario_gets_a_named_anomaly_whose_claims_hold() {
     }
 }
 
+/// A worker client's history, as the real backend writes it: the `ok` names no nodes and
+/// carries the library's own value as `worker_token`, and the node lines (from the key
+/// watcher) carry that value and no client.
+fn as_worker_history(history: &[Event]) -> Vec<Event> {
+    let lib = |t: &str| format!("lib-{t}");
+    history
+        .iter()
+        .cloned()
+        .map(|e| match e {
+            Event::Ok(mut op) => {
+                op.nodes = None;
+                op.worker_token = op.token.as_deref().map(lib);
+                Event::Ok(op)
+            }
+            Event::Node(mut n) => {
+                n.client = None;
+                n.token = n.token.as_deref().map(lib);
+                Event::Node(n)
+            }
+            other => other,
+        })
+        .collect()
+}
+
+#[test]
+fn a_worker_clients_story_finds_its_nodes_and_anomaly_from_the_key_events() {
+    let (history, findings, story) = first_story("restart-without-persistence.toml");
+    let worker = as_worker_history(&history);
+    let worker_findings = check(&worker).unwrap();
+    let view = RunView::new(&worker, &worker_findings);
+    let v = &view.violations()[0];
+    assert!(v.first.nodes.is_empty(), "a worker's ok names no nodes");
+    let seen = super::anomaly::violation_with_nodes_seen(&view, v);
+    let (a, b) = (&findings.violations[0].first, &findings.violations[0].second);
+    assert_eq!(seen.first.nodes.to_vec(), a.nodes.to_vec());
+    assert_eq!(seen.second.nodes.to_vec(), b.nodes.to_vec());
+    let told = explain(&view, v);
+    let named = check_claims(&worker, &told);
+    assert_eq!(named.kind, Anomaly::KeyLostOnRestart, "{}", named.cause);
+    assert!(named.from_node_events);
+    assert_eq!(named.lines, story.anomaly.unwrap().lines);
+}
+
 #[test]
 fn a_history_without_node_events_is_named_from_its_faults() {
     let mut s = scenario("restart-without-persistence.toml");

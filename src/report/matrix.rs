@@ -147,6 +147,10 @@ pub struct Ran {
     pub library: Option<String>,
     /// How the finding departs from the library's prediction, if it does.
     pub departs: Option<String>,
+    /// The anomalies named in the reported seed's stories (violations and stale
+    /// writes), each once, in the order first told.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub anomalies: Vec<String>,
 }
 
 /// The probe's uncontended acquisitions over every seed of a cell.
@@ -295,6 +299,17 @@ fn found(faults: &[FaultColumn], a: &AdapterRow) -> String {
             .map(|(f, _)| f.title.to_lowercase())
             .collect()
     };
+    // With the anomalies the reported seed's stories name: "node clock jump (early
+    // expiry by a node clock)".
+    let named = |pick: &dyn Fn(&Ran) -> bool| -> Vec<String> {
+        ran.iter()
+            .filter(|(_, r)| pick(r))
+            .map(|(f, r)| match r.anomalies.as_slice() {
+                [] => f.title.to_lowercase(),
+                kinds => format!("{} ({})", f.title.to_lowercase(), kinds.join(", ")),
+            })
+            .collect()
+    };
     let mut parts = Vec::new();
     let mut say = |what: &str, list: Vec<String>| {
         if !list.is_empty() {
@@ -303,11 +318,11 @@ fn found(faults: &[FaultColumn], a: &AdapterRow) -> String {
     };
     say(
         "two clients held the lock at once",
-        under(&|r| r.unsafe_seeds > 0),
+        named(&|r| r.unsafe_seeds > 0),
     );
     say(
         "the guarded resource took a stale write",
-        under(&|r| r.stale_seeds > 0),
+        named(&|r| r.stale_seeds > 0),
     );
     say(
         "a lock stayed out of reach after the heal",
@@ -664,4 +679,44 @@ fn html(m: &Matrix) -> String {
     }
     s.push_str("</ul></body></html>\n");
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_found_line_names_the_anomalies_of_each_unsafe_cell() {
+        let ran = |fault: &str, unsafe_seeds: u64, anomalies: &[&str]| {
+            serde_json::json!({
+                "status": "ran", "seeds": 2, "seeds_asked": 2, "unsafe_seeds": unsafe_seeds,
+                "not_exercised_seeds": 0, "rate": {"rate": 0.0, "low": 0.0, "high": 0.66},
+                "violations": unsafe_seeds, "stale_seeds": 0, "stale_writes": 0,
+                "resource_writes": 0, "stuck_seeds": 0, "availability": 1.0, "unknown": 0.0,
+                "stalls": 0, "stall_seeds": 0, "stall_max_us": 0, "liveness": "none",
+                "worker_errors": 0, "reported_seed": 1, "report": format!("lib/{fault}/index.html"),
+                "rerun": "",
+                "rerun_all": "", "anomalies": anomalies,
+            })
+        };
+        let fault = |id: &str| serde_json::json!({"id": id, "title": id, "about": ""});
+        let m: Matrix = serde_json::from_value(serde_json::json!({
+            "seed": 1, "seeds": 2, "command": "lockstorm matrix",
+            "faults": [fault("clean"), fault("crash"), fault("jump")],
+            "adapters": [{
+                "name": "lib", "runtime": "python", "kind": "multi", "command": "lib",
+                "promise": "", "cells": [
+                    ran("clean", 0, &[]),
+                    ran("crash", 2, &["key lost on restart"]),
+                    ran("jump", 1, &[]),
+                ],
+            }],
+        }))
+        .unwrap();
+        let line = found(&m.faults, &m.adapters[0]);
+        assert!(
+            line.starts_with("Two clients held the lock at once under: crash (key lost on restart); jump"),
+            "{line}"
+        );
+    }
 }

@@ -263,6 +263,8 @@ pub(super) fn parties(holds: &[&Hold]) -> Parties {
 
 /// Explains one violation.
 pub fn explain(view: &RunView, v: &Violation) -> Story {
+    // A worker client's holds get the nodes its key events show.
+    let v = &anomaly::violation_with_nodes_seen(view, v);
     let (a, b) = (&v.first, &v.second);
     let (_, a_invoke) = acquire_lines(view.history, a);
     let asked = |h: &Hold, invoke: usize| {

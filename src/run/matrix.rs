@@ -493,7 +493,7 @@ fn finish_cell(options: &MatrixOptions, plan: &Plan, mut acc: Acc, seeds: u64) -
         None,
     );
     outcome.worker_logs = output.worker_logs;
-    crate::report::write(&dir, &plan.scenario, &outcome)?;
+    let rendered = crate::report::write(&dir, &plan.scenario, &outcome)?;
     let mut library = None;
     if let Some(logs) = &outcome.worker_logs {
         logs.copy_to(&dir).map_err(|e| {
@@ -513,11 +513,26 @@ fn finish_cell(options: &MatrixOptions, plan: &Plan, mut acc: Acc, seeds: u64) -
     ran.rerun = rerun(plan, reported_seed);
     ran.rerun_all = format!("{} --seeds {}", rerun(plan, options.seed), seeds);
     ran.library = library;
+    ran.anomalies = anomaly_names(&rendered);
     ran.liveness = liveness(&figures);
     if let Some(p) = &plan.prediction {
         ran.departs = departs(p.verdict, &ran);
     }
     Ok(Cell::Ran(Box::new(ran)))
+}
+
+/// The anomalies the reported seed's stories name, each once, in the order first told.
+fn anomaly_names(rendered: &crate::report::Rendered) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for story in rendered.stories.iter().chain(&rendered.stale) {
+        if let Some(named) = &story.anomaly {
+            let name = named.kind.name().to_string();
+            if !names.contains(&name) {
+                names.push(name);
+            }
+        }
+    }
+    names
 }
 
 /// The liveness findings of every seed, by kind, with how many seeds had each.
@@ -608,6 +623,7 @@ fn tally(results: &[SeedResult], figures: &[&Figures], probe: bool) -> Ran {
         rerun_all: String::new(),
         library: None,
         departs: None,
+        anomalies: Vec::new(),
     }
 }
 
