@@ -207,8 +207,14 @@ async fn watch(
         tokio::select! {
             biased;
             push = pushes.recv() => match push {
-                None => return,
-                Some(p) if p.kind == redis::PushKind::Disconnection => return,
+                None => {
+                    ended(node, &asks);
+                    return;
+                }
+                Some(p) if p.kind == redis::PushKind::Disconnection => {
+                    ended(node, &asks);
+                    return;
+                }
                 Some(p) => queue.extend(event(p)),
             },
             ask = asks.recv() => {
@@ -232,6 +238,22 @@ async fn watch(
             }
         }
     }
+}
+
+/// The watcher's connection ended. The node drops its [`Watcher`] before it kills the
+/// master or shuts down; if it still holds it, the connection was cut under a serving
+/// node (Redis closed it: an output buffer limit, a `CLIENT KILL`), and the node's key
+/// events are missing from here on: say so (true when it did).
+fn ended(node: usize, asks: &mpsc::UnboundedReceiver<(Back, oneshot::Sender<()>)>) -> bool {
+    let cut = !asks.is_closed();
+    if cut {
+        eprintln!(
+            "lockstorm: warning: node {node}: its key watcher's connection ended while the node served; \
+             the history has no expired lines (and, for worker clients, no set or deleted lines) from it \
+             until it restarts"
+        );
+    }
+    cut
 }
 
 /// The value a `set` of `key` wrote: a `GET` on the watcher's connection, kept only if
@@ -421,6 +443,17 @@ mod tests {
             }
             other => panic!("expected the report, got {other:?}"),
         }
+    }
+
+    #[test]
+    fn a_watcher_warns_of_its_end_only_while_its_node_still_holds_it() {
+        let (ask, asks) = mpsc::unbounded_channel();
+        assert!(
+            ended(3, &asks),
+            "the node still holds the watcher: the cut is news"
+        );
+        drop(ask);
+        assert!(!ended(3, &asks), "the node let it go before the kill");
     }
 
     #[tokio::test]

@@ -220,6 +220,9 @@ impl Node {
             match msg {
                 Msg::Op(op) => self.apply(op).await,
                 Msg::Shutdown(done) => {
+                    // Dropped first: a watcher whose node still wants it warns when its
+                    // connection ends.
+                    self.watcher = None;
                     for p in self.processes.drain(..) {
                         p.remove().await;
                     }
@@ -229,6 +232,7 @@ impl Node {
             }
         }
         // The driver went away without a shutdown (a panic): remove the processes.
+        self.watcher = None;
         for p in self.processes.drain(..) {
             p.remove().await;
         }
@@ -276,8 +280,9 @@ impl Node {
             if self.news.is_some() && !self.master_paused {
                 self.before = keyspace::snapshot_before_kill(self.processes[0].addr()).await;
             }
-            self.processes[0].kill().await;
+            // The watcher goes before its master: its connection's end is then expected.
             self.watcher = None;
+            self.processes[0].kill().await;
             self.down = Some(why);
             self.master_paused = false;
         }
