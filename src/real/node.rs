@@ -180,8 +180,9 @@ impl Node {
         match started {
             Ok(w) => self.watcher = Some(w),
             Err(e) => eprintln!(
-                "lockstorm: warning: node {}: no key events from it (no expired lines): {e}",
-                self.index
+                "lockstorm: warning: node {}: no key events from it (no expired lines): {}",
+                self.index,
+                super::server::with_conntrack(e.to_string())
             ),
         }
     }
@@ -379,7 +380,13 @@ async fn direct(node: usize, addr: SocketAddr) -> Result<redis::aio::Multiplexed
     client
         .get_multiplexed_async_connection_with_config(&config)
         .await
-        .map_err(|e| node_error(node, addr, format!("cannot connect: {e}")))
+        .map_err(|e| {
+            node_error(
+                node,
+                addr,
+                super::server::with_conntrack(format!("cannot connect: {e}")),
+            )
+        })
 }
 
 fn node_error(node: usize, addr: SocketAddr, message: String) -> RealError {

@@ -43,7 +43,11 @@ impl Process {
                 wait_ready(
                     s.addr(),
                     || s.exited(),
-                    |last| RealError::ServerNotReady { node, log, last },
+                    |last| RealError::ServerNotReady {
+                        node,
+                        log,
+                        last: server::with_conntrack(last),
+                    },
                 )
                 .await
             }

@@ -285,7 +285,7 @@ impl Server {
                 return Err(RealError::ServerNotReady {
                     node: self.index,
                     log: self.log(),
-                    last,
+                    last: with_conntrack(last),
                 });
             }
             std::thread::sleep(Duration::from_millis(5));
@@ -339,6 +339,41 @@ impl Drop for Server {
         self.kill();
         release_port(self.port);
     }
+}
+
+/// `message`, with [`conntrack_full`]'s clause when the table is full: the reason a
+/// loopback connection timed out or a request went unanswered.
+pub fn with_conntrack(message: String) -> String {
+    match conntrack_full() {
+        Some(why) => format!("{message} ({why})"),
+        None => message,
+    }
+}
+
+/// When the kernel's connection-tracking table is full, a clause saying so. It then drops
+/// packets, loopback ones included: connections time out and requests go unanswered. A
+/// library that opens a connection per command (the redlock crate), doubled by
+/// lockstorm's proxy, fills it: every closed connection keeps its entry for the
+/// conntrack TIME_WAIT timeout (120 s by default).
+pub fn conntrack_full() -> Option<String> {
+    let read = |name: &str| -> Option<u64> {
+        std::fs::read_to_string(format!("/proc/sys/net/netfilter/{name}"))
+            .ok()?
+            .trim()
+            .parse()
+            .ok()
+    };
+    conntrack_clause(read("nf_conntrack_count")?, read("nf_conntrack_max")?)
+}
+
+/// The clause for `count` of `max` entries in use: full from 95%.
+fn conntrack_clause(count: u64, max: u64) -> Option<String> {
+    (max > 0 && count.saturating_mul(100) >= max.saturating_mul(95)).then(|| {
+        format!(
+            "the kernel's connection-tracking table is full, {count} of {max} entries \
+             (net.netfilter.nf_conntrack_max): it drops packets"
+        )
+    })
 }
 
 /// How long a starting server may take to answer PING (loading an AOF included).
@@ -413,6 +448,18 @@ fn pong(reply: &[u8]) -> Result<(), String> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_full_connection_tracking_table_is_named() {
+        assert_eq!(conntrack_clause(100, 1_000), None);
+        assert_eq!(conntrack_clause(0, 0), None);
+        let full = conntrack_clause(262_144, 262_144).expect("full");
+        assert!(
+            full.contains("262144 of 262144") && full.contains("drops packets"),
+            "{full}"
+        );
+        assert!(conntrack_clause(950, 1_000).is_some(), "95% is full");
+    }
+
     use super::*;
 
     fn alive(pid: u32) -> bool {

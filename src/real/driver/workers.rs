@@ -265,11 +265,11 @@ impl Driver<'_> {
         match &w.open[c] {
             Some(open) if open.id == id && open.deadline_us <= t && !self.pauses.is_paused(c) => {
                 let request = open.request;
-                let what = format!(
+                let what = crate::real::server::with_conntrack(format!(
                     "no answer to its {} request (id {id}) within {}",
                     request.name(),
                     crate::scenario::Dur(w.spec.deadline_us)
-                );
+                ));
                 self.fail(t, c, &what, None);
             }
             _ => {}
