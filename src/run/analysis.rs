@@ -26,15 +26,20 @@ pub const HISTORY_KEEP_QUIET_EVENTS: usize = 2_000;
 
 /// Whether the committed analysis keeps this run's history.jsonl (see the module doc).
 fn keep_history(scenario: &Scenario, outcome: &super::Outcome) -> bool {
-    let f = &outcome.findings;
-    let cited = !f.violations.is_empty()
-        || !f.resource_violations.is_empty()
-        || !f.fence_regressions.is_empty()
-        || !f.liveness.is_empty();
     let events = outcome.history.len();
     scenario.backend != crate::scenario::Backend::Sim
         || events <= HISTORY_KEEP_QUIET_EVENTS
-        || (cited && events <= HISTORY_KEEP_EVENTS)
+        || (cites_history(outcome) && events <= HISTORY_KEEP_EVENTS)
+}
+
+/// Whether the report of `outcome` cites its history's lines: a violation, a stale
+/// write, a fencing regression or a liveness finding.
+pub fn cites_history(outcome: &super::Outcome) -> bool {
+    let f = &outcome.findings;
+    !f.violations.is_empty()
+        || !f.resource_violations.is_empty()
+        || !f.fence_regressions.is_empty()
+        || !f.liveness.is_empty()
 }
 
 #[derive(Debug, thiserror::Error)]
