@@ -101,14 +101,7 @@ pub fn run(a: Args) -> Result<bool> {
         let in_catalogue = file.parent().and_then(Path::file_name) == Some(a[0].kind.folder().as_ref());
         let stem = file.file_stem().map(|s| s.to_string_lossy().into_owned());
         if let Some(p) = stem.and_then(|f| a[0].predicts.get(&f)).filter(|_| in_catalogue) {
-            use lockstorm::worker::adapters::Predicted;
-            scenario.expect = match p.verdict {
-                Predicted::Unsafe => lockstorm::scenario::Expect::Unsafe,
-                _ => lockstorm::scenario::Expect::Safe,
-            };
-            if p.verdict == Predicted::StaleWrite {
-                scenario.expect_resource = Some(lockstorm::scenario::Expect::Unsafe);
-            }
+            lockstorm::run::matrix::expect_prediction(&mut scenario, p);
             eprintln!(
                 "lockstorm: {} predicts {} here ({}): that is the expected verdict",
                 a[0].name,

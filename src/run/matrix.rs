@@ -425,7 +425,24 @@ fn cell_scenario(template: &Path, a: &Adapter) -> Result<Scenario, MatrixError> 
     };
     let mut scenario = Scenario::from_text(&text, template, &sets)?;
     scenario.clients.worker = Some(a.spec());
+    let fault = template.file_stem().map(|s| s.to_string_lossy().into_owned());
+    if let Some(p) = fault.and_then(|f| a.predicts.get(&f)) {
+        expect_prediction(&mut scenario, p);
+    }
     Ok(scenario)
+}
+
+/// A catalogue template's `expect` is the built-in lock's: under a library, its own
+/// prediction for that fault is the expected verdict (the run's banner, its exit status).
+pub fn expect_prediction(scenario: &mut Scenario, p: &crate::worker::adapters::Prediction) {
+    use crate::worker::adapters::Predicted;
+    scenario.expect = match p.verdict {
+        Predicted::Unsafe => crate::scenario::Expect::Unsafe,
+        _ => crate::scenario::Expect::Safe,
+    };
+    if p.verdict == Predicted::StaleWrite {
+        scenario.expect_resource = Some(crate::scenario::Expect::Unsafe);
+    }
 }
 
 /// The command that reruns one seed of a cell exactly: the scenario's own rerun
@@ -774,6 +791,23 @@ mod tests {
         assert_eq!(departs(Predicted::Tolerant, &tolerant), None);
         assert!(tolerant.tolerance_text().starts_with("ok"));
         assert!(departs(Predicted::StaleWrite, &safe).is_some());
+    }
+
+    #[test]
+    fn a_cell_expects_what_its_library_predicts_not_the_templates_expect() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let list = root.join("adapters/adapters.toml");
+        let a = adapters::select(adapters::load(&list).unwrap(), &["redlock-rs".into()], &list).unwrap();
+        let template = root.join("scenarios/matrix/multi/12-slow-acquisition.toml");
+        let own =
+            Scenario::from_text(&crate::scenario::read_text(&template).unwrap(), &template, &[]).unwrap();
+        assert_eq!(own.expect, crate::scenario::Expect::Safe, "the built-in lock's");
+        let cell = cell_scenario(&template, &a[0]).unwrap();
+        assert_eq!(
+            cell.expect,
+            crate::scenario::Expect::Unsafe,
+            "the redlock crate's prediction"
+        );
     }
 
     #[test]
