@@ -221,7 +221,7 @@ fn next_invoke(view: &RunView, client: usize, from: usize) -> usize {
 /// `invoke` and the client's next one (a key event may come just after the `ok`).
 /// Holds whose `ok` line names the nodes, and holds with no node lines, are returned
 /// as they are.
-pub fn with_nodes_seen(view: &RunView, h: &Hold) -> Hold {
+fn with_nodes_seen(view: &RunView, h: &Hold) -> Hold {
     let mut held = h.clone();
     if !h.nodes.is_empty() {
         return held;
@@ -303,9 +303,10 @@ fn fault_line(faults: &[&FaultWindow], id: usize) -> Option<usize> {
     faults.iter().find(|w| w.id == id).map(|w| w.line)
 }
 
-/// Names a violation: `a` the earlier hold, `b` the later; `faults` linked to it.
+/// Names a violation: `a` the earlier hold, `b` the later; `faults` linked to it. A worker
+/// client's holds come as [`violation_with_nodes_seen`] gives them (the story does that
+/// once, for its steps and for this).
 pub fn name_violation(view: &RunView, v: &Violation, faults: &[&FaultWindow]) -> Named {
-    let v = &violation_with_nodes_seen(view, v);
     let (a, b) = (&v.first, &v.second);
     let (a_value, b_value) = (key_value(view, a), key_value(view, b));
     let shared: Vec<usize> = a.nodes.iter().copied().filter(|n| b.nodes.contains(n)).collect();

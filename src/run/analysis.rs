@@ -29,12 +29,18 @@ fn keep_history(scenario: &Scenario, outcome: &super::Outcome) -> bool {
     let events = outcome.history.len();
     scenario.backend != crate::scenario::Backend::Sim
         || events <= HISTORY_KEEP_QUIET_EVENTS
-        || (cites_history(outcome) && events <= HISTORY_KEEP_EVENTS)
+        || keep_cited(outcome)
+}
+
+/// A history its report cites, short enough to keep ([`HISTORY_KEEP_EVENTS`]): what the
+/// library matrix keeps too.
+pub fn keep_cited(outcome: &super::Outcome) -> bool {
+    cites_history(outcome) && outcome.history.len() <= HISTORY_KEEP_EVENTS
 }
 
 /// Whether the report of `outcome` cites its history's lines: a violation, a stale
 /// write, a fencing regression or a liveness finding.
-pub fn cites_history(outcome: &super::Outcome) -> bool {
+fn cites_history(outcome: &super::Outcome) -> bool {
     let f = &outcome.findings;
     !f.violations.is_empty()
         || !f.resource_violations.is_empty()

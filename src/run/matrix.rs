@@ -513,8 +513,7 @@ fn finish_cell(options: &MatrixOptions, plan: &Plan, mut acc: Acc, seeds: u64) -
     // A cell's history is kept where its report cites it: real histories are long (node
     // lines with the libraries' 40-digit values), and the committed matrix has a size
     // budget (tests/committed_reports.rs).
-    let keep = super::analysis::cites_history(&outcome)
-        && outcome.history.len() <= super::analysis::HISTORY_KEEP_EVENTS;
+    let keep = super::analysis::keep_cited(&outcome);
     let rendered = crate::report::write_with(&dir, &plan.scenario, &outcome, keep)?;
     let mut library = None;
     if let Some(logs) = &outcome.worker_logs {
