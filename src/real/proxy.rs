@@ -103,41 +103,68 @@ async fn accept_loop(
             };
             let _ = down.set_nodelay(true);
             let _ = up.set_nodelay(true);
-            let (down_r, down_w) = down.into_split();
-            let (up_r, up_w) = up.into_split();
-            let to_node = pump(down_r, up_w, state.clone(), |s| s.cut_to_node);
-            let to_client = pump(up_r, down_w, state, |s| s.cut_to_client);
-            // When either direction ends (EOF or error), drop both: the peer sees a close.
-            tokio::select! {
-                _ = to_node => {}
-                _ = to_client => {}
+            let (mut down_r, mut down_w) = down.into_split();
+            let (mut up_r, mut up_w) = up.into_split();
+            let to_node = pump(&mut down_r, &mut up_w, state.clone(), |s| s.cut_to_node);
+            let to_client = pump(&mut up_r, &mut down_w, state, |s| s.cut_to_client);
+            // When either direction ends (EOF or error), close both: the peer sees a close.
+            let client_left = tokio::select! {
+                end = to_node => end == Ended::Source,
+                _ = to_client => false,
+            };
+            // A gracefully closed connection stays in the kernel's connection-tracking
+            // table for two minutes (TIME_WAIT), a reset one for ten seconds. A library
+            // that opens a connection per command, doubled by this proxy, fills the table,
+            // and the kernel then drops loopback packets (`server::conntrack_full`). So a
+            // connection the client closed ends with a reset on both sides: every request
+            // the client sent has been written to the node (which reads what is queued
+            // before it sees the reset), and nobody is left to read a reply. When the node
+            // closed or failed first, the client's side closes gracefully, so it still gets
+            // every reply that was sent. (A dropped write half would send a FIN first, so
+            // the halves are reunited.)
+            if let Ok(up) = up_r.reunite(up_w) {
+                let _ = up.set_zero_linger();
+            }
+            if client_left {
+                if let Ok(down) = down_r.reunite(down_w) {
+                    let _ = down.set_zero_linger();
+                }
             }
         });
     }
 }
 
+/// Which side of a [`pump`] ended it.
+#[derive(Debug, PartialEq, Eq)]
+enum Ended {
+    /// The side it reads from closed or failed.
+    Source,
+    /// The side it writes to failed, or the link's state went away.
+    Sink,
+}
+
 /// Copies bytes one way, holding them while the link is cut and delaying them as set.
 async fn pump(
-    mut from: tokio::net::tcp::OwnedReadHalf,
-    mut to: tokio::net::tcp::OwnedWriteHalf,
+    from: &mut tokio::net::tcp::OwnedReadHalf,
+    to: &mut tokio::net::tcp::OwnedWriteHalf,
     mut state: watch::Receiver<LinkState>,
     is_cut: fn(&LinkState) -> bool,
-) {
+) -> Ended {
     let mut buf = vec![0u8; 16 * 1024];
     loop {
         let n = match from.read(&mut buf).await {
-            Ok(0) | Err(_) => return,
+            Ok(0) | Err(_) => return Ended::Source,
             Ok(n) => n,
         };
         if state.wait_for(|s| !is_cut(s)).await.is_err() {
-            return;
+            return Ended::Sink;
         }
         let delay_us = state.borrow().delay_us;
         if delay_us > 0 {
             tokio::time::sleep(std::time::Duration::from_micros(delay_us)).await;
         }
         if to.write_all(&buf[..n]).await.is_err() {
-            return;
+            return Ended::Sink;
         }
     }
 }
@@ -226,6 +253,62 @@ mod tests {
                 .is_err(),
             "reply must be held"
         );
+    }
+
+    /// What a node's side of a connection reads after `first` bytes: the bytes, then how
+    /// the connection ended (`Ok(0)`: a graceful close; an error: a reset).
+    async fn node_reads(server_side: &mut TcpStream, first: usize) -> (Vec<u8>, std::io::Result<usize>) {
+        let mut b = vec![0u8; first];
+        tokio::time::timeout(Duration::from_secs(5), server_side.read_exact(&mut b))
+            .await
+            .expect("the request reaches the node")
+            .unwrap();
+        let mut rest = [0u8; 1];
+        let end = tokio::time::timeout(Duration::from_secs(5), server_side.read(&mut rest))
+            .await
+            .expect("the node's side ends");
+        (b, end)
+    }
+
+    #[tokio::test]
+    async fn a_request_sent_during_a_cut_reaches_the_node_after_the_client_left() {
+        let upstream = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let proxy = Proxy::start(fixed(upstream.local_addr().unwrap()), 1)
+            .await
+            .unwrap();
+        proxy.update(0, |s| s.cut_to_node = true);
+        let mut c = TcpStream::connect(proxy.addr(0)).await.unwrap();
+        let (mut server_side, _) = upstream.accept().await.unwrap();
+        c.write_all(b"late").await.unwrap();
+        drop(c);
+        proxy.heal();
+        let (got, end) = node_reads(&mut server_side, 4).await;
+        assert_eq!(got, b"late", "the held request is applied after the heal");
+        // The client left, so the proxy resets the node's side instead of closing it:
+        // a reset connection leaves the kernel's tracking table in seconds, not minutes.
+        assert_eq!(
+            end.map_err(|e| e.kind()),
+            Err(std::io::ErrorKind::ConnectionReset),
+            "the node's side of a connection the client closed is reset"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_client_gets_every_reply_when_the_node_closes_first() {
+        let upstream = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let proxy = Proxy::start(fixed(upstream.local_addr().unwrap()), 1)
+            .await
+            .unwrap();
+        let mut c = TcpStream::connect(proxy.addr(0)).await.unwrap();
+        let (mut server_side, _) = upstream.accept().await.unwrap();
+        server_side.write_all(b"reply").await.unwrap();
+        drop(server_side);
+        let mut got = Vec::new();
+        let end = tokio::time::timeout(Duration::from_secs(5), c.read_to_end(&mut got))
+            .await
+            .expect("the client's side ends");
+        assert_eq!(got, b"reply");
+        assert!(end.is_ok(), "a graceful close, not a reset: {end:?}");
     }
 
     #[tokio::test]
