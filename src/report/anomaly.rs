@@ -118,10 +118,11 @@ impl Named {
     /// 41.)"; without the cause (`with_cause` false) where the story already tells it.
     pub fn sentence(&self, with_cause: bool) -> String {
         let lines: Vec<String> = self.lines.iter().map(usize::to_string).collect();
-        let basis = if self.from_node_events {
+        // An unnamed finding's cause already says the history does not show it.
+        let basis = if self.from_node_events || self.kind == Anomaly::Unnamed {
             String::new()
         } else {
-            " The history has no node events: this is read from the faults alone.".into()
+            " No node event in the history shows it: this is read from the faults alone.".into()
         };
         let lines = format!(
             "evidence: history {} {}",
@@ -150,6 +151,10 @@ fn capital(s: &str) -> String {
 pub struct Seen {
     pub line: usize,
     pub event: NodeEvent,
+    /// The line named no token; the order the node can have applied the commands in
+    /// shows whose key it removed ([`super::node_order`]): `event.token` says it, and
+    /// this is the line of the SET that put that key there.
+    pub removed_set_line: Option<usize>,
 }
 
 /// The node events about `lock` on `nodes` from line `from` (1-based) to line `to`.
@@ -165,6 +170,7 @@ pub fn node_events(view: &RunView, lock: &str, nodes: &[usize], from: usize, to:
                 out.push(Seen {
                     line,
                     event: n.clone(),
+                    removed_set_line: None,
                 });
             }
         }
@@ -174,22 +180,33 @@ pub fn node_events(view: &RunView, lock: &str, nodes: &[usize], from: usize, to:
     out
 }
 
-/// Whether `client` invoked an operation on a history line after `from` and before `to`.
-fn invoked_between(view: &RunView, client: usize, from: usize, to: usize) -> bool {
-    let mut line = from;
-    let mut found = false;
-    view.history.walk_from(from, |e| {
-        line += 1;
-        if line >= to {
-            return false;
+/// Gives each blind delete among `seen` (a `deleted` line without a token: a real
+/// node's reply to a plain DEL) the token of the key it removed, where the node's order
+/// shows it ([`super::node_order`]).
+fn attribute_blind_deletes(view: &RunView, seen: &mut [Seen]) {
+    let blind = |s: &Seen| s.event.action == NodeAction::Deleted && s.event.token.is_none();
+    let (Some(from), Some(to)) = (
+        seen.iter().filter(|s| blind(s)).map(|s| s.line).min(),
+        seen.iter().filter(|s| blind(s)).map(|s| s.line).max(),
+    ) else {
+        return;
+    };
+    let keys: std::collections::BTreeSet<(usize, String)> = seen
+        .iter()
+        .filter(|s| blind(s))
+        .map(|s| (s.event.node, s.event.key.clone()))
+        .collect();
+    for (node, key) in keys {
+        let removed = super::node_order::removed_by_blind_deletes(view, node, &key, from, to);
+        for s in seen.iter_mut() {
+            if s.event.node == node && s.event.key == key && blind(s) {
+                if let Some(r) = removed.get(&s.line) {
+                    s.event.token = Some(r.token.clone());
+                    s.removed_set_line = Some(r.set_line);
+                }
+            }
         }
-        if matches!(e, Event::Invoke(op) if op.client == client) {
-            found = true;
-            return false;
-        }
-        true
-    });
-    found
+    }
 }
 
 /// What a hold's keys hold on the nodes: the library's own value for a worker client
@@ -334,13 +351,14 @@ pub fn name_violation(view: &RunView, v: &Violation, faults: &[&FaultWindow]) ->
     }
     let (_, a_invoke) = acquire_lines(view.history, a);
     let (_, b_invoke) = acquire_lines(view.history, b);
-    let seen = node_events(
+    let mut seen = node_events(
         view,
         &v.lock,
         &shared,
         a_invoke.min(b_invoke),
         b.ok_line.max(a.ok_line),
     );
+    attribute_blind_deletes(view, &mut seen);
     if began(view, b) == Began::ExtendedLate {
         let ext: Vec<&Seen> = seen
             .iter()
@@ -380,42 +398,8 @@ pub fn name_violation(view: &RunView, v: &Violation, faults: &[&FaultWindow]) ->
             .filter(|s| s.event.action.removes())
             .collect()
     };
-    // A plain DEL's line carries no token where the driver saw only its reply (the real
-    // backend): it took `h`'s key when it is the first removal of that key on that node
-    // after `h` set it there, with nothing set in between.
-    let deleted_blind = |h: &Hold| -> Vec<&Seen> {
-        seen.iter()
-            .enumerate()
-            .filter(|(_, s)| {
-                s.event.action == NodeAction::Deleted
-                    && s.event.token.is_none()
-                    && s.event.checked == Some(false)
-                    && s.event.client.is_some_and(|c| c != h.client)
-            })
-            .filter(|&(i, s)| {
-                let before = seen[..i].iter().rfind(|p| {
-                    p.event.node == s.event.node
-                        && p.event.key == s.event.key
-                        && (p.event.action == NodeAction::Set || p.event.action.removes())
-                });
-                before.is_some_and(|p| {
-                    p.event.action == NodeAction::Set
-                        && p.event.client == Some(h.client)
-                        && h.token.is_some()
-                        && p.event.token.as_deref() == h.token.as_deref()
-                        // Lines are stamped at the reply: the DEL must have been sent after
-                        // the set (its client invoked an operation in between), or a late
-                        // reply to a DEL of its own key would read as a DEL of `h`'s.
-                        && s.event.client.is_some_and(|c| invoked_between(view, c, p.line, s.line))
-                })
-            })
-            .map(|(_, s)| s)
-            .collect()
-    };
-    let blind = deleted_blind(a);
     let (victim, other, other_value, gone) = match removed(&a_value) {
         gone if !gone.is_empty() => (a, b, &b_value, gone),
-        _ if !blind.is_empty() => (a, b, &b_value, blind),
         _ => {
             let own: Vec<&Seen> = removed(&b_value)
                 .into_iter()
@@ -540,7 +524,7 @@ fn cause(
                 s.line
             ),
             NodeAction::Deleted => format!(
-                "client {}'s {} deleted client {}'s key {} on node {n} at t={} (line {})",
+                "client {}'s {} deleted client {}'s key {} on node {n} {} t={} (line {}){}",
                 e.client.map_or("?".into(), |c| c.to_string()),
                 if e.checked == Some(false) {
                     "release, a plain DEL that does not compare the token,"
@@ -549,8 +533,24 @@ fn cause(
                 },
                 a.client,
                 e.key,
+                if s.removed_set_line.is_some() {
+                    "before its reply at"
+                } else {
+                    "at"
+                },
                 secs(e.t_us),
-                s.line
+                s.line,
+                match s.removed_set_line {
+                    Some(set) => {
+                        lines.push(set);
+                        format!(
+                            ": the reply does not say whose key went, but in every order in which the node can \
+                             have applied the key's SETs and DELs, this DEL came right after client {}'s SET (line {set})",
+                            a.client
+                        )
+                    }
+                    None => String::new(),
+                }
             ),
             NodeAction::Expired if e.key.starts_with("r_") => format!(
                 "client {}'s writer script dropped client {}'s entry from {} on node {n} at t={}, judging its \

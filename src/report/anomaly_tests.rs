@@ -412,3 +412,67 @@ fn every_acknowledged_acquire_has_its_set_on_each_node_it_names() {
     }
     assert!(checked > 100, "{checked}");
 }
+
+/// The first 25 lines of seed 1 of the committed real release-del run
+/// (reports/analysis/real/release-del): on the real backend a plain DEL's line comes from
+/// its reply, with no token, and client 1's DEL (line 17) was answered before client 0's
+/// SET (line 18) although the node applied it after: it is what made room for client 1's
+/// own SET (line 23) while client 0 held the lock (lines 19 and 24).
+const REAL_RELEASE_DEL: &str = r#"{"type":"meta","t_us":0,"scenario":"release-del","seed":1,"algorithm":"single","nodes":1,"clients":4,"ttl_ms":2000,"liveness_bound_us":2310000}
+{"type":"invoke","t_us":2163,"client":1,"op":"acquire","lock":"L0","mode":"exclusive"}
+{"type":"node","t_us":3346,"node":0,"lock":"L0","key":"L0","action":"set","client":1,"token":"569d9a0fc8073e94","ttl_ms":2000}
+{"type":"ok","t_us":3346,"client":1,"op":"acquire","lock":"L0","mode":"exclusive","token":"569d9a0fc8073e94","valid_until_us":1980163,"nodes":[0],"attempts":1}
+{"type":"invoke","t_us":3989,"client":2,"op":"acquire","lock":"L0","mode":"exclusive"}
+{"type":"node","t_us":5721,"node":0,"lock":"L0","key":"L0","action":"deleted","client":2,"checked":false}
+{"type":"invoke","t_us":8099,"client":3,"op":"acquire","lock":"L0","mode":"exclusive"}
+{"type":"node","t_us":8938,"node":0,"lock":"L0","key":"L0","action":"set","client":3,"token":"6ebe44436b141ec4","ttl_ms":2000}
+{"type":"ok","t_us":8938,"client":3,"op":"acquire","lock":"L0","mode":"exclusive","token":"6ebe44436b141ec4","valid_until_us":1986099,"nodes":[0],"attempts":1}
+{"type":"invoke","t_us":10790,"client":0,"op":"acquire","lock":"L0","mode":"exclusive"}
+{"type":"node","t_us":12480,"node":0,"lock":"L0","key":"L0","action":"deleted","client":0,"checked":false}
+{"type":"node","t_us":16311,"node":0,"lock":"L0","key":"L0","action":"set","client":2,"token":"c060ebd04c77da24","ttl_ms":2000}
+{"type":"ok","t_us":16311,"client":2,"op":"acquire","lock":"L0","mode":"exclusive","token":"c060ebd04c77da24","valid_until_us":1992820,"nodes":[0],"attempts":2}
+{"type":"node","t_us":16790,"node":0,"lock":"L0","key":"L0","action":"deleted","client":0,"checked":false}
+{"type":"invoke","t_us":22960,"client":1,"op":"release","lock":"L0","mode":"exclusive"}
+{"type":"ok","t_us":22960,"client":1,"op":"release","lock":"L0","mode":"exclusive","token":"569d9a0fc8073e94"}
+{"type":"node","t_us":23598,"node":0,"lock":"L0","key":"L0","action":"deleted","client":1,"checked":false}
+{"type":"node","t_us":23607,"node":0,"lock":"L0","key":"L0","action":"set","client":0,"token":"39c5ce0a1c4fdf63","ttl_ms":2000}
+{"type":"ok","t_us":23607,"client":0,"op":"acquire","lock":"L0","mode":"exclusive","token":"39c5ce0a1c4fdf63","valid_until_us":2000960,"nodes":[0],"attempts":3}
+{"type":"invoke","t_us":30831,"client":1,"op":"acquire","lock":"L0","mode":"exclusive"}
+{"type":"invoke","t_us":32217,"client":2,"op":"release","lock":"L0","mode":"exclusive"}
+{"type":"ok","t_us":32217,"client":2,"op":"release","lock":"L0","mode":"exclusive","token":"c060ebd04c77da24"}
+{"type":"node","t_us":33158,"node":0,"lock":"L0","key":"L0","action":"set","client":1,"token":"26601a4310013960","ttl_ms":2000}
+{"type":"ok","t_us":33158,"client":1,"op":"acquire","lock":"L0","mode":"exclusive","token":"26601a4310013960","valid_until_us":2008831,"nodes":[0],"attempts":1}
+{"type":"node","t_us":33308,"node":0,"lock":"L0","key":"L0","action":"deleted","client":2,"checked":false}"#;
+
+#[test]
+fn a_real_plain_del_answered_before_the_set_it_removed_is_named_from_the_nodes_order() {
+    let history: Vec<Event> = REAL_RELEASE_DEL
+        .lines()
+        .map(|l| crate::history::parse_line(l).unwrap())
+        .collect();
+    let findings = check(&history).unwrap();
+    let view = RunView::new(&history, &findings);
+    let v = view
+        .violations()
+        .iter()
+        .find(|v| v.first.ok_line == 19 && v.second.ok_line == 24)
+        .cloned()
+        .expect("client 0 (line 19) and client 1 (line 24) held L0 at once");
+    let story = explain(&view, &v);
+    let named = check_claims(&history, &story);
+    assert_eq!(named.kind, Anomaly::ReleaseWithoutTokenCheck, "{}", named.cause);
+    for line in [17, 18, 23] {
+        assert!(
+            named.lines.contains(&line),
+            "line {line} not cited: {:?} {}",
+            named.lines,
+            named.cause
+        );
+    }
+    assert!(
+        named.cause.contains("client 1's release, a plain DEL")
+            && named.cause.contains("client 0's SET (line 18)"),
+        "{}",
+        named.cause
+    );
+}

@@ -22,6 +22,7 @@ pub mod interactive;
 pub mod junit;
 pub mod matrix;
 pub mod narrative;
+pub mod node_order;
 pub mod plots;
 pub mod site;
 pub mod stale;
