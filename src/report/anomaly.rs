@@ -409,6 +409,9 @@ pub fn name_violation(view: &RunView, v: &Violation, faults: &[&FaultWindow]) ->
         }
     };
     if gone.is_empty() {
+        if let Some(named) = deleted_between(view, (a, &a_value), (b, &b_value), &shared, &seen, &oks) {
+            return named;
+        }
         let mut named = from_faults(view, a, b, &shared, faults);
         named.lines.extend(oks);
         named.lines.sort_unstable();
@@ -471,6 +474,123 @@ pub fn name_violation(view: &RunView, v: &Violation, faults: &[&FaultWindow]) ->
         from_node_events: true,
         victim: Some(victim.client),
     }
+}
+
+/// A violation on the real backend whose key removal the replies do not pin down: the
+/// shared node's lines leave open which holder's SET came first, or which plain DEL took
+/// the first key, or both ([`super::node_order`]). Where every removal that can have come
+/// between the two SETs is a plain DEL, the anomaly is named from them all: one of them
+/// took whichever key came first, and the other holder then set its own. Each hold
+/// comes with its key's value.
+fn deleted_between(
+    view: &RunView,
+    (a, a_value): (&Hold, &Option<String>),
+    (b, b_value): (&Hold, &Option<String>),
+    shared: &[usize],
+    seen: &[Seen],
+    oks: &[usize],
+) -> Option<Named> {
+    let set_line = |value: &Option<String>, node: usize, ok_line: usize| {
+        seen.iter()
+            .rfind(|s| {
+                s.event.node == node
+                    && s.event.action == NodeAction::Set
+                    && value.is_some()
+                    && s.event.token == *value
+                    && s.line <= ok_line
+            })
+            .map(|s| (s.line, s.event.key.clone()))
+    };
+    let unchecked_del = |line: usize| match view.history.get(line - 1) {
+        Some(Event::Node(e)) if e.action == NodeAction::Deleted && e.checked == Some(false) => Some(e),
+        _ => None,
+    };
+    for &n in shared {
+        let (Some((pa, key)), Some((pb, _))) =
+            (set_line(a_value, n, a.ok_line), set_line(b_value, n, b.ok_line))
+        else {
+            continue;
+        };
+        let Some(between) = super::node_order::removals_between(view, n, &key, pa, pb) else {
+            continue;
+        };
+        // The one DEL that came between the SETs in every order, where there is one.
+        let removals = match super::node_order::removal_between(view, n, &key, pa, pb) {
+            Some(d) => vec![d],
+            None => between.removals,
+        };
+        let dels: Vec<NodeEvent> = removals.iter().filter_map(|&l| unchecked_del(l)).collect();
+        if dels.is_empty() || dels.len() != removals.len() {
+            continue;
+        }
+        let mut lines = oks.to_vec();
+        lines.extend([pa, pb]);
+        lines.extend(&removals);
+        lines.sort_unstable();
+        lines.dedup();
+        let by = |e: &NodeEvent, line: usize| {
+            format!(
+                "client {}'s release, a plain DEL that does not compare the token, before its reply at t={} (line {line})",
+                e.client.map_or("?".into(), |c| c.to_string()),
+                secs(e.t_us)
+            )
+        };
+        let took = match &dels[..] {
+            [e] => by(e, removals[0]),
+            _ => format!(
+                "one of these, each a release, a plain DEL that does not compare the token: {}",
+                dels.iter()
+                    .zip(&removals)
+                    .map(|(e, &l)| format!(
+                        "client {}'s before its reply at t={} (line {l})",
+                        e.client.map_or("?".into(), |c| c.to_string()),
+                        secs(e.t_us)
+                    ))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        };
+        let (cause, victim) = match between.first {
+            Some(first) => {
+                let (v, o, q) = if first == pa { (a, b, pb) } else { (b, a, pa) };
+                (
+                    format!(
+                        "client {}'s key {key} on node {n} (set at line {first}) was deleted by {took}; client {}'s \
+                         SET (line {q}) came after, as the replies show{}",
+                        v.client,
+                        o.client,
+                        if dels.len() > 1 {
+                            ", while they leave open which of these DELs came between"
+                        } else {
+                            ""
+                        }
+                    ),
+                    // The later holder's own key taken first is a case the story tells
+                    // as its own (`why.rs`) only when it was gone before its reply came.
+                    (v.client == a.client).then_some(a.client),
+                )
+            }
+            None => (
+                format!(
+                    "client {}'s or client {}'s key {key} on node {n} was deleted by {took}: the replies leave open \
+                     which of their SETs (lines {pa} and {pb}) the node applied first, but in every order in which \
+                     the node can have applied the key's SETs and DELs, {} came between the two",
+                    a.client,
+                    b.client,
+                    if dels.len() > 1 { "one of these DELs" } else { "this DEL" }
+                ),
+                None,
+            ),
+        };
+        return Some(Named {
+            kind: Anomaly::ReleaseWithoutTokenCheck,
+            cause,
+            lines,
+            from_node_events: true,
+            victim,
+        });
+    }
+    None
 }
 
 /// The cause clause from the node events: what took client `a`'s key off each shared

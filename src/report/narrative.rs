@@ -116,13 +116,13 @@ fn acquire_sentence(
         Began::Acquired => "acquires",
         Began::ExtendedLate => "extends",
     };
-    let mut s = format!(
-        "client {} {verb} {}{how} on {} {}",
-        h.client,
-        h.lock,
-        plural("node", nodes.len()),
-        list(nodes)
-    );
+    // A worker's `ok` names no nodes, and no key event may name them either.
+    let on = if nodes.is_empty() {
+        String::new()
+    } else {
+        format!(" on {} {}", plural("node", nodes.len()), list(nodes))
+    };
+    let mut s = format!("client {} {verb} {}{how}{on}", h.client, h.lock);
     if began == Began::ExtendedLate {
         s.push_str(" after its validity had run out, and holds the lock anew");
     }

@@ -91,6 +91,20 @@ pub fn why(view: &RunView, a: &Hold, b: &Hold, faults: &[&FaultWindow], named: O
             b.client,
             named.map_or(String::new(), |n| n.cause.clone())
         ),
+        // The replies leave open whose key a plain DEL took: whichever holder's the node
+        // had first ([`super::anomaly`]'s `deleted_between`).
+        _ if named.is_some_and(|n| {
+            n.from_node_events && n.victim.is_none() && n.kind == Anomaly::ReleaseWithoutTokenCheck
+        }) =>
+        {
+            format!(
+                "{} granted {} to both clients: a plain DEL took the key of whichever of the two it had first, \
+                 and the other then set its own ({}",
+                nodes(&shared, true),
+                a.lock,
+                named.map_or(String::new(), |n| n.cause.clone())
+            )
+        }
         (Mode::Exclusive, _) | (_, Mode::Exclusive) => format!(
             "{} granted {} to both clients: when client {}'s successful attempt reached {}, {} no longer had \
              client {}'s key ({}",
