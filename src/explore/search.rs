@@ -92,32 +92,53 @@ const BATCH: usize = 512;
 /// A successor: the action, and the world after it with its fingerprint. Worlds are
 /// boxed where the search keeps and moves them: a world is several kilobytes inline
 /// (`world.rs`), and moving it from successor to level to batch copied it each time.
-type Successor = (Action, Box<World>, u128);
+/// A world already seen before the batch began is not kept at all (`None`): most
+/// transitions lead to a known world, and boxing each cost an allocation and a copy.
+type Successor = (Action, Option<Box<World>>, u128);
 
-/// Every successor of `world`, in action order.
-fn expand(world: &World, scope: &Scope) -> Vec<Successor> {
+type Seen = HashSet<u128, BuildHasherDefault<Identity>>;
+
+/// Every successor of `world`, in action order; `seen` holds the worlds known so far.
+fn expand(world: &World, scope: &Scope, seen: &Seen) -> Vec<Successor> {
     let mut actions = Vec::new();
     adversary::enabled(world, scope, &mut actions);
     actions
         .into_iter()
         .map(|a| {
-            let w = Box::new(adversary::next(world, scope, a));
+            let w = adversary::next(world, scope, a);
             let fp = fingerprint(&w, scope);
-            (a, w, fp)
+            // (An `if`, not `bool::then`: a closure would move the world once more.)
+            let kept = if w.found.is_some() || !seen.contains(&fp) {
+                Some(Box::new(w))
+            } else {
+                None
+            };
+            (a, kept, fp)
         })
         .collect()
 }
 
 /// The successors of each world of `batch`, computed on `threads` threads.
-fn expand_all(batch: &[(u32, Box<World>)], scope: &Scope, threads: usize) -> Vec<Vec<Successor>> {
+fn expand_all(
+    batch: &[(u32, Box<World>)],
+    scope: &Scope,
+    threads: usize,
+    seen: &Seen,
+) -> Vec<Vec<Successor>> {
     if threads < 2 || batch.len() < 2 {
-        return batch.iter().map(|(_, w)| expand(w, scope)).collect();
+        return batch.iter().map(|(_, w)| expand(w, scope, seen)).collect();
     }
     let share = batch.len().div_ceil(threads);
     std::thread::scope(|sc| {
         let handles: Vec<_> = batch
             .chunks(share)
-            .map(|part| sc.spawn(move || part.iter().map(|(_, w)| expand(w, scope)).collect::<Vec<_>>()))
+            .map(|part| {
+                sc.spawn(move || {
+                    part.iter()
+                        .map(|(_, w)| expand(w, scope, seen))
+                        .collect::<Vec<_>>()
+                })
+            })
             .collect();
         handles
             .into_iter()
@@ -133,7 +154,7 @@ pub fn bfs(scope: &Scope, limits: &Limits, progress: &dyn Fn(Progress)) -> Searc
         .threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let root = World::new(scope, false);
-    let mut seen: HashSet<u128, BuildHasherDefault<Identity>> = HashSet::default();
+    let mut seen: Seen = HashSet::default();
     seen.insert(fingerprint(&root, scope));
     // Per world seen: its parent's index and the action that led to it.
     let mut tree: Vec<(u32, Action)> = vec![(u32::MAX, Action::Tick)];
@@ -153,10 +174,12 @@ pub fn bfs(scope: &Scope, limits: &Limits, progress: &dyn Fn(Progress)) -> Searc
         let mut level = frontier.into_iter().peekable();
         while level.peek().is_some() {
             let batch: Vec<(u32, Box<World>)> = level.by_ref().take(BATCH).collect();
-            let successors = expand_all(&batch, scope, threads);
+            let successors = expand_all(&batch, scope, threads, &seen);
             for ((index, _), succ) in batch.iter().zip(successors) {
                 for (a, w, fp) in succ {
                     transitions += 1;
+                    // Not kept: seen before the batch began.
+                    let Some(w) = w else { continue };
                     if let Some(found) = w.found {
                         let mut path = vec![a];
                         let mut at = *index;
