@@ -26,6 +26,7 @@ use super::{Outcome, SeedResult};
 use crate::checker::Findings;
 use crate::lifecycle::RunOutput;
 use crate::real::{RealError, RealOptions};
+use crate::report::folder::RunFolder;
 use crate::report::matrix::{AdapterRow, Cell, FaultColumn, Matrix, Ran, Tolerance};
 use crate::scenario::{Override, Scenario, ScenarioError};
 use crate::worker::adapters::{self, Adapter, AdapterError, AdapterKind, Predicted, Prediction};
@@ -235,6 +236,12 @@ pub fn run_matrix(options: &MatrixOptions, progress: &(dyn Fn(&str) + Sync)) -> 
                 prediction: a.predicts.get(&f.id).cloned(),
             }));
         }
+    }
+    // Each cell's folder is checked, and emptied of what the last matrix wrote there,
+    // before any seed runs: a folder holding files lockstorm did not write stops the
+    // matrix now, not after an hour of runs.
+    for plan in cells.iter().flatten() {
+        RunFolder::prepare(&options.out.join(&plan.rel))?;
     }
     let jobs: Vec<(usize, u64)> = cells
         .iter()
@@ -454,10 +461,21 @@ fn rerun(plan: &Plan, seed: u64) -> String {
 /// Turns a finished cell's seeds into its tally, writing the reported seed's report.
 fn finish_cell(options: &MatrixOptions, plan: &Plan, mut acc: Acc, seeds: u64) -> Result<Cell, MatrixError> {
     let dir = options.out.join(&plan.rel);
+    // A cell's folder holds one run, as a report folder does: what the last matrix wrote
+    // there goes first (a cell that was unsafe and is now safe keeps no violation
+    // timeline), and its manifest lists what this one wrote.
+    let folder = RunFolder::prepare(&dir)?;
+    // A cell that keeps nothing leaves no folder: only the manifest `prepare` wrote is there.
+    let keep_nothing = || {
+        let _ = std::fs::remove_file(dir.join(crate::report::folder::MANIFEST));
+        let _ = std::fs::remove_dir(&dir);
+    };
     if let Some(why) = acc.cannot_run {
+        keep_nothing();
         return Ok(Cell::CannotRun { why });
     }
     if let Some(why) = acc.refused {
+        keep_nothing();
         return Ok(Cell::Refused {
             why,
             rerun: rerun(plan, options.seed),
@@ -482,6 +500,9 @@ fn finish_cell(options: &MatrixOptions, plan: &Plan, mut acc: Acc, seeds: u64) -
             if let Some(logs) = &output.worker_logs {
                 let _ = logs.copy_to(&dir);
             }
+            folder.finish()?;
+        } else {
+            keep_nothing();
         }
         return Ok(Cell::Error {
             why,
@@ -525,6 +546,7 @@ fn finish_cell(options: &MatrixOptions, plan: &Plan, mut acc: Acc, seeds: u64) -
         })?;
         library = logs.library.as_ref().map(|(l, v)| format!("{l} {v}"));
     }
+    folder.finish()?;
     let mut ran = tally(&results, &figures, plan.scenario.clients.probe.is_some());
     ran.seeds_asked = seeds;
     ran.worker_errors = acc.errors.len() as u64;
