@@ -39,6 +39,16 @@ kind = "multi"
     )
     .unwrap();
     let out = dir.path().join("libraries");
+    // What an earlier matrix left: a violation timeline in a cell this one finds safe, and
+    // a report of the library that now cannot start. Their manifests vouch for them.
+    let plant = |cell: &str, file: &str| {
+        let d = out.join(cell);
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(d.join(file), "from the last matrix").unwrap();
+        std::fs::write(d.join(".lockstorm-files"), format!("{file}\n")).unwrap();
+    };
+    plant("builtin/01-clean", "timeline-violation.svg");
+    plant("missing/01-clean", "index.html");
     let o = Command::new(env!("CARGO_BIN_EXE_lockstorm"))
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .args([
@@ -135,6 +145,37 @@ kind = "multi"
             .contains("cannot start worker `no-such-lock-worker`"),
         "{missing}"
     );
+    // Each cell folder holds this matrix's run only, and its manifest lists all of it.
+    let clean = out.join("builtin/01-clean");
+    assert!(
+        !clean.join("timeline-violation.svg").exists(),
+        "the last matrix's timeline stays beside a safe verdict"
+    );
+    let mut files: Vec<String> = std::fs::read_dir(&clean)
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            let name = e.file_name().into_string().unwrap();
+            if e.file_type().unwrap().is_dir() {
+                format!("{name}/")
+            } else {
+                name
+            }
+        })
+        .filter(|n| n != ".lockstorm-files")
+        .collect();
+    files.sort();
+    let listed: Vec<String> = std::fs::read_to_string(clean.join(".lockstorm-files"))
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect();
+    assert_eq!(listed, files);
+    assert!(files.contains(&"summary.json".to_string()), "{files:?}");
+    assert!(
+        !out.join("missing/01-clean").exists(),
+        "a cell that cannot run keeps no report of an earlier run"
+    );
     let readme = std::fs::read_to_string(out.join("README.md")).unwrap();
     assert!(readme.contains("what lockstorm's single-instance lock promises"));
     assert!(readme.contains("Its algorithm predicts:"), "{readme}");
@@ -173,4 +214,33 @@ fn a_catalogue_run_with_an_adapter_expects_the_librarys_prediction() {
     let as_expected = summary["as_expected"].as_bool().unwrap();
     assert_eq!(as_expected, summary["verdict"] == "unsafe", "{summary}");
     assert_eq!(o.status.code(), Some(i32::from(!as_expected)), "{err}\n{summary}");
+}
+
+#[test]
+fn a_cell_folder_holding_a_file_lockstorm_did_not_write_stops_the_matrix_before_it_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("libraries");
+    let cell = out.join("lockstorm-single/01-clean");
+    std::fs::create_dir_all(&cell).unwrap();
+    std::fs::write(cell.join("notes.txt"), "mine").unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_lockstorm"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args([
+            "matrix",
+            "--adapters",
+            "lockstorm-single",
+            "--faults",
+            "01-clean",
+            "--seeds",
+            "1",
+            "--out",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("did not write (notes.txt)"), "{stderr}");
+    assert_eq!(std::fs::read_to_string(cell.join("notes.txt")).unwrap(), "mine");
+    assert!(!out.join("matrix.json").exists(), "no cell ran");
 }
