@@ -353,8 +353,9 @@ pub fn with_conntrack(message: String) -> String {
 /// When the kernel's connection-tracking table is full, a clause saying so. It then drops
 /// packets, loopback ones included: connections time out and requests go unanswered. A
 /// library that opens a connection per command (the redlock crate), doubled by
-/// lockstorm's proxy, fills it: every closed connection keeps its entry for the
-/// conntrack TIME_WAIT timeout (120 s by default).
+/// lockstorm's proxy, can fill it: a gracefully closed connection keeps its entry for the
+/// conntrack TIME_WAIT timeout (120 s by default). The proxy ends the connections a
+/// client closed with a reset (10 s each), but other processes share the table.
 pub fn conntrack_full() -> Option<String> {
     let read = |name: &str| -> Option<u64> {
         std::fs::read_to_string(format!("/proc/sys/net/netfilter/{name}"))
@@ -448,6 +449,8 @@ fn pong(reply: &[u8]) -> Result<(), String> {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     #[test]
     fn a_full_connection_tracking_table_is_named() {
         assert_eq!(conntrack_clause(100, 1_000), None);
@@ -459,8 +462,6 @@ mod tests {
         );
         assert!(conntrack_clause(950, 1_000).is_some(), "95% is full");
     }
-
-    use super::*;
 
     fn alive(pid: u32) -> bool {
         // A reaped child's pid no longer exists: kill(pid, 0) fails.

@@ -514,11 +514,7 @@ fn deleted_between(
         let Some(between) = super::node_order::removals_between(view, n, &key, pa, pb) else {
             continue;
         };
-        // The one DEL that came between the SETs in every order, where there is one.
-        let removals = match super::node_order::removal_between(view, n, &key, pa, pb) {
-            Some(d) => vec![d],
-            None => between.removals,
-        };
+        let removals = between.removals;
         let dels: Vec<NodeEvent> = removals.iter().filter_map(|&l| unchecked_del(l)).collect();
         if dels.is_empty() || dels.len() != removals.len() {
             continue;

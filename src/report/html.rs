@@ -153,12 +153,10 @@ pub fn page(
     h.push_str("<h2>Files</h2><ul><li><a href=\"summary.json\">summary.json</a>: the verdict per seed and the reported seed's findings</li>");
     if has_history {
         h.push_str("<li><a href=\"history.jsonl\">history.jsonl</a>: every event of the reported seed (format: src/history.rs)</li>");
+    } else if text(summary, "backend") == "sim" || summary["backend"].is_null() {
+        h.push_str("<li>history.jsonl is not kept here (no finding cites it, and it is long); the rerun command above writes it again, byte for byte</li>");
     } else {
-        if text(summary, "backend") == "sim" || summary["backend"].is_null() {
-            h.push_str("<li>history.jsonl is not kept here (no finding cites it, and it is long); the rerun command above writes it again, byte for byte</li>");
-        } else {
-            h.push_str("<li>history.jsonl is not kept here (no finding cites it; the committed reports have a size budget); the rerun command above runs the seed again on real servers, which writes a new history, not the same one</li>");
-        }
+        h.push_str("<li>history.jsonl is not kept here (no finding cites it; the committed reports have a size budget); the rerun command above runs the seed again on real servers, which writes a new history, not the same one</li>");
     }
     h.push_str("<li><a href=\"narrative.md\">narrative.md</a>: the story of each violation and stale write</li></ul>\n</body></html>\n");
     h

@@ -16,9 +16,9 @@
 //!
 //! [`removed_by_blind_deletes`] tries every order these rules allow and gives a blind
 //! delete the token of the key it removed when every one of them agrees;
-//! [`removal_between`] names the removal that came between two SETs whichever of them
-//! came first, when every order agrees on it. Where the orders do not agree, or where
-//! the lines fit no order at all, they say nothing: nothing is guessed.
+//! [`removals_between`] gives the removals that can have come between two SETs,
+//! whichever of them came first. Where the lines fit no order at all, they say nothing:
+//! nothing is guessed.
 
 use super::view::RunView;
 use crate::history::{Event, NodeAction};
@@ -35,7 +35,7 @@ const LOOKAHEAD_LINES: usize = 512;
 /// stay unattributed.
 const MAX_STRETCH: usize = 12;
 const MAX_STEPS: usize = 100_000;
-/// The most orders of one stretch kept to answer [`removal_between`].
+/// The most orders of one stretch kept to answer [`removals_between`].
 const MAX_ORDERS: usize = 1024;
 
 /// The key each blind delete of `key` on `node` removed: by the delete's 1-based line,
@@ -63,57 +63,52 @@ pub fn removed_by_blind_deletes(
     out
 }
 
-/// The line of the removal of `key` on `node` that came between the SETs on lines `p`
-/// and `q`, whichever of the two the node applied first, in every order the node can have
-/// applied the key's commands in. `None` when the orders disagree, when the lines fit no
-/// order, or when the two SETs are not in one stretch of unordered commands (then their
-/// order is known, and [`removed_by_blind_deletes`] tells what the removal after the
-/// first one took).
-pub fn removal_between(view: &RunView, node: usize, key: &str, p: usize, q: usize) -> Option<usize> {
-    for solved in solve(view, node, key, p.min(q), p.max(q)) {
-        let at = |line: usize| solved.items.iter().position(|i| i.line == line);
-        match (at(p), at(q)) {
-            (None, None) => continue,
-            (Some(ip), Some(iq)) => {
-                let found = solved.found.as_ref()?;
-                if found.orders_cut_short {
-                    return None;
-                }
-                let mut between = BTreeSet::new();
-                for order in &found.orders {
-                    let pos = |i: usize| order.iter().position(|&x| usize::from(x) == i);
-                    let first = pos(ip)?.min(pos(iq)?);
-                    // The sets and removals alternate: the next line ended the first key.
-                    between.insert(solved.items[usize::from(*order.get(first + 1)?)].line);
-                }
-                return match between.into_iter().collect::<Vec<_>>()[..] {
-                    [d] => Some(d),
-                    _ => None,
-                };
-            }
-            _ => return None,
-        }
-    }
-    None
-}
-
 /// The removals of `key` on `node` that can have come between the SETs on lines `p` and
-/// `q` ([`Between`]): the node applies one stretch of unordered commands after another,
+/// `q` ([`Between`]). The node applies one stretch of unordered commands after another,
 /// so the removal of whichever key came first lies in the stretches from the first SET's
-/// to the second's. `None` when the lines of those stretches fit no order.
+/// to the second's; within one stretch, it is the line right after the first SET in
+/// each order the stretch allows (the sets and removals alternate). `None` when the lines
+/// of those stretches fit no order.
 pub fn removals_between(view: &RunView, node: usize, key: &str, p: usize, q: usize) -> Option<Between> {
     let solved = solve(view, node, key, p.min(q), p.max(q));
-    let holds = |st: &Solved, line: usize| st.items.iter().any(|i| i.line == line);
-    let first = solved.iter().position(|st| holds(st, p) || holds(st, q))?;
-    let last = solved.iter().rposition(|st| holds(st, p) || holds(st, q))?;
+    let at = |st: &Solved, line: usize| st.items.iter().position(|i| i.line == line);
+    let first = solved.iter().position(|st| at(st, p).or(at(st, q)).is_some())?;
+    let last = solved.iter().rposition(|st| at(st, p).or(at(st, q)).is_some())?;
+    let removals_in = |st: &Solved| -> Vec<usize> {
+        st.items
+            .iter()
+            .filter(|i| !i.set && !i.reset)
+            .map(|i| i.line)
+            .collect()
+    };
+    if first == last {
+        let st = &solved[first];
+        let found = st.found.as_ref()?;
+        let (ip, iq) = (at(st, p)?, at(st, q)?);
+        let removals = if found.orders_cut_short {
+            removals_in(st)
+        } else {
+            let mut between = BTreeSet::new();
+            for order in &found.orders {
+                let pos = |i: usize| order.iter().position(|&x| usize::from(x) == i);
+                let next = pos(ip)?.min(pos(iq)?) + 1;
+                between.insert(st.items[usize::from(*order.get(next)?)].line);
+            }
+            between.into_iter().collect()
+        };
+        return Some(Between {
+            removals,
+            first: None,
+        });
+    }
     let mut removals = Vec::new();
     for st in &solved[first..=last] {
         st.found.as_ref()?;
-        removals.extend(st.items.iter().filter(|i| !i.set && !i.reset).map(|i| i.line));
+        removals.extend(removals_in(st));
     }
     Some(Between {
         removals,
-        first: (first != last).then_some(p.min(q)),
+        first: Some(p.min(q)),
     })
 }
 
@@ -184,8 +179,6 @@ struct Item {
     blind: bool,
     /// The node applied it after this line (1-based; 0: no bound).
     after: usize,
-    /// The nodes gave the line themselves: in node order with the others such.
-    from_node: bool,
     /// A failover's promotion: what was on the node before tells nothing after it.
     reset: bool,
 }
@@ -252,7 +245,6 @@ fn items(view: &RunView, node: usize, key: &str, start: usize, end: usize) -> Ve
                             token: n.token.clone(),
                             blind: n.action == NodeAction::Deleted && n.token.is_none(),
                             after,
-                            from_node: n.client.is_none(),
                             reset,
                         });
                     }
@@ -321,9 +313,7 @@ fn orders(s: &[Item], starts: &BTreeSet<State>) -> Option<Found> {
     let before: Vec<u32> = (0..s.len())
         .map(|j| {
             (0..s.len())
-                .filter(|&i| {
-                    i != j && (s[i].line <= s[j].after || (s[i].from_node && s[j].from_node && i < j))
-                })
+                .filter(|&i| i != j && s[i].line <= s[j].after)
                 .fold(0u32, |m, i| m | (1 << i))
         })
         .collect();
@@ -521,11 +511,18 @@ mod tests {
         assert_eq!(attribute(&history), BTreeMap::from([(5, ("33".to_string(), 2))]));
         let findings = crate::checker::check(&[]).unwrap();
         let view = RunView::new(&history, &findings);
-        assert_eq!(removal_between(&view, 0, "L0", 7, 9), Some(8));
-        assert_eq!(removal_between(&view, 0, "L0", 9, 7), Some(8));
-        // Client 3's SET and client 2's are known to be in that order (a stretch apart):
-        // `removal_between` leaves them to the attribution above, which names line 5.
-        assert_eq!(removal_between(&view, 0, "L0", 2, 7), None);
+        let between = |p, q| removals_between(&view, 0, "L0", p, q).unwrap();
+        for (p, q) in [(7, 9), (9, 7)] {
+            assert_eq!(
+                between(p, q),
+                Between {
+                    removals: vec![8],
+                    first: None
+                }
+            );
+        }
+        // Client 3's SET and client 2's are known to be in that order (a stretch apart).
+        assert_eq!(between(2, 7).first, Some(2));
     }
 
     #[test]
