@@ -16,7 +16,7 @@ use std::time::Instant;
 struct Sonic;
 
 impl LineReader for Sonic {
-    fn read<T: serde::de::DeserializeOwned>(text: &str) -> Option<T> {
+    fn read<'a, T: serde::Deserialize<'a>>(text: &'a str) -> Option<T> {
         sonic_rs::from_str(text).ok()
     }
 }

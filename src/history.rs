@@ -447,6 +447,27 @@ fn scan(
     offset: u64,
     mut each: impl FnMut(u64, usize, Event) -> bool,
 ) -> Result<(), HistoryError> {
+    scan_text(path, offset, |start, line, text| {
+        Ok(each(start, line, parse_line(text)?))
+    })
+}
+
+/// Reads a JSONL history one line at a time as [`crate::checker::check_jsonl`] needs it:
+/// a node line borrowed from the text ([`Line::Node`]: nothing allocated for it), any
+/// other line as its event. Otherwise as [`for_each_jsonl`].
+pub fn for_each_line(path: &Path, mut each: impl FnMut(Line<'_>)) -> Result<(), HistoryError> {
+    scan_text(path, 0, |_, _, text| {
+        each(parse_line_ref(text)?);
+        Ok(true)
+    })
+}
+
+/// [`scan`], handing over each line's text: `each` reads it, and its error names the line.
+fn scan_text(
+    path: &Path,
+    offset: u64,
+    mut each: impl FnMut(u64, usize, &str) -> Result<bool, serde_json::Error>,
+) -> Result<(), HistoryError> {
     use std::io::{Seek, SeekFrom};
     let shown = path.display().to_string();
     let io = |error| HistoryError::Io {
@@ -487,8 +508,7 @@ fn scan(
         if text.trim().is_empty() {
             continue;
         }
-        let event = parse_line(text).map_err(|e| bad(e.to_string()))?;
-        if !each(start, i + 1, event) {
+        if !each(start, i + 1, text).map_err(|e| bad(e.to_string()))? {
             break;
         }
     }
@@ -587,15 +607,16 @@ pub fn parse_line(text: &str) -> Result<Event, serde_json::Error> {
 /// instructions than sonic-rs and simd-json built for a portable target
 /// (`cargo bench --bench jsonl` compares them); another reader plugs in here.
 pub trait LineReader {
-    /// `T` read from `text`, or `None` for the general path.
-    fn read<T: serde::de::DeserializeOwned>(text: &str) -> Option<T>;
+    /// `T` read from `text` (borrowing its strings where it can), or `None` for the
+    /// general path.
+    fn read<'a, T: Deserialize<'a>>(text: &'a str) -> Option<T>;
 }
 
 /// `serde_json`'s reader.
 pub struct SerdeJson;
 
 impl LineReader for SerdeJson {
-    fn read<T: serde::de::DeserializeOwned>(text: &str) -> Option<T> {
+    fn read<'a, T: Deserialize<'a>>(text: &'a str) -> Option<T> {
         serde_json::from_str(text).ok()
     }
 }
@@ -613,25 +634,72 @@ pub fn parse_line_with<R: LineReader>(text: &str) -> Result<Event, serde_json::E
     }
 }
 
+/// One line of a history as the checker reads it from JSONL: a node line (two lines in
+/// three of a run) borrowed from the line's text, or any other event. A node line is
+/// read whole and as strictly as [`parse_line`] reads it; the checker needs only the
+/// part [`NodeRef`] shows.
+pub enum Line<'a> {
+    Node(NodeRef<'a>),
+    Event(Event),
+}
+
+/// What the checker reads of a node line: when, on which node, of which lock, and the
+/// client whose request it was ([`NodeEvent`] has the rest).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NodeRef<'a> {
+    pub t_us: u64,
+    pub node: usize,
+    pub lock: &'a str,
+    pub client: Option<usize>,
+}
+
+impl<'a> From<&'a NodeEvent> for NodeRef<'a> {
+    fn from(n: &'a NodeEvent) -> Self {
+        NodeRef {
+            t_us: n.t_us,
+            node: n.node,
+            lock: &n.lock,
+            client: n.client,
+        }
+    }
+}
+
+/// [`parse_line`], with a node line borrowed: the same lines read, refused with the
+/// same message.
+pub fn parse_line_ref(text: &str) -> Result<Line<'_>, serde_json::Error> {
+    if text.starts_with(NODE_PREFIX) {
+        if let Some(n) = SerdeJson::read::<NodeLine>(text) {
+            return Ok(Line::Node(NodeRef {
+                t_us: n.t_us,
+                node: n.node,
+                lock: n.lock,
+                client: n.client,
+            }));
+        }
+    }
+    parse_line(text).map(Line::Event)
+}
+
 /// How lockstorm begins a node line.
 const NODE_PREFIX: &str = r#"{"type":"node","#;
 
 /// A node line, read without buffering (see [`parse_line`]). Its fields and their
 /// attributes mirror [`NodeEvent`]'s.
+/// Its strings are borrowed from the line: one with an escape takes the general path.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct NodeLine {
+struct NodeLine<'a> {
     #[serde(rename = "type")]
     _kind: NodeLineKind,
     t_us: u64,
     node: usize,
-    lock: String,
-    key: String,
+    lock: &'a str,
+    key: &'a str,
     action: NodeAction,
     #[serde(default)]
     client: Option<usize>,
     #[serde(default)]
-    token: Option<String>,
+    token: Option<&'a str>,
     #[serde(default)]
     ttl_ms: Option<u64>,
     #[serde(default)]
@@ -650,16 +718,16 @@ enum NodeLineKind {
     Node,
 }
 
-impl NodeLine {
+impl NodeLine<'_> {
     fn into_event(self) -> Event {
         Event::Node(NodeEvent {
             t_us: self.t_us,
             node: self.node,
-            lock: self.lock,
-            key: self.key,
+            lock: self.lock.into(),
+            key: self.key.into(),
             action: self.action,
             client: self.client,
-            token: self.token,
+            token: self.token.map(str::to_string),
             ttl_ms: self.ttl_ms,
             checked: self.checked,
             expired_at_us: self.expired_at_us,
@@ -803,7 +871,7 @@ mod tests {
     struct Sonic;
 
     impl LineReader for Sonic {
-        fn read<T: serde::de::DeserializeOwned>(text: &str) -> Option<T> {
+        fn read<'a, T: Deserialize<'a>>(text: &'a str) -> Option<T> {
             sonic_rs::from_str(text).ok()
         }
     }
@@ -861,7 +929,21 @@ mod tests {
             // The readers measured against it read every line alike too.
             let sonic = parse_line_with::<Sonic>(line).map_err(|e| e.to_string());
             assert_eq!(sonic, general, "sonic-rs: {line}");
+            // The checker's borrowed read: a node line shows what the event has.
+            let borrowed = parse_line_ref(line).map_err(|e| e.to_string());
+            match (&borrowed, &general) {
+                (Ok(Line::Node(n)), Ok(Event::Node(e))) => assert_eq!(*n, NodeRef::from(e), "{line}"),
+                (Ok(Line::Event(b)), Ok(e)) => assert_eq!(b, e, "{line}"),
+                (Err(b), Err(e)) => assert_eq!(b, e, "{line}"),
+                _ => panic!("the borrowed read differs on {line}"),
+            }
         }
+        // Lockstorm's own node lines are borrowed; an escaped one is read the general way.
+        assert!(matches!(parse_line_ref(lines[12]), Ok(Line::Node(_))));
+        assert!(matches!(
+            parse_line_ref(lines[27]),
+            Ok(Line::Event(Event::Node(_)))
+        ));
     }
 
     #[test]

@@ -17,7 +17,7 @@
 //! A violation is a [`super::Malformed`] naming the line, never a finding.
 
 use crate::fault::Fault;
-use crate::history::{Event, FaultAction, Meta};
+use crate::history::{Event, FaultAction, Meta, NodeRef};
 use crate::limits::{MAX_CLIENTS, MAX_NAME_BYTES, MAX_NODES, MAX_TIME_US};
 use std::collections::BTreeSet;
 
@@ -70,11 +70,7 @@ impl Bounds {
                 time("valid_until_us", b.valid_until_us)
             }
             Event::Heal { .. } => Ok(()),
-            Event::Node(n) => {
-                self.node(n.node)?;
-                lock_name(&n.lock)?;
-                n.client.map_or(Ok(()), |c| self.client(c))
-            }
+            Event::Node(n) => self.node_line(&NodeRef::from(n)),
             Event::DriverStall(s) => time("lag_us", s.lag_us),
             Event::Fault(f) => {
                 match f.action {
@@ -89,6 +85,14 @@ impl Bounds {
                 self.fault(&f.fault)
             }
         }
+    }
+
+    /// Checks a node line (what [`Bounds::check`] checks of an [`Event::Node`]).
+    pub(super) fn node_line(&self, n: &NodeRef<'_>) -> Result<(), String> {
+        time("t_us", n.t_us)?;
+        self.node(n.node)?;
+        lock_name(n.lock)?;
+        n.client.map_or(Ok(()), |c| self.client(c))
     }
 
     fn meta(&mut self, m: &Meta) -> Result<(), String> {

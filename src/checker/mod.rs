@@ -46,7 +46,7 @@ pub mod tolerance;
 pub mod waits;
 
 use crate::algorithm::Mode;
-use crate::history::{Belief, Event, FaultAction, Lost, Meta, Op, OpKind, Phase};
+use crate::history::{Belief, Event, FaultAction, Line, Lost, Meta, NodeRef, Op, OpKind, Phase};
 use compact::{LockId, Locks};
 pub use compact::{LockName, NodeSet, Token};
 pub use exercise::Exercise;
@@ -193,6 +193,9 @@ impl Checker {
 
     /// Takes the next event of the history.
     pub fn observe(&mut self, event: &Event) -> Result<(), Malformed> {
+        if let Event::Node(n) = event {
+            return self.observe_node(&NodeRef::from(n));
+        }
         self.line += 1;
         if let Err(message) = self.bounds.check(event) {
             return Err(self.malformed(message));
@@ -270,12 +273,33 @@ impl Checker {
             }
             Event::Belief(b) => self.belief(b)?,
             Event::Lost(l) => self.lost(l),
-            // What the nodes did: the report names anomalies from it; holds and
-            // verdicts come from the clients' lines alone.
-            Event::Node(_) => {}
+            Event::Node(_) => unreachable!("node lines are observed above"),
             Event::DriverStall(s) => self.driver_stalls.push(*s),
         }
         self.tolerance.observe(event, lock);
+        Ok(())
+    }
+
+    /// Observes a line as [`for_each_line`](crate::history::for_each_line) reads it.
+    pub fn observe_line(&mut self, line: &Line<'_>) -> Result<(), Malformed> {
+        match line {
+            Line::Node(n) => self.observe_node(n),
+            Line::Event(e) => self.observe(e),
+        }
+    }
+
+    /// A node line: what the nodes did. The report names anomalies from them; holds
+    /// and verdicts come from the clients' lines alone, so only its numbers and time
+    /// are checked here.
+    fn observe_node(&mut self, n: &NodeRef<'_>) -> Result<(), Malformed> {
+        self.line += 1;
+        if let Err(message) = self.bounds.node_line(n) {
+            return Err(self.malformed(message));
+        }
+        if n.t_us < self.last_us {
+            return Err(self.malformed(format!("time goes backwards ({} after {})", n.t_us, self.last_us)));
+        }
+        self.last_us = n.t_us;
         Ok(())
     }
 
@@ -515,9 +539,9 @@ pub fn check_jsonl(
 ) -> Result<Result<Findings, Malformed>, crate::history::HistoryError> {
     let mut checker = Checker::new();
     let mut malformed = None;
-    crate::history::for_each_jsonl(path, |event| {
+    crate::history::for_each_line(path, |line| {
         if malformed.is_none() {
-            if let Err(e) = checker.observe(&event) {
+            if let Err(e) = checker.observe_line(&line) {
                 malformed = Some(e);
             }
         }

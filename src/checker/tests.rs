@@ -372,6 +372,39 @@ fn a_history_file_checked_in_one_pass_gives_what_reading_it_whole_does() {
     write(&[acq(0, 1), rel_ok(5, 2)], "{\"type\":\"nope\"}\n");
     assert!(check_jsonl(&path).is_err());
     assert_eq!(debug(&check_jsonl(&path)), debug(&whole()));
+    // Node lines, read borrowed: well formed, a node out of range, time going back.
+    let node = |t: u64, n: usize| {
+        Event::Node(crate::history::NodeEvent {
+            t_us: t,
+            node: n,
+            lock: "L0".into(),
+            key: "L0".into(),
+            action: crate::history::NodeAction::Set,
+            client: Some(1),
+            token: Some("tok1".into()),
+            ttl_ms: Some(100),
+            checked: None,
+            expired_at_us: None,
+            expire_at_node_us: Some(1_000),
+            lag_us: None,
+        })
+    };
+    for (events, well_formed) in [
+        (
+            vec![acq(0, 1), node(3, 0), ok(10, 1, 100), node(12, 1), rel(60, 1)],
+            true,
+        ),
+        (
+            vec![acq(0, 1), node(3, crate::limits::MAX_NODES), ok(10, 1, 100)],
+            false,
+        ),
+        (vec![acq(0, 1), node(3, 0), ok(10, 1, 100), node(9, 1)], false),
+    ] {
+        write(&events, "");
+        let one_pass = check_jsonl(&path);
+        assert_eq!(debug(&one_pass), debug(&whole()));
+        assert_eq!(one_pass.unwrap().is_ok(), well_formed, "{events:?}");
+    }
 }
 
 /// A worker's hold with no expiry (an `ok` acquire without `valid_until_us`).
