@@ -39,16 +39,54 @@ struct Entry {
 
 /// A node's whole keyspace, one map per Redis type. It is one value so that whatever
 /// keeps or loses a node's data (a crash, persistence, a replica) takes all of it.
-#[derive(Clone, Debug, Default, Hash)]
+#[derive(Clone, Debug, Default)]
 struct Store {
     /// Strings with PX expiry: exclusive locks and `w_{L}`.
     strings: SortedMap<Key, Entry>,
+    /// The other types, made when first written: most runs hold strings only, and the
+    /// explorer copies and drops every node's stores with each world it makes.
+    more: Option<Box<More>>,
+}
+
+#[derive(Clone, Debug, Default, Hash)]
+struct More {
     /// Sorted sets (`r_{L}`): member → score in ms.
     zsets: BTreeMap<Key, BTreeMap<Token, u64>>,
     /// Integer keys (`fence_{L}`), without expiry.
     counters: BTreeMap<Key, i64>,
     /// The fair queue of each lock: `fair_{L}` and `fairexp_{L}` together.
     fair: BTreeMap<LockId, BTreeMap<Ticket, Queued>>,
+}
+
+/// No sorted sets, for a store that has none.
+static NO_ZSETS: BTreeMap<Key, BTreeMap<Token, u64>> = BTreeMap::new();
+
+impl Store {
+    fn zsets(&self) -> &BTreeMap<Key, BTreeMap<Token, u64>> {
+        self.more.as_ref().map_or(&NO_ZSETS, |m| &m.zsets)
+    }
+
+    /// The other types, made if the store has none yet.
+    fn more(&mut self) -> &mut More {
+        self.more.get_or_insert_with(Default::default)
+    }
+
+    /// The other types if there are any, for a change that adds nothing.
+    fn more_if_any(&mut self) -> Option<&mut More> {
+        self.more.as_deref_mut()
+    }
+}
+
+/// As the four maps would hash: a store without `more` hashes as one whose other maps
+/// are empty, so the explorer tells states apart exactly as before.
+impl std::hash::Hash for Store {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        self.strings.hash(h);
+        match &self.more {
+            Some(more) => more.hash(h),
+            None => More::default().hash(h),
+        }
+    }
 }
 
 /// Whether a node's process is running.
@@ -139,7 +177,7 @@ impl Node {
             .map(|(k, e)| (*k, e.value));
         let readers = self
             .keys
-            .zsets
+            .zsets()
             .iter()
             .flat_map(|(k, z)| z.keys().map(move |t| (*k, *t)));
         let noted: Vec<(Key, Token)> = live.chain(readers).filter(|(k, t)| keep(k, t)).collect();
@@ -180,7 +218,7 @@ impl Node {
             self.record.now_us = now_us;
             let had = |k: &Key, t: &Token| {
                 kept.strings.get(k).is_some_and(|e| e.value == *t)
-                    || kept.zsets.get(k).is_some_and(|z| z.contains_key(t))
+                    || kept.zsets().get(k).is_some_and(|z| z.contains_key(t))
             };
             self.note_all(now_us, NodeAction::Lost, |k, t| !had(k, t));
         }
@@ -212,7 +250,7 @@ impl Node {
             let lag_us = replica.lag_us;
             let had = |k: &Key, t: &Token| {
                 kept.strings.get(k).is_some_and(|e| e.value == *t)
-                    || kept.zsets.get(k).is_some_and(|z| z.contains_key(t))
+                    || kept.zsets().get(k).is_some_and(|z| z.contains_key(t))
             };
             let start = self.record.events.len();
             self.note_all(now_us, NodeAction::Replicated, |_, _| true);
@@ -287,7 +325,9 @@ impl Node {
                 _ => Reply::Int(0),
             },
             Cmd::ZRem { key, token } => {
-                let removed = self.keys.zsets.get_mut(&key).and_then(|z| z.remove(&token));
+                let removed = (self.keys.more_if_any())
+                    .and_then(|m| m.zsets.get_mut(&key))
+                    .and_then(|z| z.remove(&token));
                 if removed.is_some() {
                     self.deleted(key, token, true);
                 }
@@ -313,10 +353,8 @@ impl Node {
                 if self.live(Key::writer(lock), wall).is_some() {
                     return Reply::Int(0);
                 }
-                match self
-                    .keys
-                    .zsets
-                    .get_mut(&Key::readers(lock))
+                match (self.keys.more_if_any())
+                    .and_then(|m| m.zsets.get_mut(&Key::readers(lock)))
                     .and_then(|z| z.get_mut(&token))
                 {
                     Some(score) if *score > now_ms => {
@@ -327,12 +365,12 @@ impl Node {
                 }
             }
             Cmd::Incr { key } => {
-                let v = self.keys.counters.entry(key).or_insert(0);
+                let v = self.keys.more().counters.entry(key).or_insert(0);
                 *v += 1;
                 Reply::Int(*v)
             }
             Cmd::RaiseTo { key, value } => {
-                let v = self.keys.counters.entry(key).or_insert(0);
+                let v = self.keys.more().counters.entry(key).or_insert(0);
                 *v = (*v).max(value as i64);
                 Reply::Int(*v)
             }
@@ -373,20 +411,22 @@ impl Node {
     /// Seed 000's writer script.
     fn write_lock(&mut self, wall_us: u64, lock: LockId, token: Token, now_ms: u64, ttl_ms: u64) -> i64 {
         let r = Key::readers(lock);
-        if let Some(z) = self.keys.zsets.get_mut(&r) {
-            // ZREMRANGEBYSCORE r 0 now: the bounds are inclusive.
-            let record = &mut self.record;
-            z.retain(|t, score| {
-                let keep = *score > now_ms;
-                if !keep {
-                    record.push(KeyEvent::new(r, NodeAction::Expired, *t).by_request());
+        if let Some(more) = self.keys.more_if_any() {
+            if let Some(z) = more.zsets.get_mut(&r) {
+                // ZREMRANGEBYSCORE r 0 now: the bounds are inclusive.
+                let record = &mut self.record;
+                z.retain(|t, score| {
+                    let keep = *score > now_ms;
+                    if !keep {
+                        record.push(KeyEvent::new(r, NodeAction::Expired, *t).by_request());
+                    }
+                    keep
+                });
+                if !z.is_empty() {
+                    return rw_reply::BLOCKED;
                 }
-                keep
-            });
-            if !z.is_empty() {
-                return rw_reply::BLOCKED;
+                more.zsets.remove(&r);
             }
-            self.keys.zsets.remove(&r);
         }
         let w = Key::writer(lock);
         if self.live(w, wall_us).is_some() {
@@ -402,6 +442,7 @@ impl Node {
             return rw_reply::BLOCKED;
         }
         self.keys
+            .more()
             .zsets
             .entry(Key::readers(lock))
             .or_default()
@@ -414,10 +455,11 @@ impl Node {
     /// The queue half of the fair scripts: `Some(QUEUED)` if the caller must wait its
     /// turn, `None` if it may try the lock itself.
     fn queue_turn(&mut self, lock: LockId, fair: FairArgs) -> Option<i64> {
-        let q = self.keys.fair.entry(lock).or_default();
+        let queues = &mut self.keys.more().fair;
+        let q = queues.entry(lock).or_default();
         q.retain(|_, e| e.exp_at_ms > fair.now_ms);
         if q.is_empty() && !fair.enqueue {
-            self.keys.fair.remove(&lock);
+            queues.remove(&lock);
             return None;
         }
         let me = q.entry(fair.ticket).or_insert(Queued {
@@ -436,12 +478,15 @@ impl Node {
     }
 
     fn leave(&mut self, lock: LockId, ticket: Ticket) -> bool {
-        let Some(q) = self.keys.fair.get_mut(&lock) else {
+        let Some(queues) = self.keys.more_if_any().map(|m| &mut m.fair) else {
+            return false;
+        };
+        let Some(q) = queues.get_mut(&lock) else {
             return false;
         };
         let was = q.remove(&ticket).is_some();
         if q.is_empty() {
-            self.keys.fair.remove(&lock);
+            queues.remove(&lock);
         }
         was
     }
