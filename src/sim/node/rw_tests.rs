@@ -310,3 +310,40 @@ fn an_abandoned_ticket_expires_and_stops_blocking() {
         "it left on success"
     );
 }
+
+/// The bytes a value feeds a hasher, as the explorer's fingerprint collects them.
+fn fed(value: &impl std::hash::Hash) -> Vec<u8> {
+    struct Collect(Vec<u8>);
+    impl std::hash::Hasher for Collect {
+        fn write(&mut self, bytes: &[u8]) {
+            self.0.extend_from_slice(bytes);
+        }
+        fn finish(&self) -> u64 {
+            0
+        }
+    }
+    let mut h = Collect(Vec::new());
+    value.hash(&mut h);
+    h.0
+}
+
+#[test]
+fn a_store_whose_other_maps_emptied_is_the_state_of_one_that_never_had_them() {
+    // A reader comes and expires; the writer's script drops it and the sorted set.
+    let mut n = Node::default();
+    let before = fed(&n);
+    assert!(n.keys.more.is_none());
+    assert_eq!(n.exec(0, read(7, 5)), Reply::Int(rw_reply::ACQUIRED));
+    assert_ne!(fed(&n), before, "a reader is state");
+    assert_eq!(
+        n.exec(10_000, write(8, 10, 1_000)),
+        Reply::Int(rw_reply::ACQUIRED)
+    );
+    let release = Cmd::DelIfEq {
+        key: Key::writer(LockId(0)),
+        token: Token(8),
+    };
+    assert_eq!(n.exec(20_000, release), Reply::Int(1));
+    assert!(n.keys.more.is_some(), "the maps were made");
+    assert_eq!(fed(&n), before);
+}

@@ -6,10 +6,19 @@
 
 use smallvec::SmallVec;
 
-#[derive(Clone, Debug, Hash)]
+#[derive(Debug, Hash)]
 pub struct SortedMap<K, V> {
     /// Ascending by key, no key twice.
     entries: SmallVec<[(K, V); 2]>,
+}
+
+/// Plain data is copied in one piece, not entry by entry.
+impl<K: Copy, V: Copy> Clone for SortedMap<K, V> {
+    fn clone(&self) -> Self {
+        SortedMap {
+            entries: SmallVec::from_slice(&self.entries),
+        }
+    }
 }
 
 impl<K, V> Default for SortedMap<K, V> {
