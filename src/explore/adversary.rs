@@ -217,9 +217,10 @@ pub fn enabled(world: &World, scope: &Scope, out: &mut Vec<Action>) {
     out.push(Action::Tick);
 }
 
-/// The world after `action`.
-pub fn next(world: &World, scope: &Scope, action: Action) -> World {
-    let mut w = world.clone();
+/// The world after `action`, on the heap: the search keeps the worlds it has not seen
+/// boxed, and a world is kilobytes, so it is made in its box, not copied into one.
+pub fn next(world: &World, scope: &Scope, action: Action) -> Box<World> {
+    let mut w = Box::new(world.clone());
     match action {
         Action::Tick => w.run_tick(scope),
         fault => w.apply(scope, fault, scope.power_loss),

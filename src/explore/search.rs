@@ -107,12 +107,7 @@ fn expand(world: &World, scope: &Scope, seen: &Seen) -> Vec<Successor> {
         .map(|a| {
             let w = adversary::next(world, scope, a);
             let fp = fingerprint(&w, scope);
-            // (An `if`, not `bool::then`: a closure would move the world once more.)
-            let kept = if w.found.is_some() || !seen.contains(&fp) {
-                Some(Box::new(w))
-            } else {
-                None
-            };
+            let kept = (w.found.is_some() || !seen.contains(&fp)).then_some(w);
             (a, kept, fp)
         })
         .collect()
