@@ -92,8 +92,8 @@ const BATCH: usize = 512;
 /// A successor: the action, and the world after it with its fingerprint. Worlds are
 /// boxed where the search keeps and moves them: a world is several kilobytes inline
 /// (`world.rs`), and moving it from successor to level to batch copied it each time.
-/// A world already seen before the batch began is not kept at all (`None`): most
-/// transitions lead to a known world, and boxing each cost an allocation and a copy.
+/// A world already seen before the batch began is dropped at once (`None`): most
+/// transitions lead to a known world.
 type Successor = (Action, Option<Box<World>>, u128);
 
 type Seen = HashSet<u128, BuildHasherDefault<Identity>>;
