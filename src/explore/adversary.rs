@@ -61,21 +61,21 @@ impl World {
             Action::Tick => unreachable!("a tick is run, not applied"),
             Action::Crash(_) => {
                 self.left.crashes -= 1;
-                self.nodes[node].crash(t, power_loss);
+                self.node_mut(node).crash(t, power_loss);
                 self.crashed[node] = Some(self.start(Fault::Crash { node, power_loss }));
             }
             Action::Restart(_) => {
-                self.nodes[node].restart(t);
+                self.node_mut(node).restart(t);
                 let since = self.crashed[node].take();
                 self.end(since, Fault::Crash { node, power_loss });
             }
             Action::Failover(_) => {
                 self.left.failovers -= 1;
-                self.nodes[node].fail_master(t);
+                self.node_mut(node).fail_master(t);
                 self.failed[node] = Some(self.start(Fault::Failover { node }));
             }
             Action::Promote(_) => {
-                self.nodes[node].promote_replica(t);
+                self.node_mut(node).promote_replica(t);
                 let since = self.failed[node].take();
                 self.end(since, Fault::Failover { node });
             }
@@ -91,7 +91,7 @@ impl World {
             }
             Action::Jump(_) => {
                 self.left.clock_jumps -= 1;
-                self.nodes[node].clock.jump(scope.jump_by_us);
+                self.node_mut(node).clock.jump(scope.jump_by_us);
                 let fault = Fault::ClockJump {
                     node: Some(node),
                     client: None,
@@ -106,7 +106,8 @@ impl World {
             }
             Action::PauseClient(_) => {
                 self.left.pauses -= 1;
-                self.peers[client].paused = Some(self.start(pause));
+                let since = self.start(pause);
+                self.peer_mut(client).paused = Some(since);
             }
             Action::ResumeNode(_) => {
                 let since = self.node_paused[node].take();
@@ -116,9 +117,9 @@ impl World {
                 }
             }
             Action::ResumeClient(_) => {
-                let since = self.peers[client].paused.take();
+                let since = self.peer_mut(client).paused.take();
                 self.end(since, pause);
-                for ev in std::mem::take(&mut self.peers[client].deferred) {
+                for ev in std::mem::take(&mut self.peer_mut(client).deferred) {
                     self.step(scope, t, ev);
                 }
             }

@@ -28,6 +28,7 @@ use crate::sim::clock::Clock;
 use crate::sim::node::Node;
 use smallvec::SmallVec;
 use std::hash::{Hash, Hasher};
+use std::sync::Arc;
 
 /// The only lock the explorer's clients take.
 const LOCK: LockId = LockId(0);
@@ -120,8 +121,11 @@ pub struct World {
     /// The boundary the world stands at; true time `tick * tick_us`.
     pub tick: u32,
     pub(super) now_us: u64,
-    pub(super) nodes: SmallVec<[Node; MAX_NODES]>,
-    pub(super) peers: SmallVec<[Peer; MAX_CLIENTS]>,
+    /// Shared with the worlds it came from until a step changes it: most transitions
+    /// leave most nodes as they were, and a node is hundreds of bytes to copy.
+    pub(super) nodes: SmallVec<[Arc<Node>; MAX_NODES]>,
+    /// Shared like the nodes: a fault at a boundary leaves every client as it was.
+    pub(super) peers: SmallVec<[Arc<Peer>; MAX_CLIENTS]>,
     /// Events in flight, latest first: the next one is popped off the end. Among events
     /// at one time the one scheduled first is nearest the end.
     queue: SmallVec<[(u64, Ev); QUEUED]>,
@@ -255,19 +259,21 @@ impl World {
             nodes: scope
                 .persistence
                 .iter()
-                .map(|&p| Node::new(p, scope.replication))
+                .map(|&p| Arc::new(Node::new(p, scope.replication)))
                 .collect(),
             peers: (0..scope.clients)
-                .map(|i| Peer {
-                    algo: crate::algorithm::redlock(
-                        &scope.algorithm,
-                        scope.nodes,
-                        crate::rng::split(scope.seed, "algorithm", i as u64),
-                    ),
-                    clock: Clock::default(),
-                    phase: Cycle::Thinking,
-                    paused: None,
-                    deferred: Vec::new(),
+                .map(|i| {
+                    Arc::new(Peer {
+                        algo: crate::algorithm::redlock(
+                            &scope.algorithm,
+                            scope.nodes,
+                            crate::rng::split(scope.seed, "algorithm", i as u64),
+                        ),
+                        clock: Clock::default(),
+                        phase: Cycle::Thinking,
+                        paused: None,
+                        deferred: Vec::new(),
+                    })
                 })
                 .collect(),
             queue: SmallVec::new(),
@@ -373,7 +379,7 @@ impl World {
                     self.node_deferred[n].push(ev);
                     return;
                 }
-                let Some(reply) = self.nodes[n].handle(t, cmd) else {
+                let Some(reply) = self.node_mut(n).handle(t, cmd) else {
                     return;
                 };
                 if !self.is_cut(scope, client, node) {
@@ -392,7 +398,7 @@ impl World {
             Ev::ToClient { client, .. } | Ev::Wake { client } | Ev::Timer { client, .. }
                 if self.peers[usize::from(client)].paused.is_some() =>
             {
-                self.peers[usize::from(client)].deferred.push(ev);
+                self.peer_mut(usize::from(client)).deferred.push(ev);
             }
             Ev::ToClient {
                 client, req, reply, ..
@@ -400,7 +406,7 @@ impl World {
                 let c = usize::from(client);
                 let now = self.now(c, t);
                 with_outputs(|out| {
-                    self.peers[c].algo.on_reply(now, req, reply, out);
+                    self.peer_mut(c).algo.on_reply(now, req, reply, out);
                     self.outputs(scope, t, c, out);
                 });
             }
@@ -408,7 +414,7 @@ impl World {
                 let c = usize::from(client);
                 let now = self.now(c, t);
                 with_outputs(|out| {
-                    self.peers[c].algo.on_timer(now, id, out);
+                    self.peer_mut(c).algo.on_timer(now, id, out);
                     self.outputs(scope, t, c, out);
                 });
             }
@@ -446,9 +452,9 @@ impl World {
         with_outputs(|out| {
             match self.peers[c].phase {
                 Cycle::Thinking => {
-                    self.peers[c].phase = Cycle::Acquiring;
+                    self.peer_mut(c).phase = Cycle::Acquiring;
                     self.record(t, c, Self::op(RecordKind::Invoke, OpKind::Acquire, None));
-                    self.peers[c].algo.acquire(now, LOCK, Mode::Exclusive, out);
+                    self.peer_mut(c).algo.acquire(now, LOCK, Mode::Exclusive, out);
                 }
                 Cycle::Holding(hold) => {
                     self.record(t, c, Self::op(RecordKind::Invoke, OpKind::Release, None));
@@ -456,7 +462,7 @@ impl World {
                     if hold.fence.is_some() && hold.start_us < end {
                         self.fence_floor = self.fence_floor.max(hold.fence);
                     }
-                    self.peers[c].algo.release(now, out);
+                    self.peer_mut(c).algo.release(now, out);
                 }
                 Cycle::Acquiring => {}
             }
@@ -466,7 +472,7 @@ impl World {
 
     /// Think, then ask again.
     fn think(&mut self, scope: &Scope, t: u64, c: usize) {
-        self.peers[c].phase = Cycle::Thinking;
+        self.peer_mut(c).phase = Cycle::Thinking;
         let clock = &self.peers[c].clock;
         let at = clock.true_at_mono(clock.mono(t) + scope.think_us).max(t);
         self.push(at, Ev::Wake { client: c as u8 });
@@ -558,7 +564,7 @@ impl World {
             fence,
         };
         self.judge(c, &hold);
-        self.peers[c].phase = Cycle::Holding(hold);
+        self.peer_mut(c).phase = Cycle::Holding(hold);
         // Release when the work is done, or when the validity ends if that is sooner.
         let clock = &self.peers[c].clock;
         let work_end = clock.mono(t) + scope.hold_us;
@@ -598,6 +604,16 @@ impl World {
                 });
             }
         }
+    }
+
+    /// Client `c`, to change: copied first if another world shares it.
+    pub(super) fn peer_mut(&mut self, c: usize) -> &mut Peer {
+        Arc::make_mut(&mut self.peers[c])
+    }
+
+    /// Node `n`, to change: copied first if another world shares it.
+    pub(super) fn node_mut(&mut self, n: usize) -> &mut Node {
+        Arc::make_mut(&mut self.nodes[n])
     }
 
     pub fn node_up(&self, n: usize) -> bool {
