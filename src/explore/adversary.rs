@@ -226,5 +226,6 @@ pub fn next(world: &World, scope: &Scope, action: Action) -> Box<World> {
         Action::Tick => w.run_tick(scope),
         fault => w.apply(scope, fault, scope.power_loss),
     }
+    w.seal();
     w
 }

@@ -94,6 +94,17 @@ pub(super) struct Peer {
     pub(super) deferred: Vec<Ev>,
 }
 
+/// What a client feeds the fingerprint: all but when its pause began, which the world
+/// feeds in canonical form (the ticks it must still last).
+impl Hash for Peer {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        self.algo.hash(h);
+        self.clock.hash(h);
+        self.phase.hash(h);
+        self.deferred.hash(h);
+    }
+}
+
 /// When a fault started (its tick) and its id in the history.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Since {
@@ -121,11 +132,8 @@ pub struct World {
     /// The boundary the world stands at; true time `tick * tick_us`.
     pub tick: u32,
     pub(super) now_us: u64,
-    /// Shared with the worlds it came from until a step changes it: most transitions
-    /// leave most nodes as they were, and a node is hundreds of bytes to copy.
-    pub(super) nodes: SmallVec<[Arc<Node>; MAX_NODES]>,
-    /// Shared like the nodes: a fault at a boundary leaves every client as it was.
-    pub(super) peers: SmallVec<[Arc<Peer>; MAX_CLIENTS]>,
+    pub(super) nodes: SmallVec<[Shared<Node>; MAX_NODES]>,
+    pub(super) peers: SmallVec<[Shared<Peer>; MAX_CLIENTS]>,
     /// Events in flight, latest first: the next one is popped off the end. Among events
     /// at one time the one scheduled first is nearest the end.
     queue: SmallVec<[(u64, Ev); QUEUED]>,
@@ -171,13 +179,12 @@ impl Hash for Canonical<'_> {
     fn hash<H: Hasher>(&self, h: &mut H) {
         let (w, least) = (self.world, self.least);
         w.tick.hash(h);
-        w.nodes.hash(h);
+        for node in &w.nodes {
+            h.write_u128(node.digest());
+        }
         for p in &w.peers {
-            p.algo.hash(h);
-            p.clock.hash(h);
-            p.phase.hash(h);
+            h.write_u128(p.digest());
             self.since(&p.paused, least.resume, h);
-            p.deferred.hash(h);
         }
         w.queue.hash(h);
         for cut in &w.cut {
@@ -236,6 +243,63 @@ fn with_outputs<R>(f: impl FnOnce(&mut Vec<Output>) -> R) -> R {
     })
 }
 
+thread_local! {
+    /// A shared part's bytes, for its digest.
+    static PART_BYTES: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// A node or a client of a world, shared with the worlds it came from until a step
+/// changes it (`Arc::make_mut`): a fault at a boundary touches one node or none and
+/// no client, and a node or a client is hundreds of bytes to copy. It keeps the
+/// digest of what it feeds the fingerprint (XXH3-128 of its [`Hash`] bytes), so that
+/// its bytes are read once per change, not once per world.
+#[derive(Clone)]
+pub(super) struct Shared<T> {
+    value: Arc<T>,
+    /// `None` once changed, until [`Shared::seal`].
+    digest: Option<u128>,
+}
+
+impl<T: Clone + Hash> Shared<T> {
+    fn new(value: T) -> Self {
+        let mut s = Shared {
+            value: Arc::new(value),
+            digest: None,
+        };
+        s.seal();
+        s
+    }
+
+    /// The value, to change: copied first if another world shares it.
+    fn get_mut(&mut self) -> &mut T {
+        self.digest = None;
+        Arc::make_mut(&mut self.value)
+    }
+
+    fn seal(&mut self) {
+        if self.digest.is_none() {
+            self.digest = Some(self.digest());
+        }
+    }
+
+    fn digest(&self) -> u128 {
+        self.digest.unwrap_or_else(|| {
+            PART_BYTES.with_borrow_mut(|buf| {
+                buf.clear();
+                self.value.hash(&mut Bytes(buf));
+                xxhash_rust::xxh3::xxh3_128(buf)
+            })
+        })
+    }
+}
+
+impl<T> std::ops::Deref for Shared<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.value
+    }
+}
+
 /// A 128-bit fingerprint of the world's canonical form, in one pass of XXH3, so that
 /// telling states apart does not rest on 64 bits.
 pub fn fingerprint(w: &World, scope: &Scope) -> u128 {
@@ -259,11 +323,11 @@ impl World {
             nodes: scope
                 .persistence
                 .iter()
-                .map(|&p| Arc::new(Node::new(p, scope.replication)))
+                .map(|&p| Shared::new(Node::new(p, scope.replication)))
                 .collect(),
             peers: (0..scope.clients)
                 .map(|i| {
-                    Arc::new(Peer {
+                    Shared::new(Peer {
                         algo: crate::algorithm::redlock(
                             &scope.algorithm,
                             scope.nodes,
@@ -312,6 +376,7 @@ impl World {
             let at = w.peers[c].clock.true_at_mono(scope.think_us);
             w.push(at, Ev::Wake { client: c as u8 });
         }
+        w.seal();
         w
     }
 
@@ -608,12 +673,19 @@ impl World {
 
     /// Client `c`, to change: copied first if another world shares it.
     pub(super) fn peer_mut(&mut self, c: usize) -> &mut Peer {
-        Arc::make_mut(&mut self.peers[c])
+        self.peers[c].get_mut()
     }
 
     /// Node `n`, to change: copied first if another world shares it.
     pub(super) fn node_mut(&mut self, n: usize) -> &mut Node {
-        Arc::make_mut(&mut self.nodes[n])
+        self.nodes[n].get_mut()
+    }
+
+    /// Digests the nodes and clients changed since the last call, for the
+    /// fingerprints to come (which digest a part themselves where this was not called).
+    pub(super) fn seal(&mut self) {
+        self.nodes.iter_mut().for_each(Shared::seal);
+        self.peers.iter_mut().for_each(Shared::seal);
     }
 
     pub fn node_up(&self, n: usize) -> bool {
