@@ -127,7 +127,6 @@ pub enum Found {
     },
 }
 
-#[derive(Clone)]
 pub struct World {
     /// The boundary the world stands at; true time `tick * tick_us`.
     pub tick: u32,
@@ -153,6 +152,31 @@ pub struct World {
     pub found: Option<Found>,
     /// The history, when replaying (left out of the fingerprint).
     pub(super) log: Option<Vec<Event>>,
+}
+
+/// Field by field, the plain parts copied in one piece each (a derived clone copies a
+/// `SmallVec` entry by entry).
+impl Clone for World {
+    fn clone(&self) -> Self {
+        World {
+            tick: self.tick,
+            now_us: self.now_us,
+            nodes: self.nodes.clone(),
+            peers: self.peers.clone(),
+            queue: SmallVec::from_slice(&self.queue),
+            cut: SmallVec::from_slice(&self.cut),
+            node_paused: SmallVec::from_slice(&self.node_paused),
+            node_deferred: self.node_deferred.clone(),
+            crashed: SmallVec::from_slice(&self.crashed),
+            failed: SmallVec::from_slice(&self.failed),
+            left: self.left,
+            next_fault: self.next_fault,
+            last: self.last,
+            fence_floor: self.fence_floor,
+            found: self.found,
+            log: self.log.clone(),
+        }
+    }
 }
 
 /// Feeds a world to a hasher in canonical form: only what can change its future. A
