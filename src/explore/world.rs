@@ -193,9 +193,14 @@ struct Canonical<'a> {
 impl Canonical<'_> {
     /// What a fault that started at `since` still means for the future: whether it is
     /// active, and how many ticks it must still last before it may end.
+    /// One number: 0 inactive, 1 active for good (its kind never ends here), 2 + the
+    /// ticks it must still last.
     fn since<H: Hasher>(&self, since: &Option<Since>, least: Option<u32>, h: &mut H) {
-        let left = since.map(|s| least.map(|l| (s.tick + l).saturating_sub(self.world.tick)));
-        left.hash(h);
+        h.write_u32(match (since, least) {
+            (None, _) => 0,
+            (Some(_), None) => 1,
+            (Some(s), Some(l)) => 2 + (s.tick + l).saturating_sub(self.world.tick),
+        });
     }
 }
 
