@@ -12,13 +12,6 @@
 
 mod cli;
 
-/// mimalloc instead of the system allocator: the explorer keeps and frees thousands of
-/// kilobyte-sized worlds per level and the simulator many small strings; glibc gave
-/// their pages back to the kernel between levels and faulted them in again
-/// (`lockstorm bench --sim` shows the difference).
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 use clap::{Parser, Subcommand};
 use lockstorm::shutdown;
 use std::process::ExitCode;
