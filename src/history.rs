@@ -684,8 +684,8 @@ pub fn parse_line_ref(text: &str) -> Result<Line<'_>, serde_json::Error> {
 const NODE_PREFIX: &str = r#"{"type":"node","#;
 
 /// A node line, read without buffering (see [`parse_line`]). Its fields and their
-/// attributes mirror [`NodeEvent`]'s.
-/// Its strings are borrowed from the line: one with an escape takes the general path.
+/// attributes mirror [`NodeEvent`]'s; its strings are borrowed from the line, so a line
+/// with an escaped string is refused here and takes the general path.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct NodeLine<'a> {

@@ -90,7 +90,7 @@ impl Hasher for Identity {
 const BATCH: usize = 512;
 
 /// A successor: the action, and the world after it with its fingerprint. Worlds are
-/// boxed where the search keeps and moves them: a world is several kilobytes inline
+/// boxed where the search keeps and moves them: a world is kilobytes inline
 /// (`world.rs`), and moving it from successor to level to batch copied it each time.
 /// A world already seen before the batch began is dropped at once (`None`): most
 /// transitions lead to a known world.

@@ -34,8 +34,9 @@ use std::sync::Arc;
 const LOCK: LockId = LockId(0);
 
 /// The scope's bounds (`scope.rs`: at most 5 nodes and 3 clients), so that a world's
-/// per-node, per-client and per-link state sits inline and cloning a world allocates
-/// nothing. Past them a `SmallVec` spills to the heap: slower, never wrong.
+/// per-node, per-client and per-link state sits inline (nodes and clients as shared
+/// pointers, [`Shared`]) and cloning a world allocates nothing. Past them a `SmallVec`
+/// spills to the heap: slower, never wrong.
 pub(super) const MAX_NODES: usize = 5;
 pub(super) const MAX_CLIENTS: usize = 3;
 const MAX_LINKS: usize = MAX_NODES * MAX_CLIENTS;
@@ -184,17 +185,17 @@ impl Clone for World {
 /// end in a replayed history (the replay numbers its faults itself), and the start tick
 /// matters only through the ticks left before the fault may end, and not at all for a
 /// fault of a kind that never ends within the scope. So two worlds that reach the same
-/// nodes, clients, messages and faults by different orders are one state.
+/// nodes, clients, messages and faults by different orders are one state. A node or a
+/// client is fed as the digest it keeps ([`Shared`]).
 struct Canonical<'a> {
     world: &'a World,
     least: &'a Least,
 }
 
 impl Canonical<'_> {
-    /// What a fault that started at `since` still means for the future: whether it is
-    /// active, and how many ticks it must still last before it may end.
-    /// One number: 0 inactive, 1 active for good (its kind never ends here), 2 + the
-    /// ticks it must still last.
+    /// What a fault that started at `since` still means for the future, as one number:
+    /// 0 inactive, 1 active for good (its kind never ends within the scope), 2 + the
+    /// ticks it must still last before it may end.
     fn since<H: Hasher>(&self, since: &Option<Since>, least: Option<u32>, h: &mut H) {
         h.write_u32(match (since, least) {
             (None, _) => 0,

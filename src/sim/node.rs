@@ -77,8 +77,9 @@ impl Store {
     }
 }
 
-/// As the four maps would hash: a store without `more` hashes as one whose other maps
-/// are empty, so the explorer tells states apart exactly as before.
+/// A store without `more` hashes as one whose other maps are empty: the explorer
+/// tells states apart by these bytes, and a store whose sorted set came and went is
+/// the same state as one that never had any.
 impl std::hash::Hash for Store {
     fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
         self.strings.hash(h);
@@ -326,7 +327,9 @@ impl Node {
                 _ => Reply::Int(0),
             },
             Cmd::ZRem { key, token } => {
-                let removed = (self.keys.more_if_any())
+                let removed = self
+                    .keys
+                    .more_if_any()
                     .and_then(|m| m.zsets.get_mut(&key))
                     .and_then(|z| z.remove(&token));
                 if removed.is_some() {
@@ -354,7 +357,9 @@ impl Node {
                 if self.live(Key::writer(lock), wall).is_some() {
                     return Reply::Int(0);
                 }
-                match (self.keys.more_if_any())
+                match self
+                    .keys
+                    .more_if_any()
                     .and_then(|m| m.zsets.get_mut(&Key::readers(lock)))
                     .and_then(|z| z.get_mut(&token))
                 {
