@@ -195,12 +195,16 @@ struct Canonical<'a> {
 impl Canonical<'_> {
     /// What a fault that started at `since` still means for the future, as one number:
     /// 0 inactive, 1 active for good (its kind never ends within the scope), 2 + the
-    /// ticks it must still last before it may end.
+    /// ticks it must still last before it may end. Counted in u64: a least duration
+    /// may be `u32::MAX` ticks (scope.rs saturates there), and 2 + that must not wrap.
     fn since<H: Hasher>(&self, since: &Option<Since>, least: Option<u32>, h: &mut H) {
-        h.write_u32(match (since, least) {
+        h.write_u64(match (since, least) {
             (None, _) => 0,
             (Some(_), None) => 1,
-            (Some(s), Some(l)) => 2 + (s.tick + l).saturating_sub(self.world.tick),
+            (Some(s), Some(l)) => {
+                let until = u64::from(s.tick) + u64::from(l);
+                2 + until.saturating_sub(u64::from(self.world.tick))
+            }
         });
     }
 }
