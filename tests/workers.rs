@@ -189,8 +189,10 @@ fn a_missing_worker_command_or_the_simulator_is_refused_with_exit_2() {
         text(&o)
     );
 
+    // Its partial report goes to the temporary folder, not to reports/ in the checkout.
     let o = lockstorm()
-        .args(["scenario", "--backend", "sim", "--quiet"])
+        .args(["scenario", "--backend", "sim", "--quiet", "--out"])
+        .arg(dir.path().join("sim-out"))
         .arg(&file)
         .output()
         .unwrap();
