@@ -113,6 +113,13 @@ impl RunFolder {
     pub fn finish(self) -> Result<(), ReportError> {
         write_manifest(&self.dir, &BTreeSet::new())
     }
+
+    /// Nothing was written after all: the manifest [`RunFolder::prepare`] wrote goes,
+    /// and the folder with it if that leaves it empty.
+    pub fn discard(self) {
+        let _ = std::fs::remove_file(self.dir.join(MANIFEST));
+        let _ = std::fs::remove_dir(&self.dir);
+    }
 }
 
 /// Every name a run may write: what a folder's manifest vouches for while it runs.

@@ -464,18 +464,14 @@ fn finish_cell(options: &MatrixOptions, plan: &Plan, mut acc: Acc, seeds: u64) -
     // A cell's folder holds one run, as a report folder does: what the last matrix wrote
     // there goes first (a cell that was unsafe and is now safe keeps no violation
     // timeline), and its manifest lists what this one wrote.
+    // A cell that keeps nothing leaves no folder (`RunFolder::discard`).
     let folder = RunFolder::prepare(&dir)?;
-    // A cell that keeps nothing leaves no folder: only the manifest `prepare` wrote is there.
-    let keep_nothing = || {
-        let _ = std::fs::remove_file(dir.join(crate::report::folder::MANIFEST));
-        let _ = std::fs::remove_dir(&dir);
-    };
     if let Some(why) = acc.cannot_run {
-        keep_nothing();
+        folder.discard();
         return Ok(Cell::CannotRun { why });
     }
     if let Some(why) = acc.refused {
-        keep_nothing();
+        folder.discard();
         return Ok(Cell::Refused {
             why,
             rerun: rerun(plan, options.seed),
@@ -502,7 +498,7 @@ fn finish_cell(options: &MatrixOptions, plan: &Plan, mut acc: Acc, seeds: u64) -
             }
             folder.finish()?;
         } else {
-            keep_nothing();
+            folder.discard();
         }
         return Ok(Cell::Error {
             why,
