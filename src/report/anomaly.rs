@@ -524,24 +524,21 @@ fn deleted_between(
         lines.extend(&removals);
         lines.sort_unstable();
         lines.dedup();
-        let by = |e: &NodeEvent, line: usize| {
-            format!(
-                "client {}'s release, a plain DEL that does not compare the token, before its reply at t={} (line {line})",
-                e.client.map_or("?".into(), |c| c.to_string()),
-                secs(e.t_us)
-            )
-        };
+        // "client 3's" and "before its reply at t=… (line …)" of one DEL.
+        let who = |e: &NodeEvent| format!("client {}'s", e.client.map_or("?".into(), |c| c.to_string()));
+        let when =
+            |e: &NodeEvent, line: usize| format!("before its reply at t={} (line {line})", secs(e.t_us));
         let took = match &dels[..] {
-            [e] => by(e, removals[0]),
+            [e] => format!(
+                "{} release, a plain DEL that does not compare the token, {}",
+                who(e),
+                when(e, removals[0])
+            ),
             _ => format!(
                 "one of these, each a release, a plain DEL that does not compare the token: {}",
                 dels.iter()
                     .zip(&removals)
-                    .map(|(e, &l)| format!(
-                        "client {}'s before its reply at t={} (line {l})",
-                        e.client.map_or("?".into(), |c| c.to_string()),
-                        secs(e.t_us)
-                    ))
+                    .map(|(e, &l)| format!("{} {}", who(e), when(e, l)))
                     .collect::<Vec<_>>()
                     .join(", ")
             ),
