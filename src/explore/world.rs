@@ -256,9 +256,23 @@ impl Hasher for Bytes<'_> {
     }
 }
 
+type Buffer = std::cell::RefCell<Vec<u8>>;
+
 thread_local! {
     /// The canonical form's bytes, kept between fingerprints for its capacity.
-    static CANONICAL: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+    static CANONICAL: Buffer = const { std::cell::RefCell::new(Vec::new()) };
+    /// A shared part's bytes, for its digest: apart, since a world's fingerprint may
+    /// digest a part that was not sealed while it fills `CANONICAL`.
+    static PART_BYTES: Buffer = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// XXH3-128 of what `value` feeds a hasher, collected in `buffer`.
+fn xxh3_of(buffer: &'static std::thread::LocalKey<Buffer>, value: &impl Hash) -> u128 {
+    buffer.with_borrow_mut(|buf| {
+        buf.clear();
+        value.hash(&mut Bytes(buf));
+        xxhash_rust::xxh3::xxh3_128(buf)
+    })
 }
 
 thread_local! {
@@ -275,11 +289,6 @@ fn with_outputs<R>(f: impl FnOnce(&mut Vec<Output>) -> R) -> R {
         out.clear();
         r
     })
-}
-
-thread_local! {
-    /// A shared part's bytes, for its digest.
-    static PART_BYTES: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// A node or a client of a world, shared with the worlds it came from until a step
@@ -317,13 +326,7 @@ impl<T: Clone + Hash> Shared<T> {
     }
 
     fn digest(&self) -> u128 {
-        self.digest.unwrap_or_else(|| {
-            PART_BYTES.with_borrow_mut(|buf| {
-                buf.clear();
-                self.value.hash(&mut Bytes(buf));
-                xxhash_rust::xxh3::xxh3_128(buf)
-            })
-        })
+        self.digest.unwrap_or_else(|| xxh3_of(&PART_BYTES, &*self.value))
     }
 }
 
@@ -337,15 +340,11 @@ impl<T> std::ops::Deref for Shared<T> {
 /// A 128-bit fingerprint of the world's canonical form, in one pass of XXH3, so that
 /// telling states apart does not rest on 64 bits.
 pub fn fingerprint(w: &World, scope: &Scope) -> u128 {
-    CANONICAL.with_borrow_mut(|buf| {
-        buf.clear();
-        Canonical {
-            world: w,
-            least: &scope.least,
-        }
-        .hash(&mut Bytes(buf));
-        xxhash_rust::xxh3::xxh3_128(buf)
-    })
+    let canonical = Canonical {
+        world: w,
+        least: &scope.least,
+    };
+    xxh3_of(&CANONICAL, &canonical)
 }
 
 impl World {
