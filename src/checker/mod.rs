@@ -377,8 +377,7 @@ impl Checker {
             nodes: op.nodes.iter().flatten().collect(),
             ok_line: self.line,
         };
-        self.exercise.hold_started(&hold);
-        self.sweep.opened(lock, &hold);
+        self.hold_started(lock, &hold);
         self.holding.insert((op.client, lock), hold);
     }
 
@@ -442,11 +441,10 @@ impl Checker {
         next.start_us = t;
         next.end_us = new_end;
         next.ok_line = line;
-        self.exercise.hold_started(&next);
-        self.sweep.opened(lock, &next);
+        let started = next.clone();
         let old = std::mem::replace(hold, next);
-        self.sweep.ended(lock, old.clone(), t);
-        self.holds.push(old);
+        self.hold_started(lock, &started);
+        self.hold_ended(lock, old, t);
     }
 
     /// The open hold of `client` on `lock`.
@@ -461,9 +459,21 @@ impl Checker {
                 hold.end_us = t;
                 hold.ended_by = why;
             }
-            self.sweep.ended(lock, hold.clone(), t);
-            self.holds.push(hold);
+            self.hold_ended(lock, hold, t);
         }
+    }
+
+    /// A hold began (it is open: its end may still move). Every online judge hears of it
+    /// here.
+    fn hold_started(&mut self, lock: LockId, hold: &Hold) {
+        self.exercise.hold_started(hold);
+        self.sweep.opened(lock, hold);
+    }
+
+    /// An open hold ended as `hold` says, at or before `now_us`: its record is final.
+    fn hold_ended(&mut self, lock: LockId, hold: Hold, now_us: u64) {
+        self.sweep.ended(lock, hold.clone(), now_us);
+        self.holds.push(hold);
     }
 
     /// Judges everything observed.
@@ -476,8 +486,7 @@ impl Checker {
                 hold.end_us = end_us.max(hold.start_us);
                 hold.ended_by = HoldEnd::HistoryEnd;
             }
-            self.sweep.ended(lock, hold.clone(), end_us);
-            self.holds.push(hold);
+            self.hold_ended(lock, hold, end_us);
         }
         let (violations, fence_regressions) = self.sweep.finish(&self.locks, &self.faults);
         // The judges below still read every hold, by lock and start.
