@@ -1,17 +1,11 @@
-//! The workload's acquisitions, kept compactly for [`super::tolerance`], and the
-//! availability penalty worked out from them.
-//!
-//! A long run has millions of acquisitions: each is 24 bytes ([`Attempt`]), and
-//! [`ByLock`] orders them per lock with one `u32` each, beside the holds (which
-//! [`super::safety::sweep`] has sorted by lock and start). The questions asked of them
-//! are answered by sweeping both in order of start, not by building an index per
-//! interval.
+//! A workload acquisition as [`super::tolerance`] keeps it while it may still matter
+//! (24 bytes, [`Attempt`]), whether another client's interval reaches a time ([`Top2`]),
+//! and the interval arithmetic of the availability penalty.
 
-use super::compact::{LockId, Locks};
-use super::Hold;
-use std::ops::Range;
+use super::compact::LockId;
 
 /// A completed workload acquisition.
+#[derive(Clone, Copy, Debug)]
 pub(super) struct Attempt {
     pub invoke_us: u64,
     pub end_us: u64,
@@ -41,68 +35,6 @@ impl Attempt {
 
     pub fn ok(&self) -> bool {
         self.client_ok & 1 == 1
-    }
-}
-
-/// The attempts and the holds of each lock, each in order of start.
-pub(super) struct ByLock<'a> {
-    pub attempts: &'a [Attempt],
-    pub holds: &'a [Hold],
-    /// Attempt indices by (lock, invoke time).
-    order: Vec<u32>,
-    /// Per lock id: its part of `order`, and of `holds`.
-    attempt_ranges: Vec<Range<usize>>,
-    hold_ranges: Vec<Range<usize>>,
-}
-
-impl<'a> ByLock<'a> {
-    /// `holds` sorted by lock and start; every lock named in either is in `locks`.
-    pub fn new(attempts: &'a [Attempt], holds: &'a [Hold], locks: &Locks) -> Self {
-        let mut order: Vec<u32> = (0..attempts.len())
-            .map(|i| u32::try_from(i).expect("fewer than 2^32 acquisitions"))
-            .collect();
-        order.sort_unstable_by_key(|&i| {
-            let a = &attempts[i as usize];
-            (a.lock, a.invoke_us, i)
-        });
-        let mut attempt_ranges = vec![0..0; locks.len()];
-        let mut i = 0;
-        while i < order.len() {
-            let lock = attempts[order[i] as usize].lock;
-            let n = order[i..].partition_point(|&j| attempts[j as usize].lock == lock);
-            attempt_ranges[lock as usize] = i..i + n;
-            i += n;
-        }
-        let mut hold_ranges = vec![0..0; locks.len()];
-        let mut i = 0;
-        while i < holds.len() {
-            let lock = &holds[i].lock;
-            let n = holds[i..].partition_point(|h| h.lock == *lock);
-            let id = locks.id(lock).expect("every hold's lock is interned");
-            hold_ranges[id as usize] = i..i + n;
-            i += n;
-        }
-        ByLock {
-            attempts,
-            holds,
-            order,
-            attempt_ranges,
-            hold_ranges,
-        }
-    }
-
-    /// The indices of the attempts at `lock`, by invoke time.
-    pub fn attempts_of(&self, lock: LockId) -> &[u32] {
-        &self.order[self.attempt_ranges[lock as usize].clone()]
-    }
-
-    /// The holds of `lock`, by start.
-    pub fn holds_of(&self, lock: LockId) -> &'a [Hold] {
-        &self.holds[self.hold_ranges[lock as usize].clone()]
-    }
-
-    pub fn attempt(&self, i: u32) -> &'a Attempt {
-        &self.attempts[i as usize]
     }
 }
 
@@ -140,7 +72,7 @@ impl Top2 {
 
 /// Intervals sorted by start, as sorted disjoint ones (touching ones joined, empty
 /// ones dropped).
-fn union(sorted: impl Iterator<Item = (u64, u64)>) -> impl Iterator<Item = (u64, u64)> {
+pub(super) fn union(sorted: impl Iterator<Item = (u64, u64)>) -> impl Iterator<Item = (u64, u64)> {
     let mut it = sorted.filter(|&(s, e)| e > s).peekable();
     std::iter::from_fn(move || {
         let (s, mut e) = it.next()?;
@@ -155,73 +87,10 @@ fn union(sorted: impl Iterator<Item = (u64, u64)>) -> impl Iterator<Item = (u64,
     })
 }
 
-/// Two interval streams sorted by start, as one.
-fn merge_by_start(
-    a: impl Iterator<Item = (u64, u64)>,
-    b: impl Iterator<Item = (u64, u64)>,
-) -> impl Iterator<Item = (u64, u64)> {
-    let (mut a, mut b) = (a.peekable(), b.peekable());
-    std::iter::from_fn(move || match (a.peek(), b.peek()) {
-        (Some(x), Some(y)) if y.0 < x.0 => b.next(),
-        (Some(_), _) => a.next(),
-        (None, _) => b.next(),
-    })
-}
-
 /// Merges intervals into sorted, disjoint ones.
-fn merge(mut v: Vec<(u64, u64)>) -> Vec<(u64, u64)> {
+pub(super) fn merge(mut v: Vec<(u64, u64)>) -> Vec<(u64, u64)> {
     v.sort_unstable();
     union(v.into_iter()).collect()
-}
-
-/// The availability penalty: the time during which some lock was free and wanted, yet
-/// every attempt at it failed (failed attempts, minus the time the lock was held or
-/// being successfully acquired), up to `workload_end_us`.
-pub(super) fn unavailable_us(by_lock: &ByLock, locks: &Locks, workload_end_us: u64) -> u64 {
-    let w = workload_end_us;
-    // Per lock, free-but-failing time; then the union over locks, so two locks
-    // unavailable at once count once.
-    let mut free_failing = Vec::new();
-    for lock in 0..locks.len() as LockId {
-        let mine = by_lock.attempts_of(lock);
-        if mine.is_empty() {
-            continue;
-        }
-        let spans = |ok: bool| {
-            mine.iter()
-                .map(|&i| by_lock.attempt(i))
-                .filter(move |a| a.ok() == ok)
-                .map(move |a| (a.invoke_us.min(w), a.end_us.min(w)))
-        };
-        let held = by_lock
-            .holds_of(lock)
-            .iter()
-            .map(|h| (h.start_us, h.end_us.min(w)));
-        let mut busy = union(merge_by_start(spans(true), held)).peekable();
-        // Both are sorted and disjoint: one pass subtracts busy from failed.
-        for (s, e) in union(spans(false)) {
-            while busy.next_if(|&(_, be)| be <= s).is_some() {}
-            let mut cur = s;
-            while let Some(&(bs, be)) = busy.peek() {
-                if bs >= e {
-                    break;
-                }
-                if bs > cur {
-                    free_failing.push((cur, bs));
-                }
-                cur = cur.max(be);
-                if be > e {
-                    // It may cover the next failed span too.
-                    break;
-                }
-                busy.next();
-            }
-            if cur < e {
-                free_failing.push((cur, e));
-            }
-        }
-    }
-    merge(free_failing).iter().map(|&(s, e)| e - s).sum()
 }
 
 #[cfg(test)]

@@ -102,8 +102,7 @@ fn every_sim_scenario_is_judged_as_the_checker_before_the_online_sweep_judged_it
     for (name, scenario) in &scenarios {
         for seed in scenario.seed..scenario.seed + SEEDS {
             let history = crate::sim::run(scenario, seed).history;
-            let f = check(&history).unwrap_or_else(|e| panic!("{name} seed {seed}: {e}"));
-            reference_check(&f);
+            let f = check_against_references(&history).unwrap_or_else(|e| panic!("{name} seed {seed}: {e}"));
             lines.push(format!(
                 "{name} {seed} {} {}",
                 history_digest(&history),
@@ -243,7 +242,213 @@ proptest::proptest! {
     #[test]
     fn the_online_sweep_finds_what_the_batch_sweep_finds(steps in proptest::collection::vec(arb_step(), 0..60)) {
         let history = history_of(&steps);
-        let f = check(&history).map_err(|e| proptest::test_runner::TestCaseError::fail(e.to_string()))?;
-        reference_check(&f);
+        check_against_references(&history).map_err(|e| proptest::test_runner::TestCaseError::fail(e.to_string()))?;
+    }
+}
+
+/// The fault-tolerance judge as it was before it judged online, over every acquisition
+/// and hold of `history`, against what the online one found (`online`).
+fn reference_tolerance(history: &[Event], f: &Findings, online: &tolerance::Outcome) {
+    let mut batch = tolerance::batch::Batch::default();
+    let mut locks = compact::Locks::default();
+    let (mut meta, mut heal_us, mut end_us) = (None, None, 0);
+    for (i, e) in history.iter().enumerate() {
+        let lock = match e {
+            Event::Invoke(op) | Event::Ok(op) | Event::Fail(op) | Event::Info(op) => {
+                Some(locks.intern(&op.lock))
+            }
+            _ => None,
+        };
+        match e {
+            Event::Meta(m) if i == 0 => meta = Some(m.clone()),
+            Event::Heal { t_us } => heal_us = Some(*t_us),
+            _ => {}
+        }
+        end_us = end_us.max(e.t_us());
+        batch.observe(e, lock);
+    }
+    let expected = batch.finish(meta.as_ref(), heal_us, end_us, &f.holds, &locks);
+    assert_eq!(&expected, online, "fault tolerance: online and batch differ");
+}
+
+/// Checks `history`, and compares every online judge with its batch reference.
+fn check_against_references(history: &[Event]) -> Result<Findings, Malformed> {
+    let mut checker = Checker::new();
+    for e in history {
+        checker.observe(e)?;
+    }
+    let (f, online) = checker.finish_parts();
+    reference_check(&f);
+    reference_tolerance(history, &f, &online);
+    Ok(f)
+}
+
+/// One step of a random history under faults: who does what, how much later.
+#[derive(Clone, Debug)]
+struct FaultStep {
+    client: usize,
+    lock: usize,
+    action: u8,
+    choice: u8,
+    dt_us: u64,
+    valid_us: u64,
+}
+
+fn arb_fault_step() -> impl proptest::strategy::Strategy<Value = FaultStep> {
+    use proptest::prelude::*;
+    (
+        0..4usize,
+        0..2usize,
+        0..12u8,
+        0..6u8,
+        prop::sample::select(vec![0u64, 0, 1, 40, 300, 900, 2500]),
+        0..4000u64,
+    )
+        .prop_map(|(client, lock, action, choice, dt_us, valid_us)| FaultStep {
+            client,
+            lock,
+            action,
+            choice,
+            dt_us,
+            valid_us,
+        })
+}
+
+/// A well-formed history with a `meta` line, interleaved acquisitions of several
+/// clients (some open at the end), holds, releases, faults that start, end, overlap or
+/// never end, and heals (a history may heal twice, or with faults still open).
+fn history_under_faults(probe: bool, bound_us: u64, steps: &[FaultStep]) -> Vec<Event> {
+    use crate::fault::{CutDirection, Fault, Origin};
+    use crate::history::{FaultEvent, Meta};
+    let probe_client = probe.then_some(3);
+    let mut out = vec![Event::Meta(Meta {
+        t_us: 0,
+        scenario: "random".into(),
+        seed: 0,
+        algorithm: "redlock".into(),
+        nodes: 3,
+        clients: 4,
+        ttl_ms: 1,
+        liveness_bound_us: bound_us,
+        writer_wait_bound_us: None,
+        worker: None,
+        probe_client,
+    })];
+    let mut t = 0;
+    // Each client's open acquisition: its lock.
+    let mut open: BTreeMap<usize, String> = BTreeMap::new();
+    let mut faults_open: Vec<(usize, Fault)> = Vec::new();
+    let mut next_fault = 0;
+    for s in steps {
+        t += s.dt_us;
+        let lock = if Some(s.client) == probe_client {
+            "P".to_string()
+        } else {
+            format!("L{}", s.lock)
+        };
+        let op = |kind, lock: &str| Op::new(t, s.client, kind, lock, Mode::Exclusive);
+        match s.action {
+            0..=3 => match open.remove(&s.client) {
+                None => {
+                    out.push(Event::Invoke(op(OpKind::Acquire, &lock)));
+                    open.insert(s.client, lock);
+                }
+                Some(lock) => {
+                    let mut done = op(OpKind::Acquire, &lock);
+                    out.push(match s.choice {
+                        0..=2 => {
+                            done.valid_until_us = (s.choice != 2).then_some(t + s.valid_us);
+                            Event::Ok(done)
+                        }
+                        3 | 4 => Event::Fail(done),
+                        _ => Event::Info(done),
+                    });
+                }
+            },
+            4 if !open.contains_key(&s.client) => {
+                out.push(Event::Invoke(op(OpKind::Release, &lock)));
+                out.push(Event::Ok(op(OpKind::Release, &lock)));
+            }
+            5 | 6 => {
+                let (node, client) = (s.lock + s.choice as usize % 2, s.client);
+                let fault = match s.choice {
+                    0 => Fault::Crash {
+                        node,
+                        power_loss: false,
+                    },
+                    1 => Fault::Partition {
+                        nodes: vec![node],
+                        clients: vec![client],
+                        direction: CutDirection::Both,
+                    },
+                    2 => Fault::Pause {
+                        node: None,
+                        client: Some(client),
+                        point: None,
+                    },
+                    3 => Fault::ClockJump {
+                        node: None,
+                        client: Some(client),
+                        by_us: s.valid_us as i64 - 2000,
+                    },
+                    4 => Fault::ClockJump {
+                        node: Some(node),
+                        client: None,
+                        by_us: s.valid_us as i64,
+                    },
+                    _ => Fault::Partition {
+                        nodes: vec![0, 1],
+                        clients: vec![client, (client + 1) % 4],
+                        direction: CutDirection::Both,
+                    },
+                };
+                out.push(Event::Fault(FaultEvent {
+                    t_us: t,
+                    id: next_fault,
+                    action: FaultAction::Start,
+                    origin: Origin::Script,
+                    fault: fault.clone(),
+                }));
+                faults_open.push((next_fault, fault));
+                next_fault += 1;
+            }
+            7 | 8 if !faults_open.is_empty() => {
+                let (id, fault) = faults_open.remove(s.choice as usize % faults_open.len());
+                out.push(Event::Fault(FaultEvent {
+                    t_us: t,
+                    id,
+                    action: FaultAction::End,
+                    origin: Origin::Script,
+                    fault,
+                }));
+            }
+            9 if s.choice == 0 => out.push(Event::Heal { t_us: t }),
+            10 if !open.contains_key(&s.client) => {
+                // An acquisition outside the workload: a hold, but not an attempt.
+                let mut inv = op(OpKind::Acquire, &lock);
+                inv.phase = Phase::Probe;
+                out.push(Event::Invoke(inv.clone()));
+                inv.valid_until_us = Some(t + s.valid_us);
+                out.push(Event::Ok(inv));
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 1024, ..Default::default() })]
+
+    /// On any history under faults, the online fault-tolerance judge (tolerance,
+    /// heals, stalls, the probe and the penalty) finds what the batch one finds.
+    #[test]
+    fn the_online_tolerance_judge_finds_what_the_batch_one_finds(
+        probe in proptest::bool::ANY,
+        bound_us in proptest::sample::select(vec![0u64, 500, 3000]),
+        steps in proptest::collection::vec(arb_fault_step(), 0..80),
+    ) {
+        let history = history_under_faults(probe, bound_us, &steps);
+        check_against_references(&history).map_err(|e| proptest::test_runner::TestCaseError::fail(e.to_string()))?;
     }
 }

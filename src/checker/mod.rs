@@ -205,6 +205,7 @@ impl Checker {
             return Err(self.malformed(format!("time goes backwards ({t} after {})", self.last_us)));
         }
         self.last_us = t;
+        self.tolerance.advance(t, &self.holding, &self.locks);
         let mut lock = None;
         match event {
             Event::Meta(m) => {
@@ -472,12 +473,19 @@ impl Checker {
 
     /// An open hold ended as `hold` says, at or before `now_us`: its record is final.
     fn hold_ended(&mut self, lock: LockId, hold: Hold, now_us: u64) {
+        self.tolerance.hold_ended(lock, &hold);
         self.sweep.ended(lock, hold.clone(), now_us);
         self.holds.push(hold);
     }
 
     /// Judges everything observed.
-    pub fn finish(mut self) -> Findings {
+    pub fn finish(self) -> Findings {
+        self.finish_parts().0
+    }
+
+    /// [`Checker::finish`], and what the fault-tolerance judge found as it gave it (for
+    /// the tests, which compare it with [`tolerance::batch`]).
+    fn finish_parts(mut self) -> (Findings, tolerance::Outcome) {
         let end_us = self.last_us;
         // A hold still open keeps its validity: the client believes in it until then.
         // Only a hold without a validity deadline is cut at the end of the history.
@@ -492,13 +500,11 @@ impl Checker {
         // The judges below still read every hold, by lock and start.
         safety::sort(&mut self.holds);
         let mut liveness = liveness::judge(self.meta.as_ref(), self.heal_us, end_us, &self.probes);
-        let under_faults =
-            self.tolerance
-                .finish(self.meta.as_ref(), self.heal_us, end_us, &self.holds, &self.locks);
-        liveness.extend(under_faults.findings);
+        let under_faults = self.tolerance.finish(end_us, &self.locks);
+        liveness.extend(under_faults.findings.iter().cloned());
         let mut stats = self.stats.finish();
         stats.tolerance_checked = under_faults.tolerance_checked;
-        stats.probe = under_faults.probe;
+        stats.probe = under_faults.probe.clone();
         stats.stalls = under_faults.stalls;
         stats.stall_max_us = under_faults.stall_max_us;
         stats.unavailable_us = under_faults.unavailable_us;
@@ -514,7 +520,7 @@ impl Checker {
         stats.waits = waits;
         let stalls: Vec<(u64, u64)> = self.driver_stalls.iter().map(|s| s.span()).collect();
         let (liveness, liveness_set_aside) = liveness::set_aside(liveness, &stalls, end_us);
-        Findings {
+        let findings = Findings {
             violations,
             liveness,
             driver_stalls: self.driver_stalls,
@@ -526,7 +532,8 @@ impl Checker {
             exercise: self.exercise.finish(),
             holds: self.holds,
             faults: self.faults,
-        }
+        };
+        (findings, under_faults)
     }
 }
 

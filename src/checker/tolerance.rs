@@ -29,17 +29,35 @@
 //! - Stalls: a workload acquire that took longer than the ttl (or was open that long
 //!   when the history ended) while a fault was active. Availability counts only the
 //!   acquires that finished; a stall is what it leaves out.
+//!
+//! All of it is judged online, as the history goes, from what is still open: an
+//! acquisition is judged once time has moved past its end (every event at that time
+//! seen), against the latest-ending acquisitions and holds of its lock so far ([`Top2`]),
+//! the holds still open, and the fault spans (few: every one is kept). What the future
+//! could still change waits in a short reorder window: another client's acquisition
+//! open at its end contends with it if it completes (a history that ends first drops
+//! it), and after a heal a fault still open ends where it ends, or at the last heal.
+//! A quiet period after a heal is judged once it is over; the penalty is summed up to
+//! the earliest open acquisition (nothing before it can change any more) and the
+//! intervals before that retired. The judgement is exactly the batch one over every
+//! acquisition and hold ([`batch`], kept for the tests as its reference).
 
-use super::attempts::{unavailable_us, Attempt, ByLock, Top2};
+use super::attempts::{merge, Attempt, Top2};
 use super::compact::{LockId, Locks};
 use super::stats::ProbeStats;
 use super::{Hold, LivenessFinding};
 use crate::algorithm::AlgorithmKind;
 use crate::fault::Fault;
-use crate::history::{Event, FaultAction, Meta, Op, OpKind, Phase};
-use std::collections::BTreeMap;
+use crate::history::{Event, FaultAction, Meta, OpKind, Phase};
+use std::collections::{BTreeMap, BTreeSet};
 
-/// A fault's span and what it touched.
+#[cfg(test)]
+pub(super) mod batch;
+
+/// The open holds, by client and lock, as the checker keeps them.
+pub(super) type Holding = BTreeMap<(usize, LockId), Hold>;
+
+/// A fault's span.
 struct Span {
     id: usize,
     start_us: u64,
@@ -47,16 +65,112 @@ struct Span {
     fault: Fault,
 }
 
+/// What the rules need of the history's `meta` line.
+struct Rules {
+    ttl_us: u64,
+    nodes: usize,
+    majority: usize,
+    /// Whether the clients' algorithm reads their wall clocks ([`touched`]).
+    wall_clock: bool,
+    liveness_bound_us: u64,
+    probe: Option<usize>,
+}
+
+/// One lock's part: what the judgements of its acquisitions ask.
+#[derive(Default)]
+struct PerLock {
+    /// The ended acquisitions and holds: the latest-ending ones, of two clients.
+    ended: Top2,
+    /// The latest end of an ended hold.
+    held_until: Option<u64>,
+    /// The penalty's intervals not yet settled: acquisitions that succeeded and holds
+    /// (busy), acquisitions that failed.
+    busy: Vec<(u64, u64)>,
+    failed: Vec<(u64, u64)>,
+}
+
+/// A completed acquisition whose judgement waits on what comes after it.
+struct Waiting {
+    seq: u64,
+    attempt: Attempt,
+    /// Whether another client touched the lock; while `watch` is not empty, these
+    /// acquisitions (client, invoke time) were open at its end: it was contended if one
+    /// of them completes.
+    contended: bool,
+    watch: Vec<(usize, u64)>,
+}
+
+/// The quiet period after a heal: every fault ended at `heal_us`, and none may start
+/// before `until_us`.
+struct Quiet {
+    heal_us: u64,
+    until_us: u64,
+    /// The locks clients asked for in it: an acquisition invoked and ended in it.
+    asked: BTreeSet<LockId>,
+}
+
+/// A quiet period judged while a later heal could still move the workload's end past
+/// it: which of its locks were not held, kept until the end says whether it counts.
+struct Held {
+    heal_us: u64,
+    until_us: u64,
+    stuck: Vec<String>,
+}
+
+/// The availability penalty, summed as time settles.
+#[derive(Default)]
+struct Penalty {
+    /// Everything before this is summed, and its intervals retired.
+    settled_us: u64,
+    total_us: u64,
+    /// Intervals added since the last settling.
+    added: usize,
+}
+
+/// How many intervals wait before the penalty is settled again: often in the tests, so
+/// that their short histories settle it mid-way too (the sum does not depend on when).
+const SETTLE_EVERY: usize = if cfg!(test) { 3 } else { 4096 };
+
 #[derive(Default)]
 pub struct Collector {
+    rules: Option<Rules>,
     spans: Vec<Span>,
+    /// Per span: the (node, client) pairs it disturbs ([`touched`]; empty without rules).
+    touches: Vec<Vec<(Option<usize>, Option<usize>)>>,
+    /// The spans not ended yet, by index.
+    open_spans: Vec<usize>,
+    /// The longest ended span, either way it is measured: a span that reaches a time
+    /// starts at most this long before it, or is open.
+    longest_us: u64,
+    /// The latest heal so far: the workload phase ends there (or at the history's end).
+    heal_us: Option<u64>,
+    /// The time of the events seen last.
+    now_us: u64,
     /// Open workload acquisitions by client: (lock, invoke time).
     open: BTreeMap<usize, (LockId, u64)>,
-    /// In the order they completed, so by end time.
-    attempts: Vec<Attempt>,
+    /// Completed workload acquisitions, numbered in order.
+    seq: u64,
+    /// Those that completed at `now_us`: judged when time moves on.
+    due: Vec<(u64, Attempt)>,
+    waiting: Vec<Waiting>,
+    locks: Vec<PerLock>,
+    /// Fault-tolerance findings: the acquisition's number, it, and the nodes reachable.
+    found: Vec<(u64, Attempt, Vec<usize>)>,
+    /// A fault ended at this time with none left active: a heal, if none starts then.
+    heal_candidate: Option<u64>,
+    quiet: Option<Quiet>,
+    /// Stuck locks found, by heal.
+    stuck: Vec<(u64, LivenessFinding)>,
+    held_later: Vec<Held>,
+    checked: u64,
+    probe: Option<ProbeStats>,
+    stalls: u64,
+    stall_max_us: u64,
+    penalty: Penalty,
 }
 
 /// What [`Collector::finish`] works out.
+#[derive(Clone, Debug, PartialEq)]
 pub struct Outcome {
     pub findings: Vec<LivenessFinding>,
     /// Failed acquisitions the fault-tolerance rule applied to (all healthy, uncontended).
@@ -70,320 +184,518 @@ pub struct Outcome {
 }
 
 impl Collector {
+    /// Before an event at `t_us` is applied: once time moves past the events seen, what
+    /// waited for every event of their time is judged, with the holds still open.
+    pub fn advance(&mut self, t_us: u64, holding: &Holding, locks: &Locks) {
+        if t_us <= self.now_us {
+            return;
+        }
+        let due = std::mem::take(&mut self.due);
+        for (seq, a) in &due {
+            self.completed(*seq, a, holding, None);
+        }
+        if let Some(h) = self.heal_candidate.take() {
+            self.begin_quiet(h, &due);
+        }
+        self.due = due;
+        self.due.clear();
+        if self.quiet.as_ref().is_some_and(|q| q.until_us < t_us) {
+            self.end_quiet(holding, locks, None);
+        }
+        if self.penalty.added >= SETTLE_EVERY {
+            // Nothing before the earliest open acquisition (or now) can change.
+            let open = self.open.values().map(|&(_, invoke_us)| invoke_us).min();
+            let upto = open.map_or(self.now_us, |o| o.min(self.now_us));
+            self.settle(upto, holding, self.heal_us);
+        }
+        self.now_us = t_us;
+    }
+
     /// Takes every event; `lock` is the number of an operation's lock.
     pub fn observe(&mut self, event: &Event, lock: Option<LockId>) {
         match (event, lock) {
+            (Event::Meta(m), _) => {
+                self.probe = m.probe_client.map(|client| ProbeStats {
+                    client,
+                    ..ProbeStats::default()
+                });
+                self.rules = Some(Rules::of(m));
+            }
             (Event::Invoke(op), Some(lock)) if op.op == OpKind::Acquire && op.phase == Phase::Workload => {
                 self.open.insert(op.client, (lock, op.t_us));
             }
             (Event::Ok(op) | Event::Fail(op) | Event::Info(op), _) if op.op == OpKind::Acquire => {
-                self.complete(op, matches!(event, Event::Ok(_)));
+                if let Some((lock, invoke_us)) = self.open.remove(&op.client) {
+                    let ok = matches!(event, Event::Ok(_));
+                    self.complete(Attempt::new(op.client, lock, invoke_us, op.t_us, ok));
+                }
             }
             (Event::Fault(f), _) => match f.action {
-                FaultAction::Start => self.spans.push(Span {
-                    id: f.id,
-                    start_us: f.t_us,
-                    end_us: None,
-                    fault: f.fault.clone(),
-                }),
-                FaultAction::End => {
-                    if let Some(s) = self
-                        .spans
-                        .iter_mut()
-                        .rev()
-                        .find(|s| s.id == f.id && s.end_us.is_none())
-                    {
-                        s.end_us = Some(f.t_us);
-                    }
-                }
+                FaultAction::Start => self.fault_started(f.id, f.t_us, &f.fault),
+                FaultAction::End => self.fault_ended(f.id, f.t_us),
             },
+            (Event::Heal { t_us }, _) => self.heal_us = Some(*t_us),
             _ => {}
         }
     }
 
-    fn complete(&mut self, op: &Op, ok: bool) {
-        if let Some((lock, invoke_us)) = self.open.remove(&op.client) {
-            self.attempts
-                .push(Attempt::new(op.client, lock, invoke_us, op.t_us, ok));
+    /// A hold ended, as its record says for good.
+    pub fn hold_ended(&mut self, lock: LockId, hold: &Hold) {
+        let l = self.lock(lock);
+        l.ended.push(hold.end_us, hold.client);
+        l.held_until = l.held_until.max(Some(hold.end_us));
+        l.busy.push((hold.start_us, hold.end_us));
+        self.penalty.added += 1;
+    }
+
+    fn lock(&mut self, lock: LockId) -> &mut PerLock {
+        let i = lock as usize;
+        if self.locks.len() <= i {
+            self.locks.resize_with(i + 1, PerLock::default);
+        }
+        &mut self.locks[i]
+    }
+
+    fn complete(&mut self, a: Attempt) {
+        let client = a.client();
+        let l = self.lock(a.lock);
+        l.ended.push(a.end_us, client);
+        if a.ok() {
+            l.busy.push((a.invoke_us, a.end_us));
+        } else {
+            l.failed.push((a.invoke_us, a.end_us));
+        }
+        self.penalty.added += 1;
+        if let Some(q) = &mut self.quiet {
+            if a.invoke_us >= q.heal_us {
+                q.asked.insert(a.lock);
+            }
+        }
+        // An acquisition open at the end of a waiting one contends with it.
+        let mut resolved = false;
+        for w in &mut self.waiting {
+            if w.watch.contains(&(client, a.invoke_us)) {
+                w.contended = true;
+                w.watch.clear();
+                resolved = true;
+            }
+        }
+        if resolved {
+            self.judge_waiting(None);
+        }
+        if self.rules.is_some() {
+            self.seq += 1;
+            self.due.push((self.seq, a));
         }
     }
 
-    /// Judges the workload phase, which ends at `heal_us` (or the history's end);
-    /// `holds` sorted by lock and start.
-    pub fn finish(
-        &self,
-        meta: Option<&Meta>,
-        heal_us: Option<u64>,
-        end_us: u64,
-        holds: &[Hold],
-        locks: &Locks,
-    ) -> Outcome {
-        let workload_end_us = heal_us.unwrap_or(end_us);
-        let by_lock = ByLock::new(&self.attempts, holds, locks);
-        let mut out = Outcome {
-            findings: Vec::new(),
-            tolerance_checked: 0,
-            unavailable_us: unavailable_us(&by_lock, locks, workload_end_us),
-            probe: None,
-            stalls: 0,
-            stall_max_us: 0,
+    fn fault_started(&mut self, id: usize, t_us: u64, fault: &Fault) {
+        if let Some(q) = &self.quiet {
+            if t_us > q.heal_us && t_us < q.until_us {
+                // Not quiet for the whole bound: not judged.
+                self.quiet = None;
+            }
+        }
+        let touches = match &self.rules {
+            Some(r) => touched(fault, r.nodes, r.wall_clock),
+            None => Vec::new(),
         };
-        let Some(meta) = meta else { return out };
-        self.fault_tolerance(meta, workload_end_us, &by_lock, locks, &mut out);
-        self.after_heals(meta, workload_end_us, &by_lock, locks, &mut out);
-        self.stalls(meta, workload_end_us, end_us, &mut out);
-        out
+        if let Fault::ClockJump { by_us, .. } = fault {
+            self.longest_us = self.longest_us.max(by_us.unsigned_abs());
+        }
+        self.open_spans.push(self.spans.len());
+        self.spans.push(Span {
+            id,
+            start_us: t_us,
+            end_us: None,
+            fault: fault.clone(),
+        });
+        self.touches.push(touches);
     }
 
-    /// Every fault span as (start, end, ()), to ask whether one was active in a window.
-    fn active_index(&self, workload_end_us: u64) -> SpanIndex<()> {
-        SpanIndex::new(
-            self.spans
+    fn fault_ended(&mut self, id: usize, t_us: u64) {
+        let Some(i) = self.spans.iter().rposition(|s| s.id == id && s.end_us.is_none()) else {
+            return;
+        };
+        let s = &mut self.spans[i];
+        s.end_us = Some(t_us);
+        self.longest_us = self.longest_us.max(t_us.saturating_sub(s.start_us));
+        self.open_spans.retain(|&j| j != i);
+        if self.open_spans.is_empty() {
+            self.heal_candidate = Some(t_us);
+            self.judge_waiting(None);
+        }
+    }
+
+    /// Judges an acquisition that completed at `now_us` (with every event of that time
+    /// seen), or puts it to wait. `workload_end_us`: known only at the end.
+    fn completed(&mut self, seq: u64, a: &Attempt, holding: &Holding, workload_end_us: Option<u64>) {
+        let Some(r) = &self.rules else { return };
+        let took_us = a.end_us - a.invoke_us;
+        let probe = r.probe == Some(a.client());
+        if a.ok() && !probe && took_us <= r.ttl_us {
+            return;
+        }
+        let (contended, watch) = if a.ok() {
+            (false, Vec::new())
+        } else {
+            self.contention(a, holding)
+        };
+        let w = Waiting {
+            seq,
+            attempt: *a,
+            contended,
+            watch,
+        };
+        if w.watch.is_empty() && (workload_end_us.is_some() || self.spans_settled()) {
+            self.judge(&w, workload_end_us);
+        } else {
+            self.waiting.push(w);
+        }
+    }
+
+    /// Whether another client touched the lock of `a` between a ttl before it and its
+    /// end: an acquisition or hold of another client that ended by now and reaches the
+    /// window, or a hold still open that does. Acquisitions of other clients still open
+    /// are returned: they contend if they complete.
+    fn contention(&self, a: &Attempt, holding: &Holding) -> (bool, Vec<(usize, u64)>) {
+        let ttl_us = self.rules.as_ref().map_or(0, |r| r.ttl_us);
+        let from = a.invoke_us.saturating_sub(ttl_us);
+        let client = a.client();
+        let ended = self
+            .locks
+            .get(a.lock as usize)
+            .is_some_and(|l| l.ended.reaches(from, Some(client)));
+        let held = || {
+            holding
                 .iter()
-                .map(|s| (s.start_us, self.span_end(s, workload_end_us), ())),
-        )
-    }
-
-    /// Stalls: acquires longer than the ttl with a fault active during them, finished
-    /// or still open at the end of the history (`end_us`).
-    fn stalls(&self, meta: &Meta, workload_end_us: u64, end_us: u64, out: &mut Outcome) {
-        let ttl_us = meta.ttl_ms * 1_000;
-        let active = self.active_index(workload_end_us);
-        let open = self.open.values().map(|&(_, invoke_us)| (invoke_us, end_us));
-        for (from, to) in self.attempts.iter().map(|a| (a.invoke_us, a.end_us)).chain(open) {
-            let took_us = to.saturating_sub(from);
-            if took_us > ttl_us && active.touching(from, to).next().is_some() {
-                out.stalls += 1;
-                out.stall_max_us = out.stall_max_us.max(took_us);
-            }
-        }
-    }
-
-    fn span_end(&self, s: &Span, workload_end_us: u64) -> u64 {
-        s.end_us.unwrap_or(workload_end_us).max(s.start_us)
-    }
-
-    /// Per attempt, whether another client touched its lock (an attempt or a hold)
-    /// between a ttl before it and its end. One sweep per lock: the failed attempts by
-    /// end, the attempts and holds by start.
-    fn contended(&self, ttl_us: u64, by_lock: &ByLock, locks: &Locks) -> Vec<bool> {
-        let mut contended = vec![false; self.attempts.len()];
-        let mut failed: Vec<u32> = Vec::new();
-        for lock in 0..locks.len() as LockId {
-            let mine = by_lock.attempts_of(lock);
-            failed.clear();
-            failed.extend(mine.iter().copied().filter(|&i| !by_lock.attempt(i).ok()));
-            // Attempts are numbered as they ended.
-            failed.sort_unstable();
-            let holds = by_lock.holds_of(lock);
-            let (mut next_attempt, mut next_hold) = (0, 0);
-            let mut top = Top2::default();
-            for &i in &failed {
-                let a = by_lock.attempt(i);
-                let (from, to) = (a.invoke_us.saturating_sub(ttl_us), a.end_us);
-                while let Some(b) = mine.get(next_attempt).map(|&j| by_lock.attempt(j)) {
-                    if b.invoke_us > to {
-                        break;
-                    }
-                    top.push(b.end_us, b.client());
-                    next_attempt += 1;
-                }
-                while let Some(h) = holds.get(next_hold) {
-                    if h.start_us > to {
-                        break;
-                    }
-                    top.push(h.end_us, h.client);
-                    next_hold += 1;
-                }
-                contended[i as usize] = top.reaches(from, Some(a.client()));
-            }
-        }
-        contended
-    }
-
-    fn fault_tolerance(
-        &self,
-        meta: &Meta,
-        workload_end_us: u64,
-        by_lock: &ByLock,
-        locks: &Locks,
-        out: &mut Outcome,
-    ) {
-        let ttl_us = meta.ttl_ms * 1_000;
-        let majority = meta.nodes / 2 + 1;
-        let wall_clock =
-            AlgorithmKind::from_name(&meta.algorithm).is_none_or(AlgorithmKind::reads_wall_clock);
-        let contended = self.contended(ttl_us, by_lock, locks);
-        // Each span as the rule sees it: how long it acts, and on what.
-        let index = SpanIndex::new(self.spans.iter().map(|s| {
-            let end = match s.fault {
-                // A jump moves expiry times by its size: count it as lasting that long.
-                Fault::ClockJump { by_us, .. } => s.start_us + by_us.unsigned_abs(),
-                _ => self.span_end(s, workload_end_us),
-            };
-            (s.start_us, end, touched(&s.fault, meta.nodes, wall_clock))
-        }));
-        let mut healthy = vec![true; meta.nodes];
-        // The nodes healthy and reachable from the attempt's client for a ttl before it
-        // and throughout it; `None` when a fault disturbed the client itself.
-        let mut reachable = |a: &Attempt| -> Option<Vec<usize>> {
-            let (from, to) = (a.invoke_us.saturating_sub(ttl_us), a.end_us);
-            healthy.fill(true);
-            let mut client_ok = true;
-            for (_, pairs) in index.touching(from, to) {
-                for &(node, client) in pairs {
-                    match (node, client) {
-                        (Some(n), None) if n < meta.nodes => healthy[n] = false,
-                        (None, Some(c)) if c == a.client() => client_ok = false,
-                        (Some(n), Some(c)) if c == a.client() && n < meta.nodes => healthy[n] = false,
-                        _ => {}
-                    }
-                }
-            }
-            client_ok.then(|| (0..meta.nodes).filter(|&n| healthy[n]).collect())
+                .any(|(&(c, l), h)| l == a.lock && c != client && h.end_us >= from)
         };
-        if let Some(probe) = meta.probe_client {
-            // Every acquisition of the probe, ok or not: how many were judged.
-            let active = self.active_index(workload_end_us);
-            let mut p = ProbeStats {
-                client: probe,
-                ..ProbeStats::default()
-            };
-            for a in self.attempts.iter().filter(|a| a.client() == probe) {
-                p.acquires += 1;
-                p.acquired += u64::from(a.ok());
-                let during = active.touching(a.invoke_us, a.end_us).next().is_some();
-                p.during_faults += u64::from(during);
-                if reachable(a).is_some_and(|r| r.len() >= majority) {
-                    p.judged += 1;
-                    p.judged_during_faults += u64::from(during);
-                    p.judged_failed += u64::from(!a.ok());
-                }
-            }
-            out.probe = Some(p);
+        if ended || held() {
+            return (true, Vec::new());
         }
-        for (a, _) in self.attempts.iter().zip(contended).filter(|(a, c)| !a.ok() && !c) {
-            let Some(reachable) = reachable(a) else {
-                continue;
-            };
-            out.tolerance_checked += 1;
-            if reachable.len() >= majority {
-                out.findings.push(LivenessFinding::FaultTolerance {
-                    client: a.client(),
-                    lock: locks.name(a.lock).to_string(),
-                    invoke_us: a.invoke_us,
-                    end_us: a.end_us,
-                    reachable_nodes: reachable,
-                });
+        let watch = self
+            .open
+            .iter()
+            .filter(|&(&c, &(l, _))| l == a.lock && c != client)
+            .map(|(&c, &(_, invoke_us))| (c, invoke_us))
+            .collect();
+        (false, watch)
+    }
+
+    /// Whether the spans' ends are known enough to judge: a span still open ends after
+    /// now, unless a heal has already come (then it may end at the last heal).
+    fn spans_settled(&self) -> bool {
+        self.heal_us.is_none() || self.open_spans.is_empty()
+    }
+
+    /// Judges the waiting acquisitions whose answer is known now (all of them at the
+    /// end, `workload_end_us` given).
+    fn judge_waiting(&mut self, workload_end_us: Option<u64>) {
+        if workload_end_us.is_none() && !self.spans_settled() {
+            return;
+        }
+        let waiting = std::mem::take(&mut self.waiting);
+        for mut w in waiting {
+            if workload_end_us.is_some() {
+                // Acquisitions still open at the end never completed: no contention.
+                w.watch.clear();
+            }
+            if w.watch.is_empty() {
+                self.judge(&w, workload_end_us);
+            } else {
+                self.waiting.push(w);
             }
         }
     }
 
-    fn after_heals(
+    /// Where a span ends: its end, or while it is open, the end of the workload (after
+    /// every time there is while that is not known).
+    fn span_end(s: &Span, workload_end_us: Option<u64>) -> u64 {
+        match s.end_us {
+            Some(end) => end.max(s.start_us),
+            None => workload_end_us.map_or(u64::MAX, |w| w.max(s.start_us)),
+        }
+    }
+
+    /// The spans with start ≤ `to` and end ≥ `from`, by index. `reach`: a clock jump
+    /// counts as lasting its size (it moves expiry times by that much).
+    fn touching(
         &self,
-        meta: &Meta,
-        workload_end_us: u64,
-        by_lock: &ByLock,
-        locks: &Locks,
-        out: &mut Outcome,
-    ) {
-        let bound_us = meta.liveness_bound_us;
-        // Every moment at which the last active fault ended: no span that started by
-        // then ends after it. Spans by start, with the latest end of every prefix.
-        let mut by_start: Vec<(u64, u64)> = self
-            .spans
-            .iter()
-            .map(|s| (s.start_us, self.span_end(s, workload_end_us)))
-            .collect();
-        by_start.sort_unstable();
-        let latest_end: Vec<u64> = by_start
-            .iter()
-            .scan(0, |latest, &(_, end)| {
-                *latest = end.max(*latest);
-                Some(*latest)
-            })
-            .collect();
-        let mut heals = Vec::new();
-        for s in &self.spans {
-            let h = self.span_end(s, workload_end_us);
-            let started = by_start.partition_point(|&(start, _)| start <= h);
-            let quiet = started == 0 || latest_end[started - 1] <= h;
-            if quiet && h < workload_end_us {
-                heals.push(h);
-            }
-        }
-        heals.sort_unstable();
-        heals.dedup();
-        // Per lock, the holds started by the window's end so far and the latest end
-        // among them: the windows only move later.
-        let mut held: Vec<(usize, Option<u64>)> = vec![(0, None); locks.len()];
-        for h in heals {
-            let until = h + bound_us;
-            // Judge only a quiet period that lasts the whole bound, inside the workload.
-            let next_start = by_start.partition_point(|&(start, _)| start <= h);
-            if until > workload_end_us || by_start.get(next_start).is_some_and(|&(start, _)| start < until) {
-                continue;
-            }
-            for (lock, name) in locks.by_name() {
-                // Clients asked for the lock: an attempt invoked and ended in the window.
-                let mine = by_lock.attempts_of(lock);
-                let first = mine.partition_point(|&i| by_lock.attempt(i).invoke_us < h);
-                let asked = mine[first..]
-                    .iter()
-                    .map(|&i| by_lock.attempt(i))
-                    .take_while(|a| a.invoke_us <= until)
-                    .any(|a| a.end_us <= until);
-                if !asked {
-                    continue;
-                }
-                // A successful acquisition in the window starts a hold in it, so the
-                // holds answer both "acquired" and "held".
-                let holds = by_lock.holds_of(lock);
-                let (next, latest_end) = &mut held[lock as usize];
-                while let Some(x) = holds.get(*next).filter(|x| x.start_us <= until) {
-                    *latest_end = Some(latest_end.map_or(x.end_us, |e| e.max(x.end_us)));
-                    *next += 1;
-                }
-                if !latest_end.is_some_and(|e| e >= h) {
-                    out.findings.push(LivenessFinding::StuckAfterHeal {
-                        lock: name.to_string(),
-                        heal_us: h,
-                        bound_us,
-                    });
-                }
-            }
-        }
-    }
-}
-
-/// Fault spans by start, to find the ones that act during a window without looking at
-/// every span (histories with thousands of faults and of failed attempts).
-struct SpanIndex<T> {
-    /// (start, end, what the span carries), sorted by start.
-    spans: Vec<(u64, u64, T)>,
-    /// The longest span: one that ends at or after `from` starts at or after
-    /// `from - longest_us`.
-    longest_us: u64,
-}
-
-impl<T> SpanIndex<T> {
-    fn new(spans: impl Iterator<Item = (u64, u64, T)>) -> Self {
-        let mut spans: Vec<(u64, u64, T)> = spans.collect();
-        spans.sort_by_key(|s| s.0);
-        let longest_us = spans.iter().map(|s| s.1.saturating_sub(s.0)).max().unwrap_or(0);
-        SpanIndex { spans, longest_us }
-    }
-
-    /// The spans with start ≤ `to` and end ≥ `from`, as (start, payload).
-    fn touching(&self, from: u64, to: u64) -> impl Iterator<Item = (u64, &T)> {
+        from: u64,
+        to: u64,
+        reach: bool,
+        workload_end_us: Option<u64>,
+    ) -> impl Iterator<Item = usize> + '_ {
         let first = self
             .spans
-            .partition_point(|s| s.0 < from.saturating_sub(self.longest_us));
-        let last = self.spans.partition_point(|s| s.0 <= to);
-        self.spans[first..last.max(first)]
-            .iter()
-            .filter(move |s| s.1 >= from)
-            .map(|s| (s.0, &s.2))
+            .partition_point(|s| s.start_us < from.saturating_sub(self.longest_us));
+        let last = self.spans.partition_point(|s| s.start_us <= to).max(first);
+        let older_open = self.open_spans.iter().copied().filter(move |&i| i < first);
+        (first..last).chain(older_open).filter(move |&i| {
+            let s = &self.spans[i];
+            let end = match s.fault {
+                Fault::ClockJump { by_us, .. } if reach => s.start_us + by_us.unsigned_abs(),
+                _ => Self::span_end(s, workload_end_us),
+            };
+            end >= from
+        })
+    }
+
+    /// The nodes healthy and reachable from the client of `a` for a ttl before it and
+    /// throughout it; `None` when a fault disturbed the client itself.
+    fn reachable(&self, r: &Rules, a: &Attempt, workload_end_us: Option<u64>) -> Option<Vec<usize>> {
+        let (from, to) = (a.invoke_us.saturating_sub(r.ttl_us), a.end_us);
+        let mut healthy = vec![true; r.nodes];
+        let mut client_ok = true;
+        for i in self.touching(from, to, true, workload_end_us) {
+            for &(node, client) in &self.touches[i] {
+                match (node, client) {
+                    (Some(n), None) if n < r.nodes => healthy[n] = false,
+                    (None, Some(c)) if c == a.client() => client_ok = false,
+                    (Some(n), Some(c)) if c == a.client() && n < r.nodes => healthy[n] = false,
+                    _ => {}
+                }
+            }
+        }
+        client_ok.then(|| (0..r.nodes).filter(|&n| healthy[n]).collect())
+    }
+
+    /// The rules for one completed acquisition, whose contention is known.
+    fn judge(&mut self, w: &Waiting, workload_end_us: Option<u64>) {
+        let Some(r) = &self.rules else { return };
+        let a = &w.attempt;
+        let took_us = a.end_us - a.invoke_us;
+        let probe = r.probe == Some(a.client());
+        let active = (probe || took_us > r.ttl_us)
+            && self
+                .touching(a.invoke_us, a.end_us, false, workload_end_us)
+                .next()
+                .is_some();
+        let judged = !a.ok() && !w.contended;
+        let reachable = if probe || judged {
+            self.reachable(r, a, workload_end_us)
+        } else {
+            None
+        };
+        let majority = r.majority;
+        if took_us > r.ttl_us && active {
+            self.stalls += 1;
+            self.stall_max_us = self.stall_max_us.max(took_us);
+        }
+        if probe {
+            let Some(p) = &mut self.probe else { return };
+            p.acquires += 1;
+            p.acquired += u64::from(a.ok());
+            p.during_faults += u64::from(active);
+            if reachable.as_ref().is_some_and(|n| n.len() >= majority) {
+                p.judged += 1;
+                p.judged_during_faults += u64::from(active);
+                p.judged_failed += u64::from(!a.ok());
+            }
+        }
+        if let (true, Some(nodes)) = (judged, reachable) {
+            self.checked += 1;
+            if nodes.len() >= majority {
+                self.found.push((w.seq, w.attempt, nodes));
+            }
+        }
+    }
+
+    /// Time moved past `heal_us`, at which a fault ended with none left active: the
+    /// quiet period after it begins, with what clients asked for at that time.
+    fn begin_quiet(&mut self, heal_us: u64, due: &[(u64, Attempt)]) {
+        let Some(r) = &self.rules else { return };
+        if !self.open_spans.is_empty() {
+            return;
+        }
+        self.quiet = Some(Quiet {
+            heal_us,
+            until_us: heal_us.saturating_add(r.liveness_bound_us),
+            asked: due
+                .iter()
+                .filter(|(_, a)| a.invoke_us >= heal_us)
+                .map(|(_, a)| a.lock)
+                .collect(),
+        });
+    }
+
+    /// The quiet period is over (or the history is, `workload_end_us` given): every
+    /// lock asked for in it must have been acquired or held in it. It counts if it lies
+    /// inside the workload, whose end a later heal could still move.
+    fn end_quiet(&mut self, holding: &Holding, locks: &Locks, workload_end_us: Option<u64>) {
+        let Some(q) = self.quiet.take() else { return };
+        let Some(r) = &self.rules else { return };
+        let mut stuck = Vec::new();
+        for (lock, name) in locks.by_name().filter(|(l, _)| q.asked.contains(l)) {
+            let open = holding
+                .iter()
+                .filter(|(&(_, l), _)| l == lock)
+                .map(|(_, h)| h.end_us)
+                .max();
+            let held = self.locks.get(lock as usize).and_then(|l| l.held_until);
+            if held.max(open).is_none_or(|end| end < q.heal_us) {
+                stuck.push(name.to_string());
+            }
+        }
+        let held = Held {
+            heal_us: q.heal_us,
+            until_us: q.until_us,
+            stuck,
+        };
+        let end = workload_end_us.or(self.heal_us);
+        match end {
+            // No heal yet: the workload ends after now.
+            None => self.stuck_after(held, r.liveness_bound_us),
+            Some(w) if held.heal_us < w && held.until_us <= w => self.stuck_after(held, r.liveness_bound_us),
+            // A later heal may still make it count.
+            Some(_) if workload_end_us.is_none() => self.held_later.push(held),
+            Some(_) => {}
+        }
+    }
+
+    fn stuck_after(&mut self, held: Held, bound_us: u64) {
+        self.stuck.extend(held.stuck.into_iter().map(|lock| {
+            (
+                held.heal_us,
+                LivenessFinding::StuckAfterHeal {
+                    lock,
+                    heal_us: held.heal_us,
+                    bound_us,
+                },
+            )
+        }));
+    }
+
+    /// Sums the penalty from where it was settled up to `upto` (and the workload's end),
+    /// which nothing to come can change: per lock, failing time minus busy time, then
+    /// their union over locks. The intervals that ended by then are retired.
+    fn settle(&mut self, upto: u64, holding: &Holding, workload_end_us: Option<u64>) {
+        let from = self.penalty.settled_us;
+        let to = upto.min(workload_end_us.unwrap_or(u64::MAX));
+        self.penalty.added = 0;
+        if to <= from {
+            return;
+        }
+        let clip = move |&(s, e): &(u64, u64)| (s.max(from), e.min(to));
+        let mut open: BTreeMap<LockId, Vec<(u64, u64)>> = BTreeMap::new();
+        for (&(_, lock), h) in holding {
+            // An open hold is busy at least until its end or now, whichever is first.
+            open.entry(lock)
+                .or_default()
+                .push((h.start_us, h.end_us.min(upto)));
+        }
+        let mut pieces = Vec::new();
+        for (lock, l) in self.locks.iter_mut().enumerate() {
+            if !l.failed.is_empty() {
+                let failed = merge(l.failed.iter().map(clip).collect());
+                let mut busy: Vec<(u64, u64)> = l.busy.iter().map(clip).collect();
+                if let Some(o) = open.get(&(lock as LockId)) {
+                    busy.extend(o.iter().map(clip));
+                }
+                subtract(&failed, &merge(busy), &mut pieces);
+            }
+            l.failed.retain(|&(_, e)| e > to);
+            l.busy.retain(|&(_, e)| e > to);
+        }
+        self.penalty.total_us += merge(pieces).iter().map(|&(s, e)| e - s).sum::<u64>();
+        self.penalty.settled_us = to;
+    }
+
+    /// Judges what is left: the history ended at `end_us`, every hold has ended.
+    pub fn finish(mut self, end_us: u64, locks: &Locks) -> Outcome {
+        let w = self.heal_us.unwrap_or(end_us);
+        let none = Holding::new();
+        let due = std::mem::take(&mut self.due);
+        for (seq, a) in &due {
+            self.completed(*seq, a, &none, Some(w));
+        }
+        self.judge_waiting(Some(w));
+        if let Some(h) = self.heal_candidate.take().filter(|&h| h < w) {
+            self.begin_quiet(h, &due);
+        }
+        if self.quiet.as_ref().is_some_and(|q| q.until_us <= w) {
+            self.end_quiet(&none, locks, Some(w));
+        }
+        let bound_us = self.rules.as_ref().map_or(0, |r| r.liveness_bound_us);
+        for held in std::mem::take(&mut self.held_later) {
+            if held.heal_us < w && held.until_us <= w {
+                self.stuck_after(held, bound_us);
+            }
+        }
+        if let Some(r) = &self.rules {
+            // Acquisitions still open at the end stalled if they took longer than the ttl.
+            let open: Vec<u64> = self.open.values().map(|&(_, invoke_us)| invoke_us).collect();
+            for invoke_us in open {
+                let took_us = end_us.saturating_sub(invoke_us);
+                if took_us > r.ttl_us && self.touching(invoke_us, end_us, false, Some(w)).next().is_some() {
+                    self.stalls += 1;
+                    self.stall_max_us = self.stall_max_us.max(took_us);
+                }
+            }
+        }
+        self.settle(u64::MAX, &none, Some(w));
+        self.found.sort_by_key(|f| f.0);
+        self.stuck.sort_by_key(|f| f.0);
+        let mut findings: Vec<LivenessFinding> = self
+            .found
+            .into_iter()
+            .map(|(_, a, reachable_nodes)| LivenessFinding::FaultTolerance {
+                client: a.client(),
+                lock: locks.name(a.lock).to_string(),
+                invoke_us: a.invoke_us,
+                end_us: a.end_us,
+                reachable_nodes,
+            })
+            .collect();
+        findings.extend(self.stuck.into_iter().map(|(_, f)| f));
+        Outcome {
+            findings,
+            tolerance_checked: self.checked,
+            unavailable_us: self.penalty.total_us,
+            probe: self.probe,
+            stalls: self.stalls,
+            stall_max_us: self.stall_max_us,
+        }
+    }
+}
+
+impl Rules {
+    fn of(m: &Meta) -> Self {
+        Rules {
+            ttl_us: m.ttl_ms * 1_000,
+            nodes: m.nodes,
+            majority: m.nodes / 2 + 1,
+            wall_clock: AlgorithmKind::from_name(&m.algorithm).is_none_or(AlgorithmKind::reads_wall_clock),
+            liveness_bound_us: m.liveness_bound_us,
+            probe: m.probe_client,
+        }
+    }
+}
+
+/// Appends `failed` minus `busy` (both sorted and disjoint) to `out`.
+fn subtract(failed: &[(u64, u64)], busy: &[(u64, u64)], out: &mut Vec<(u64, u64)>) {
+    let mut busy = busy.iter().copied().peekable();
+    for &(s, e) in failed {
+        while busy.next_if(|&(_, be)| be <= s).is_some() {}
+        let mut cur = s;
+        while let Some(&(bs, be)) = busy.peek() {
+            if bs >= e {
+                break;
+            }
+            if bs > cur {
+                out.push((cur, bs));
+            }
+            cur = cur.max(be);
+            if be > e {
+                // It may cover the next failed span too.
+                break;
+            }
+            busy.next();
+        }
+        if cur < e {
+            out.push((cur, e));
+        }
     }
 }
 
@@ -423,7 +735,7 @@ mod tests {
     use crate::algorithm::Mode;
     use crate::checker::check;
     use crate::fault::{CutDirection, Origin};
-    use crate::history::FaultEvent;
+    use crate::history::{FaultEvent, Op};
 
     fn meta(bound_us: u64) -> Event {
         Event::Meta(Meta {
@@ -700,31 +1012,5 @@ mod tests {
         let f = check(&h).unwrap();
         assert_eq!(f.stats.unavailable_us, 120);
         assert!((f.stats.unavailable_share - 0.12).abs() < 1e-9);
-    }
-}
-
-#[cfg(test)]
-mod busy_tests {
-    use super::SpanIndex;
-
-    #[test]
-    fn the_span_index_finds_exactly_the_spans_meeting_a_window() {
-        let spans: Vec<(u64, u64, usize)> = (0..200u64)
-            .map(|i| {
-                let start = (i * 7919) % 1000;
-                (start, start + (i * 31) % 97, i as usize)
-            })
-            .collect();
-        let index = SpanIndex::new(spans.iter().copied());
-        for (from, to) in [(0, 0), (5, 50), (500, 520), (990, 2000), (300, 200), (1100, 1200)] {
-            let mut found: Vec<usize> = index.touching(from, to).map(|(_, &i)| i).collect();
-            found.sort_unstable();
-            let expected: Vec<usize> = spans
-                .iter()
-                .filter(|s| s.0 <= to && s.1 >= from)
-                .map(|s| s.2)
-                .collect();
-            assert_eq!(found, expected, "[{from}, {to}]");
-        }
     }
 }
