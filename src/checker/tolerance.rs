@@ -40,7 +40,7 @@
 //! A quiet period after a heal is judged once it is over; the penalty is summed up to
 //! the earliest open acquisition (nothing before it can change any more) and the
 //! intervals before that retired. The judgement is exactly the batch one over every
-//! acquisition and hold ([`batch`], kept for the tests as its reference).
+//! acquisition and hold (`tolerance/batch.rs`, kept for the tests as its reference).
 
 use super::attempts::{merge, Attempt, Top2};
 use super::compact::{LockId, Locks};
