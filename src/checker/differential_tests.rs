@@ -6,8 +6,9 @@
 //!   `differential.digests`: per scenario and seed, a 128-bit digest (xxh3) of the
 //!   history as JSONL and one of `lockstorm check`'s output on it. A history that
 //!   changed is reported as such: the digests then say nothing about the checker.
-//! - With the reference paths kept beside the online ones: the batch safety sweep over
-//!   every hold (sorted as before), and the fencing-token check over them.
+//! - With the batch judges kept beside the online ones as references: the safety sweep
+//!   over every hold (sorted as before) and the fencing-token check over them, and
+//!   ([`reference`]) the percentiles from every latency and every wait length.
 //!
 //! The digests were computed by the checker before it judged online (`lockstorm
 //! scenario` then `lockstorm check`, at commit 3d723bd). Regenerate them
@@ -94,11 +95,24 @@ fn reference_check(f: &Findings) {
     );
 }
 
-/// Checks `history` and compares the online sweeps with their batch references
-/// ([`reference_check`]).
+/// Checks `history` and compares every online judge with its batch reference: the
+/// sweeps ([`reference_check`]), and the statistics fed what the checker saw (every
+/// latency and wait length, which the test build records).
 fn checked(history: &[Event]) -> Result<Findings, Malformed> {
-    let f = check(history)?;
+    let mut checker = Checker::new();
+    for e in history {
+        checker.observe(e)?;
+    }
+    let latencies_us = checker.stats.every_latency_us.clone();
+    let waits_us = checker.waits.every_wait_us.clone();
+    let f = checker.finish();
     reference_check(&f);
+
+    let stats = reference::percentiles(&f.stats, &latencies_us, &waits_us);
+    assert_eq!(
+        stats, f.stats,
+        "statistics: counted and sorted percentiles differ"
+    );
     Ok(f)
 }
 
@@ -340,8 +354,8 @@ fn history_of(bound_us: Option<u64>, steps: &[Step]) -> Vec<Event> {
 proptest::proptest! {
     #![proptest_config(proptest::prelude::ProptestConfig { cases: 2048, ..Default::default() })]
 
-    /// On any history, the online sweeps find what the batch ones find, in the same
-    /// order: the safety sweep and the fencing tokens.
+    /// On any history, every online judge finds what its batch reference finds, in
+    /// the same order: the safety sweep, the fencing tokens and the statistics.
     #[test]
     fn the_online_judges_find_what_the_batch_ones_find(
         bound_us in proptest::option::weighted(0.8, 0..60u64),

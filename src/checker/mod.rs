@@ -569,3 +569,6 @@ mod rw_tests;
 
 #[cfg(test)]
 mod differential_tests;
+
+#[cfg(test)]
+mod reference;

@@ -4,14 +4,14 @@
 //! acquisition that ends it; failed acquisitions in between (the client retries the same
 //! lock and mode) do not end it. Waits still open when the history ends count up to the
 //! end of their last failed attempt (the client stops wanting at the heal). Per mode:
-//! p50, p99 and max.
+//! p50, p99 and max, from the wait lengths counted per distinct value ([`Counts`]).
 //!
 //! The starvation finding (a liveness finding): a writer waited longer than the
 //! history's `writer_wait_bound_us` while readers kept the lock busy, i.e. read holds of
 //! that lock covered at least half of the wait.
 
 use super::compact::{LockId, Locks};
-use super::stats::{percentile, WaitStats};
+use super::stats::{Counts, WaitStats};
 use super::{Hold, LivenessFinding};
 use crate::algorithm::Mode;
 use std::collections::BTreeMap;
@@ -35,9 +35,12 @@ pub struct Waits {
     /// Per client: lock, mode, first invocation, end of the last failed attempt.
     open: BTreeMap<usize, (LockId, Mode, u64, u64)>,
     /// Per mode: counts and maxima, and the lengths of the waits that ended acquired.
-    per_mode: BTreeMap<Mode, (WaitStats, Vec<u64>)>,
+    per_mode: BTreeMap<Mode, (WaitStats, Counts)>,
     /// Writer waits longer than the bound, in the order they ended.
     long: Vec<LongWait>,
+    /// Every wait length, for the batch reference of the tests.
+    #[cfg(test)]
+    pub(super) every_wait_us: BTreeMap<Mode, Vec<u64>>,
 }
 
 impl Waits {
@@ -90,6 +93,8 @@ impl Waits {
         if acquired {
             s.acquired += 1;
             v.push(waited_us);
+            #[cfg(test)]
+            self.every_wait_us.entry(mode).or_default().push(waited_us);
         }
         s.max_us = s.max_us.max(waited_us);
         if mode == Mode::Write && self.bound_us.is_some_and(|b| waited_us > b) {
@@ -115,10 +120,9 @@ impl Waits {
         }
         let stats = std::mem::take(&mut self.per_mode)
             .into_iter()
-            .map(|(mode, (mut s, mut v))| {
-                v.sort_unstable();
-                s.p50_us = percentile(&v, 50.0);
-                s.p99_us = percentile(&v, 99.0);
+            .map(|(mode, (mut s, v))| {
+                s.p50_us = v.percentile(50.0);
+                s.p99_us = v.percentile(99.0);
                 (mode, s)
             })
             .collect();
