@@ -8,7 +8,8 @@
 //!   changed is reported as such: the digests then say nothing about the checker.
 //! - With the batch judges kept beside the online ones as references: the safety sweep
 //!   over every hold (sorted as before) and the fencing-token check over them, and
-//!   ([`reference`]) the percentiles from every latency and every wait length.
+//!   ([`reference`]) the starvation judge over every long wait and every read hold, and
+//!   the percentiles from every latency and every wait length.
 //!
 //! The digests were computed by the checker before it judged online (`lockstorm
 //! scenario` then `lockstorm check`, at commit 3d723bd). Regenerate them
@@ -96,17 +97,41 @@ fn reference_check(f: &Findings) {
 }
 
 /// Checks `history` and compares every online judge with its batch reference: the
-/// sweeps ([`reference_check`]), and the statistics fed what the checker saw (every
-/// latency and wait length, which the test build records).
+/// sweeps ([`reference_check`]), and the starvation and statistics judges fed what the
+/// checker saw (every long wait, latency and wait length, which the test build records).
 fn checked(history: &[Event]) -> Result<Findings, Malformed> {
     let mut checker = Checker::new();
     for e in history {
         checker.observe(e)?;
     }
+    // The same names under the same numbers (the checker keeps its own).
+    let mut locks = Locks::default();
+    for id in 0..checker.locks.len() {
+        locks.intern(checker.locks.name(id as LockId));
+    }
+    let long = checker.waits.every_long();
+    let bound_us = checker.waits.bound_us();
     let latencies_us = checker.stats.every_latency_us.clone();
     let waits_us = checker.waits.every_wait_us.clone();
     let f = checker.finish();
     reference_check(&f);
+
+    let starvation = reference::starvation(&long, bound_us, &f.holds, &locks);
+    let stalls: Vec<(u64, u64)> = f.driver_stalls.iter().map(|s| s.span()).collect();
+    let end_us = history.last().map_or(0, Event::t_us);
+    let (kept, set_aside) = liveness::set_aside(starvation, &stalls, end_us);
+    let starved = |l: &[LivenessFinding]| -> Vec<LivenessFinding> {
+        l.iter()
+            .filter(|l| matches!(l, LivenessFinding::WriterStarvation { .. }))
+            .cloned()
+            .collect()
+    };
+    assert_eq!(kept, starved(&f.liveness), "starvation: online and batch differ");
+    assert_eq!(
+        set_aside,
+        starved(&f.liveness_set_aside),
+        "starvation set aside: online and batch differ"
+    );
 
     let stats = reference::percentiles(&f.stats, &latencies_us, &waits_us);
     assert_eq!(
@@ -355,7 +380,8 @@ proptest::proptest! {
     #![proptest_config(proptest::prelude::ProptestConfig { cases: 2048, ..Default::default() })]
 
     /// On any history, every online judge finds what its batch reference finds, in
-    /// the same order: the safety sweep, the fencing tokens and the statistics.
+    /// the same order: the safety sweep, the fencing tokens, the starvation of writers
+    /// and the statistics.
     #[test]
     fn the_online_judges_find_what_the_batch_ones_find(
         bound_us in proptest::option::weighted(0.8, 0..60u64),
