@@ -6,8 +6,10 @@
 //!   `differential.digests`: per scenario and seed, a 128-bit digest (xxh3) of the
 //!   history as JSONL and one of `lockstorm check`'s output on it. A history that
 //!   changed is reported as such: the digests then say nothing about the checker.
-//! - With the reference paths kept beside the online ones: the batch safety sweep over
-//!   every hold (sorted as before), and the fencing-token check over them.
+//! - With the batch judges kept beside the online ones as references: the safety sweep
+//!   over every hold (sorted as before) and the fencing-token check over them, and
+//!   ([`reference`]) the starvation judge over every long wait and every read hold, and
+//!   the percentiles from every latency and every wait length.
 //!
 //! The digests were computed by the checker before it judged online (`lockstorm
 //! scenario` then `lockstorm check`, at commit 3d723bd). Regenerate them
@@ -94,6 +96,52 @@ fn reference_check(f: &Findings) {
     );
 }
 
+/// Checks `history` and compares every online judge with its batch reference: the
+/// sweeps ([`reference_check`]), and the starvation and statistics judges fed what the
+/// checker saw (every long wait, latency and wait length, which the test build records).
+fn checked(history: &[Event]) -> Result<Findings, Malformed> {
+    let mut checker = Checker::new();
+    for e in history {
+        checker.observe(e)?;
+    }
+    // The same names under the same numbers (the checker keeps its own).
+    let mut locks = Locks::default();
+    for id in 0..checker.locks.len() {
+        locks.intern(checker.locks.name(id as LockId));
+    }
+    let long = checker.waits.every_long();
+    let bound_us = checker.waits.bound_us();
+    let latencies_us = checker.stats.every_latency_us.clone();
+    let waits_us = checker.waits.every_wait_us.clone();
+    let (f, online) = checker.finish_parts();
+    reference_check(&f);
+    reference_tolerance(history, &f, &online);
+
+    let starvation = reference::starvation(&long, bound_us, &f.holds, &locks);
+    let stalls: Vec<(u64, u64)> = f.driver_stalls.iter().map(|s| s.span()).collect();
+    let end_us = history.last().map_or(0, Event::t_us);
+    let (kept, set_aside) = liveness::set_aside(starvation, &stalls, end_us);
+    let starved = |l: &[LivenessFinding]| -> Vec<LivenessFinding> {
+        l.iter()
+            .filter(|l| matches!(l, LivenessFinding::WriterStarvation { .. }))
+            .cloned()
+            .collect()
+    };
+    assert_eq!(kept, starved(&f.liveness), "starvation: online and batch differ");
+    assert_eq!(
+        set_aside,
+        starved(&f.liveness_set_aside),
+        "starvation set aside: online and batch differ"
+    );
+
+    let stats = reference::percentiles(&f.stats, &latencies_us, &waits_us);
+    assert_eq!(
+        stats, f.stats,
+        "statistics: counted and sorted percentiles differ"
+    );
+    Ok(f)
+}
+
 #[test]
 fn every_sim_scenario_is_judged_as_the_checker_before_the_online_sweep_judged_it() {
     let scenarios = sim_scenarios();
@@ -102,7 +150,7 @@ fn every_sim_scenario_is_judged_as_the_checker_before_the_online_sweep_judged_it
     for (name, scenario) in &scenarios {
         for seed in scenario.seed..scenario.seed + SEEDS {
             let history = crate::sim::run(scenario, seed).history;
-            let f = check_against_references(&history).unwrap_or_else(|e| panic!("{name} seed {seed}: {e}"));
+            let f = checked(&history).unwrap_or_else(|e| panic!("{name} seed {seed}: {e}"));
             lines.push(format!(
                 "{name} {seed} {} {}",
                 history_digest(&history),
@@ -141,81 +189,132 @@ fn every_sim_scenario_is_judged_as_the_checker_before_the_online_sweep_judged_it
 #[derive(Clone, Debug)]
 struct Step {
     client: usize,
+    /// 0 and 1: that lock; 2 and 3: the client's own (so a client often retries one
+    /// lock, and a writer's wait runs long).
     lock: usize,
     action: u8,
+    /// 0 to 2: exclusive, read, write; 3 to 5: the client's own mode.
     mode: u8,
     dt_us: u64,
     valid_us: Option<u64>,
     fence: Option<u64>,
+    /// Which token a write names, or an acquisition takes (see [`history_of`]).
+    pick: u8,
+    /// How far back the picked token is.
+    back: usize,
+    /// What follows a write at its very time: nothing (0), the writer acquiring the
+    /// lock with the token it named (1), the writer releasing it (2), or the next
+    /// client acquiring it (3).
+    then: u8,
 }
 
 fn arb_step() -> impl proptest::strategy::Strategy<Value = Step> {
     use proptest::prelude::*;
     (
-        0..4usize,
-        0..2usize,
-        0..6u8,
-        0..3u8,
+        (0..4usize, 0..4usize, 0..15u8, 0..6u8),
         prop::sample::select(vec![0u64, 0, 1, 3, 10, 40]),
         prop::option::weighted(0.9, 0..120u64),
         prop::option::weighted(0.5, 0..8u64),
+        (0..8u8, prop::sample::select(vec![0usize, 0, 0, 1, 2, 3]), 0..6u8),
     )
-        .prop_map(|(client, lock, action, mode, dt_us, valid_us, fence)| Step {
-            client,
-            lock,
-            action,
-            mode,
-            dt_us,
-            valid_us,
-            fence,
-        })
+        .prop_map(
+            |((client, lock, action, mode), dt_us, valid_us, fence, (pick, back, then))| Step {
+                client,
+                lock,
+                action,
+                mode,
+                dt_us,
+                valid_us,
+                fence,
+                pick,
+                back,
+                then,
+            },
+        )
 }
 
-/// A well-formed history from `steps`: acquisitions (some failed), releases,
-/// extensions, beliefs and losses, at times with many ties.
-fn history_of(steps: &[Step]) -> Vec<Event> {
-    use crate::history::{Belief, Lost};
+/// A well-formed history from `steps`, after a meta line stating `bound_us` as the
+/// writers' wait bound: acquisitions (some failed or unknown, some taking a token the
+/// client held before), releases, extensions, beliefs and losses, and writes (most
+/// accepted) naming the token the client holds, one it held before, one of another
+/// client, one that no hold has, or one a later acquisition of the client may take;
+/// at times with many ties.
+fn history_of(bound_us: Option<u64>, steps: &[Step]) -> Vec<Event> {
+    use crate::history::{Belief, Lost, ResourceWrite};
     let mut t = 0;
-    let mut out = Vec::new();
-    // The token each client holds each lock with.
+    let mut out = vec![Event::Meta(Meta {
+        t_us: 0,
+        scenario: "random".into(),
+        seed: 0,
+        algorithm: "random".into(),
+        nodes: 3,
+        clients: 4,
+        ttl_ms: 1,
+        liveness_bound_us: 1,
+        writer_wait_bound_us: bound_us,
+        worker: None,
+        probe_client: None,
+    })];
+    // The token each client holds each lock with; every token each client took, per lock.
     let mut held: BTreeMap<(usize, usize), String> = BTreeMap::new();
+    let mut taken: BTreeMap<(usize, usize), Vec<String>> = BTreeMap::new();
+    let mut every: Vec<String> = Vec::new();
+    // Tokens each client wrote with on each lock before any hold had them.
+    let mut promised: BTreeMap<(usize, usize), Vec<String>> = BTreeMap::new();
     for (n, s) in steps.iter().enumerate() {
         t += s.dt_us;
-        let lock = format!("L{}", s.lock);
-        let mode = [Mode::Exclusive, Mode::Read, Mode::Write][s.mode as usize];
-        let key = (s.client, s.lock);
+        let lock_n = if s.lock < 2 { s.lock } else { s.client % 2 };
+        let lock = format!("L{lock_n}");
+        let mode_n = if s.mode < 3 { s.mode as usize } else { s.client % 3 };
+        let mode = [Mode::Exclusive, Mode::Read, Mode::Write][mode_n];
+        let key = (s.client, lock_n);
         let op = |kind| Op::new(t, s.client, kind, lock.clone(), mode);
         let token = held.get(&key).cloned();
+        let before = taken.get(&key).cloned().unwrap_or_default();
+        let back = |list: &[String]| list.len().checked_sub(1 + s.back).map(|i| list[i].clone());
         match (s.action, token) {
-            (0 | 1, _) => {
+            (0..=2, _) => {
                 out.push(Event::Invoke(op(OpKind::Acquire)));
                 let mut ok = op(OpKind::Acquire);
-                ok.token = Some(format!("t{n}"));
+                // Now and then a token the client held before, or wrote with before.
+                let fresh = format!("t{n}");
+                let token = match s.pick {
+                    0 => back(&before).unwrap_or(fresh),
+                    1 | 2 => promised.get_mut(&key).and_then(|p| p.pop()).unwrap_or(fresh),
+                    _ => fresh,
+                };
+                ok.token = Some(token.clone());
                 ok.valid_until_us = s.valid_us.map(|v| t + v);
                 ok.fence = s.fence;
                 ok.nodes = Some(vec![s.client % 3]);
                 out.push(Event::Ok(ok));
-                held.insert(key, format!("t{n}"));
+                held.insert(key, token.clone());
+                taken.entry(key).or_default().push(token.clone());
+                every.push(token);
             }
-            (2, _) => {
+            (3..=5, _) => {
                 out.push(Event::Invoke(op(OpKind::Acquire)));
-                out.push(Event::Fail(op(OpKind::Acquire)));
+                out.push(if s.pick < 6 {
+                    Event::Fail(op(OpKind::Acquire))
+                } else {
+                    Event::Info(op(OpKind::Acquire))
+                });
             }
-            (3, Some(token)) => {
+            (6, Some(token)) => {
                 let mut ext = op(OpKind::Extend);
                 ext.token = Some(token.clone());
                 out.push(Event::Invoke(ext.clone()));
                 ext.valid_until_us = s.valid_us.map(|v| t + v);
                 out.push(Event::Ok(ext));
             }
-            (4, Some(token)) => out.push(Event::Belief(Belief {
+            (7, Some(token)) => out.push(Event::Belief(Belief {
                 t_us: t,
                 client: s.client,
                 lock,
                 token: Some(token),
                 valid_until_us: t + s.valid_us.unwrap_or(0) / 2,
             })),
-            (5, Some(token)) if s.mode == 0 => {
+            (8, Some(token)) if s.mode == 0 => {
                 out.push(Event::Lost(Lost {
                     t_us: t,
                     client: s.client,
@@ -223,6 +322,50 @@ fn history_of(steps: &[Step]) -> Vec<Event> {
                     token: Some(token),
                 }));
                 held.remove(&key);
+            }
+            (9..=12, token) => {
+                let named = match s.pick {
+                    0..=2 => token.or_else(|| back(&before)),
+                    3 => back(&before),
+                    4 => back(&every),
+                    5 | 6 => {
+                        let token = format!("p{n}");
+                        promised.entry(key).or_default().push(token.clone());
+                        Some(token)
+                    }
+                    _ => None,
+                }
+                .unwrap_or_else(|| "none".into());
+                out.push(Event::Write(ResourceWrite {
+                    t_us: t,
+                    client: s.client,
+                    lock: lock.clone(),
+                    token: named.clone(),
+                    fence: s.fence,
+                    accepted: s.action != 12,
+                }));
+                // A hold that changes at the write's very time.
+                let (client, token) = match s.then {
+                    1 => (s.client, named),
+                    2 if held.contains_key(&key) => {
+                        out.push(Event::Invoke(op(OpKind::Release)));
+                        out.push(Event::Ok(op(OpKind::Release)));
+                        held.remove(&key);
+                        continue;
+                    }
+                    3 => ((s.client + 1) % 4, format!("t{n}")),
+                    _ => continue,
+                };
+                let acquire = Op::new(t, client, OpKind::Acquire, lock.clone(), mode);
+                out.push(Event::Invoke(acquire.clone()));
+                let mut ok = acquire;
+                ok.token = Some(token.clone());
+                ok.valid_until_us = s.valid_us.map(|v| t + v);
+                ok.nodes = Some(vec![client % 3]);
+                out.push(Event::Ok(ok));
+                held.insert((client, lock_n), token.clone());
+                taken.entry((client, lock_n)).or_default().push(token.clone());
+                every.push(token);
             }
             _ => {
                 out.push(Event::Invoke(op(OpKind::Release)));
@@ -235,15 +378,73 @@ fn history_of(steps: &[Step]) -> Vec<Event> {
 }
 
 proptest::proptest! {
-    #![proptest_config(proptest::prelude::ProptestConfig { cases: 512, ..Default::default() })]
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 2048, ..Default::default() })]
 
-    /// On any history, the online sweep finds what the batch sweep over every hold
-    /// finds, in the same order.
+    /// On any history, every online judge finds what its batch reference finds, in
+    /// the same order: the safety sweep, the fencing tokens, the starvation of writers
+    /// and the statistics.
     #[test]
-    fn the_online_sweep_finds_what_the_batch_sweep_finds(steps in proptest::collection::vec(arb_step(), 0..60)) {
-        let history = history_of(&steps);
-        check_against_references(&history).map_err(|e| proptest::test_runner::TestCaseError::fail(e.to_string()))?;
+    fn the_online_judges_find_what_the_batch_ones_find(
+        bound_us in proptest::option::weighted(0.8, 0..60u64),
+        steps in proptest::collection::vec(arb_step(), 0..80),
+    ) {
+        let history = history_of(bound_us, &steps);
+        checked(&history).map_err(|e| proptest::test_runner::TestCaseError::fail(e.to_string()))?;
     }
+}
+
+/// The random histories reach every case of the judges they test: stale writes with and
+/// without a hold, late ones, writes a later hold takes, holds of several segments,
+/// other holders still open at the stale write, and starvation.
+#[test]
+fn the_random_histories_exercise_every_judge() {
+    use proptest::strategy::{Strategy, ValueTree};
+    let mut runner = proptest::test_runner::TestRunner::deterministic();
+    let histories = (
+        proptest::option::weighted(0.8, 0..60u64),
+        proptest::collection::vec(arb_step(), 0..80),
+    );
+    let mut seen = BTreeMap::<&str, u64>::new();
+    for _ in 0..500 {
+        let (bound_us, steps) = histories.new_tree(&mut runner).expect("a history").current();
+        let history = history_of(bound_us, &steps);
+        let f = checked(&history).expect("well formed");
+        let mut count = |what, n: usize| *seen.entry(what).or_default() += n as u64;
+        let stale = &f.resource_violations;
+        count(
+            "stale, no hold",
+            stale.iter().filter(|v| v.overwritten_us.is_none()).count(),
+        );
+        count(
+            "stale, held",
+            stale.iter().filter(|v| v.overwritten_us.is_some()).count(),
+        );
+        count(
+            "holder open then",
+            stale.iter().filter(|v| v.holder.end_us > v.write_us).count(),
+        );
+        count("late", f.resource.late as usize);
+        let starved = |l: &&LivenessFinding| matches!(l, LivenessFinding::WriterStarvation { .. });
+        count("starvation", f.liveness.iter().filter(starved).count());
+        let mut segments = BTreeMap::<_, usize>::new();
+        for h in &f.holds {
+            *segments
+                .entry((h.client, h.lock.as_str(), h.token.as_deref()))
+                .or_default() += 1;
+        }
+        count("several segments", segments.values().filter(|&&n| n > 1).count());
+        for (i, e) in history.iter().enumerate() {
+            let Event::Write(w) = e else { continue };
+            let takes = |e: &Event| {
+                matches!(e, Event::Ok(o) if o.op == OpKind::Acquire && o.client == w.client
+                    && o.lock == w.lock && o.token.as_deref() == Some(w.token.as_str()))
+            };
+            let later = !history[..i].iter().any(takes) && history[i..].iter().any(takes);
+            count("taken later", usize::from(w.accepted && later));
+        }
+    }
+    assert_eq!(seen.len(), 7, "{seen:?}");
+    assert!(seen.values().all(|&n| n > 0), "{seen:?}");
 }
 
 /// The fault-tolerance judge as it was before it judged online, over every acquisition
@@ -269,18 +470,6 @@ fn reference_tolerance(history: &[Event], f: &Findings, online: &tolerance::Outc
     }
     let expected = batch.finish(meta.as_ref(), heal_us, end_us, &f.holds, &locks);
     assert_eq!(&expected, online, "fault tolerance: online and batch differ");
-}
-
-/// Checks `history`, and compares every online judge with its batch reference.
-fn check_against_references(history: &[Event]) -> Result<Findings, Malformed> {
-    let mut checker = Checker::new();
-    for e in history {
-        checker.observe(e)?;
-    }
-    let (f, online) = checker.finish_parts();
-    reference_check(&f);
-    reference_tolerance(history, &f, &online);
-    Ok(f)
 }
 
 /// One step of a random history under faults: who does what, how much later.
@@ -449,6 +638,6 @@ proptest::proptest! {
         steps in proptest::collection::vec(arb_fault_step(), 0..80),
     ) {
         let history = history_under_faults(probe, bound_us, &steps);
-        check_against_references(&history).map_err(|e| proptest::test_runner::TestCaseError::fail(e.to_string()))?;
+        checked(&history).map_err(|e| proptest::test_runner::TestCaseError::fail(e.to_string()))?;
     }
 }

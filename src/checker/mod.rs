@@ -2,8 +2,9 @@
 //!
 //! Input is incremental, one event at a time ([`Checker::observe`]), as from a client in
 //! any language. Safety is judged as the holds end ([`sweep`]: an online sweep in the
-//! order of the batch one, [`safety::sweep`], which stays as its reference);
-//! [`Checker::finish`] sweeps what is left and judges the rest from every hold. A
+//! order of the batch one, [`safety::sweep`], which stays as its reference), and so is
+//! writers' starvation ([`waits`]); [`Checker::finish`] judges what is left, and the
+//! rest from every hold. A
 //! malformed history (an operation completed that was never invoked, time running
 //! backwards, a client with two operations open, a number out of range: [`bounds`]) is
 //! an error, [`Malformed`]; a violation
@@ -469,11 +470,13 @@ impl Checker {
     fn hold_started(&mut self, lock: LockId, hold: &Hold) {
         self.exercise.hold_started(hold);
         self.sweep.opened(lock, hold);
+        self.waits.hold_started(lock, hold);
     }
 
     /// An open hold ended as `hold` says, at or before `now_us`: its record is final.
     fn hold_ended(&mut self, lock: LockId, hold: Hold, now_us: u64) {
         self.tolerance.hold_ended(lock, &hold);
+        self.waits.hold_ended(lock, &hold, now_us);
         self.sweep.ended(lock, hold.clone(), now_us);
         self.holds.push(hold);
     }
@@ -514,7 +517,7 @@ impl Checker {
         } else {
             under_faults.unavailable_us as f64 / workload_us as f64
         };
-        let (waits, starvation) = self.waits.finish(&self.holds, &self.locks);
+        let (waits, starvation) = self.waits.finish(&self.locks);
         liveness.extend(starvation);
         let (resource_violations, resource) = resource::judge(self.writes, &self.holds, &self.locks);
         stats.waits = waits;
@@ -576,3 +579,6 @@ mod rw_tests;
 
 #[cfg(test)]
 mod differential_tests;
+
+#[cfg(test)]
+mod reference;

@@ -1,8 +1,13 @@
 //! Availability and latency of the workload phase's acquisitions; the availability
 //! penalty is filled in from [`super::tolerance`].
+//!
+//! Latencies are kept as a count per distinct value ([`Counts`]), not one number per
+//! acquisition: the percentiles come out as from the sorted list of every value, and the
+//! memory grows with the distinct values, not with the run.
 
 use crate::history::{Event, OpKind, Phase};
 use serde::Serialize;
+use std::collections::BTreeMap;
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, serde::Deserialize)]
 pub struct Stats {
@@ -97,10 +102,51 @@ pub struct WaitStats {
     pub max_us: u64,
 }
 
+/// Numbers counted per distinct value: what a sorted list of them answers
+/// ([`percentile`], the largest), in memory that grows with the distinct values only.
+#[derive(Clone, Debug, Default)]
+pub struct Counts {
+    /// How many numbers in all.
+    len: u64,
+    by_value: BTreeMap<u64, u64>,
+}
+
+impl Counts {
+    pub fn push(&mut self, value: u64) {
+        self.len += 1;
+        *self.by_value.entry(value).or_default() += 1;
+    }
+
+    /// The nearest-rank percentile, as [`percentile`] of the sorted numbers (0 for none).
+    pub fn percentile(&self, p: f64) -> u64 {
+        if self.len == 0 {
+            return 0;
+        }
+        let rank = ((p / 100.0) * self.len as f64).ceil() as u64;
+        let rank = rank.clamp(1, self.len);
+        let mut below = 0;
+        for (&value, &n) in &self.by_value {
+            below += n;
+            if below >= rank {
+                return value;
+            }
+        }
+        unreachable!("the counts add up to len")
+    }
+
+    /// The largest number (0 for none).
+    pub fn max(&self) -> u64 {
+        self.by_value.last_key_value().map_or(0, |(&v, _)| v)
+    }
+}
+
 #[derive(Default)]
 pub struct Collector {
     stats: Stats,
-    latencies_us: Vec<u64>,
+    latencies_us: Counts,
+    /// Every latency in order, for the batch reference of the tests.
+    #[cfg(test)]
+    pub(super) every_latency_us: Vec<u64>,
 }
 
 impl Collector {
@@ -115,6 +161,8 @@ impl Collector {
             (OpKind::Acquire, Event::Ok(o)) => {
                 s.acquired += 1;
                 self.latencies_us.push(o.t_us - invoke_us);
+                #[cfg(test)]
+                self.every_latency_us.push(o.t_us - invoke_us);
             }
             (OpKind::Acquire, Event::Fail(_)) => s.failed += 1,
             (OpKind::Acquire, _) => s.unknown += 1,
@@ -129,10 +177,9 @@ impl Collector {
         } else {
             s.acquired as f64 / s.acquires as f64
         };
-        self.latencies_us.sort_unstable();
-        s.latency_p50_us = percentile(&self.latencies_us, 50.0);
-        s.latency_p99_us = percentile(&self.latencies_us, 99.0);
-        s.latency_max_us = self.latencies_us.last().copied().unwrap_or(0);
+        s.latency_p50_us = self.latencies_us.percentile(50.0);
+        s.latency_p99_us = self.latencies_us.percentile(99.0);
+        s.latency_max_us = self.latencies_us.max();
         self.stats
     }
 }
@@ -148,7 +195,7 @@ pub fn percentile(sorted: &[u64], p: f64) -> u64 {
 
 #[cfg(test)]
 mod tests {
-    use super::percentile;
+    use super::{percentile, Counts};
 
     #[test]
     fn nearest_rank() {
@@ -157,5 +204,21 @@ mod tests {
         assert_eq!(percentile(&v, 99.0), 99);
         assert_eq!(percentile(&[7], 99.0), 7);
         assert_eq!(percentile(&[], 50.0), 0);
+    }
+
+    proptest::proptest! {
+        /// Counted per value, the numbers give what their sorted list gives.
+        #[test]
+        fn counts_answer_as_the_sorted_numbers(mut v in proptest::collection::vec(0..20u64, 0..300)) {
+            let mut counts = Counts::default();
+            for &x in &v {
+                counts.push(x);
+            }
+            v.sort_unstable();
+            for p in [0.0, 1.0, 33.3, 50.0, 90.0, 99.0, 99.9, 100.0] {
+                proptest::prop_assert_eq!(counts.percentile(p), percentile(&v, p), "p{}", p);
+            }
+            proptest::prop_assert_eq!(counts.max(), v.last().copied().unwrap_or(0));
+        }
     }
 }
