@@ -2,9 +2,10 @@
 //!
 //! Input is incremental, one event at a time ([`Checker::observe`]), as from a client in
 //! any language. Safety is judged as the holds end ([`sweep`]: an online sweep in the
-//! order of the batch one, [`safety::sweep`], which stays as its reference), and so is
-//! writers' starvation ([`waits`]); [`Checker::finish`] judges what is left, and the
-//! rest from every hold. A
+//! order of the batch one, [`safety::sweep`], which stays as its reference), and so are
+//! writers' starvation ([`waits`]) and the liveness under faults ([`tolerance`]);
+//! [`Checker::finish`] judges what is left. Only the guarded resource ([`resource`])
+//! is still judged from every hold at the end, and the report draws them. A
 //! malformed history (an operation completed that was never invoked, time running
 //! backwards, a client with two operations open, a number out of range: [`bounds`]) is
 //! an error, [`Malformed`]; a violation
