@@ -425,29 +425,10 @@ pub(super) fn unavailable_us(by_lock: &ByLock, locks: &Locks, workload_end_us: u
             .holds_of(lock)
             .iter()
             .map(|h| (h.start_us, h.end_us.min(w)));
-        let mut busy = union(merge_by_start(spans(true), held)).peekable();
+        let busy: Vec<(u64, u64)> = union(merge_by_start(spans(true), held)).collect();
+        let failed: Vec<(u64, u64)> = union(spans(false)).collect();
         // Both are sorted and disjoint: one pass subtracts busy from failed.
-        for (s, e) in union(spans(false)) {
-            while busy.next_if(|&(_, be)| be <= s).is_some() {}
-            let mut cur = s;
-            while let Some(&(bs, be)) = busy.peek() {
-                if bs >= e {
-                    break;
-                }
-                if bs > cur {
-                    free_failing.push((cur, bs));
-                }
-                cur = cur.max(be);
-                if be > e {
-                    // It may cover the next failed span too.
-                    break;
-                }
-                busy.next();
-            }
-            if cur < e {
-                free_failing.push((cur, e));
-            }
-        }
+        super::subtract(&failed, &busy, &mut free_failing);
     }
     merge(free_failing).iter().map(|&(s, e)| e - s).sum()
 }
