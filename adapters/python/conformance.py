@@ -379,9 +379,26 @@ def conform(name, argv, locks, servers, report, log_dir, env=None):
         )
     except AssertionError as exc:
         report.check(name, step, False, f"{exc} (worker logs in {log_dir})")
+        failed = True
+    else:
+        failed = False
     finally:
         a.kill()
         b.kill()
+    if failed:
+        print_log_tails(log_dir)
+
+
+def print_log_tails(log_dir, lines=20):
+    """After a failed check, the last lines each worker wrote on stderr (the adapters log
+    the library's own errors there), so a failure in CI, whose logs are gone with its
+    machine, can be read from its output."""
+    for log in sorted(Path(log_dir).glob("worker*.log")):
+        tail = log.read_text(errors="replace").splitlines()[-lines:]
+        print(f"      {log.name}, last {len(tail)} lines:")
+        for line in tail:
+            print(f"      | {line}")
+    sys.stdout.flush()
 
 
 def main():
