@@ -289,13 +289,6 @@ fn compose() -> Option<Vec<String>> {
         .map(|c| c.into_iter().map(String::from).collect())
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-        .port()
-}
-
 #[test]
 fn compose_file_brings_up_five_masters_that_redlock_external_runs_against() {
     if skip("compose") {
@@ -318,13 +311,14 @@ fn compose_file_brings_up_five_masters_that_redlock_external_runs_against() {
         "{}",
         String::from_utf8_lossy(&built.stderr)
     );
-    // The compose project builds from a copy of docker/ with its own rootfs, on free
-    // ports and under its own project name, so it stays out of other runs' way.
+    // The compose project builds from a copy of docker/ with its own rootfs, under its
+    // own project name, so it stays out of other runs' way; its ports are left to Docker
+    // (empty LOCKSTORM_PORTn), which binds them as it picks them: a port picked here and
+    // handed over could be taken meanwhile by any of the connections other tests open.
     let context = rootfs.path();
     for f in ["Dockerfile", "compose.yaml"] {
         std::fs::copy(docker_dir.join(f), context.join(f)).expect("copy");
     }
-    let ports: Vec<u16> = (0..5).map(|_| free_port()).collect();
     let project = format!("lockstorm-test-{}", std::process::id());
     let run = |args: &[&str]| {
         let mut cmd = Command::new(&compose[0]);
@@ -332,8 +326,8 @@ fn compose_file_brings_up_five_masters_that_redlock_external_runs_against() {
             .args(["-p", &project, "-f"])
             .arg(context.join("compose.yaml"))
             .args(args);
-        for (i, p) in ports.iter().enumerate() {
-            cmd.env(format!("LOCKSTORM_PORT{}", i + 1), p.to_string());
+        for i in 1..=5 {
+            cmd.env(format!("LOCKSTORM_PORT{i}"), "");
         }
         cmd.output().expect("run compose")
     };
@@ -351,6 +345,19 @@ fn compose_file_brings_up_five_masters_that_redlock_external_runs_against() {
         String::from_utf8_lossy(&up.stderr)
     );
 
+    let ports: Vec<u16> = (1..=5)
+        .map(|i| {
+            let out = run(&["port", &format!("redis{i}"), "6379"]);
+            let text = String::from_utf8_lossy(&out.stdout);
+            let port = text.trim().rsplit_once(':').and_then(|(_, p)| p.parse().ok());
+            port.unwrap_or_else(|| {
+                panic!(
+                    "compose port redis{i}: {text}{}",
+                    String::from_utf8_lossy(&out.stderr)
+                )
+            })
+        })
+        .collect();
     let text = std::fs::read_to_string(docker_dir.join("redlock-external.toml")).expect("read");
     let nodes: Vec<String> = ports.iter().map(|p| format!("\"127.0.0.1:{p}\"")).collect();
     let text: String = text
