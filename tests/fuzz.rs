@@ -429,6 +429,13 @@ proptest! {
         // Scripted faults past the new end keep their ids; the workload is over by then.
         let end = scenario.duration_us;
         let plan = scenario.nemesis.plan(seed, end, scenario.nodes, scenario.clients.count, 0);
+        if plan.len() > 5_000 {
+            // Legitimate but slow here (a fault every microsecond): a clock-rate fault
+            // retimes the queue with every planned fault in it, and the exercise judge
+            // and a link's list of losses look through every fault active at once, so
+            // tens of thousands of faults in 2 s take minutes.
+            return Ok(());
+        }
         if event_estimate(&scenario) > 20_000_000 {
             // Legitimate but slow here (say, a 1 us request timeout for the whole
             // liveness phase): its work is as linear as the rest.

@@ -169,6 +169,7 @@ pub struct Checker {
     holding: BTreeMap<(usize, LockId), Hold>,
     holds: Vec<Hold>,
     faults: Vec<FaultSpan>,
+    open_faults: crate::fault::spans::OpenSpans,
     heal_us: Option<u64>,
     driver_stalls: Vec<crate::history::DriverStall>,
     stats: stats::Collector,
@@ -247,6 +248,7 @@ impl Checker {
             Event::Fault(f) => match f.action {
                 FaultAction::Start => {
                     self.exercise.fault(f, self.holding.values());
+                    self.open_faults.begin(f.id, self.faults.len());
                     self.faults.push(FaultSpan {
                         id: f.id,
                         kind: f.fault.kind().to_string(),
@@ -256,13 +258,8 @@ impl Checker {
                 }
                 FaultAction::End => {
                     self.exercise.fault(f, std::iter::empty());
-                    if let Some(span) = self
-                        .faults
-                        .iter_mut()
-                        .rev()
-                        .find(|s| s.id == f.id && s.end_us.is_none())
-                    {
-                        span.end_us = Some(t);
+                    if let Some(i) = self.open_faults.end(f.id) {
+                        self.faults[i].end_us = Some(t);
                     }
                 }
             },

@@ -47,6 +47,7 @@ use super::compact::{LockId, Locks};
 use super::stats::ProbeStats;
 use super::{Hold, LivenessFinding};
 use crate::algorithm::AlgorithmKind;
+use crate::fault::spans::OpenSpans;
 use crate::fault::Fault;
 use crate::history::{Event, FaultAction, Meta, OpKind, Phase};
 use std::collections::{BTreeMap, BTreeSet};
@@ -59,7 +60,6 @@ pub(super) type Holding = BTreeMap<(usize, LockId), Hold>;
 
 /// A fault's span.
 struct Span {
-    id: usize,
     start_us: u64,
     end_us: Option<u64>,
     fault: Fault,
@@ -137,8 +137,10 @@ pub struct Collector {
     spans: Vec<Span>,
     /// Per span: the (node, client) pairs it disturbs ([`touched`]; empty without rules).
     touches: Vec<Vec<(Option<usize>, Option<usize>)>>,
-    /// The spans not ended yet, by index.
-    open_spans: Vec<usize>,
+    /// The spans not ended yet, by index, and by fault id. Thousands may be open at
+    /// once: nothing here scans them all per event.
+    open_spans: BTreeSet<usize>,
+    open_by_id: OpenSpans,
     /// The longest ended span, either way it is measured: a span that reaches a time
     /// starts at most this long before it, or is open.
     longest_us: u64,
@@ -303,9 +305,9 @@ impl Collector {
         if let Fault::ClockJump { by_us, .. } = fault {
             self.longest_us = self.longest_us.max(by_us.unsigned_abs());
         }
-        self.open_spans.push(self.spans.len());
+        self.open_spans.insert(self.spans.len());
+        self.open_by_id.begin(id, self.spans.len());
         self.spans.push(Span {
-            id,
             start_us: t_us,
             end_us: None,
             fault: fault.clone(),
@@ -314,13 +316,13 @@ impl Collector {
     }
 
     fn fault_ended(&mut self, id: usize, t_us: u64) {
-        let Some(i) = self.spans.iter().rposition(|s| s.id == id && s.end_us.is_none()) else {
+        let Some(i) = self.open_by_id.end(id) else {
             return;
         };
         let s = &mut self.spans[i];
         s.end_us = Some(t_us);
         self.longest_us = self.longest_us.max(t_us.saturating_sub(s.start_us));
-        self.open_spans.retain(|&j| j != i);
+        self.open_spans.remove(&i);
         if self.open_spans.is_empty() {
             self.heal_candidate = Some(t_us);
             self.judge_waiting(None);
@@ -431,7 +433,7 @@ impl Collector {
             .spans
             .partition_point(|s| s.start_us < from.saturating_sub(self.longest_us));
         let last = self.spans.partition_point(|s| s.start_us <= to).max(first);
-        let older_open = self.open_spans.iter().copied().filter(move |&i| i < first);
+        let older_open = self.open_spans.range(..first).copied();
         (first..last).chain(older_open).filter(move |&i| {
             let s = &self.spans[i];
             let end = match s.fault {

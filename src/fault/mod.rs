@@ -23,6 +23,7 @@ pub mod active;
 pub mod aim;
 pub mod links;
 pub mod nemesis;
+pub mod spans;
 
 pub use active::{Process, ProcessFaults};
 pub use aim::{Aim, ClientAim, Firing, NodeAim, On, Trigger};

@@ -7,6 +7,7 @@
 
 use crate::algorithm::Mode;
 use crate::checker::{Findings, Hold, Violation};
+use crate::fault::spans::OpenSpans;
 use crate::fault::{Fault, Origin};
 use crate::history::{Event, FaultAction, HistoryFile, Meta, OpKind, Phase, ResourceWrite};
 use std::borrow::Cow;
@@ -176,6 +177,7 @@ pub struct Gather {
     write_lines: Vec<usize>,
     node_marks: Vec<NodeEventMark>,
     open: BTreeMap<usize, (u64, OpKind, Phase)>,
+    open_faults: OpenSpans,
     heal_us: Option<u64>,
     end_us: u64,
     max_node: usize,
@@ -259,6 +261,7 @@ impl Gather {
                     if let Some(n) = nodes.iter().max() {
                         self.max_node = self.max_node.max(n + 1);
                     }
+                    self.open_faults.begin(f.id, self.faults.len());
                     self.faults.push(FaultWindow {
                         id: f.id,
                         origin: f.origin,
@@ -269,13 +272,8 @@ impl Gather {
                     });
                 }
                 FaultAction::End => {
-                    if let Some(w) = self
-                        .faults
-                        .iter_mut()
-                        .rev()
-                        .find(|w| w.id == f.id && w.end_us.is_none())
-                    {
-                        w.end_us = Some(f.t_us);
+                    if let Some(w) = self.open_faults.end(f.id) {
+                        self.faults[w].end_us = Some(f.t_us);
                     }
                 }
             },

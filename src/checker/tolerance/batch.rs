@@ -16,6 +16,7 @@ use std::ops::Range;
 #[derive(Default)]
 pub struct Batch {
     spans: Vec<Span>,
+    open_spans: crate::fault::spans::OpenSpans,
     /// Open workload acquisitions by client: (lock, invoke time).
     open: BTreeMap<usize, (LockId, u64)>,
     /// In the order they completed, so by end time.
@@ -33,20 +34,17 @@ impl Batch {
                 self.complete(op, matches!(event, Event::Ok(_)));
             }
             (Event::Fault(f), _) => match f.action {
-                FaultAction::Start => self.spans.push(Span {
-                    id: f.id,
-                    start_us: f.t_us,
-                    end_us: None,
-                    fault: f.fault.clone(),
-                }),
+                FaultAction::Start => {
+                    self.open_spans.begin(f.id, self.spans.len());
+                    self.spans.push(Span {
+                        start_us: f.t_us,
+                        end_us: None,
+                        fault: f.fault.clone(),
+                    })
+                }
                 FaultAction::End => {
-                    if let Some(s) = self
-                        .spans
-                        .iter_mut()
-                        .rev()
-                        .find(|s| s.id == f.id && s.end_us.is_none())
-                    {
-                        s.end_us = Some(f.t_us);
+                    if let Some(i) = self.open_spans.end(f.id) {
+                        self.spans[i].end_us = Some(f.t_us);
                     }
                 }
             },
