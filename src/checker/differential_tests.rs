@@ -100,6 +100,31 @@ fn reference_check(f: &Findings) {
 /// sweeps ([`reference_check`]), and the starvation and statistics judges fed what the
 /// checker saw (every long wait, latency and wait length, which the test build records).
 fn checked(history: &[Event]) -> Result<Findings, Malformed> {
+    checked_online(history).map(|(f, _)| f)
+}
+
+/// [`checked`], and whether a checker without holds judged it too (its resource judge
+/// did not give up), with the same findings but the holds.
+fn checked_online(history: &[Event]) -> Result<(Findings, bool), Malformed> {
+    let f = checked_with_holds(history)?;
+    let mut checker = Checker::without_holds();
+    for e in history {
+        checker.observe(e)?;
+    }
+    let Some(online) = checker.try_finish() else {
+        return Ok((f, false));
+    };
+    assert!(online.holds.is_empty());
+    assert_eq!(
+        serde_json::to_string(&online).unwrap(),
+        serde_json::to_string(&f).unwrap(),
+        "without holds: the findings differ"
+    );
+    assert_eq!(online.faults, f.faults);
+    Ok((f, true))
+}
+
+fn checked_with_holds(history: &[Event]) -> Result<Findings, Malformed> {
     let mut checker = Checker::new();
     for e in history {
         checker.observe(e)?;
@@ -113,7 +138,7 @@ fn checked(history: &[Event]) -> Result<Findings, Malformed> {
     let bound_us = checker.waits.bound_us();
     let latencies_us = checker.stats.every_latency_us.clone();
     let waits_us = checker.waits.every_wait_us.clone();
-    let (f, online) = checker.finish_parts();
+    let (f, online) = checker.finish_parts().expect("every hold is kept");
     reference_check(&f);
     reference_tolerance(history, &f, &online);
 
@@ -150,7 +175,11 @@ fn every_sim_scenario_is_judged_as_the_checker_before_the_online_sweep_judged_it
     for (name, scenario) in &scenarios {
         for seed in scenario.seed..scenario.seed + SEEDS {
             let history = crate::sim::run(scenario, seed).history;
-            let f = checked(&history).unwrap_or_else(|e| panic!("{name} seed {seed}: {e}"));
+            let (f, judged) = checked_online(&history).unwrap_or_else(|e| panic!("{name} seed {seed}: {e}"));
+            assert!(
+                judged,
+                "{name} seed {seed}: a write the online resource judge cannot judge"
+            );
             lines.push(format!(
                 "{name} {seed} {} {}",
                 history_digest(&history),
@@ -238,8 +267,9 @@ fn arb_step() -> impl proptest::strategy::Strategy<Value = Step> {
 /// client held before), releases, extensions, beliefs and losses, and writes (most
 /// accepted) naming the token the client holds, one it held before, one of another
 /// client, one that no hold has, or one a later acquisition of the client may take;
-/// at times with many ties.
-fn history_of(bound_us: Option<u64>, steps: &[Step]) -> Vec<Event> {
+/// at times with many ties. With `own_writes`, a write names its client's latest token
+/// on the lock, as lockstorm's own clients' do (so the online resource judge judges it).
+fn history_of(bound_us: Option<u64>, steps: &[Step], own_writes: bool) -> Vec<Event> {
     use crate::history::{Belief, Lost, ResourceWrite};
     let mut t = 0;
     let mut out = vec![Event::Meta(Meta {
@@ -323,8 +353,10 @@ fn history_of(bound_us: Option<u64>, steps: &[Step]) -> Vec<Event> {
                 }));
                 held.remove(&key);
             }
+            (9..=12, _) if own_writes && before.is_empty() => {}
             (9..=12, token) => {
                 let named = match s.pick {
+                    _ if own_writes => before.last().cloned(),
                     0..=2 => token.or_else(|| back(&before)),
                     3 => back(&before),
                     4 => back(&every),
@@ -387,8 +419,9 @@ proptest::proptest! {
     fn the_online_judges_find_what_the_batch_ones_find(
         bound_us in proptest::option::weighted(0.8, 0..60u64),
         steps in proptest::collection::vec(arb_step(), 0..80),
+        own_writes: bool,
     ) {
-        let history = history_of(bound_us, &steps);
+        let history = history_of(bound_us, &steps, own_writes);
         checked(&history).map_err(|e| proptest::test_runner::TestCaseError::fail(e.to_string()))?;
     }
 }
@@ -405,12 +438,22 @@ fn the_random_histories_exercise_every_judge() {
         proptest::collection::vec(arb_step(), 0..80),
     );
     let mut seen = BTreeMap::<&str, u64>::new();
-    for _ in 0..500 {
+    for i in 0..500 {
         let (bound_us, steps) = histories.new_tree(&mut runner).expect("a history").current();
-        let history = history_of(bound_us, &steps);
-        let f = checked(&history).expect("well formed");
+        let history = history_of(bound_us, &steps, i % 2 == 1);
+        let (f, judged) = checked_online(&history).expect("well formed");
+        assert!(
+            judged || i % 2 == 0,
+            "a history of own writes the online judge gave up on"
+        );
         let mut count = |what, n: usize| *seen.entry(what).or_default() += n as u64;
         let stale = &f.resource_violations;
+        count("judged online", usize::from(judged));
+        count("judged online, stale", usize::from(judged) * stale.len());
+        count(
+            "judged online, holder open then",
+            usize::from(judged) * stale.iter().filter(|v| v.holder.end_us > v.write_us).count(),
+        );
         count(
             "stale, no hold",
             stale.iter().filter(|v| v.overwritten_us.is_none()).count(),
@@ -443,7 +486,7 @@ fn the_random_histories_exercise_every_judge() {
             count("taken later", usize::from(w.accepted && later));
         }
     }
-    assert_eq!(seen.len(), 7, "{seen:?}");
+    assert_eq!(seen.len(), 10, "{seen:?}");
     assert!(seen.values().all(|&n| n > 0), "{seen:?}");
 }
 

@@ -4,8 +4,10 @@
 //! any language. Safety is judged as the holds end ([`sweep`]: an online sweep in the
 //! order of the batch one, [`safety::sweep`], which stays as its reference), and so are
 //! writers' starvation ([`waits`]) and the liveness under faults ([`tolerance`]);
-//! [`Checker::finish`] judges what is left. Only the guarded resource ([`resource`])
-//! is still judged from every hold at the end, and the report draws them. A
+//! [`Checker::finish`] judges what is left. The guarded resource ([`resource`]) is
+//! judged from every hold at the end, which the report draws too; a checker that keeps
+//! no holds ([`Checker::without_holds`], what `lockstorm check` uses) judges it online
+//! as well, and keeps what is open, not what has been. A
 //! malformed history (an operation completed that was never invoked, time running
 //! backwards, a client with two operations open, a number out of range: [`bounds`]) is
 //! an error, [`Malformed`]; a violation
@@ -167,7 +169,10 @@ pub struct Checker {
     open: BTreeMap<usize, OpenOp>,
     /// Holds not yet ended, by client and lock.
     holding: BTreeMap<(usize, LockId), Hold>,
+    /// Every hold as it ended, for the report (and the resource judge), unless
+    /// [`Checker::without_holds`].
     holds: Vec<Hold>,
+    without_holds: bool,
     faults: Vec<FaultSpan>,
     open_faults: crate::fault::spans::OpenSpans,
     heal_us: Option<u64>,
@@ -185,6 +190,19 @@ pub struct Checker {
 impl Checker {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A checker that keeps no holds: what it keeps follows what is open (the clients,
+    /// locks and faults), not the length of the history, and its findings have no
+    /// `holds` to draw. Finish it with [`Checker::try_finish`]: the resource judge is
+    /// then online, and a history whose writes it cannot judge without every hold
+    /// ([`resource::Online`]) must be checked again with [`Checker::new`].
+    pub fn without_holds() -> Self {
+        Checker {
+            without_holds: true,
+            writes: resource::Writes::online(),
+            ..Self::default()
+        }
     }
 
     fn malformed(&self, message: impl Into<String>) -> Malformed {
@@ -209,6 +227,7 @@ impl Checker {
         }
         self.last_us = t;
         self.tolerance.advance(t, &self.holding, &self.locks);
+        self.writes.advance(t, &self.holding, &self.locks);
         let mut lock = None;
         match event {
             Event::Meta(m) => {
@@ -469,24 +488,42 @@ impl Checker {
         self.exercise.hold_started(hold);
         self.sweep.opened(lock, hold);
         self.waits.hold_started(lock, hold);
+        self.writes.hold_started(lock, hold);
     }
 
     /// An open hold ended as `hold` says, at or before `now_us`: its record is final.
     fn hold_ended(&mut self, lock: LockId, hold: Hold, now_us: u64) {
         self.tolerance.hold_ended(lock, &hold);
         self.waits.hold_ended(lock, &hold, now_us);
-        self.sweep.ended(lock, hold.clone(), now_us);
-        self.holds.push(hold);
+        self.writes.hold_ended(lock, &hold);
+        if self.without_holds {
+            self.sweep.ended(lock, hold, now_us);
+        } else {
+            self.sweep.ended(lock, hold.clone(), now_us);
+            self.holds.push(hold);
+        }
     }
 
     /// Judges everything observed.
     pub fn finish(self) -> Findings {
-        self.finish_parts().0
+        assert!(
+            !self.without_holds,
+            "a checker without holds finishes with try_finish"
+        );
+        self.finish_parts()
+            .expect("with every hold kept, every write is judged")
+            .0
+    }
+
+    /// [`Checker::finish`] for a checker [`without_holds`](Checker::without_holds):
+    /// `None` if the history has a write only a judge of every hold can judge.
+    pub fn try_finish(self) -> Option<Findings> {
+        self.finish_parts().map(|(findings, _)| findings)
     }
 
     /// [`Checker::finish`], and what the fault-tolerance judge found as it gave it (for
     /// the tests, which compare it with [`tolerance::batch`]).
-    fn finish_parts(mut self) -> (Findings, tolerance::Outcome) {
+    fn finish_parts(mut self) -> Option<(Findings, tolerance::Outcome)> {
         let end_us = self.last_us;
         // A hold still open keeps its validity: the client believes in it until then.
         // Only a hold without a validity deadline is cut at the end of the history.
@@ -498,8 +535,10 @@ impl Checker {
             self.hold_ended(lock, hold, end_us);
         }
         let (violations, fence_regressions) = self.sweep.finish(&self.locks, &self.faults);
-        // The judges below still read every hold, by lock and start.
+        // The resource judge, unless online, reads every hold, by lock and start; and the
+        // report draws them in that order.
         safety::sort(&mut self.holds);
+        let (resource_violations, resource) = self.writes.finish(&self.holds, &self.holding, &self.locks)?;
         let mut liveness = liveness::judge(self.meta.as_ref(), self.heal_us, end_us, &self.probes);
         let under_faults = self.tolerance.finish(end_us, &self.locks);
         liveness.extend(under_faults.findings.iter().cloned());
@@ -517,7 +556,6 @@ impl Checker {
         };
         let (waits, starvation) = self.waits.finish(&self.locks);
         liveness.extend(starvation);
-        let (resource_violations, resource) = resource::judge(self.writes, &self.holds, &self.locks);
         stats.waits = waits;
         let stalls: Vec<(u64, u64)> = self.driver_stalls.iter().map(|s| s.span()).collect();
         let (liveness, liveness_set_aside) = liveness::set_aside(liveness, &stalls, end_us);
@@ -534,7 +572,7 @@ impl Checker {
             holds: self.holds,
             faults: self.faults,
         };
-        (findings, under_faults)
+        Some((findings, under_faults))
     }
 }
 
@@ -547,14 +585,36 @@ pub fn check(history: &[Event]) -> Result<Findings, Malformed> {
     Ok(checker.finish())
 }
 
-/// Checks a JSONL history file in one pass, without holding its events: what
-/// `lockstorm check` does. The same answer as [`crate::history::read_jsonl`] then
-/// [`check`]: a line that cannot be read is that error even after a malformed event
-/// (the rest of the file is still read, and not judged).
+/// Checks a JSONL history file in one pass, without holding its events or its holds:
+/// what `lockstorm check` does, in memory that follows what is open, not the length of
+/// the history. The same answer as [`crate::history::read_jsonl`] then [`check`], but
+/// with no `holds` in the findings; a line that cannot be read is that error even
+/// after a malformed event (the rest of the file is still read, and not judged). A
+/// history with a write the online resource judge cannot judge ([`resource::Online`],
+/// never one of lockstorm's own) is read a second time, keeping every hold.
 pub fn check_jsonl(
     path: &std::path::Path,
 ) -> Result<Result<Findings, Malformed>, crate::history::HistoryError> {
-    let mut checker = Checker::new();
+    let checked = one_pass(path, Checker::without_holds())?;
+    match checked.map(Checker::try_finish) {
+        Err(malformed) => Ok(Err(malformed)),
+        Ok(Some(findings)) => Ok(Ok(findings)),
+        Ok(None) => {
+            let checked = one_pass(path, Checker::new())?;
+            Ok(checked.map(|checker| {
+                let mut findings = checker.finish();
+                findings.holds = Vec::new();
+                findings
+            }))
+        }
+    }
+}
+
+/// Feeds every line of `path` to `checker`, up to the first malformed one.
+fn one_pass(
+    path: &std::path::Path,
+    mut checker: Checker,
+) -> Result<Result<Checker, Malformed>, crate::history::HistoryError> {
     let mut malformed = None;
     crate::history::for_each_line(path, |line| {
         if malformed.is_none() {
@@ -565,7 +625,7 @@ pub fn check_jsonl(
     })?;
     Ok(match malformed {
         Some(e) => Err(e),
-        None => Ok(checker.finish()),
+        None => Ok(checker),
     })
 }
 

@@ -12,14 +12,20 @@
 //! had lasted a little longer: it is counted (`late`), not judged (fencing tokens do not
 //! claim more, and a write-only resource cannot observe it; a read-modify-write resource
 //! could, as a lost update, which lockstorm does not model). Writes the resource rejected
-//! (a stale fencing token) are not violations: that is fencing working. A write whose
-//! token names no hold at all (possible only in an external history) is judged by the
-//! stricter rule: accepted while another client held the lock. These findings are kept
-//! apart from the lock-level violations of [`super::safety`].
+//! (a stale fencing token) are not violations: that is fencing working. A write names
+//! the latest hold of its client on its lock with its token begun by then (the holds of
+//! one client on one lock that follow one another with one token are one hold, in
+//! segments); a write whose token names no hold begun by then (possible only in an
+//! external history) is judged by the stricter rule: accepted while another client held
+//! the lock. These findings are kept apart from the lock-level violations of
+//! [`super::safety`].
 //!
-//! One sort and one sweep per lock: writes in time order, keeping the accepted write of
-//! the latest-starting hold so far, and (for writes without a hold) the two
-//! latest-ending holds of distinct clients started so far.
+//! [`judge`] reads every hold: one sort and one sweep per lock, writes in time order,
+//! keeping the accepted write of the latest-starting hold so far, and (for writes
+//! without a hold) the two latest-ending holds of distinct clients started so far. A
+//! checker that keeps no holds judges online instead ([`online`]), exactly as far as a
+//! write names its client's latest hold of the lock, which every write of lockstorm's
+//! own clients does.
 //!
 //! The fencing tokens themselves are checked too: a hold that starts after another hold
 //! of the same lock has ended must carry a larger token ([`FenceRegression`] otherwise).
@@ -31,7 +37,10 @@ use super::Hold;
 use crate::history::ResourceWrite as Write;
 use serde::Serialize;
 use std::cmp::{Ordering, Reverse};
-use std::collections::BinaryHeap;
+use std::collections::{BTreeMap, BinaryHeap};
+
+mod online;
+pub use online::Online;
 
 /// A stale write that overwrote a newer one.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -74,14 +83,24 @@ struct Accepted {
     lock: LockId,
 }
 
-/// The writes as they arrive: counted, and the accepted ones kept to judge.
+/// The writes as they arrive: counted, and the accepted ones kept to judge at the end
+/// from every hold ([`judge`]), or judged as they come ([`Writes::online`]).
 #[derive(Default)]
 pub struct Writes {
     stats: ResourceStats,
     accepted: Vec<Accepted>,
+    online: Option<Online>,
 }
 
 impl Writes {
+    /// Writes judged online ([`online`]), for a checker that keeps no holds.
+    pub fn online() -> Self {
+        Writes {
+            online: Some(Online::default()),
+            ..Writes::default()
+        }
+    }
+
     pub fn observe(&mut self, w: &Write, lock: LockId) {
         self.stats.writes += 1;
         if !w.accepted {
@@ -89,58 +108,128 @@ impl Writes {
             return;
         }
         self.stats.accepted += 1;
-        self.accepted.push(Accepted {
+        let accepted = Accepted {
             t_us: w.t_us,
             fence: w.fence,
             token: Token::new(&w.token),
             client: w.client,
             lock,
-        });
+        };
+        match &mut self.online {
+            Some(online) => online.accepted(accepted),
+            None => self.accepted.push(accepted),
+        }
+    }
+
+    /// Before an event at `now_us` (the online judge judges the writes before it).
+    pub fn advance(&mut self, now_us: u64, holding: &BTreeMap<(usize, LockId), Hold>, locks: &Locks) {
+        if let Some(online) = &mut self.online {
+            online.advance(now_us, holding, locks);
+        }
+    }
+
+    pub fn hold_started(&mut self, lock: LockId, hold: &Hold) {
+        if let Some(online) = &mut self.online {
+            online.hold_started(lock, hold);
+        }
+    }
+
+    pub fn hold_ended(&mut self, lock: LockId, hold: &Hold) {
+        if let Some(online) = &mut self.online {
+            online.hold_ended(lock, hold);
+        }
+    }
+
+    /// Judges the writes: online, once every hold has ended (`holding` is then empty),
+    /// or else from `holds`. `None`: the online judge met a write it cannot judge
+    /// ([`Online::gave_up`]), and only [`judge`] over every hold can.
+    pub fn finish(
+        self,
+        holds: &[Hold],
+        holding: &BTreeMap<(usize, LockId), Hold>,
+        locks: &Locks,
+    ) -> Option<(Vec<ResourceViolation>, ResourceStats)> {
+        match self.online {
+            None => Some(judge(self.stats, self.accepted, holds, locks)),
+            Some(online) => {
+                let mut stats = self.stats;
+                let (found, late) = online.finish(holding, locks)?;
+                stats.late = late;
+                Some((found, stats))
+            }
+        }
     }
 }
 
-/// The holds with a token, ordered by (lock, client, token), then as `holds` is: the
-/// segments of each hold a write may claim (a hold may be split by late extensions;
-/// all share the token), the first one first.
+/// The holds with a token, ordered by (lock, client, token), then as `holds` is; and
+/// the hold each one is a segment of.
 struct Owners<'h> {
     holds: &'h [Hold],
     order: Vec<u32>,
+    /// Per hold, the first segment of the hold it is part of: the holds of one client
+    /// on one lock, one after another with one token, are one hold in segments (split by
+    /// late extensions or beliefs; or the library took the same token again).
+    first: Vec<u32>,
 }
 
 impl<'h> Owners<'h> {
     fn new(holds: &'h [Hold]) -> Self {
+        let index = |i: usize| u32::try_from(i).expect("fewer than 2^32 holds");
         let mut order: Vec<u32> = (0..holds.len())
             .filter(|&i| holds[i].token.is_some())
-            .map(|i| u32::try_from(i).expect("fewer than 2^32 holds"))
+            .map(index)
             .collect();
         order.sort_unstable_by(|&a, &b| {
             let (x, y) = (&holds[a as usize], &holds[b as usize]);
             (&x.lock, x.client, &x.token, a).cmp(&(&y.lock, y.client, &y.token, b))
         });
-        Owners { holds, order }
+        // Each client's holds of each lock in turn, as they began.
+        let mut turns: Vec<u32> = (0..holds.len()).map(index).collect();
+        turns.sort_unstable_by(|&a, &b| {
+            let (x, y) = (&holds[a as usize], &holds[b as usize]);
+            (&x.lock, x.client, a).cmp(&(&y.lock, y.client, b))
+        });
+        let mut first: Vec<u32> = (0..holds.len()).map(index).collect();
+        for pair in turns.windows(2) {
+            let (a, b) = (&holds[pair[0] as usize], &holds[pair[1] as usize]);
+            if a.lock == b.lock && a.client == b.client && a.token.is_some() && a.token == b.token {
+                first[pair[1] as usize] = first[pair[0] as usize];
+            }
+        }
+        Owners { holds, order, first }
     }
 
-    /// The segments (hold indices, ascending) of the hold of `client` on `lock` with
-    /// `token`.
-    fn of(&self, client: usize, lock: &str, token: &str) -> &[u32] {
+    /// The segments (hold indices, ascending) of the hold a write of `client` on `lock`
+    /// at `t_us` names with `token`: the latest begun by then with that token (empty if
+    /// none had).
+    fn of(&self, client: usize, lock: &str, token: &str, t_us: u64) -> &[u32] {
         let key = |i: &u32| {
             let h = &self.holds[*i as usize];
             (h.lock.as_str(), h.client, h.token.as_deref().unwrap_or_default())
         };
         let want = (lock, client, token);
-        let first = self.order.partition_point(|i| key(i) < want);
-        let len = self.order[first..].partition_point(|i| key(i).cmp(&want) == Ordering::Equal);
-        &self.order[first..first + len]
+        let start = self.order.partition_point(|i| key(i) < want);
+        let len = self.order[start..].partition_point(|i| key(i).cmp(&want) == Ordering::Equal);
+        let all = &self.order[start..start + len];
+        let begun = all.partition_point(|&i| self.holds[i as usize].start_us <= t_us);
+        let Some(latest) = begun.checked_sub(1) else {
+            return &[];
+        };
+        let hold = self.first[all[latest] as usize];
+        let from = all.partition_point(|&i| self.first[i as usize] < hold);
+        let to = all.partition_point(|&i| self.first[i as usize] <= hold);
+        &all[from..to]
     }
 }
 
 /// Judges the accepted writes against `holds` (which [`super::safety::sweep`] has
 /// sorted by lock and start).
-pub fn judge(writes: Writes, holds: &[Hold], locks: &Locks) -> (Vec<ResourceViolation>, ResourceStats) {
-    let Writes {
-        mut stats,
-        accepted: mut order,
-    } = writes;
+fn judge(
+    mut stats: ResourceStats,
+    mut order: Vec<Accepted>,
+    holds: &[Hold],
+    locks: &Locks,
+) -> (Vec<ResourceViolation>, ResourceStats) {
     if order.is_empty() {
         // Nothing to judge: skip indexing every hold (millions in a long run).
         return (Vec::new(), stats);
@@ -169,9 +258,9 @@ pub fn judge(writes: Writes, holds: &[Hold], locks: &Locks) -> (Vec<ResourceViol
             (best, second) = push_top2(holds, best, second, next);
             next += 1;
         }
-        let mine = own.of(w.client, name, &w.token);
+        let mine = own.of(w.client, name, &w.token, w.t_us);
         if mine.is_empty() {
-            // No hold has this token: stale if another client held the lock.
+            // No hold had this token by then: stale if another client held the lock.
             let other = [best, second]
                 .into_iter()
                 .flatten()
