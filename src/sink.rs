@@ -7,7 +7,8 @@
 //! and [`Tee`] feeds two. The checker is one too ([`crate::run`] wraps it): a simulated
 //! seed whose history nobody reads is judged event by event and kept nowhere, and the
 //! reported seed's history goes to its file and the checker at once, so a run of any
-//! length needs memory for the checker's records (one per hold), not for its events.
+//! length needs memory for the checker's records (one per hold, for the report), not
+//! for its events.
 
 use crate::history::Event;
 use std::fs::File;
