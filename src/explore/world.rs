@@ -328,45 +328,53 @@ fn with_outputs<R>(f: impl FnOnce(&mut Vec<Output>) -> R) -> R {
 /// changes it (`Arc::make_mut`): a fault at a boundary touches one node or none and
 /// no client, and a node or a client is hundreds of bytes to copy. It keeps the
 /// digest of what it feeds the fingerprint (XXH3-128 of its [`Hash`] bytes), so that
-/// its bytes are read once per change, not once per world.
+/// its bytes are read once per change, not once per world. The digest sits behind the
+/// pointer with the value, so that a world holds one pointer per part and copies
+/// that much less.
 #[derive(Clone)]
-pub(super) struct Shared<T> {
-    value: Arc<T>,
+pub(super) struct Shared<T>(Arc<Sealed<T>>);
+
+#[derive(Clone)]
+struct Sealed<T> {
+    value: T,
     /// `None` once changed, until [`Shared::seal`].
     digest: Option<u128>,
 }
 
 impl<T: Clone + Hash> Shared<T> {
     fn new(value: T) -> Self {
-        let mut s = Shared {
-            value: Arc::new(value),
-            digest: None,
-        };
+        let mut s = Shared(Arc::new(Sealed { value, digest: None }));
         s.seal();
         s
     }
 
     /// The value, to change: copied first if another world shares it.
     fn get_mut(&mut self) -> &mut T {
-        self.digest = None;
-        Arc::make_mut(&mut self.value)
+        let sealed = Arc::make_mut(&mut self.0);
+        sealed.digest = None;
+        &mut sealed.value
     }
 
+    /// Digests the value if it changed. A changed value is this world's alone (it was
+    /// copied to be changed), so this copies nothing.
     fn seal(&mut self) {
-        if self.digest.is_none() {
-            self.digest = Some(self.digest());
+        if self.0.digest.is_none() {
+            let digest = self.digest();
+            Arc::make_mut(&mut self.0).digest = Some(digest);
         }
     }
 
     fn digest(&self) -> u128 {
-        self.digest.unwrap_or_else(|| xxh3_of(&PART_BYTES, &*self.value))
+        self.0
+            .digest
+            .unwrap_or_else(|| xxh3_of(&PART_BYTES, &self.0.value))
     }
 }
 
 impl<T> std::ops::Deref for Shared<T> {
     type Target = T;
     fn deref(&self) -> &T {
-        &self.value
+        &self.0.value
     }
 }
 
