@@ -202,18 +202,19 @@ impl Canonical<'_> {
     /// ticks it must still last before it may end. Counted in u64: a least duration
     /// may be `u32::MAX` ticks (scope.rs saturates there), and 2 + that must not wrap.
     fn since<H: Hasher>(&self, since: &Option<Since>, least: Option<u32>, h: &mut H) {
-        h.write_u64(match (since, least) {
-            (None, _) => 0,
-            (Some(_), None) => 1,
-            (Some(s), Some(l)) => {
-                let until = u64::from(s.tick) + u64::from(l);
-                2 + until.saturating_sub(u64::from(self.world.tick))
-            }
-        });
+        small(
+            h,
+            match (since, least) {
+                (None, _) => 0,
+                (Some(_), None) => 1,
+                (Some(s), Some(l)) => {
+                    let until = u64::from(s.tick) + u64::from(l);
+                    2 + until.saturating_sub(u64::from(self.world.tick))
+                }
+            },
+        );
     }
-}
 
-impl Canonical<'_> {
     /// An event, with the command of a message to a node itself, not its index.
     fn event<H: Hasher>(&self, ev: &Ev, h: &mut H) {
         match *ev {
@@ -256,7 +257,7 @@ impl Hash for Canonical<'_> {
             self.since(paused, least.resume, h);
         }
         for deferred in &w.node_deferred[..nodes] {
-            h.write_usize(deferred.len());
+            small(h, deferred.len() as u64);
             for ev in deferred {
                 self.event(ev, h);
             }
@@ -271,6 +272,20 @@ impl Hash for Canonical<'_> {
         w.left.hash(h);
         w.last.hash(h);
         w.fence_floor.hash(h);
+    }
+}
+
+/// A number that is nearly always small, in one byte if below 255, else 255 and its
+/// eight bytes (prefix-free, so the canonical form still tells fields apart). A world
+/// feeds a few dozen of them (its faults' states); in eight bytes each they made the
+/// canonical form too long for XXH3's short path.
+fn small<H: Hasher>(h: &mut H, v: u64) {
+    match u8::try_from(v) {
+        Ok(b) if b < u8::MAX => h.write_u8(b),
+        _ => {
+            h.write_u8(u8::MAX);
+            h.write_u64(v);
+        }
     }
 }
 
