@@ -16,11 +16,11 @@ use crate::fault::{CutDirection, Fault, Origin};
 use crate::history::{Event, FaultAction, FaultEvent};
 
 impl World {
-    fn fault_event(&mut self, id: usize, action: FaultAction, fault: Fault) {
+    fn fault_event(&mut self, id: u32, action: FaultAction, fault: Fault) {
         if let Some(log) = &mut self.log {
             log.push(Event::Fault(FaultEvent {
                 t_us: self.now_us,
-                id,
+                id: id as usize,
                 action,
                 origin: Origin::Script,
                 fault,

@@ -23,6 +23,7 @@
 pub mod action;
 mod adversary;
 pub mod bench;
+mod queue;
 pub mod replay;
 pub mod scope;
 pub mod search;

@@ -19,6 +19,7 @@
 //! regression. A replay can record the history (`log`), which the checker then judges.
 
 use super::action::Action;
+use super::queue::{Commands, Queue};
 use super::scope::{Budget, Least, Scope};
 use crate::algorithm::{LockAlgorithm, Mode, NodeSet, Now, Output, Redlock, ReqId, TimerId};
 use crate::client::{Record, RecordKind};
@@ -40,16 +41,15 @@ const LOCK: LockId = LockId(0);
 pub(super) const MAX_NODES: usize = 5;
 pub(super) const MAX_CLIENTS: usize = 3;
 const MAX_LINKS: usize = MAX_NODES * MAX_CLIENTS;
-/// Messages and timers in flight that fit inline; a world with more spills.
-const QUEUED: usize = 16;
 
 #[derive(Clone, Copy, Debug, Hash)]
 pub(super) enum Ev {
+    /// `cmd` names the world's command in flight (`World::commands`).
     ToNode {
         client: u8,
         node: u8,
+        cmd: u32,
         req: ReqId,
-        cmd: Cmd,
     },
     ToClient {
         client: u8,
@@ -110,7 +110,7 @@ impl Hash for Peer {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Since {
     pub tick: u32,
-    pub id: usize,
+    pub id: u32,
 }
 
 /// What the explorer found.
@@ -134,18 +134,21 @@ pub struct World {
     pub(super) now_us: u64,
     pub(super) nodes: SmallVec<[Shared<Node>; MAX_NODES]>,
     pub(super) peers: SmallVec<[Shared<Peer>; MAX_CLIENTS]>,
-    /// Events in flight, latest first: the next one is popped off the end. Among events
-    /// at one time the one scheduled first is nearest the end.
-    queue: SmallVec<[(u64, Ev); QUEUED]>,
-    /// Per link (`client * nodes + node`): cut (both ways) since.
-    pub cut: SmallVec<[Option<Since>; MAX_LINKS]>,
-    pub node_paused: SmallVec<[Option<Since>; MAX_NODES]>,
-    pub(super) node_deferred: SmallVec<[Vec<Ev>; MAX_NODES]>,
-    pub crashed: SmallVec<[Option<Since>; MAX_NODES]>,
-    pub failed: SmallVec<[Option<Since>; MAX_NODES]>,
+    /// Events in flight.
+    queue: Queue<Ev>,
+    /// The commands of the messages to the nodes in flight or held back.
+    commands: Commands<Cmd>,
+    /// Per link (`client * nodes + node`): cut (both ways) since. The fault state is in
+    /// arrays of the scope's bounds (`scope.rs` refuses more); past the scope's own
+    /// nodes and links they stay `None`.
+    pub cut: [Option<Since>; MAX_LINKS],
+    pub node_paused: [Option<Since>; MAX_NODES],
+    pub(super) node_deferred: [Vec<Ev>; MAX_NODES],
+    pub crashed: [Option<Since>; MAX_NODES],
+    pub failed: [Option<Since>; MAX_NODES],
     /// Faults the adversary may still start.
     pub left: Budget,
-    pub(super) next_fault: usize,
+    pub(super) next_fault: u32,
     /// The last fault applied at this boundary, for the partial-order reduction.
     pub last: Option<Action>,
     /// The largest fencing token of a hold that has ended.
@@ -164,12 +167,13 @@ impl Clone for World {
             now_us: self.now_us,
             nodes: self.nodes.clone(),
             peers: self.peers.clone(),
-            queue: SmallVec::from_slice(&self.queue),
-            cut: SmallVec::from_slice(&self.cut),
-            node_paused: SmallVec::from_slice(&self.node_paused),
+            queue: self.queue.clone(),
+            commands: self.commands.clone(),
+            cut: self.cut,
+            node_paused: self.node_paused,
             node_deferred: self.node_deferred.clone(),
-            crashed: SmallVec::from_slice(&self.crashed),
-            failed: SmallVec::from_slice(&self.failed),
+            crashed: self.crashed,
+            failed: self.failed,
             left: self.left,
             next_fault: self.next_fault,
             last: self.last,
@@ -198,14 +202,33 @@ impl Canonical<'_> {
     /// ticks it must still last before it may end. Counted in u64: a least duration
     /// may be `u32::MAX` ticks (scope.rs saturates there), and 2 + that must not wrap.
     fn since<H: Hasher>(&self, since: &Option<Since>, least: Option<u32>, h: &mut H) {
-        h.write_u64(match (since, least) {
-            (None, _) => 0,
-            (Some(_), None) => 1,
-            (Some(s), Some(l)) => {
-                let until = u64::from(s.tick) + u64::from(l);
-                2 + until.saturating_sub(u64::from(self.world.tick))
+        small(
+            h,
+            match (since, least) {
+                (None, _) => 0,
+                (Some(_), None) => 1,
+                (Some(s), Some(l)) => {
+                    let until = u64::from(s.tick) + u64::from(l);
+                    2 + until.saturating_sub(u64::from(self.world.tick))
+                }
+            },
+        );
+    }
+
+    /// An event, with the command of a message to a node itself, not its index.
+    fn event<H: Hasher>(&self, ev: &Ev, h: &mut H) {
+        match *ev {
+            Ev::ToNode {
+                client,
+                node,
+                cmd,
+                req,
+            } => {
+                h.write_isize(-1);
+                (client, node, req, self.world.commands.get(cmd)).hash(h);
             }
-        });
+            _ => ev.hash(h),
+        }
     }
 }
 
@@ -220,24 +243,49 @@ impl Hash for Canonical<'_> {
             h.write_u128(p.digest());
             self.since(&p.paused, least.resume, h);
         }
-        w.queue.hash(h);
-        for cut in &w.cut {
+        // As the slice of events in order it was.
+        h.write_usize(w.queue.len());
+        for (t, ev) in w.queue.in_order() {
+            t.hash(h);
+            self.event(&ev, h);
+        }
+        let (links, nodes) = (w.peers.len() * w.nodes.len(), w.nodes.len());
+        for cut in &w.cut[..links] {
             self.since(cut, least.heal, h);
         }
-        for paused in &w.node_paused {
+        for paused in &w.node_paused[..nodes] {
             self.since(paused, least.resume, h);
         }
-        w.node_deferred.hash(h);
-        for crashed in &w.crashed {
+        for deferred in &w.node_deferred[..nodes] {
+            small(h, deferred.len() as u64);
+            for ev in deferred {
+                self.event(ev, h);
+            }
+        }
+        for crashed in &w.crashed[..nodes] {
             self.since(crashed, least.restart, h);
         }
-        for failed in &w.failed {
+        for failed in &w.failed[..nodes] {
             self.since(failed, least.promote, h);
         }
         // `next_fault` follows from the budget left, and names faults only in a replay.
         w.left.hash(h);
         w.last.hash(h);
         w.fence_floor.hash(h);
+    }
+}
+
+/// A number that is nearly always small, in one byte if below 255, else 255 and its
+/// eight bytes (prefix-free, so the canonical form still tells fields apart). A world
+/// feeds a few dozen of them (its faults' states); in eight bytes each they made the
+/// canonical form too long for XXH3's short path.
+fn small<H: Hasher>(h: &mut H, v: u64) {
+    match u8::try_from(v) {
+        Ok(b) if b < u8::MAX => h.write_u8(b),
+        _ => {
+            h.write_u8(u8::MAX);
+            h.write_u64(v);
+        }
     }
 }
 
@@ -295,45 +343,53 @@ fn with_outputs<R>(f: impl FnOnce(&mut Vec<Output>) -> R) -> R {
 /// changes it (`Arc::make_mut`): a fault at a boundary touches one node or none and
 /// no client, and a node or a client is hundreds of bytes to copy. It keeps the
 /// digest of what it feeds the fingerprint (XXH3-128 of its [`Hash`] bytes), so that
-/// its bytes are read once per change, not once per world.
+/// its bytes are read once per change, not once per world. The digest sits behind the
+/// pointer with the value, so that a world holds one pointer per part and copies
+/// that much less.
 #[derive(Clone)]
-pub(super) struct Shared<T> {
-    value: Arc<T>,
+pub(super) struct Shared<T>(Arc<Sealed<T>>);
+
+#[derive(Clone)]
+struct Sealed<T> {
+    value: T,
     /// `None` once changed, until [`Shared::seal`].
     digest: Option<u128>,
 }
 
 impl<T: Clone + Hash> Shared<T> {
     fn new(value: T) -> Self {
-        let mut s = Shared {
-            value: Arc::new(value),
-            digest: None,
-        };
+        let mut s = Shared(Arc::new(Sealed { value, digest: None }));
         s.seal();
         s
     }
 
     /// The value, to change: copied first if another world shares it.
     fn get_mut(&mut self) -> &mut T {
-        self.digest = None;
-        Arc::make_mut(&mut self.value)
+        let sealed = Arc::make_mut(&mut self.0);
+        sealed.digest = None;
+        &mut sealed.value
     }
 
+    /// Digests the value if it changed. A changed value is this world's alone (it was
+    /// copied to be changed), so this copies nothing.
     fn seal(&mut self) {
-        if self.digest.is_none() {
-            self.digest = Some(self.digest());
+        if self.0.digest.is_none() {
+            let digest = self.digest();
+            Arc::make_mut(&mut self.0).digest = Some(digest);
         }
     }
 
     fn digest(&self) -> u128 {
-        self.digest.unwrap_or_else(|| xxh3_of(&PART_BYTES, &*self.value))
+        self.0
+            .digest
+            .unwrap_or_else(|| xxh3_of(&PART_BYTES, &self.0.value))
     }
 }
 
 impl<T> std::ops::Deref for Shared<T> {
     type Target = T;
     fn deref(&self) -> &T {
-        &self.value
+        &self.0.value
     }
 }
 
@@ -373,12 +429,13 @@ impl World {
                     })
                 })
                 .collect(),
-            queue: SmallVec::new(),
-            cut: SmallVec::from_elem(None, scope.clients * scope.nodes),
-            node_paused: SmallVec::from_elem(None, scope.nodes),
-            node_deferred: SmallVec::from_elem(Vec::new(), scope.nodes),
-            crashed: SmallVec::from_elem(None, scope.nodes),
-            failed: SmallVec::from_elem(None, scope.nodes),
+            queue: Queue::new(),
+            commands: Commands::new(),
+            cut: [None; MAX_LINKS],
+            node_paused: [None; MAX_NODES],
+            node_deferred: Default::default(),
+            crashed: [None; MAX_NODES],
+            failed: [None; MAX_NODES],
             left: scope.budget,
             next_fault: 0,
             last: None,
@@ -431,10 +488,10 @@ impl World {
 
     /// Schedules `ev` at `at`, after whatever is already scheduled at or before `at`.
     fn push(&mut self, at: u64, ev: Ev) {
-        // Latest first: in front of every event at or before `at`, so that it pops after
-        // them.
-        let i = self.queue.partition_point(|&(t, _)| t > at);
-        self.queue.insert(i, (at, ev));
+        match ev {
+            Ev::ToNode { .. } | Ev::ToClient { .. } => self.queue.push_message(at, ev),
+            Ev::Wake { .. } | Ev::Timer { .. } => self.queue.push_timer(at, ev),
+        }
     }
 
     fn now(&self, c: usize, t: u64) -> Now {
@@ -448,8 +505,10 @@ impl World {
     /// Runs the world to the next boundary.
     pub fn run_tick(&mut self, scope: &Scope) {
         let end = (u64::from(self.tick) + 1) * scope.tick_us;
-        while self.found.is_none() && self.queue.last().is_some_and(|&(t, _)| t < end) {
-            let (t, ev) = self.queue.pop().expect("checked");
+        while self.found.is_none() {
+            let Some((t, ev)) = self.queue.pop_before(end) else {
+                break;
+            };
             self.step(scope, t, ev);
         }
         self.now_us = end;
@@ -470,6 +529,7 @@ impl World {
                 cmd,
             } => {
                 if self.is_cut(scope, client, node) {
+                    self.commands.take(cmd);
                     return;
                 }
                 let n = usize::from(node);
@@ -477,6 +537,7 @@ impl World {
                     self.node_deferred[n].push(ev);
                     return;
                 }
+                let cmd = self.commands.take(cmd);
                 let Some(reply) = self.node_mut(n).handle(t, cmd) else {
                     return;
                 };
@@ -583,13 +644,14 @@ impl World {
                 Output::Send { node, req, cmd } => {
                     let (client, node) = (c as u8, node as u8);
                     if !self.is_cut(scope, client, node) {
+                        let cmd = self.commands.add(cmd);
                         self.push(
                             t + scope.latency_us,
                             Ev::ToNode {
                                 client,
                                 node,
-                                req,
                                 cmd,
+                                req,
                             },
                         );
                     }
