@@ -192,8 +192,8 @@ impl Checker {
         Self::default()
     }
 
-    /// A checker that keeps no holds: what it keeps follows what is open (the clients,
-    /// locks and faults), not the length of the history, and its findings have no
+    /// A checker that keeps no holds: what it keeps follows what is open (per client and
+    /// lock) and the faults (a record each), not the holds, and its findings have no
     /// `holds` to draw. Finish it with [`Checker::try_finish`]: the resource judge is
     /// then online, and a history whose writes it cannot judge without every hold
     /// ([`resource::Online`]) must be checked again with [`Checker::new`].
