@@ -538,7 +538,7 @@ impl Checker {
         // The resource judge, unless online, reads every hold, by lock and start; and the
         // report draws them in that order.
         safety::sort(&mut self.holds);
-        let (resource_violations, resource) = self.writes.finish(&self.holds, &self.holding, &self.locks)?;
+        let (resource_violations, resource) = self.writes.finish(&self.holds, &self.locks)?;
         let mut liveness = liveness::judge(self.meta.as_ref(), self.heal_us, end_us, &self.probes);
         let under_faults = self.tolerance.finish(end_us, &self.locks);
         liveness.extend(under_faults.findings.iter().cloned());

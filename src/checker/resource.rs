@@ -140,20 +140,15 @@ impl Writes {
         }
     }
 
-    /// Judges the writes: online, once every hold has ended (`holding` is then empty),
-    /// or else from `holds`. `None`: the online judge met a write it cannot judge
-    /// ([`Online::gave_up`]), and only [`judge`] over every hold can.
-    pub fn finish(
-        self,
-        holds: &[Hold],
-        holding: &BTreeMap<(usize, LockId), Hold>,
-        locks: &Locks,
-    ) -> Option<(Vec<ResourceViolation>, ResourceStats)> {
+    /// Judges the writes, once every hold has ended: online, or else from `holds`.
+    /// `None`: the online judge met a write it cannot judge ([`Online::gave_up`]), and
+    /// only [`judge`] over every hold can.
+    pub fn finish(self, holds: &[Hold], locks: &Locks) -> Option<(Vec<ResourceViolation>, ResourceStats)> {
         match self.online {
             None => Some(judge(self.stats, self.accepted, holds, locks)),
             Some(online) => {
                 let mut stats = self.stats;
-                let (found, late) = online.finish(holding, locks)?;
+                let (found, late) = online.finish(locks)?;
                 stats.late = late;
                 Some((found, stats))
             }

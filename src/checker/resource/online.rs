@@ -84,7 +84,7 @@ impl Online {
     /// Before an event at `now_us`: judges the writes of earlier times. `holding` is the
     /// checker's open holds (their ends as they stand).
     pub(super) fn advance(&mut self, now_us: u64, holding: &BTreeMap<(usize, LockId), Hold>, locks: &Locks) {
-        if now_us > self.now_us {
+        if now_us > self.now_us && !self.gave_up {
             self.judge_due(holding, locks);
             self.replaced.clear();
             self.now_us = now_us;
@@ -99,6 +99,9 @@ impl Online {
     }
 
     pub(super) fn hold_started(&mut self, lock: LockId, hold: &Hold) {
+        if self.gave_up {
+            return;
+        }
         let segment = Segment {
             line: hold.ok_line,
             start_us: hold.start_us,
@@ -136,6 +139,9 @@ impl Online {
     /// `hold` is final: where it is a segment or a first segment kept here, its end now
     /// is too.
     pub(super) fn hold_ended(&mut self, lock: LockId, hold: &Hold) {
+        if self.gave_up {
+            return;
+        }
         if let Some(l) = self.latest.get_mut(&(hold.client, lock)) {
             if let Some(s) = l.segments.iter_mut().find(|s| s.line == hold.ok_line) {
                 s.end_us = Some(hold.end_us);
@@ -256,12 +262,9 @@ impl Online {
     /// After the last event, once every hold still open has ended: the violations in the
     /// batch judge's order (by lock name, then time) and the late writes; `None` if it
     /// gave up.
-    pub(super) fn finish(
-        mut self,
-        holding: &BTreeMap<(usize, LockId), Hold>,
-        locks: &Locks,
-    ) -> Option<(Vec<ResourceViolation>, u64)> {
-        self.judge_due(holding, locks);
+    pub(super) fn finish(mut self, locks: &Locks) -> Option<(Vec<ResourceViolation>, u64)> {
+        // Every hold has ended: none is open any more.
+        self.judge_due(&BTreeMap::new(), locks);
         if self.gave_up {
             return None;
         }
