@@ -91,18 +91,21 @@ pub struct Record {
 
 impl Record {
     /// The history event for this record, stamped by the driver with true time and the
-    /// client, and with the validity deadline converted to true time.
-    pub fn to_event(&self, t_us: u64, client: usize, valid_until_us: Option<u64>) -> crate::history::Event {
+    /// client, and with the validity deadline converted to true time; the lock is named
+    /// from the driver's `names`.
+    pub fn to_event(
+        &self,
+        names: &mut crate::history::Names,
+        t_us: u64,
+        client: usize,
+        valid_until_us: Option<u64>,
+    ) -> crate::history::Event {
         use crate::history::{Event, Op};
-        let mut op = Op::new(t_us, client, self.op, self.lock.name(), self.mode);
+        let mut op = Op::new(t_us, client, self.op, names.lock(self.lock), self.mode);
         op.phase = self.phase;
-        op.token = self.token.map(Token::hex);
+        op.token = self.token.map(crate::history::Token::hex);
         op.valid_until_us = valid_until_us;
-        op.nodes = self.nodes.map(|set| {
-            let mut nodes = Vec::with_capacity(set.len());
-            nodes.extend(set.iter());
-            nodes
-        });
+        op.nodes = self.nodes.map(|set| crate::history::NodeSet::from_bits(set.0));
         op.attempts = self.attempts;
         op.fence = self.fence;
         match self.kind {

@@ -97,9 +97,17 @@
 //! A client holds a lock from its `ok` acquire until the earliest of its `release` invoke,
 //! a `lost`, and the `valid_until_us` in force (of the acquire, a later extension or `belief`). Operations of one client never overlap. A history may end
 //! with operations still open (the run was cut off).
+//!
+//! In memory, from the driver that makes an event through the sink to the checker, an
+//! event's lock and key names are shared, its token is kept inline and its nodes are a
+//! bit mask ([`compact`]): an event allocates nothing of its own, and the JSONL it is
+//! written as is the same byte for byte.
+
+pub mod compact;
 
 use crate::algorithm::Mode;
 use crate::fault::{Fault, Origin};
+pub use compact::{LockName, Names, NodeSet, Token};
 use serde::{Deserialize, Serialize};
 use std::io::{BufRead, Write};
 use std::path::Path;
@@ -202,9 +210,9 @@ impl DriverStall {
 pub struct Lost {
     pub t_us: u64,
     pub client: usize,
-    pub lock: String,
+    pub lock: LockName,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub token: Option<String>,
+    pub token: Option<Token>,
 }
 
 /// What a node did to a key of a lock (a `node` line); see the module doc.
@@ -259,9 +267,9 @@ pub struct NodeEvent {
     pub t_us: u64,
     pub node: usize,
     /// The lock the key belongs to, as `lock` names it in operation lines.
-    pub lock: String,
+    pub lock: LockName,
     /// The Redis key: the lock's name, `w_{L}` or `r_{L}`.
-    pub key: String,
+    pub key: LockName,
     pub action: NodeAction,
     /// The client whose request did it (`set`, `extended`, `deleted`; for an `expired`
     /// entry of `r_{L}`, the writer whose script dropped it).
@@ -269,7 +277,7 @@ pub struct NodeEvent {
     pub client: Option<usize>,
     /// The key's value (the holder's token) when it happened.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub token: Option<String>,
+    pub token: Option<Token>,
     /// `set`, `extended`: the ttl given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ttl_ms: Option<u64>,
@@ -293,8 +301,8 @@ pub struct NodeEvent {
 pub struct ResourceWrite {
     pub t_us: u64,
     pub client: usize,
-    pub lock: String,
-    pub token: String,
+    pub lock: LockName,
+    pub token: Token,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fence: Option<u64>,
     pub accepted: bool,
@@ -305,9 +313,9 @@ pub struct ResourceWrite {
 pub struct Belief {
     pub t_us: u64,
     pub client: usize,
-    pub lock: String,
+    pub lock: LockName,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub token: Option<String>,
+    pub token: Option<Token>,
     pub valid_until_us: u64,
 }
 
@@ -339,14 +347,14 @@ pub struct Op {
     pub t_us: u64,
     pub client: usize,
     pub op: OpKind,
-    pub lock: String,
+    pub lock: LockName,
     pub mode: Mode,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub token: Option<String>,
+    pub token: Option<Token>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub valid_until_us: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub nodes: Option<Vec<usize>>,
+    pub nodes: Option<NodeSet>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub attempts: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -363,7 +371,7 @@ pub struct Op {
 
 impl Op {
     /// A bare operation event; the builder-style setters fill in the rest.
-    pub fn new(t_us: u64, client: usize, op: OpKind, lock: impl Into<String>, mode: Mode) -> Op {
+    pub fn new(t_us: u64, client: usize, op: OpKind, lock: impl Into<LockName>, mode: Mode) -> Op {
         Op {
             t_us,
             client,
@@ -727,7 +735,7 @@ impl NodeLine<'_> {
             key: self.key.into(),
             action: self.action,
             client: self.client,
-            token: self.token.map(str::to_string),
+            token: self.token.map(Token::new),
             ttl_ms: self.ttl_ms,
             checked: self.checked,
             expired_at_us: self.expired_at_us,
@@ -748,14 +756,14 @@ struct OpLine {
     t_us: u64,
     client: usize,
     op: OpKind,
-    lock: String,
+    lock: LockName,
     mode: Mode,
     #[serde(default)]
-    token: Option<String>,
+    token: Option<Token>,
     #[serde(default)]
     valid_until_us: Option<u64>,
     #[serde(default)]
-    nodes: Option<Vec<usize>>,
+    nodes: Option<NodeSet>,
     #[serde(default)]
     attempts: Option<u32>,
     #[serde(default)]
@@ -914,6 +922,12 @@ mod tests {
             "{\"type\":\"ok\",\"t_us\":5,\"client\":2,\"op\":\"acquire\",\"lock\":\"L\t\",\"mode\":\"read\"}",
             r#"{"type":"ok","t_us":5,"client":2,"op":"acquire","lock":"L0","mode":"read","nodes":[1,2,]}"#,
             r#"{"type":"ok","t_us":5,"client":2,"op":"acquire","lock":"L0","mode":"read","nodes":[1,-2]}"#,
+            r#"{"type":"ok","t_us":5,"client":2,"op":"acquire","lock":"L0","mode":"read","nodes":[1,64]}"#,
+            r#"{"type":"ok","t_us":5,"client":2,"op":"acquire","lock":"L0","mode":"read","nodes":[4294967296]}"#,
+            r#"{"type":"ok","t_us":5,"client":2,"op":"acquire","lock":"L0","mode":"read","nodes":7}"#,
+            r#"{"type":"ok","t_us":5,"client":2,"op":"acquire","lock":"L0","mode":"read","nodes":[3,1,3]}"#,
+            r#"{"type":"ok","t_us":5,"client":2,"op":"acquire","lock":"L0","mode":"read","token":7}"#,
+            r#"{"type":"ok","t_us":5,"client":2,"op":"acquire","lock":5,"mode":"read"}"#,
             r#"{"type":"ok","t_us":5,"client":2,"op":"acquire","lock":"L0","mode":"read","attempts":4294967296}"#,
             r#"{"type":"ok","t_us":5,"client":2,"op":"acquire","lock":"L0","mode":"read","token":"\u00e9\u20ac"}"#,
             r#" {"type":"ok","t_us":05,"client":2,"op":"acquire","lock":"L0","mode":"read"}"#,
@@ -944,6 +958,23 @@ mod tests {
             parse_line_ref(lines[27]),
             Ok(Line::Event(Event::Node(_)))
         ));
+    }
+
+    #[test]
+    fn an_acquisitions_nodes_read_as_a_set_of_at_most_64() {
+        let line = |nodes: &str| {
+            format!(
+                r#"{{"type":"ok","t_us":5,"client":2,"op":"acquire","lock":"L0","mode":"read","nodes":{nodes}}}"#
+            )
+        };
+        let Event::Ok(op) = parse_line(&line("[3,1,3]")).unwrap() else {
+            panic!("an ok line")
+        };
+        assert_eq!(op.nodes.map(|n| n.to_vec()), Some(vec![1, 3]));
+        let e = parse_line(&line("[1,64]")).unwrap_err().to_string();
+        assert!(e.contains("node 64 is beyond the limit of 64"), "{e}");
+        let e = parse_line(&line("[-1]")).unwrap_err().to_string();
+        assert!(e.contains("expected usize"), "{e}");
     }
 
     #[test]

@@ -7,13 +7,15 @@
 //! the checker's resource-level model then judges.
 
 use crate::command::{LockId, Token};
-use crate::history::{Event, ResourceWrite};
+use crate::history::{Event, Names, ResourceWrite};
 use std::collections::BTreeMap;
 
 #[derive(Debug, Default)]
 pub struct GuardedResource {
     /// Per lock, the largest fencing token accepted so far.
     last_fence: BTreeMap<LockId, u64>,
+    /// The lock names its events carry, each made once.
+    names: Names,
 }
 
 impl GuardedResource {
@@ -36,8 +38,8 @@ impl GuardedResource {
         Event::Write(ResourceWrite {
             t_us,
             client,
-            lock: lock.to_string(),
-            token: token.to_string(),
+            lock: self.names.lock(lock),
+            token: token.into(),
             fence,
             accepted,
         })

@@ -2,7 +2,7 @@
 //! (24 bytes, [`Attempt`]), whether another client's interval reaches a time ([`Top2`]),
 //! and the interval arithmetic of the availability penalty.
 
-use super::compact::LockId;
+use crate::history::compact::LockId;
 
 /// A completed workload acquisition.
 #[derive(Clone, Copy, Debug)]

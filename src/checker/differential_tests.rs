@@ -313,10 +313,10 @@ fn history_of(bound_us: Option<u64>, steps: &[Step], own_writes: bool) -> Vec<Ev
                     1 | 2 => promised.get_mut(&key).and_then(|p| p.pop()).unwrap_or(fresh),
                     _ => fresh,
                 };
-                ok.token = Some(token.clone());
+                ok.token = Some(token.clone().into());
                 ok.valid_until_us = s.valid_us.map(|v| t + v);
                 ok.fence = s.fence;
-                ok.nodes = Some(vec![s.client % 3]);
+                ok.nodes = Some([s.client % 3].iter().collect());
                 out.push(Event::Ok(ok));
                 held.insert(key, token.clone());
                 taken.entry(key).or_default().push(token.clone());
@@ -332,7 +332,7 @@ fn history_of(bound_us: Option<u64>, steps: &[Step], own_writes: bool) -> Vec<Ev
             }
             (6, Some(token)) => {
                 let mut ext = op(OpKind::Extend);
-                ext.token = Some(token.clone());
+                ext.token = Some(token.clone().into());
                 out.push(Event::Invoke(ext.clone()));
                 ext.valid_until_us = s.valid_us.map(|v| t + v);
                 out.push(Event::Ok(ext));
@@ -340,16 +340,16 @@ fn history_of(bound_us: Option<u64>, steps: &[Step], own_writes: bool) -> Vec<Ev
             (7, Some(token)) => out.push(Event::Belief(Belief {
                 t_us: t,
                 client: s.client,
-                lock,
-                token: Some(token),
+                lock: lock.into(),
+                token: Some(token.into()),
                 valid_until_us: t + s.valid_us.unwrap_or(0) / 2,
             })),
             (8, Some(token)) if s.mode == 0 => {
                 out.push(Event::Lost(Lost {
                     t_us: t,
                     client: s.client,
-                    lock,
-                    token: Some(token),
+                    lock: lock.into(),
+                    token: Some(token.into()),
                 }));
                 held.remove(&key);
             }
@@ -371,8 +371,8 @@ fn history_of(bound_us: Option<u64>, steps: &[Step], own_writes: bool) -> Vec<Ev
                 out.push(Event::Write(ResourceWrite {
                     t_us: t,
                     client: s.client,
-                    lock: lock.clone(),
-                    token: named.clone(),
+                    lock: lock.clone().into(),
+                    token: named.clone().into(),
                     fence: s.fence,
                     accepted: s.action != 12,
                 }));
@@ -391,9 +391,9 @@ fn history_of(bound_us: Option<u64>, steps: &[Step], own_writes: bool) -> Vec<Ev
                 let acquire = Op::new(t, client, OpKind::Acquire, lock.clone(), mode);
                 out.push(Event::Invoke(acquire.clone()));
                 let mut ok = acquire;
-                ok.token = Some(token.clone());
+                ok.token = Some(token.clone().into());
                 ok.valid_until_us = s.valid_us.map(|v| t + v);
-                ok.nodes = Some(vec![client % 3]);
+                ok.nodes = Some([client % 3].iter().collect());
                 out.push(Event::Ok(ok));
                 held.insert((client, lock_n), token.clone());
                 taken.entry((client, lock_n)).or_default().push(token.clone());
@@ -494,7 +494,7 @@ fn the_random_histories_exercise_every_judge() {
 /// and hold of `history`, against what the online one found (`online`).
 fn reference_tolerance(history: &[Event], f: &Findings, online: &tolerance::Outcome) {
     let mut batch = tolerance::batch::Batch::default();
-    let mut locks = compact::Locks::default();
+    let mut locks = crate::history::compact::Locks::default();
     let (mut meta, mut heal_us, mut end_us) = (None, None, 0);
     for (i, e) in history.iter().enumerate() {
         let lock = match e {

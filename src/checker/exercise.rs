@@ -35,9 +35,9 @@
 //! starts, and a hold against the faults active when it starts; nothing else is kept but
 //! one record per fault.
 
-use super::compact::NodeSet;
 use super::Hold;
 use crate::fault::{Fault, Firing, Origin, PlannedFault};
+use crate::history::compact::NodeSet;
 use crate::history::{FaultAction, FaultEvent};
 use crate::limits::MAX_NODES;
 use serde::Serialize;

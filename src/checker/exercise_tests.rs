@@ -15,8 +15,8 @@ fn op(t: u64, client: usize, kind: OpKind) -> Op {
 fn hold(c: usize, from: u64, until: u64, nodes: Option<&[usize]>) -> [Event; 2] {
     let mut ok = op(from, c, OpKind::Acquire);
     ok.valid_until_us = Some(until);
-    ok.token = Some(format!("tok{c}-{from}"));
-    ok.nodes = nodes.map(<[usize]>::to_vec);
+    ok.token = Some(format!("tok{c}-{from}").into());
+    ok.nodes = nodes.map(|n| n.iter().collect());
     [
         Event::Invoke(op(from.saturating_sub(1), c, OpKind::Acquire)),
         Event::Ok(ok),

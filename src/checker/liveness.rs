@@ -5,7 +5,7 @@
 //! holders must expire and let the probe in within the bound the `meta` line states,
 //! derived from the ttl and the retry parameters.
 
-use crate::history::{Event, Meta, Op};
+use crate::history::{Event, LockName, Meta, Op};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -107,7 +107,7 @@ pub fn set_aside(
 #[derive(Default)]
 pub struct Probes {
     /// Per lock: first probe invocation and first successful probe acquire.
-    locks: BTreeMap<String, (u64, Option<u64>)>,
+    locks: BTreeMap<LockName, (u64, Option<u64>)>,
 }
 
 impl Probes {
@@ -141,7 +141,7 @@ pub fn judge(
         .filter_map(|(lock, &(start, ok))| {
             let waited_us = ok.unwrap_or(end_us) - start;
             (ok.is_none() || waited_us > bound_us).then(|| LivenessFinding::Deadlock {
-                lock: lock.clone(),
+                lock: lock.to_string(),
                 probe_start_us: start,
                 waited_us,
                 bound_us,

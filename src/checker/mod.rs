@@ -39,7 +39,6 @@
 
 mod attempts;
 mod bounds;
-pub mod compact;
 pub mod exercise;
 pub mod liveness;
 pub mod resource;
@@ -50,9 +49,9 @@ pub mod tolerance;
 pub mod waits;
 
 use crate::algorithm::Mode;
+use crate::history::compact::{LockId, Locks};
+pub use crate::history::compact::{LockName, NodeSet, Token};
 use crate::history::{Belief, Event, FaultAction, Line, Lost, Meta, NodeRef, Op, OpKind, Phase};
-use compact::{LockId, Locks};
-pub use compact::{LockName, NodeSet, Token};
 pub use exercise::Exercise;
 pub use liveness::LivenessFinding;
 pub use resource::{ResourceStats, ResourceViolation};
@@ -70,8 +69,8 @@ pub struct Malformed {
 }
 
 /// One client's hold of a lock, in true time. A long history has millions: the lock,
-/// token and nodes are kept compactly ([`compact`]) and serialize as the history's
-/// strings and list.
+/// token and nodes are kept as the events carry them ([`crate::history::compact`]),
+/// and serialize as the history's strings and list.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Hold {
     pub client: usize,
@@ -388,12 +387,12 @@ impl Checker {
             client: op.client,
             lock: self.locks.name(lock).clone(),
             mode: op.mode,
-            token: op.token.as_deref().map(Token::new),
+            token: op.token.clone(),
             fence: op.fence,
             start_us: op.t_us,
             end_us: op.valid_until_us.unwrap_or(u64::MAX).max(op.t_us),
             ended_by: HoldEnd::Validity,
-            nodes: op.nodes.iter().flatten().collect(),
+            nodes: op.nodes.unwrap_or_default(),
             ok_line: self.line,
         };
         self.hold_started(lock, &hold);

@@ -3,11 +3,11 @@
 //! number, as the checker did before it judged online. [`super::differential_tests`]
 //! compares the two on every shipped scenario and on random histories.
 
-use super::compact::Locks;
 use super::stats::{percentile, Stats, WaitStats};
 use super::waits::LongWait;
 use super::{Hold, LivenessFinding};
 use crate::algorithm::Mode;
+use crate::history::compact::Locks;
 use std::collections::BTreeMap;
 
 /// The batch starvation judge: each long wait (in the order they ended) against the

@@ -32,8 +32,8 @@
 //! This tests the claim of `algorithm/fencing.rs` directly, independent of whether a
 //! stale write happened to arrive at the wrong moment.
 
-use super::compact::{LockId, Locks, Token};
 use super::Hold;
+use crate::history::compact::{LockId, Locks, Token};
 use crate::history::ResourceWrite as Write;
 use serde::Serialize;
 use std::cmp::{Ordering, Reverse};
@@ -111,7 +111,7 @@ impl Writes {
         let accepted = Accepted {
             t_us: w.t_us,
             fence: w.fence,
-            token: Token::new(&w.token),
+            token: w.token.clone(),
             client: w.client,
             lock,
         };

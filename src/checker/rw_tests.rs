@@ -13,7 +13,7 @@ fn acq(t: u64, c: usize, mode: Mode) -> Event {
 fn ok(t: u64, c: usize, mode: Mode, valid_until: u64) -> Event {
     let mut o = op(t, c, OpKind::Acquire, mode);
     o.valid_until_us = Some(valid_until);
-    o.token = Some(format!("tok{c}"));
+    o.token = Some(format!("tok{c}").into());
     Event::Ok(o)
 }
 fn fail(t: u64, c: usize, mode: Mode) -> Event {
@@ -38,7 +38,7 @@ fn write(t: u64, c: usize, accepted: bool) -> Event {
         t_us: t,
         client: c,
         lock: "L0".into(),
-        token: format!("tok{c}"),
+        token: format!("tok{c}").into(),
         fence: None,
         accepted,
     })

@@ -17,11 +17,11 @@
 //! locks in order of name, as the batch sort does, and names the faults of each
 //! violation then, when every fault's span is known.
 
-use super::compact::{LockId, Locks};
 use super::resource::FenceRegression;
 use super::safety::{violation, Violation};
 use super::{FaultSpan, Hold};
 use crate::algorithm::Mode;
+use crate::history::compact::{LockId, Locks};
 use std::cmp::{Ordering, Reverse};
 use std::collections::{BTreeSet, BinaryHeap};
 

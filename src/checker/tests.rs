@@ -12,7 +12,7 @@ fn acq(t: u64, c: usize) -> Event {
 fn ok(t: u64, c: usize, valid_until: u64) -> Event {
     let mut o = op(t, c, OpKind::Acquire);
     o.valid_until_us = Some(valid_until);
-    o.token = Some(format!("tok{c}"));
+    o.token = Some(format!("tok{c}").into());
     Event::Ok(o)
 }
 fn rel(t: u64, c: usize) -> Event {
@@ -445,7 +445,7 @@ fn a_history_file_checked_in_one_pass_gives_what_reading_it_whole_does() {
 /// A worker's hold with no expiry (an `ok` acquire without `valid_until_us`).
 fn ok_until_released(t: u64, c: usize) -> Event {
     let mut o = op(t, c, OpKind::Acquire);
-    o.token = Some(format!("tok{c}"));
+    o.token = Some(format!("tok{c}").into());
     Event::Ok(o)
 }
 
@@ -454,7 +454,7 @@ fn lost(t: u64, c: usize) -> Event {
         t_us: t,
         client: c,
         lock: "L0".into(),
-        token: Some(format!("tok{c}")),
+        token: Some(format!("tok{c}").into()),
     })
 }
 

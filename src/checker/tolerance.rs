@@ -43,12 +43,12 @@
 //! acquisition and hold (`tolerance/batch.rs`, kept for the tests as its reference).
 
 use super::attempts::{merge, Attempt, Top2};
-use super::compact::{LockId, Locks};
 use super::stats::ProbeStats;
 use super::{Hold, LivenessFinding};
 use crate::algorithm::AlgorithmKind;
 use crate::fault::spans::OpenSpans;
 use crate::fault::Fault;
+use crate::history::compact::{LockId, Locks};
 use crate::history::{Event, FaultAction, Meta, OpKind, Phase};
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -18,10 +18,10 @@
 //! or waiting on that lock, and any later wait (which begins now or later). So the
 //! memory is the read holds open and the union over the open writers' waits.
 
-use super::compact::{LockId, Locks};
 use super::stats::{Counts, WaitStats};
 use super::{Hold, LivenessFinding};
 use crate::algorithm::Mode;
+use crate::history::compact::{LockId, Locks};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// How many intervals beyond twice those kept last time make the union forget again.

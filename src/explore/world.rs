@@ -585,7 +585,8 @@ impl World {
         let clock = &self.peers[c].clock;
         if let Some(log) = &mut self.log {
             let until = r.valid_until_mono_us.map(|m| clock.true_at_mono(m));
-            log.push(r.to_event(t, c, until));
+            // Only a replay keeps a log: naming each lock afresh costs nothing there.
+            log.push(r.to_event(&mut Default::default(), t, c, until));
         }
     }
 

@@ -25,7 +25,7 @@ use super::view::{acquire_lines, began, Began, FaultWindow, RunView};
 use super::words::{list, plural, secs, span};
 use crate::checker::{Hold, HoldEnd, ResourceViolation, Violation};
 use crate::fault::{Fault, PausePoint};
-use crate::history::{Event, NodeAction, NodeEvent};
+use crate::history::{Event, LockName, NodeAction, NodeEvent, Token};
 use serde::Serialize;
 
 /// The kinds of finding lockstorm names.
@@ -191,7 +191,7 @@ fn attribute_blind_deletes(view: &RunView, seen: &mut [Seen]) {
     ) else {
         return;
     };
-    let keys: std::collections::BTreeSet<(usize, String)> = seen
+    let keys: std::collections::BTreeSet<(usize, LockName)> = seen
         .iter()
         .filter(|s| blind(s))
         .map(|s| (s.event.node, s.event.key.clone()))
@@ -211,11 +211,12 @@ fn attribute_blind_deletes(view: &RunView, seen: &mut [Seen]) {
 
 /// What a hold's keys hold on the nodes: the library's own value for a worker client
 /// (its `ok` line's `worker_token`), else lockstorm's token.
-fn key_value(view: &RunView, h: &Hold) -> Option<String> {
+fn key_value(view: &RunView, h: &Hold) -> Option<Token> {
     acquire_lines(view.history, h)
         .0
         .and_then(|o| o.worker_token)
-        .or_else(|| h.token.as_deref().map(str::to_string))
+        .map(Token::from)
+        .or_else(|| h.token.clone())
 }
 
 /// The line of `client`'s first `invoke` after line `from`, or the history's last line.
@@ -392,7 +393,7 @@ pub fn name_violation(view: &RunView, v: &Violation, faults: &[&FaultWindow]) ->
     // Whose key was gone: the earlier holder's, taken off the shared nodes before the
     // later one set its own; or else the later holder's own, which expired there before
     // its acquisition even completed (it set its keys first, its replies came late).
-    let removed = |value: &Option<String>| -> Vec<&Seen> {
+    let removed = |value: &Option<Token>| -> Vec<&Seen> {
         seen.iter()
             .filter(|s| value.is_some() && s.event.token == *value)
             .filter(|s| s.event.action.removes())
@@ -484,13 +485,13 @@ pub fn name_violation(view: &RunView, v: &Violation, faults: &[&FaultWindow]) ->
 /// comes with its key's value.
 fn deleted_between(
     view: &RunView,
-    (a, a_value): (&Hold, &Option<String>),
-    (b, b_value): (&Hold, &Option<String>),
+    (a, a_value): (&Hold, &Option<Token>),
+    (b, b_value): (&Hold, &Option<Token>),
     shared: &[usize],
     seen: &[Seen],
     oks: &[usize],
 ) -> Option<Named> {
-    let set_line = |value: &Option<String>, node: usize, ok_line: usize| {
+    let set_line = |value: &Option<Token>, node: usize, ok_line: usize| {
         seen.iter()
             .rfind(|s| {
                 s.event.node == node

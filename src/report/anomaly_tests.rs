@@ -305,7 +305,7 @@ fn as_worker_history(history: &[Event]) -> Vec<Event> {
             }
             Event::Node(mut n) => {
                 n.client = None;
-                n.token = n.token.as_deref().map(lib);
+                n.token = n.token.as_deref().map(lib).map(Into::into);
                 Event::Node(n)
             }
             other => other,
@@ -388,7 +388,7 @@ fn every_acknowledged_acquire_has_its_set_on_each_node_it_names() {
                 asked.insert(op.client, i);
             }
             Event::Node(n) if n.action == NodeAction::Set => {
-                sets.push((i, n.node, n.token.clone().unwrap(), n.client.unwrap()));
+                sets.push((i, n.node, n.token.clone().unwrap().to_string(), n.client.unwrap()));
             }
             Event::Ok(op) if op.op == crate::history::OpKind::Acquire => {
                 let from = asked[&op.client];
@@ -398,7 +398,7 @@ fn every_acknowledged_acquire_has_its_set_on_each_node_it_names() {
                             .rev()
                             .take_while(|s| s.0 > from)
                             .any(|(_, n, t, c)| *n == node
-                                && Some(t) == op.token.as_ref()
+                                && op.token.as_deref() == Some(t.as_str())
                                 && *c == op.client),
                         "line {}: node {node} acknowledged, but no set of client {}'s token there",
                         i + 1,

@@ -16,7 +16,7 @@ fn write(t: u64, c: usize, accepted: bool) -> Event {
         t_us: t,
         client: c,
         lock: "L0".into(),
-        token: format!("tok{c}"),
+        token: format!("tok{c}").into(),
         fence: None,
         accepted,
     })
@@ -29,8 +29,8 @@ fn acq_in(t: u64, c: usize, mode: Mode) -> Event {
 fn ok_in(t: u64, c: usize, mode: Mode, valid_until: u64, nodes: &[usize]) -> Event {
     let mut o = Op::new(t, c, OpKind::Acquire, "L0", mode);
     o.valid_until_us = Some(valid_until);
-    o.nodes = Some(nodes.to_vec());
-    o.token = Some(format!("tok{c}"));
+    o.nodes = Some(nodes.iter().collect());
+    o.token = Some(format!("tok{c}").into());
     Event::Ok(o)
 }
 
@@ -251,7 +251,7 @@ fn a_late_extension_on_another_clients_key_is_told_as_such() {
     let mut ext_ok = ext.clone();
     ext_ok.t_us = 701_000;
     ext_ok.valid_until_us = Some(1_200_000);
-    ext_ok.nodes = Some(vec![0, 1, 2]);
+    ext_ok.nodes = Some([0, 1, 2].iter().collect());
     let h = [
         meta(3, 2),
         acq(1_000, 1),

@@ -231,14 +231,13 @@ pub(super) fn acquire_step(view: &RunView, h: &Hold, fault_times: &[u64]) -> (St
         fault_times.iter().any(|&f| f >= t && f < h.start_us) || (h.start_us - t) * 10 > validity
     });
     let began = began(view, h);
-    let held = h.nodes.to_vec();
-    let nodes = ok.as_ref().and_then(|o| o.nodes.as_deref()).unwrap_or(&held);
+    let nodes = ok.as_ref().and_then(|o| o.nodes).unwrap_or(h.nodes).to_vec();
     let step = Step {
         t_us: h.start_us,
         text: acquire_sentence(
             h,
             began,
-            nodes,
+            &nodes,
             ok.as_ref().and_then(|o| o.attempts),
             valid_until,
             told,

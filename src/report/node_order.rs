@@ -21,7 +21,7 @@
 //! nothing is guessed.
 
 use super::view::RunView;
-use crate::history::{Event, NodeAction};
+use crate::history::{Event, NodeAction, Token};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// How many lines before the first line asked about the order is read from. The key's
@@ -174,7 +174,7 @@ struct Item {
     line: usize,
     /// A set (the key was absent before it) or a removal (present before it).
     set: bool,
-    token: Option<String>,
+    token: Option<Token>,
     /// A delete whose line names no token.
     blind: bool,
     /// The node applied it after this line (1-based; 0: no bound).
@@ -186,7 +186,7 @@ struct Item {
 /// A key that was on the node: its token, and the line of the SET that put it there.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Removed {
-    pub token: String,
+    pub token: Token,
     pub set_line: usize,
 }
 
@@ -426,7 +426,7 @@ mod tests {
             key: "L0".into(),
             action,
             client: Some(client),
-            token: token.map(str::to_string),
+            token: token.map(Token::new),
             ttl_ms: None,
             checked: (action == NodeAction::Deleted).then_some(token.is_some()),
             expired_at_us: None,
@@ -442,7 +442,7 @@ mod tests {
         let view = RunView::new(history, &findings);
         removed_by_blind_deletes(&view, 0, "L0", 1, history.len())
             .into_iter()
-            .map(|(line, r)| (line, (r.token, r.set_line)))
+            .map(|(line, r)| (line, (r.token.to_string(), r.set_line)))
             .collect()
     }
 

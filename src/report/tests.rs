@@ -25,9 +25,9 @@ pub(super) fn acq(t: u64, c: usize) -> Event {
 pub(super) fn ok(t: u64, c: usize, valid_until: u64, nodes: &[usize], attempts: u32) -> Event {
     let mut o = Op::new(t, c, OpKind::Acquire, "L0", Mode::Exclusive);
     o.valid_until_us = Some(valid_until);
-    o.nodes = Some(nodes.to_vec());
+    o.nodes = Some(nodes.iter().collect());
     o.attempts = Some(attempts);
-    o.token = Some(format!("tok{c}"));
+    o.token = Some(format!("tok{c}").into());
     Event::Ok(o)
 }
 fn fail(t: u64, c: usize) -> Event {

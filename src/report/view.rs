@@ -242,7 +242,7 @@ impl Gather {
                 let lock = match self.locks.iter().position(|l| *l == op.lock) {
                     Some(k) => k,
                     None => {
-                        self.locks.push(op.lock.clone());
+                        self.locks.push(op.lock.to_string());
                         self.locks.len() - 1
                     }
                 };

@@ -270,8 +270,8 @@ impl World<'_> {
         let event = Event::Belief(Belief {
             t_us: t,
             client: c,
-            lock: held.lock.to_string(),
-            token: held.token.map(|tok| tok.to_string()),
+            lock: self.names.lock(held.lock),
+            token: held.token.map(Into::into),
             valid_until_us: until,
         });
         self.emit(event);

@@ -29,7 +29,7 @@ mod queue;
 use crate::aimer::Aimer;
 use crate::algorithm::ReqId;
 use crate::client::{build_clients, Action, Client, Record, RecordKind};
-use crate::command::{Cmd, KeyKind, LockId, NodeId, Reply, Token};
+use crate::command::{Cmd, LockId, NodeId, Reply, Token};
 use crate::fault::{PausePoint, PlannedFault, ProcessFaults};
 use crate::history::{Event, Meta, NodeEvent, OpKind};
 use crate::lifecycle::{Lifecycle, RunOutput, RunStats};
@@ -113,6 +113,8 @@ struct World<'a> {
     beliefs: Vec<Option<Held>>,
     /// Where every event of the history goes, as it happens.
     history: &'a mut dyn Sink,
+    /// The lock and key names its events carry, each made once.
+    names: crate::history::Names,
     /// Called at every history event, for tests that check the world against the history.
     inspect: Option<&'a mut dyn FnMut(&Inspect<'_>)>,
     lifecycle: Lifecycle,
@@ -214,6 +216,7 @@ fn run_world<'a>(
         beliefs: vec![None; n_clients],
         plan,
         history: sink,
+        names: Default::default(),
         inspect,
         lifecycle: Lifecycle::new(scenario),
         out: Vec::with_capacity(64),
@@ -426,13 +429,7 @@ impl World<'_> {
         let mut events = std::mem::take(&mut self.key_events);
         self.nodes[node].take_events(&mut events);
         for e in events.drain(..) {
-            let lock = e.key.lock.name();
-            // A plain key is named as its lock (`L0`): no formatting machinery for the
-            // commonest node line.
-            let key = match e.key.kind {
-                KeyKind::Plain => lock.clone(),
-                _ => e.key.to_string(),
-            };
+            let (lock, key) = (self.names.lock(e.key.lock), self.names.key(e.key));
             self.emit(Event::Node(NodeEvent {
                 t_us: t,
                 node,
@@ -440,7 +437,7 @@ impl World<'_> {
                 key,
                 action: e.action,
                 client: client.filter(|_| e.by_request),
-                token: e.token.map(Token::hex),
+                token: e.token.map(crate::history::Token::hex),
                 ttl_ms: e.ttl_ms,
                 checked: e.checked,
                 expired_at_us: e.expired_at_us,
@@ -575,7 +572,8 @@ impl World<'_> {
                     valid_until_us: until,
                 });
         }
-        self.emit(r.to_event(t, c, valid_until_us));
+        let event = r.to_event(&mut self.names, t, c, valid_until_us);
+        self.emit(event);
         // A pause at this point starts after the acquisition is on record.
         if (r.kind, r.op) == (RecordKind::Ok, OpKind::Acquire) {
             self.trigger_pause(t, c, PausePoint::AfterAcquire);

@@ -15,8 +15,8 @@
 //! compared with in the tests.
 
 use super::{violation, Accepted, ResourceViolation};
-use crate::checker::compact::{LockId, Locks, Token};
 use crate::checker::Hold;
+use crate::history::compact::{LockId, Locks, Token};
 use smallvec::SmallVec;
 use std::collections::BTreeMap;
 

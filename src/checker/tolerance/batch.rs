@@ -3,12 +3,12 @@
 //! ([`super::Collector`]) is compared with (`checker::differential_tests`).
 
 use super::super::attempts::{merge, union, Attempt, Top2};
-use super::super::compact::{LockId, Locks};
 use super::super::stats::ProbeStats;
 use super::super::{Hold, LivenessFinding};
 use super::{touched, Outcome, Span};
 use crate::algorithm::AlgorithmKind;
 use crate::fault::Fault;
+use crate::history::compact::{LockId, Locks};
 use crate::history::{Event, FaultAction, Meta, Op, OpKind, Phase};
 use std::collections::BTreeMap;
 use std::ops::Range;

@@ -140,11 +140,11 @@ fn line(t_us: u64, node: NodeId, key: &str, action: NodeAction, token: Option<St
     Some(NodeEvent {
         t_us,
         node,
-        lock: lock_of(key)?,
-        key: key.to_string(),
+        lock: lock_of(key)?.into(),
+        key: key.into(),
         action,
         client: None,
-        token,
+        token: token.map(Into::into),
         ttl_ms: None,
         checked: None,
         expired_at_us: None,
@@ -206,7 +206,9 @@ mod tests {
         for n in news {
             w.news(7, n, &mut out);
         }
-        out.into_iter().map(|l| (l.action, l.key, l.token)).collect()
+        out.into_iter()
+            .map(|l| (l.action, l.key.to_string(), l.token.map(|t| t.to_string())))
+            .collect()
     }
 
     #[test]

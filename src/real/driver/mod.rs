@@ -260,6 +260,7 @@ async fn drive(
         aimer: Aimer::new(&plan, hosts.len(), scenario.clients.count),
         plan,
         history: sink,
+        names: Default::default(),
         lifecycle: Lifecycle::new(scenario),
         out: Vec::with_capacity(64),
         stats: RunStats::default(),
@@ -334,6 +335,8 @@ struct Driver<'a> {
     aimer: Aimer,
     /// Where every event of the history goes, as it happens.
     history: &'a mut dyn Sink,
+    /// The lock and key names its events carry, each made once.
+    names: crate::history::Names,
     lifecycle: Lifecycle,
     out: Vec<Action>,
     stats: RunStats,
@@ -435,7 +438,7 @@ impl Driver<'_> {
                     self.stats.events += 1;
                     // The node applied it whether or not the client is paused.
                     if let Some((node, cmd)) = r.sent.filter(|_| self.scenario.node_events) {
-                        if let Some(line) = node_lines::node_line(t, r.client, node, cmd, r.reply) {
+                        if let Some(line) = node_lines::node_line(&mut self.names, t, r.client, node, cmd, r.reply) {
                             self.history.push(Event::Node(line));
                         }
                     }
@@ -636,7 +639,7 @@ impl Driver<'_> {
         if r.kind == RecordKind::Invoke {
             self.stats.lock_ops += 1;
         }
-        let mut event = r.to_event(t, c, r.valid_until_mono_us);
+        let mut event = r.to_event(&mut self.names, t, c, r.valid_until_mono_us);
         self.worker_token(&mut event);
         self.history.push(event);
         self.pauses.on_record(c, &r);

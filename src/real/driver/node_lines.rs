@@ -8,12 +8,19 @@
 //! from the nodes themselves (`key_watch.rs`), and so do worker clients' lines: their
 //! commands are the library's own and pass the proxy unread.
 
-use crate::command::{rw_reply, Cmd, Key, NodeId, Reply, Token};
-use crate::history::{NodeAction, NodeEvent};
+use crate::command::{rw_reply, Cmd, Key, NodeId, Reply};
+use crate::history::{Names, NodeAction, NodeEvent};
 
 /// The `node` line for `cmd`, sent by `client` to `node` and answered `reply` at
-/// `t_us`, if it changed a lock key.
-pub(crate) fn node_line(t_us: u64, client: usize, node: NodeId, cmd: Cmd, reply: Reply) -> Option<NodeEvent> {
+/// `t_us`, if it changed a lock key; its lock and key named from the driver's `names`.
+pub(crate) fn node_line(
+    names: &mut Names,
+    t_us: u64,
+    client: usize,
+    node: NodeId,
+    cmd: Cmd,
+    reply: Reply,
+) -> Option<NodeEvent> {
     let acquired = reply == Reply::Int(rw_reply::ACQUIRED);
     let one = reply == Reply::Int(1);
     let (key, action, token, ttl_ms, checked) = match cmd {
@@ -47,11 +54,11 @@ pub(crate) fn node_line(t_us: u64, client: usize, node: NodeId, cmd: Cmd, reply:
     Some(NodeEvent {
         t_us,
         node,
-        lock: key.lock.name(),
-        key: key.to_string(),
+        lock: names.lock(key.lock),
+        key: names.key(key),
         action,
         client: Some(client),
-        token: token.map(Token::hex),
+        token: token.map(crate::history::Token::hex),
         ttl_ms,
         checked,
         expired_at_us: None,
@@ -70,22 +77,25 @@ mod tests {
         let key = Key::plain(LockId(0));
         let set = Cmd::SetNxPx {
             key,
-            token: Token(7),
+            token: crate::command::Token(7),
             ttl_ms: 100,
         };
-        let line = node_line(5, 1, 2, set, Reply::Ok).unwrap();
+        let line = node_line(&mut Names::default(), 5, 1, 2, set, Reply::Ok).unwrap();
         assert_eq!(
             (line.action, line.node, line.client),
             (NodeAction::Set, 2, Some(1))
         );
         assert_eq!(line.token.as_deref(), Some("0000000000000007"));
         assert_eq!(
-            node_line(5, 1, 2, set, Reply::Nil),
+            node_line(&mut Names::default(), 5, 1, 2, set, Reply::Nil),
             None,
             "refused: nothing changed"
         );
-        let del = node_line(6, 1, 2, Cmd::Del { key }, Reply::Int(1)).unwrap();
+        let del = node_line(&mut Names::default(), 6, 1, 2, Cmd::Del { key }, Reply::Int(1)).unwrap();
         assert_eq!((del.action, del.checked), (NodeAction::Deleted, Some(false)));
-        assert_eq!(node_line(6, 1, 2, Cmd::Del { key }, Reply::Int(0)), None);
+        assert_eq!(
+            node_line(&mut Names::default(), 6, 1, 2, Cmd::Del { key }, Reply::Int(0)),
+            None
+        );
     }
 }

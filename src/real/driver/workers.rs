@@ -369,8 +369,8 @@ impl Driver<'_> {
                 .push(crate::history::Event::Lost(crate::history::Lost {
                     t_us: t,
                     client: c,
-                    lock: name.clone(),
-                    token: Some(token.hex()),
+                    lock: name.as_str().into(),
+                    token: Some(token.into()),
                 }));
         }
         self.apply(t, c);

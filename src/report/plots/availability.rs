@@ -194,8 +194,8 @@ mod tests {
 
     fn op(t: u64, c: usize, kind: OpKind) -> Op {
         let mut o = Op::new(t, c, kind, "L0", Mode::Exclusive);
-        o.token = Some(format!("tok{c}-{t}"));
-        o.nodes = Some(vec![0]);
+        o.token = Some(format!("tok{c}-{t}").into());
+        o.nodes = Some([0].iter().collect());
         o.valid_until_us = Some(10_000);
         o
     }

@@ -1,18 +1,23 @@
-//! Compact values for the checker's per-hold and per-attempt records.
+//! The compact values of a history event: what its lock, key, token and nodes are
+//! stored as, in memory, from the driver that makes an event to the checker that judges
+//! it.
 //!
-//! A long history has millions of holds and acquisitions but only a few lock names,
-//! tokens of 16 hex digits and at most [`MAX_NODES`] nodes. Stored as the history's
-//! strings and vectors, every hold cost three heap allocations; these types keep the
-//! same meaning without them, and serialize and display exactly as the original
-//! string or list did, so summary.json does not change:
+//! A long history has millions of events but only a few lock names, tokens of 16 hex
+//! digits and at most [`MAX_NODES`] nodes. Stored as strings and vectors, every event
+//! cost up to four heap allocations; these types keep the same meaning without them,
+//! and serialize, deserialize and display exactly as the original string or list did,
+//! so a history's JSONL and summary.json do not change:
 //!
-//! - [`LockName`]: a lock's name, shared by every record of that lock ([`Locks`]
-//!   interns it, and numbers each name for records that keep only a [`LockId`]);
-//! - [`Token`]: a lock token, kept inline when short (the usual 16 hex digits), boxed
-//!   otherwise;
+//! - [`LockName`]: a lock's name (or one of its Redis keys), shared by every event that
+//!   names it: a driver makes each once ([`Names`]), and a checker numbers each name for
+//!   records that keep only a [`LockId`] ([`Locks`]);
+//! - [`Token`]: a lock token, kept inline when short (the algorithms' 16 hex digits are
+//!   written straight from their `u64`), boxed otherwise;
 //! - [`NodeSet`]: the nodes that granted an acquisition, as a bit mask.
 
+use crate::command::{Key, KeyKind};
 use crate::limits::MAX_NODES;
+use serde::de::{self, Deserialize, Deserializer, SeqAccess, Visitor};
 use serde::{Serialize, Serializer};
 use std::borrow::Borrow;
 use std::collections::BTreeMap;
@@ -28,6 +33,11 @@ pub struct LockName(Arc<String>);
 impl LockName {
     pub fn new(name: &str) -> Self {
         LockName(Arc::new(name.to_string()))
+    }
+
+    /// Whether both are one allocation (one driver's or checker's name for it).
+    pub fn same(&self, other: &LockName) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
     }
 
     pub fn as_str(&self) -> &str {
@@ -124,6 +134,78 @@ impl Serialize for LockName {
     }
 }
 
+impl<'de> Deserialize<'de> for LockName {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_str(Text(LockName::new))
+    }
+}
+
+impl From<&str> for LockName {
+    fn from(name: &str) -> Self {
+        LockName::new(name)
+    }
+}
+
+impl From<String> for LockName {
+    fn from(name: String) -> Self {
+        LockName(Arc::new(name))
+    }
+}
+
+/// Reads a JSON string as `String` does (the same errors), into what `.0` makes of it.
+struct Text<F>(F);
+
+impl<T, F: FnOnce(&str) -> T> Visitor<'_> for Text<F> {
+    type Value = T;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a string")
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<T, E> {
+        Ok((self.0)(v))
+    }
+
+    fn visit_bytes<E: de::Error>(self, v: &[u8]) -> Result<T, E> {
+        match std::str::from_utf8(v) {
+            Ok(s) => Ok((self.0)(s)),
+            Err(_) => Err(E::invalid_value(de::Unexpected::Bytes(v), &self)),
+        }
+    }
+}
+
+/// The lock and key names a driver writes into its events, each made once and shared
+/// after (the simulator names a lock in nearly every event, and a key in every `node`
+/// line): `L{n}`, and the keys `w_{L{n}}`, `r_{L{n}}` and the like.
+#[derive(Debug, Default)]
+pub struct Names {
+    by_lock: Vec<[Option<LockName>; KEY_KINDS]>,
+}
+
+/// How many kinds of key a lock has ([`KeyKind`]).
+const KEY_KINDS: usize = KeyKind::Fence as usize + 1;
+
+impl Names {
+    /// The name of `lock`, as operation lines give it.
+    pub fn lock(&mut self, lock: crate::command::LockId) -> LockName {
+        self.key(Key::plain(lock))
+    }
+
+    /// The name of `key`, as `node` lines give it (a plain key is named as its lock).
+    pub fn key(&mut self, key: Key) -> LockName {
+        let i = key.lock.0 as usize;
+        if self.by_lock.len() <= i {
+            self.by_lock.resize(i + 1, Default::default());
+        }
+        self.by_lock[i][key.kind as usize]
+            .get_or_insert_with(|| match key.kind {
+                KeyKind::Plain => LockName::from(key.lock.name()),
+                _ => LockName::from(key.to_string()),
+            })
+            .clone()
+    }
+}
+
 /// A lock's number in its checker's [`Locks`], for records that keep no name.
 pub type LockId = u32;
 
@@ -207,6 +289,17 @@ impl Token {
         }
     }
 
+    /// An algorithm's token, as its 16 lowercase hex digits ([`crate::command::Token::hex`]),
+    /// written inline without a string in between.
+    pub fn hex(token: crate::command::Token) -> Self {
+        const DIGITS: &[u8; 16] = b"0123456789abcdef";
+        let mut bytes = [0; INLINE];
+        for (i, b) in bytes[..16].iter_mut().enumerate() {
+            *b = DIGITS[(token.0 >> (60 - 4 * i) & 0xf) as usize];
+        }
+        Token(Repr::Inline { len: 16, bytes })
+    }
+
     /// Whether the token is kept without an allocation.
     pub fn is_inline(&self) -> bool {
         matches!(self.0, Repr::Inline { .. })
@@ -274,6 +367,36 @@ impl Serialize for Token {
     }
 }
 
+impl<'de> Deserialize<'de> for Token {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_str(Text(Token::new))
+    }
+}
+
+impl std::hash::Hash for Token {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.as_str().hash(state)
+    }
+}
+
+impl From<&str> for Token {
+    fn from(text: &str) -> Self {
+        Token::new(text)
+    }
+}
+
+impl From<String> for Token {
+    fn from(text: String) -> Self {
+        Token::new(&text)
+    }
+}
+
+impl From<crate::command::Token> for Token {
+    fn from(token: crate::command::Token) -> Self {
+        Token::hex(token)
+    }
+}
+
 /// Node indices below [`MAX_NODES`] (the checker's bounds refuse any other), as a bit
 /// mask; it iterates and serializes in ascending order, as a list of numbers.
 #[derive(Clone, Copy, Default, PartialEq, Eq, Hash)]
@@ -294,15 +417,8 @@ static INDICES: [usize; 64] = {
 
 impl NodeSet {
     /// The nodes in ascending order, by reference like a `Vec<usize>`'s `iter()`.
-    pub fn iter(&self) -> impl Iterator<Item = &'static usize> {
-        let mut left = self.0;
-        std::iter::from_fn(move || {
-            (left != 0).then(|| {
-                let n = left.trailing_zeros() as usize;
-                left &= left - 1;
-                &INDICES[n]
-            })
-        })
+    pub fn iter(&self) -> Nodes {
+        Nodes(self.0)
     }
 
     pub fn len(&self) -> usize {
@@ -325,6 +441,11 @@ impl NodeSet {
     pub fn to_vec(&self) -> Vec<usize> {
         self.iter().copied().collect()
     }
+
+    /// An algorithm's set of nodes ([`crate::algorithm::NodeSet`]), the same bits.
+    pub fn from_bits(bits: u64) -> Self {
+        NodeSet(bits)
+    }
 }
 
 impl FromIterator<usize> for NodeSet {
@@ -343,6 +464,36 @@ impl<'a> FromIterator<&'a usize> for NodeSet {
     }
 }
 
+impl IntoIterator for &NodeSet {
+    type Item = &'static usize;
+    type IntoIter = Nodes;
+    fn into_iter(self) -> Nodes {
+        self.iter()
+    }
+}
+
+/// The nodes of a [`NodeSet`], in ascending order.
+#[derive(Clone)]
+pub struct Nodes(u64);
+
+impl Iterator for Nodes {
+    type Item = &'static usize;
+    fn next(&mut self) -> Option<&'static usize> {
+        (self.0 != 0).then(|| {
+            let n = self.0.trailing_zeros() as usize;
+            self.0 &= self.0 - 1;
+            &INDICES[n]
+        })
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let n = self.0.count_ones() as usize;
+        (n, Some(n))
+    }
+}
+
+impl ExactSizeIterator for Nodes {}
+
 impl fmt::Debug for NodeSet {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_list().entries(self.iter()).finish()
@@ -352,6 +503,35 @@ impl fmt::Debug for NodeSet {
 impl Serialize for NodeSet {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.collect_seq(self.iter())
+    }
+}
+
+/// Read from a list of node numbers, as `Vec<usize>` reads it (the same errors), in any
+/// order; a number twice counts once, and one of [`MAX_NODES`] or more is refused.
+impl<'de> Deserialize<'de> for NodeSet {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Nodes;
+        impl<'de> Visitor<'de> for Nodes {
+            type Value = NodeSet;
+
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a sequence")
+            }
+
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<NodeSet, A::Error> {
+                let mut set = NodeSet::default();
+                while let Some(n) = seq.next_element::<usize>()? {
+                    if n >= MAX_NODES {
+                        return Err(de::Error::custom(format_args!(
+                            "node {n} is beyond the limit of {MAX_NODES}"
+                        )));
+                    }
+                    set.0 |= 1 << n;
+                }
+                Ok(set)
+            }
+        }
+        d.deserialize_seq(Nodes)
     }
 }
 
@@ -413,6 +593,38 @@ mod tests {
         assert!(!long.is_inline(), "falls back to a boxed string");
         assert!(Token::new("a") < Token::new("b"));
         assert_eq!(std::mem::size_of::<Option<Token>>(), 24);
+    }
+
+    #[test]
+    fn a_drivers_names_are_made_once_and_read_as_the_keys_do() {
+        use crate::command::LockId as Lock;
+        let mut names = Names::default();
+        let l3 = names.lock(Lock(3));
+        assert_eq!(l3, "L3");
+        assert!(names.lock(Lock(3)).same(&l3), "one allocation, shared");
+        assert!(
+            names.key(Key::plain(Lock(3))).same(&l3),
+            "a plain key is its lock"
+        );
+        for key in [Key::writer(Lock(12)), Key::readers(Lock(0)), Key::fence(Lock(7))] {
+            assert_eq!(names.key(key), key.to_string());
+            assert!(names.key(key).same(&names.key(key)));
+        }
+    }
+
+    #[test]
+    fn an_algorithms_token_is_written_as_its_hex_digits() {
+        for t in [0, 1, 0xab, u64::MAX, 0x0123_4567_89ab_cdef] {
+            let token = crate::command::Token(t);
+            let written = Token::hex(token);
+            assert_eq!(written, token.hex());
+            assert_eq!(
+                written,
+                Token::new(&token.to_string()),
+                "equal to the same text read"
+            );
+            assert!(written.is_inline());
+        }
     }
 
     #[test]
