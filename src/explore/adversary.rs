@@ -220,8 +220,21 @@ pub fn enabled(world: &World, scope: &Scope, out: &mut Vec<Action>) {
 
 /// The world after `action`, on the heap: the search keeps the worlds it has not seen
 /// boxed, and a world is kilobytes, so it is made in its box, not copied into one.
+#[cfg(test)]
 pub fn next(world: &World, scope: &Scope, action: Action) -> Box<World> {
-    let mut w = Box::new(world.clone());
+    next_in(world, scope, action, None)
+}
+
+/// [`next`], made in `spare` when given: the box of a successor the search dropped
+/// (most lead to a world already seen), so that such a successor allocates nothing.
+pub fn next_in(world: &World, scope: &Scope, action: Action, spare: Option<Box<World>>) -> Box<World> {
+    let mut w = match spare {
+        Some(mut w) => {
+            World::clone_from(&mut w, world);
+            w
+        }
+        None => Box::new(world.clone()),
+    };
     match action {
         Action::Tick => w.run_tick(scope),
         fault => w.apply(scope, fault, scope.power_loss),

@@ -102,13 +102,18 @@ type Seen = HashSet<u128, BuildHasherDefault<Identity>>;
 fn expand(world: &World, scope: &Scope, seen: &Seen) -> Vec<Successor> {
     let mut actions = Vec::new();
     adversary::enabled(world, scope, &mut actions);
+    // The box of the last successor dropped, for the next one.
+    let mut spare = None;
     actions
         .into_iter()
         .map(|a| {
-            let w = adversary::next(world, scope, a);
+            let w = adversary::next_in(world, scope, a, spare.take());
             let fp = fingerprint(&w, scope);
-            let kept = (w.found.is_some() || !seen.contains(&fp)).then_some(w);
-            (a, kept, fp)
+            if w.found.is_some() || !seen.contains(&fp) {
+                return (a, Some(w), fp);
+            }
+            spare = Some(w);
+            (a, None, fp)
         })
         .collect()
 }
