@@ -20,8 +20,8 @@ pub type NodeId = usize;
 pub struct LockId(pub u32);
 
 impl LockId {
-    /// `L{n}`, as [`fmt::Display`] writes it, without the formatting machinery (the
-    /// simulator names a lock in every history event).
+    /// `L{n}`, as [`fmt::Display`] writes it, without the formatting machinery (a
+    /// driver names each lock once: `crate::history::Names`).
     pub fn name(self) -> String {
         let mut digits = [0u8; 10];
         let mut n = self.0;
@@ -50,17 +50,6 @@ impl fmt::Display for LockId {
 /// A lock token: unique per acquisition attempt, drawn from the client's seeded RNG.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Token(pub u64);
-
-impl Token {
-    /// 16 lowercase hex digits, as [`fmt::Display`] writes it, without the formatting
-    /// machinery (the simulator writes a token in most history events).
-    pub fn hex(self) -> String {
-        const DIGITS: &[u8; 16] = b"0123456789abcdef";
-        (0..16)
-            .map(|i| DIGITS[(self.0 >> (60 - 4 * i) & 0xf) as usize] as char)
-            .collect()
-    }
-}
 
 impl fmt::Display for Token {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -261,12 +250,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn names_and_hex_tokens_read_as_display_writes_them() {
+    fn names_read_as_display_writes_them() {
         for n in [0, 7, 10, 99, 12345, u32::MAX] {
             assert_eq!(LockId(n).name(), LockId(n).to_string());
-        }
-        for t in [0, 1, 0xd663ce37f822838c, u64::MAX, 0x0f00] {
-            assert_eq!(Token(t).hex(), Token(t).to_string());
         }
     }
 }

@@ -731,8 +731,8 @@ impl NodeLine<'_> {
         Event::Node(NodeEvent {
             t_us: self.t_us,
             node: self.node,
-            lock: self.lock.into(),
-            key: self.key.into(),
+            lock: LockName::read(self.lock),
+            key: LockName::read(self.key),
             action: self.action,
             client: self.client,
             token: self.token.map(Token::new),

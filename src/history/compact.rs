@@ -35,6 +35,26 @@ impl LockName {
         LockName(Arc::new(name.to_string()))
     }
 
+    /// `name`, shared with the names this thread read lately: a history names a few
+    /// locks and keys millions of times, and reading one need not allocate it again.
+    /// Only which allocation a name uses depends on what came before, never its value.
+    pub fn read(name: &str) -> Self {
+        thread_local! {
+            static RECENT: std::cell::RefCell<Vec<LockName>> = const { std::cell::RefCell::new(Vec::new()) };
+        }
+        RECENT.with_borrow_mut(|recent| {
+            if let Some(known) = recent.iter().find(|n| n.as_str() == name) {
+                return known.clone();
+            }
+            let new = LockName::new(name);
+            if recent.len() == RECENT_NAMES {
+                recent.remove(0);
+            }
+            recent.push(new.clone());
+            new
+        })
+    }
+
     /// Whether both are one allocation (one driver's or checker's name for it).
     pub fn same(&self, other: &LockName) -> bool {
         Arc::ptr_eq(&self.0, &other.0)
@@ -134,9 +154,13 @@ impl Serialize for LockName {
     }
 }
 
+/// How many names [`LockName::read`] remembers per thread: more than the locks and keys
+/// of any shipped scenario.
+const RECENT_NAMES: usize = 32;
+
 impl<'de> Deserialize<'de> for LockName {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_str(Text(LockName::new))
+        d.deserialize_str(Text(LockName::read))
     }
 }
 
@@ -289,8 +313,8 @@ impl Token {
         }
     }
 
-    /// An algorithm's token, as its 16 lowercase hex digits ([`crate::command::Token::hex`]),
-    /// written inline without a string in between.
+    /// An algorithm's token, as its 16 lowercase hex digits (as its `Display` writes
+    /// it), written inline without the formatting machinery or a string in between.
     pub fn hex(token: crate::command::Token) -> Self {
         const DIGITS: &[u8; 16] = b"0123456789abcdef";
         let mut bytes = [0; INLINE];
@@ -613,11 +637,33 @@ mod tests {
     }
 
     #[test]
+    fn names_read_from_a_history_share_their_allocation() {
+        let a: LockName = serde_json::from_str("\"Lread\"").unwrap();
+        let b: LockName = serde_json::from_str("\"Lread\"").unwrap();
+        assert!(a.same(&b) && a == "Lread");
+        // More names than it remembers: still read right, the oldest made afresh.
+        let many: Vec<LockName> = (0..2 * RECENT_NAMES)
+            .map(|i| LockName::read(&format!("M{i}")))
+            .collect();
+        assert!(many.iter().enumerate().all(|(i, n)| *n == format!("M{i}")));
+        assert!(!LockName::read("M0").same(&many[0]));
+        assert!(LockName::read(&format!("M{}", 2 * RECENT_NAMES - 1)).same(many.last().unwrap()));
+    }
+
+    #[test]
     fn an_algorithms_token_is_written_as_its_hex_digits() {
-        for t in [0, 1, 0xab, u64::MAX, 0x0123_4567_89ab_cdef] {
+        for t in [
+            0,
+            1,
+            0xab,
+            u64::MAX,
+            0x0123_4567_89ab_cdef,
+            0xd663ce37f822838c,
+            0x0f00,
+        ] {
             let token = crate::command::Token(t);
             let written = Token::hex(token);
-            assert_eq!(written, token.hex());
+            assert_eq!(written, token.to_string());
             assert_eq!(
                 written,
                 Token::new(&token.to_string()),
