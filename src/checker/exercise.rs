@@ -41,6 +41,7 @@ use crate::history::compact::NodeSet;
 use crate::history::{FaultAction, FaultEvent};
 use crate::limits::MAX_NODES;
 use serde::Serialize;
+use std::collections::BTreeMap;
 
 /// Successful workload acquisitions a seed needs to be exercised: fewer than two holds
 /// cannot conflict, so one acquisition proves nothing about mutual exclusion.
@@ -170,22 +171,27 @@ pub struct Exercise {
     pub faults: Vec<FaultMet>,
 }
 
-/// A fault that is active, for the holds that start while it is.
-struct Active {
-    /// Its record in `Collector::faults`.
-    index: usize,
-    id: usize,
-    target: Target,
-}
-
 /// Follows the faults and holds of a history as the checker reads it.
+///
+/// A nemesis may keep hundreds of thousands of faults active at once, so a fault's start
+/// and end find what they need by key, without a scan of the active faults.
 #[derive(Default)]
 pub struct Collector {
     faults: Vec<FaultMet>,
     targets: Vec<Target>,
     /// Per fault, the index of the first fault of the outage it is part of (itself if none).
     outages: Vec<usize>,
-    active: Vec<Active>,
+    /// The active faults by id, each as its record's index in `faults` (the checker
+    /// refuses a fault that starts again before it ended).
+    active: BTreeMap<usize, usize>,
+    /// Client clock jumps that ended: the clock stays moved, so they meet the client's
+    /// holds until the heal.
+    lasting: Vec<usize>,
+    /// Per process that active faults stop ([`Target::outage`]): the first fault of the
+    /// outage and how many active faults it has. Every active fault that stops a
+    /// process is part of the same outage: one that starts while another is active
+    /// joins that one's.
+    stopped: BTreeMap<(bool, usize), (usize, usize)>,
 }
 
 impl Collector {
@@ -201,10 +207,9 @@ impl Collector {
                     .count() as u64;
                 let index = self.faults.len();
                 let outage = target.outage().and_then(|key| {
-                    self.active
-                        .iter()
-                        .find(|a| a.target.outage() == Some(key))
-                        .map(|a| self.outages[a.index])
+                    let (first, count) = self.stopped.entry(key).or_insert((index, 0));
+                    *count += 1;
+                    (*first != index).then_some(*first)
                 });
                 self.outages.push(outage.unwrap_or(index));
                 self.faults.push(FaultMet {
@@ -217,26 +222,33 @@ impl Collector {
                     joined: outage.map(|first| self.faults[first].id),
                     met: false,
                 });
-                self.targets.push(target.clone());
-                self.active.push(Active {
-                    index,
-                    id: f.id,
-                    target,
-                });
+                self.targets.push(target);
+                self.active.insert(f.id, index);
             }
             FaultAction::End => {
-                // A client's clock jump stays in force: its later holds run with it.
-                self.active
-                    .retain(|a| a.id != f.id || matches!(a.target, Target::Client { stays: true, .. }));
+                if let Some(index) = self.active.remove(&f.id) {
+                    let target = &self.targets[index];
+                    // A client's clock jump stays in force: its later holds run with it.
+                    if matches!(target, Target::Client { stays: true, .. }) {
+                        self.lasting.push(index);
+                    } else if let Some(key) = target.outage() {
+                        if let Some((_, count)) = self.stopped.get_mut(&key) {
+                            *count -= 1;
+                            if *count == 0 {
+                                self.stopped.remove(&key);
+                            }
+                        }
+                    }
+                }
             }
         }
     }
 
     /// A hold starts (an acquisition, or a late extension or belief that starts anew).
     pub fn hold_started(&mut self, hold: &Hold) {
-        for a in &self.active {
-            if a.target.holds(hold, true) {
-                self.faults[a.index].holds += 1;
+        for &index in self.active.values().chain(&self.lasting) {
+            if self.targets[index].holds(hold, true) {
+                self.faults[index].holds += 1;
             }
         }
     }
@@ -244,6 +256,8 @@ impl Collector {
     /// Every fault is healed: none meets a hold from here on.
     pub fn healed(&mut self) {
         self.active.clear();
+        self.lasting.clear();
+        self.stopped.clear();
     }
 
     pub fn finish(self) -> Exercise {

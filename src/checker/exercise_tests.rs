@@ -452,3 +452,30 @@ fn a_crash_of_a_node_already_down_is_part_of_that_outage() {
         Some("no hold met the fault(s) #5 crash of node 2 at 0.004s")
     );
 }
+
+#[test]
+fn a_fault_id_that_starts_again_after_its_end_is_a_new_fault() {
+    // The collector finds an active fault by id: the end of #7's first run must not
+    // touch its second, which #8 joins and which ends before the second hold.
+    let crash = |t: u64, id: usize, action| fault(t, id, action, Origin::Script, &CRASH_2);
+    let parts: [&[Event]; 3] = [
+        &hold(1, 10, 900, Some(&[2, 3, 4])),
+        &[
+            crash(500, 7, FaultAction::Start),
+            crash(1_000, 7, FaultAction::End),
+            crash(1_200, 7, FaultAction::Start),
+            crash(1_300, 8, FaultAction::Start),
+            crash(1_400, 7, FaultAction::End),
+            crash(3_000, 8, FaultAction::End),
+        ],
+        &hold(2, 1_500, 1_900, Some(&[2])),
+    ];
+    let f = check(&history(&parts)).unwrap();
+    let seen: Vec<(usize, u64, Option<usize>)> = f
+        .exercise
+        .faults
+        .iter()
+        .map(|f| (f.id, f.holds, f.joined))
+        .collect();
+    assert_eq!(seen, vec![(7, 1, None), (7, 0, None), (8, 1, Some(7))]);
+}

@@ -9,6 +9,7 @@
 
 use super::{ClientId, CutDirection};
 use crate::command::NodeId;
+use std::collections::{BTreeMap, VecDeque};
 
 /// Which way a message goes on a link.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -25,7 +26,83 @@ pub struct LinkFaults {
     /// Per link, the sum of the active delays.
     extra_us: Vec<u64>,
     /// Per link, the loss probabilities of the active loss faults.
-    loss: Vec<Vec<f64>>,
+    loss: Vec<Losses>,
+}
+
+/// The loss probabilities of one link's active loss faults, in the order they started:
+/// the order their draws are made in, so it must not change. An end takes out the
+/// earliest active one with its probability, found by key rather than by a scan (a
+/// nemesis may keep a hundred thousand losses active on a link).
+#[derive(Clone, Debug, Default)]
+struct Losses {
+    /// In start order, `None` where a loss ended (squeezed out once they are the most).
+    started: Vec<Option<f64>>,
+    /// Per probability ([`Losses::key`]), where its active losses sit in `started`,
+    /// earliest first.
+    at: BTreeMap<u64, VecDeque<usize>>,
+    ended: usize,
+}
+
+impl Losses {
+    /// Probabilities equal as `f64`s have one key (0.0 and -0.0 included); NaN equals
+    /// nothing, so an end never takes one out.
+    fn key(p: f64) -> Option<u64> {
+        if p.is_nan() {
+            None
+        } else if p == 0.0 {
+            Some(0)
+        } else {
+            Some(p.to_bits())
+        }
+    }
+
+    fn push(&mut self, p: f64) {
+        if let Some(key) = Self::key(p) {
+            self.at.entry(key).or_default().push_back(self.started.len());
+        }
+        self.started.push(Some(p));
+    }
+
+    /// Ends the earliest active loss with probability `p`, if there is one.
+    fn end(&mut self, p: f64) {
+        let Some(key) = Self::key(p) else {
+            return;
+        };
+        let Some(at) = self.at.get_mut(&key) else {
+            return;
+        };
+        let i = at.pop_front().expect("a probability's list is never left empty");
+        if at.is_empty() {
+            self.at.remove(&key);
+        }
+        self.started[i] = None;
+        self.ended += 1;
+        if self.ended * 2 > self.started.len() {
+            self.squeeze();
+        }
+    }
+
+    /// Drops the ended losses, keeping the order of the rest.
+    fn squeeze(&mut self) {
+        self.started.retain(Option::is_some);
+        self.ended = 0;
+        self.at.clear();
+        for (i, p) in self.started.iter().enumerate() {
+            if let Some(key) = p.and_then(Self::key) {
+                self.at.entry(key).or_default().push_back(i);
+            }
+        }
+    }
+
+    fn iter(&self) -> impl Iterator<Item = f64> + '_ {
+        self.started.iter().flatten().copied()
+    }
+
+    fn clear(&mut self) {
+        self.started.clear();
+        self.at.clear();
+        self.ended = 0;
+    }
 }
 
 impl LinkFaults {
@@ -35,7 +112,7 @@ impl LinkFaults {
             nodes,
             cuts: vec![[0; 2]; links],
             extra_us: vec![0; links],
-            loss: vec![Vec::new(); links],
+            loss: vec![Losses::default(); links],
         }
     }
 
@@ -52,9 +129,10 @@ impl LinkFaults {
         self.extra_us[link]
     }
 
-    /// The probabilities of the active loss faults on `link`, one draw each.
-    pub fn loss(&self, link: usize) -> &[f64] {
-        &self.loss[link]
+    /// The probabilities of the active loss faults on `link`, one draw each, in the
+    /// order the faults started.
+    pub fn loss(&self, link: usize) -> impl Iterator<Item = f64> + '_ {
+        self.loss[link].iter()
     }
 
     fn each_link(&mut self, clients: &[ClientId], nodes: &[NodeId], mut f: impl FnMut(&mut Self, usize)) {
@@ -103,8 +181,8 @@ impl LinkFaults {
             let active = &mut f.loss[link];
             if on {
                 active.push(probability);
-            } else if let Some(i) = active.iter().position(|&p| p == probability) {
-                active.remove(i);
+            } else {
+                active.end(probability);
             }
         });
     }
@@ -113,7 +191,7 @@ impl LinkFaults {
     pub fn clear(&mut self) {
         self.cuts.fill([0; 2]);
         self.extra_us.fill(0);
-        self.loss.iter_mut().for_each(Vec::clear);
+        self.loss.iter_mut().for_each(Losses::clear);
     }
 }
 
@@ -157,8 +235,34 @@ mod tests {
         f.lose(&[0], &[1], 0.5, true);
         f.lose(&[0], &[1], 0.2, true);
         f.lose(&[0], &[1], 0.2, false);
-        assert_eq!(f.loss(l), &[0.5, 0.2]);
+        assert_eq!(f.loss(l).collect::<Vec<_>>(), [0.5, 0.2]);
         f.clear();
-        assert_eq!((f.extra_us(l), f.loss(l).len()), (0, 0));
+        assert_eq!((f.extra_us(l), f.loss(l).count()), (0, 0));
+    }
+
+    #[test]
+    fn a_loss_end_takes_out_the_earliest_equal_one_as_a_scan_would() {
+        // Against the list a scan kept: push, and remove the first equal probability.
+        let mut f = LinkFaults::new(1, 1);
+        let mut model: Vec<f64> = Vec::new();
+        let probabilities = [0.1, 0.2, 0.0, -0.0, 0.5, f64::NAN];
+        let mut x = 3u64;
+        for _ in 0..20_000 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let p = probabilities[(x >> 33) as usize % probabilities.len()];
+            // More starts than ends early on, more ends later: the list grows, then
+            // shrinks through many squeezes.
+            let on = (x >> 20) % 100 < if model.len() < 3_000 { 60 } else { 35 };
+            f.lose(&[0], &[0], p, on);
+            if on {
+                model.push(p);
+            } else if let Some(i) = model.iter().position(|&m| m == p) {
+                model.remove(i);
+            }
+            let got: Vec<u64> = f.loss(0).map(f64::to_bits).collect();
+            assert_eq!(got, model.iter().map(|p| p.to_bits()).collect::<Vec<_>>());
+        }
     }
 }

@@ -239,8 +239,9 @@ impl World<'_> {
     fn set_client_rate(&mut self, t: u64, c: usize, ppm: i64) {
         self.client_clocks[c].set_rate(t, ppm);
         // The client's timers are due at clock readings, which now come at other times.
+        // They are queued for the client (`World::apply`), so only they are looked at.
         let clock = &self.client_clocks[c];
-        self.queue.retime(|ev| match *ev {
+        self.queue.retime(c as u32, |ev| match *ev {
             Ev::Timer {
                 client, at_mono_us, ..
             }

@@ -483,10 +483,13 @@ impl World<'_> {
                         );
                     }
                 }
+                // Timers and wakes are due at client-clock readings: queued for the
+                // client, so that a change of its clock's rate moves them.
                 Action::Timer { id, at_mono_us } => {
                     let at = self.client_clocks[c].true_at_mono(at_mono_us).max(t);
-                    self.queue.push(
+                    self.queue.push_for(
                         at,
+                        c as u32,
                         Ev::Timer {
                             client: c,
                             id,
@@ -498,8 +501,9 @@ impl World<'_> {
                     let at = self.client_clocks[c].true_at_mono(at_mono_us).max(t);
                     self.wake_generation[c] += 1;
                     let generation = self.wake_generation[c];
-                    self.queue.push(
+                    self.queue.push_for(
                         at,
+                        c as u32,
                         Ev::Wake {
                             client: c,
                             generation,

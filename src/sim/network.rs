@@ -65,8 +65,7 @@ impl Network {
         let lost = self
             .faults
             .loss(link)
-            .iter()
-            .fold(false, |lost, &p| lost | self.loss_rng.gen_bool(p));
+            .fold(false, |lost, p| lost | self.loss_rng.gen_bool(p));
         if lost {
             return None;
         }

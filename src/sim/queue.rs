@@ -7,6 +7,13 @@
 //! long run) wait in a sorted list of their own beside the heap, so the heap holds only
 //! what the run scheduled and stays small; popping takes the earlier of the two heads,
 //! by the same (time, sequence) key, so the order is the one a single heap would give.
+//!
+//! An event can be pushed for an *owner* (the simulator's client whose clock times it),
+//! and [`Queue::retime`] moves only the events of one owner: a clock-rate fault costs what
+//! the client has queued, not what the whole run has. A moved event keeps its sequence
+//! number and goes back into the heap as a new entry; the entry it leaves stays behind,
+//! *stale* (its slot's version has moved on), and is dropped when it reaches the top, or
+//! when stale entries outnumber live ones and the heap is rebuilt without them.
 
 /// A heap entry: the ordering key and the slot holding the event. Kept small (24 bytes)
 /// because the heap moves entries on every push and pop; events stay put in the slab.
@@ -15,6 +22,9 @@ struct Entry {
     at_us: u64,
     seq: u64,
     slot: u32,
+    /// The slot's version when the entry was made: a retime moves the slot on, which
+    /// leaves this entry stale.
+    version: u32,
 }
 
 impl Entry {
@@ -31,14 +41,49 @@ impl Entry {
 /// operation) moves fewer entries.
 const ARITY: usize = 4;
 
+/// The slot of an event no owner retimes.
+const NO_OWNER: u32 = u32::MAX;
+
+/// Stale entries the heap tolerates before it is rebuilt, whatever its size: rebuilding
+/// a small heap for a few stale entries would cost more than skipping them.
+const STALE_MIN: usize = 1024;
+
+/// What the queue knows of a slot besides its event.
+#[derive(Clone, Copy)]
+struct Slot {
+    /// Bumped when the slot's event is retimed: only the heap entry with the current
+    /// version is live. Never reset, so an entry left by an earlier event of a reused
+    /// slot is stale too (a slot would need 2^32 retimes to wrap round).
+    version: u32,
+    /// The owner the event was pushed for, or [`NO_OWNER`].
+    owner: u32,
+    /// Where the slot sits in its owner's list in [`Queue::owned`].
+    index: u32,
+}
+
+/// An event in its owner's list: what a retime needs to requeue it.
+#[derive(Clone, Copy)]
+struct Owned {
+    slot: u32,
+    seq: u64,
+    /// Its time, as its live entry says.
+    at_us: u64,
+}
+
 pub struct Queue<E> {
-    /// A min-heap on [`Entry::key`], `ARITY` children per node.
+    /// A min-heap on [`Entry::key`], `ARITY` children per node; some entries may be
+    /// stale (see the module doc).
     heap: Vec<Entry>,
     /// Events pushed with [`Queue::push_planned`], sorted latest first (popped from the end).
     planned: Vec<Entry>,
     slab: Vec<Option<E>>,
+    slots: Vec<Slot>,
     free: Vec<u32>,
     seq: u64,
+    /// Per owner, its queued events (in no particular order).
+    owned: Vec<Vec<Owned>>,
+    /// How many entries of `heap` are stale.
+    stale: usize,
 }
 
 impl<E> Queue<E> {
@@ -47,8 +92,11 @@ impl<E> Queue<E> {
             heap: Vec::with_capacity(1024),
             planned: Vec::new(),
             slab: Vec::with_capacity(1024),
+            slots: Vec::with_capacity(1024),
             free: Vec::new(),
             seq: 0,
+            owned: Vec::new(),
+            stale: 0,
         }
     }
 
@@ -72,6 +120,11 @@ impl<E> Queue<E> {
             }
             None => {
                 self.slab.push(Some(event));
+                self.slots.push(Slot {
+                    version: 0,
+                    owner: NO_OWNER,
+                    index: 0,
+                });
                 (self.slab.len() - 1) as u32
             }
         };
@@ -79,11 +132,35 @@ impl<E> Queue<E> {
             at_us,
             seq: self.seq,
             slot,
+            version: self.slots[slot as usize].version,
         }
     }
 
     pub fn push(&mut self, at_us: u64, event: E) {
         let entry = self.entry(at_us, event);
+        self.sift_up(entry);
+    }
+
+    /// Queues `event` for `owner`, so that [`Queue::retime`] of that owner can move it.
+    pub fn push_for(&mut self, at_us: u64, owner: u32, event: E) {
+        let entry = self.entry(at_us, event);
+        let o = owner as usize;
+        if self.owned.len() <= o {
+            self.owned.resize_with(o + 1, Vec::new);
+        }
+        let slot = &mut self.slots[entry.slot as usize];
+        slot.owner = owner;
+        slot.index = self.owned[o].len() as u32;
+        self.owned[o].push(Owned {
+            slot: entry.slot,
+            seq: entry.seq,
+            at_us,
+        });
+        self.sift_up(entry);
+    }
+
+    /// Adds `entry` to the heap.
+    fn sift_up(&mut self, entry: Entry) {
         // Sift up, moving parents down into the hole until the entry fits.
         let key = entry.key();
         let mut pos = self.heap.len();
@@ -100,21 +177,44 @@ impl<E> Queue<E> {
     }
 
     pub fn pop(&mut self) -> Option<(u64, E)> {
-        let planned_first = match (self.planned.last(), self.heap.first()) {
-            (Some(p), Some(h)) => p.key() < h.key(),
-            (Some(_), None) => true,
-            (None, _) => false,
-        };
-        let top = if planned_first {
-            self.planned.pop()?
-        } else {
-            self.pop_heap()?
+        let top = loop {
+            let planned_first = match (self.planned.last(), self.heap.first()) {
+                (Some(p), Some(h)) => p.key() < h.key(),
+                (Some(_), None) => true,
+                (None, _) => false,
+            };
+            if planned_first {
+                break self.planned.pop()?;
+            }
+            let top = self.pop_heap()?;
+            if self.is_live(&top) {
+                break top;
+            }
+            self.stale -= 1;
         };
         self.free.push(top.slot);
+        let owner = std::mem::replace(&mut self.slots[top.slot as usize].owner, NO_OWNER);
+        if owner != NO_OWNER {
+            self.disown(owner, top.slot);
+        }
         let event = self.slab[top.slot as usize]
             .take()
             .expect("a queued slot holds its event");
         Some((top.at_us, event))
+    }
+
+    fn is_live(&self, entry: &Entry) -> bool {
+        self.slots[entry.slot as usize].version == entry.version
+    }
+
+    /// Takes `slot` (popped) out of `owner`'s list.
+    fn disown(&mut self, owner: u32, slot: u32) {
+        let list = &mut self.owned[owner as usize];
+        let index = self.slots[slot as usize].index;
+        list.swap_remove(index as usize);
+        if let Some(moved) = list.get(index as usize) {
+            self.slots[moved.slot as usize].index = index;
+        }
     }
 
     fn pop_heap(&mut self) -> Option<Entry> {
@@ -157,21 +257,51 @@ impl<E> Queue<E> {
         self.heap[pos] = entry;
     }
 
-    /// Moves every event for which `new_time` says so, keeping sequence numbers, so
-    /// events at the same time keep their order. Rebuilds the heap: for rare changes
-    /// such as a clock-rate fault.
-    pub fn retime(&mut self, mut new_time: impl FnMut(&E) -> Option<u64>) {
-        for e in self.heap.iter_mut().chain(&mut self.planned) {
-            let event = self.slab[e.slot as usize]
+    /// Moves every event of `owner` for which `new_time` says so, keeping sequence
+    /// numbers, so events at the same time keep their order. Costs what the owner has
+    /// queued (and, now and then, a rebuild of the heap that the stale entries it drops
+    /// paid for).
+    pub fn retime(&mut self, owner: u32, mut new_time: impl FnMut(&E) -> Option<u64>) {
+        let Some(list) = self.owned.get_mut(owner as usize) else {
+            return;
+        };
+        let mut moved = std::mem::take(list);
+        for o in &mut moved {
+            let event = self.slab[o.slot as usize]
                 .as_ref()
-                .expect("a queued slot holds its event");
-            if let Some(at_us) = new_time(event) {
-                e.at_us = at_us;
+                .expect("an owned slot holds its event");
+            let Some(at_us) = new_time(event) else {
+                continue;
+            };
+            if at_us == o.at_us {
+                continue;
             }
+            o.at_us = at_us;
+            // The entry the event leaves is stale from here on.
+            let slot = &mut self.slots[o.slot as usize];
+            slot.version = slot.version.wrapping_add(1);
+            let entry = Entry {
+                at_us,
+                seq: o.seq,
+                slot: o.slot,
+                version: slot.version,
+            };
+            self.stale += 1;
+            self.sift_up(entry);
         }
+        self.owned[owner as usize] = moved;
+        if self.stale > STALE_MIN && self.stale > self.heap.len() / 2 {
+            self.drop_stale();
+        }
+    }
+
+    /// Rebuilds the heap from its live entries.
+    fn drop_stale(&mut self) {
+        let slots = &self.slots;
+        self.heap.retain(|e| slots[e.slot as usize].version == e.version);
         // A sorted array is a heap.
         self.heap.sort_unstable_by_key(Entry::key);
-        self.planned.sort_unstable_by_key(|e| std::cmp::Reverse(e.key()));
+        self.stale = 0;
     }
 }
 
@@ -193,10 +323,10 @@ mod tests {
     #[test]
     fn retimed_events_move_and_keep_their_tie_order() {
         let mut q = Queue::new();
-        q.push(5, 'a');
-        q.push(1, 'b');
-        q.push(9, 'c');
-        q.retime(|&e| (e != 'b').then_some(1));
+        q.push_for(5, 0, 'a');
+        q.push_for(1, 0, 'b');
+        q.push_for(9, 0, 'c');
+        q.retime(0, |&e| (e != 'b').then_some(1));
         let order: Vec<(u64, char)> = std::iter::from_fn(|| q.pop()).collect();
         assert_eq!(order, vec![(1, 'a'), (1, 'b'), (1, 'c')]);
     }
@@ -204,10 +334,11 @@ mod tests {
     #[test]
     fn planned_events_take_their_turn_by_time_and_push_order() {
         let mut q = Queue::new();
-        q.push_planned([(5, 'a'), (1, 'b'), (9, 'c')]);
+        q.push_planned([(5, 'a'), (1, 'b')]);
+        q.push_for(9, 0, 'c');
         q.push(1, 'd');
         q.push(5, 'e');
-        q.retime(|&e| (e == 'c').then_some(5));
+        q.retime(0, |&e| (e == 'c').then_some(5));
         let order: Vec<(u64, char)> = std::iter::from_fn(|| q.pop()).collect();
         assert_eq!(order, vec![(1, 'b'), (1, 'd'), (5, 'a'), (5, 'c'), (5, 'e')]);
     }
@@ -241,5 +372,98 @@ mod tests {
         model.sort();
         let rest: Vec<(u64, u64)> = std::iter::from_fn(|| q.pop()).collect();
         assert_eq!(rest, model);
+    }
+
+    #[test]
+    fn a_retime_looks_only_at_its_owners_events() {
+        let mut q = Queue::new();
+        // Many events of others (and of no one), a few of owner 1.
+        for i in 0..1_000 {
+            q.push(i, (0, i));
+            q.push_for(i, 0, (0, i));
+        }
+        q.push_for(50, 1, (1, 0));
+        q.push_for(60, 1, (1, 1));
+        let mut looked = Vec::new();
+        q.retime(1, |&e| {
+            looked.push(e);
+            Some(2_000 - e.1)
+        });
+        looked.sort();
+        assert_eq!(looked, vec![(1, 0), (1, 1)]);
+        let order: Vec<(u64, (u32, u64))> = std::iter::from_fn(|| q.pop()).collect();
+        assert_eq!(order.len(), 2_002);
+        assert_eq!(&order[2_000..], &[(1_999, (1, 1)), (2_000, (1, 0))]);
+        q.retime(1, |_| panic!("owner 1 has nothing queued"));
+        q.retime(7, |_| panic!("owner 7 never queued anything"));
+    }
+
+    #[test]
+    fn retimes_pop_in_key_order_against_a_model() {
+        // Pushes (for owners 0..4 or none), pops and retimes of one owner against a
+        // list re-sorted at every pop; enough retimes that the heap drops its stale
+        // entries many times over.
+        let mut q = Queue::new();
+        // (at, seq, owner) per queued event; the event is its sequence number.
+        let mut model: Vec<(u64, u64, u32)> = Vec::new();
+        let (mut x, mut seq) = (11u64, 0u64);
+        let mut next = || {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            x >> 33
+        };
+        let plan: Vec<(u64, u64)> = (1..=200).map(|s| ((s * 7919) % 5_000, s)).collect();
+        q.push_planned(plan.iter().copied());
+        model.extend(plan.iter().map(|&(t, s)| (t, s, NO_OWNER)));
+        seq += plan.len() as u64;
+        let (mut now, mut rebuilds) = (0, 0);
+        for _ in 0..60_000 {
+            // More pushes than pops: the queue grows to thousands of events.
+            match next() % 8 {
+                0..=3 => {
+                    seq += 1;
+                    let (t, owner) = (now + next() % 500, (next() % 5) as u32);
+                    if owner == 4 {
+                        q.push(t, seq);
+                        model.push((t, seq, NO_OWNER));
+                    } else {
+                        q.push_for(t, owner, seq);
+                        model.push((t, seq, owner));
+                    }
+                }
+                4..=5 => {
+                    // As a clock does, a time per event (some the same as before, some
+                    // tied); some events are not moved at all.
+                    let (owner, base) = ((next() % 4) as u32, now + next() % 3 * 100);
+                    let new_time = |s: u64| (!s.is_multiple_of(5)).then_some(base + s % 97);
+                    let stale = q.stale;
+                    q.retime(owner, |&s| new_time(s));
+                    rebuilds += usize::from(q.stale < stale);
+                    assert!(q.stale <= STALE_MIN || q.stale <= q.heap.len() / 2);
+                    for e in model.iter_mut().filter(|e| e.2 == owner) {
+                        if let Some(t) = new_time(e.1) {
+                            e.0 = t;
+                        }
+                    }
+                }
+                _ => {
+                    model.sort();
+                    let expected = (!model.is_empty()).then(|| model.remove(0));
+                    let got = q.pop();
+                    assert_eq!(got, expected.map(|(t, s, _)| (t, s)));
+                    if let Some((t, _)) = got {
+                        now = t;
+                    }
+                }
+            }
+        }
+        assert!(
+            rebuilds >= 3,
+            "the heap dropped its stale entries {rebuilds} times"
+        );
+        model.sort();
+        let rest: Vec<(u64, u64)> = std::iter::from_fn(|| q.pop()).collect();
+        assert_eq!(rest, model.iter().map(|&(t, s, _)| (t, s)).collect::<Vec<_>>());
     }
 }
