@@ -972,7 +972,10 @@ mod tests {
         };
         assert_eq!(op.nodes.map(|n| n.to_vec()), Some(vec![1, 3]));
         let e = parse_line(&line("[1,64]")).unwrap_err().to_string();
-        assert!(e.contains("node 64 is beyond the limit of 64"), "{e}");
+        assert!(
+            e.contains("node 64 does not exist (a history names at most 64 nodes)"),
+            "{e}"
+        );
         let e = parse_line(&line("[-1]")).unwrap_err().to_string();
         assert!(e.contains("expected usize"), "{e}");
     }

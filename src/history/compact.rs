@@ -547,7 +547,7 @@ impl<'de> Deserialize<'de> for NodeSet {
                 while let Some(n) = seq.next_element::<usize>()? {
                     if n >= MAX_NODES {
                         return Err(de::Error::custom(format_args!(
-                            "node {n} is beyond the limit of {MAX_NODES}"
+                            "node {n} does not exist (a history names at most {MAX_NODES} nodes)"
                         )));
                     }
                     set.0 |= 1 << n;
