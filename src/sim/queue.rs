@@ -48,9 +48,10 @@ const NO_OWNER: u32 = u32::MAX;
 /// a small heap for a few stale entries would cost more than skipping them.
 const STALE_MIN: usize = 1024;
 
-/// What the queue knows of a slot besides its event.
-#[derive(Clone, Copy)]
-struct Slot {
+/// A slot of the slab: an event, and what the queue knows of it (kept beside it, so
+/// that making and popping an entry reads one place).
+struct Slot<E> {
+    event: Option<E>,
     /// Bumped when the slot's event is retimed: only the heap entry with the current
     /// version is live. Never reset, so an entry left by an earlier event of a reused
     /// slot is stale too (a slot would need 2^32 retimes to wrap round).
@@ -76,8 +77,7 @@ pub struct Queue<E> {
     heap: Vec<Entry>,
     /// Events pushed with [`Queue::push_planned`], sorted latest first (popped from the end).
     planned: Vec<Entry>,
-    slab: Vec<Option<E>>,
-    slots: Vec<Slot>,
+    slab: Vec<Slot<E>>,
     free: Vec<u32>,
     seq: u64,
     /// Per owner, its queued events (in no particular order).
@@ -92,7 +92,6 @@ impl<E> Queue<E> {
             heap: Vec::with_capacity(1024),
             planned: Vec::new(),
             slab: Vec::with_capacity(1024),
-            slots: Vec::with_capacity(1024),
             free: Vec::new(),
             seq: 0,
             owned: Vec::new(),
@@ -111,28 +110,30 @@ impl<E> Queue<E> {
     }
 
     /// Takes a sequence number and a slot for `event`.
+    #[inline]
     fn entry(&mut self, at_us: u64, event: E) -> Entry {
         self.seq += 1;
-        let slot = match self.free.pop() {
+        let (slot, version) = match self.free.pop() {
             Some(slot) => {
-                self.slab[slot as usize] = Some(event);
-                slot
+                let s = &mut self.slab[slot as usize];
+                s.event = Some(event);
+                (slot, s.version)
             }
             None => {
-                self.slab.push(Some(event));
-                self.slots.push(Slot {
+                self.slab.push(Slot {
+                    event: Some(event),
                     version: 0,
                     owner: NO_OWNER,
                     index: 0,
                 });
-                (self.slab.len() - 1) as u32
+                ((self.slab.len() - 1) as u32, 0)
             }
         };
         Entry {
             at_us,
             seq: self.seq,
             slot,
-            version: self.slots[slot as usize].version,
+            version,
         }
     }
 
@@ -148,7 +149,7 @@ impl<E> Queue<E> {
         if self.owned.len() <= o {
             self.owned.resize_with(o + 1, Vec::new);
         }
-        let slot = &mut self.slots[entry.slot as usize];
+        let slot = &mut self.slab[entry.slot as usize];
         slot.owner = owner;
         slot.index = self.owned[o].len() as u32;
         self.owned[o].push(Owned {
@@ -187,33 +188,37 @@ impl<E> Queue<E> {
                 break self.planned.pop()?;
             }
             let top = self.pop_heap()?;
-            if self.is_live(&top) {
+            if self.stale == 0 || self.is_live(&top) {
                 break top;
             }
             self.stale -= 1;
         };
         self.free.push(top.slot);
-        let owner = std::mem::replace(&mut self.slots[top.slot as usize].owner, NO_OWNER);
-        if owner != NO_OWNER {
-            self.disown(owner, top.slot);
+        // Only a queue that events were pushed for an owner has owners to keep.
+        if !self.owned.is_empty() {
+            let owner = std::mem::replace(&mut self.slab[top.slot as usize].owner, NO_OWNER);
+            if owner != NO_OWNER {
+                self.disown(owner, top.slot);
+            }
         }
         let event = self.slab[top.slot as usize]
+            .event
             .take()
             .expect("a queued slot holds its event");
         Some((top.at_us, event))
     }
 
     fn is_live(&self, entry: &Entry) -> bool {
-        self.slots[entry.slot as usize].version == entry.version
+        self.slab[entry.slot as usize].version == entry.version
     }
 
     /// Takes `slot` (popped) out of `owner`'s list.
     fn disown(&mut self, owner: u32, slot: u32) {
         let list = &mut self.owned[owner as usize];
-        let index = self.slots[slot as usize].index;
+        let index = self.slab[slot as usize].index;
         list.swap_remove(index as usize);
         if let Some(moved) = list.get(index as usize) {
-            self.slots[moved.slot as usize].index = index;
+            self.slab[moved.slot as usize].index = index;
         }
     }
 
@@ -268,6 +273,7 @@ impl<E> Queue<E> {
         let mut moved = std::mem::take(list);
         for o in &mut moved {
             let event = self.slab[o.slot as usize]
+                .event
                 .as_ref()
                 .expect("an owned slot holds its event");
             let Some(at_us) = new_time(event) else {
@@ -278,7 +284,7 @@ impl<E> Queue<E> {
             }
             o.at_us = at_us;
             // The entry the event leaves is stale from here on.
-            let slot = &mut self.slots[o.slot as usize];
+            let slot = &mut self.slab[o.slot as usize];
             slot.version = slot.version.wrapping_add(1);
             let entry = Entry {
                 at_us,
@@ -297,8 +303,8 @@ impl<E> Queue<E> {
 
     /// Rebuilds the heap from its live entries.
     fn drop_stale(&mut self) {
-        let slots = &self.slots;
-        self.heap.retain(|e| slots[e.slot as usize].version == e.version);
+        let slab = &self.slab;
+        self.heap.retain(|e| slab[e.slot as usize].version == e.version);
         // A sorted array is a heap.
         self.heap.sort_unstable_by_key(Entry::key);
         self.stale = 0;
