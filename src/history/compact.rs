@@ -25,6 +25,76 @@ use std::fmt;
 use std::ops::Deref;
 use std::sync::Arc;
 
+/// For a type that reads as a `str` (its `as_str`): it orders and hashes as that string
+/// would (given its own `Ord`), compares equal to it, and displays, debugs and
+/// serializes as it, so a history and summary.json read as they did with strings.
+macro_rules! reads_as_str {
+    ($t:ty) => {
+        impl PartialOrd for $t {
+            fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+                Some(self.cmp(other))
+            }
+        }
+
+        impl std::hash::Hash for $t {
+            fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+                self.as_str().hash(state)
+            }
+        }
+
+        impl PartialEq<str> for $t {
+            fn eq(&self, other: &str) -> bool {
+                self.as_str() == other
+            }
+        }
+
+        impl PartialEq<&str> for $t {
+            fn eq(&self, other: &&str) -> bool {
+                self.as_str() == *other
+            }
+        }
+
+        impl PartialEq<String> for $t {
+            fn eq(&self, other: &String) -> bool {
+                self.as_str() == other
+            }
+        }
+
+        impl PartialEq<$t> for String {
+            fn eq(&self, other: &$t) -> bool {
+                self == other.as_str()
+            }
+        }
+
+        impl PartialEq<$t> for str {
+            fn eq(&self, other: &$t) -> bool {
+                self == other.as_str()
+            }
+        }
+
+        impl fmt::Display for $t {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+
+        impl fmt::Debug for $t {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                fmt::Debug::fmt(self.as_str(), f)
+            }
+        }
+
+        impl Serialize for $t {
+            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(self.as_str())
+            }
+        }
+    };
+}
+
+reads_as_str!(LockName);
+reads_as_str!(Token);
+
 /// A lock's name. Clones share one allocation (a thin pointer: a hold is among the
 /// most numerous records); it reads as a `str`.
 #[derive(Clone, Eq)]
@@ -91,66 +161,6 @@ impl Ord for LockName {
             return std::cmp::Ordering::Equal;
         }
         self.as_str().cmp(other.as_str())
-    }
-}
-
-impl PartialOrd for LockName {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl std::hash::Hash for LockName {
-    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        self.as_str().hash(state)
-    }
-}
-
-impl PartialEq<str> for LockName {
-    fn eq(&self, other: &str) -> bool {
-        self.as_str() == other
-    }
-}
-
-impl PartialEq<&str> for LockName {
-    fn eq(&self, other: &&str) -> bool {
-        self.as_str() == *other
-    }
-}
-
-impl PartialEq<String> for LockName {
-    fn eq(&self, other: &String) -> bool {
-        self.as_str() == other
-    }
-}
-
-impl PartialEq<LockName> for String {
-    fn eq(&self, other: &LockName) -> bool {
-        self == other.as_str()
-    }
-}
-
-impl PartialEq<LockName> for str {
-    fn eq(&self, other: &LockName) -> bool {
-        self == other.as_str()
-    }
-}
-
-impl fmt::Display for LockName {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self)
-    }
-}
-
-impl fmt::Debug for LockName {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(self.as_str(), f)
-    }
-}
-
-impl Serialize for LockName {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self)
     }
 }
 
@@ -343,63 +353,9 @@ impl Ord for Token {
     }
 }
 
-impl PartialOrd for Token {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl PartialEq<str> for Token {
-    fn eq(&self, other: &str) -> bool {
-        self.as_str() == other
-    }
-}
-
-impl PartialEq<&str> for Token {
-    fn eq(&self, other: &&str) -> bool {
-        self.as_str() == *other
-    }
-}
-
-impl PartialEq<String> for Token {
-    fn eq(&self, other: &String) -> bool {
-        self.as_str() == other
-    }
-}
-
-impl PartialEq<Token> for String {
-    fn eq(&self, other: &Token) -> bool {
-        self == other.as_str()
-    }
-}
-
-impl fmt::Display for Token {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self)
-    }
-}
-
-impl fmt::Debug for Token {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(self.as_str(), f)
-    }
-}
-
-impl Serialize for Token {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self)
-    }
-}
-
 impl<'de> Deserialize<'de> for Token {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         d.deserialize_str(Text(Token::new))
-    }
-}
-
-impl std::hash::Hash for Token {
-    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        self.as_str().hash(state)
     }
 }
 
