@@ -101,7 +101,9 @@
 //! In memory, from the driver that makes an event through the sink to the checker, an
 //! event's lock and key names are shared, its token is kept inline and its nodes are a
 //! bit mask ([`compact`]): an event allocates nothing of its own, and the JSONL it is
-//! written as is the same byte for byte.
+//! written as is the same byte for byte. So an `ok` line's `nodes` are read as a set: in
+//! any order, a node named twice counts once, and one numbered 64 or more is refused
+//! (lockstorm writes them ascending, each once).
 
 pub mod compact;
 
