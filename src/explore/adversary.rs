@@ -218,15 +218,16 @@ pub fn enabled(world: &World, scope: &Scope, out: &mut Vec<Action>) {
     out.push(Action::Tick);
 }
 
-/// The world after `action`, on the heap: the search keeps the worlds it has not seen
-/// boxed, and a world is kilobytes, so it is made in its box, not copied into one.
+/// [`next_in`] in a new box.
 #[cfg(test)]
 pub fn next(world: &World, scope: &Scope, action: Action) -> Box<World> {
     next_in(world, scope, action, None)
 }
 
-/// [`next`], made in `spare` when given: the box of a successor the search dropped
-/// (most lead to a world already seen), so that such a successor allocates nothing.
+/// The world after `action`, on the heap: the search keeps the worlds it has not seen
+/// boxed, and a world is kilobytes, so it is made in its box, not copied into one. The
+/// box is `spare` when given: that of a successor the search dropped (most lead to a
+/// world already seen), so that such a successor allocates nothing.
 pub fn next_in(world: &World, scope: &Scope, action: Action, spare: Option<Box<World>>) -> Box<World> {
     let mut w = match spare {
         Some(mut w) => {
