@@ -19,28 +19,6 @@ pub type NodeId = usize;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct LockId(pub u32);
 
-impl LockId {
-    /// `L{n}`, as [`fmt::Display`] writes it, without the formatting machinery (a
-    /// driver names each lock once: `crate::history::Names`).
-    pub fn name(self) -> String {
-        let mut digits = [0u8; 10];
-        let mut n = self.0;
-        let mut i = digits.len();
-        loop {
-            i -= 1;
-            digits[i] = b'0' + (n % 10) as u8;
-            n /= 10;
-            if n == 0 {
-                break;
-            }
-        }
-        let mut name = String::with_capacity(1 + digits.len() - i);
-        name.push('L');
-        name.extend(digits[i..].iter().map(|&d| d as char));
-        name
-    }
-}
-
 impl fmt::Display for LockId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "L{}", self.0)
@@ -243,16 +221,4 @@ pub enum Reply {
     Nil,
     Int(i64),
     Error,
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn names_read_as_display_writes_them() {
-        for n in [0, 7, 10, 99, 12345, u32::MAX] {
-            assert_eq!(LockId(n).name(), LockId(n).to_string());
-        }
-    }
 }

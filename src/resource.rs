@@ -14,14 +14,14 @@ use std::collections::BTreeMap;
 pub struct GuardedResource {
     /// Per lock, the largest fencing token accepted so far.
     last_fence: BTreeMap<LockId, u64>,
-    /// The lock names its events carry, each made once.
-    names: Names,
 }
 
 impl GuardedResource {
-    /// Applies or rejects a write arriving at true time `t_us`; the event says which.
+    /// Applies or rejects a write arriving at true time `t_us`; the event says which,
+    /// naming the lock from the driver's `names`.
     pub fn write(
         &mut self,
+        names: &mut Names,
         t_us: u64,
         client: usize,
         lock: LockId,
@@ -38,7 +38,7 @@ impl GuardedResource {
         Event::Write(ResourceWrite {
             t_us,
             client,
-            lock: self.names.lock(lock),
+            lock: names.lock(lock),
             token: token.into(),
             fence,
             accepted,
@@ -60,21 +60,22 @@ mod tests {
     #[test]
     fn rejects_an_older_fencing_token_per_lock_and_accepts_unfenced_writes() {
         let mut r = GuardedResource::default();
-        assert!(accepted(r.write(0, 0, LockId(0), Token(1), Some(5))));
+        let names = &mut Names::default();
+        assert!(accepted(r.write(names, 0, 0, LockId(0), Token(1), Some(5))));
         assert!(
-            !accepted(r.write(1, 1, LockId(0), Token(2), Some(4))),
+            !accepted(r.write(names, 1, 1, LockId(0), Token(2), Some(4))),
             "stale token"
         );
         assert!(
-            accepted(r.write(2, 1, LockId(1), Token(2), Some(4))),
+            accepted(r.write(names, 2, 1, LockId(1), Token(2), Some(4))),
             "another lock"
         );
         assert!(
-            accepted(r.write(3, 0, LockId(0), Token(1), Some(5))),
+            accepted(r.write(names, 3, 0, LockId(0), Token(1), Some(5))),
             "the same token again"
         );
         assert!(
-            accepted(r.write(4, 2, LockId(0), Token(3), None)),
+            accepted(r.write(names, 4, 2, LockId(0), Token(3), None)),
             "no fencing, no check"
         );
     }

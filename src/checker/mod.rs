@@ -50,7 +50,7 @@ pub mod waits;
 
 use crate::algorithm::Mode;
 use crate::history::compact::{LockId, Locks};
-pub use crate::history::compact::{LockName, NodeSet, Token};
+use crate::history::compact::{LockName, NodeSet, Token};
 use crate::history::{Belief, Event, FaultAction, Line, Lost, Meta, NodeRef, Op, OpKind, Phase};
 pub use exercise::Exercise;
 pub use liveness::LivenessFinding;

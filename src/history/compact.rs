@@ -187,6 +187,7 @@ impl From<String> for LockName {
 }
 
 /// Reads a JSON string as `String` does (the same errors), into what `.0` makes of it.
+/// (JSON has no byte strings, so it takes only `str`s.)
 struct Text<F>(F);
 
 impl<T, F: FnOnce(&str) -> T> Visitor<'_> for Text<F> {
@@ -198,13 +199,6 @@ impl<T, F: FnOnce(&str) -> T> Visitor<'_> for Text<F> {
 
     fn visit_str<E: de::Error>(self, v: &str) -> Result<T, E> {
         Ok((self.0)(v))
-    }
-
-    fn visit_bytes<E: de::Error>(self, v: &[u8]) -> Result<T, E> {
-        match std::str::from_utf8(v) {
-            Ok(s) => Ok((self.0)(s)),
-            Err(_) => Err(E::invalid_value(de::Unexpected::Bytes(v), &self)),
-        }
     }
 }
 
@@ -232,10 +226,7 @@ impl Names {
             self.by_lock.resize(i + 1, Default::default());
         }
         self.by_lock[i][key.kind as usize]
-            .get_or_insert_with(|| match key.kind {
-                KeyKind::Plain => LockName::from(key.lock.name()),
-                _ => LockName::from(key.to_string()),
-            })
+            .get_or_insert_with(|| LockName::from(key.to_string()))
             .clone()
     }
 }

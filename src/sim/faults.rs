@@ -239,15 +239,14 @@ impl World<'_> {
     fn set_client_rate(&mut self, t: u64, c: usize, ppm: i64) {
         self.client_clocks[c].set_rate(t, ppm);
         // The client's timers are due at clock readings, which now come at other times.
-        // They are queued for the client (`World::apply`), so only they are looked at.
+        // They are queued for the client (`World::push_clocked`), so only they are
+        // looked at.
+        debug_assert!(self.client_rates, "a clock-rate fault the plan did not have");
         let clock = &self.client_clocks[c];
         self.queue.retime(c as u32, |ev| match *ev {
-            Ev::Timer {
-                client, at_mono_us, ..
+            Ev::Timer { at_mono_us, .. } | Ev::Wake { at_mono_us, .. } => {
+                Some(clock.true_at_mono(at_mono_us).max(t))
             }
-            | Ev::Wake {
-                client, at_mono_us, ..
-            } if client == c => Some(clock.true_at_mono(at_mono_us).max(t)),
             _ => None,
         });
     }

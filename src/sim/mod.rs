@@ -466,7 +466,9 @@ impl World<'_> {
 
     /// The guarded resource applies or rejects a write.
     fn resource_write(&mut self, t: u64, client: usize, lock: LockId, token: Token, fence: Option<u64>) {
-        let event = self.resource.write(t, client, lock, token, fence);
+        let event = self
+            .resource
+            .write(&mut self.names, t, client, lock, token, fence);
         self.emit(event);
         let at = t + self.scenario.network.latency.sample(&mut self.resource_rng);
         self.queue.push(at, Ev::WriteAck { client });

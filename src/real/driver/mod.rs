@@ -617,8 +617,10 @@ impl Driver<'_> {
         token: crate::command::Token,
         fence: Option<u64>,
     ) {
-        self.history
-            .push(self.resource.write(t, client, lock, token, fence));
+        self.history.push(
+            self.resource
+                .write(&mut self.names, t, client, lock, token, fence),
+        );
         self.schedule(t, Ev::WriteAck { client });
     }
 
