@@ -106,6 +106,7 @@
 //! (lockstorm writes them ascending, each once).
 
 pub mod compact;
+mod parallel;
 
 use crate::algorithm::Mode;
 use crate::fault::{Fault, Origin};
@@ -465,7 +466,19 @@ fn scan(
 /// Reads a JSONL history one line at a time as [`crate::checker::check_jsonl`] needs it:
 /// a node line borrowed from the text ([`Line::Node`]: nothing allocated for it), any
 /// other line as its event. Otherwise as [`for_each_jsonl`].
+///
+/// With more than one core, workers parse the lines ([`parallel`]): the same lines are
+/// handed over in the same order, and the same error ends the reading.
 pub fn for_each_line(path: &Path, mut each: impl FnMut(Line<'_>)) -> Result<(), HistoryError> {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if cores > 1 {
+        return parallel::for_each_line(
+            path,
+            cores.min(parallel::MAX_WORKERS),
+            parallel::BLOCK_BYTES,
+            each,
+        );
+    }
     scan_text(path, 0, |_, _, text| {
         each(parse_line_ref(text)?);
         Ok(true)
@@ -509,20 +522,26 @@ fn scan_text(
         };
         let start = at;
         at += read as u64;
-        let text = line.strip_suffix(b"\n").unwrap_or(&line);
-        let text = text.strip_suffix(b"\r").unwrap_or(text);
-        if text.len() > max {
-            return Err(bad(format!("the line is longer than {max} bytes")));
-        }
-        let text = std::str::from_utf8(text).map_err(|e| bad(format!("not UTF-8 text ({e})")))?;
-        if text.trim().is_empty() {
+        let Some(text) = line_text(line.strip_suffix(b"\n").unwrap_or(&line)).map_err(bad)? else {
             continue;
-        }
+        };
         if !each(start, i + 1, text).map_err(|e| bad(e.to_string()))? {
             break;
         }
     }
     Ok(())
+}
+
+/// A line's text without its `\n`: without a `\r` before it either, refused when longer
+/// than [`crate::limits::MAX_LINE_BYTES`] or not UTF-8, and `None` when blank.
+fn line_text(raw: &[u8]) -> Result<Option<&str>, String> {
+    let text = raw.strip_suffix(b"\r").unwrap_or(raw);
+    let max = crate::limits::MAX_LINE_BYTES;
+    if text.len() > max {
+        return Err(format!("the line is longer than {max} bytes"));
+    }
+    let text = std::str::from_utf8(text).map_err(|e| format!("not UTF-8 text ({e})"))?;
+    Ok(Some(text).filter(|t| !t.trim().is_empty()))
 }
 
 /// How many events lie between two marks of a [`HistoryFile`].
