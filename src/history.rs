@@ -470,19 +470,23 @@ fn scan(
 /// With more than one core, workers parse the lines ([`parallel`]): the same lines are
 /// handed over in the same order, and the same error ends the reading.
 pub fn for_each_line(path: &Path, mut each: impl FnMut(Line<'_>)) -> Result<(), HistoryError> {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    if cores > 1 {
-        return parallel::for_each_line(
-            path,
-            cores.min(parallel::MAX_WORKERS),
-            parallel::BLOCK_BYTES,
-            each,
-        );
+    let workers = line_workers();
+    if workers > 0 {
+        return parallel::for_each_line(path, workers, parallel::BLOCK_BYTES, each);
     }
     scan_text(path, 0, |_, _, text| {
         each(parse_line_ref(text)?);
         Ok(true)
     })
+}
+
+/// How many workers parse lines for [`for_each_line`] on this machine: one per core, up
+/// to four; none on one core, where the calling thread parses them itself.
+pub fn line_workers() -> usize {
+    match std::thread::available_parallelism().map_or(1, |n| n.get()) {
+        1 => 0,
+        cores => cores.min(parallel::MAX_WORKERS),
+    }
 }
 
 /// [`scan`], handing over each line's text: `each` reads it, and its error names the line.

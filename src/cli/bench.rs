@@ -28,9 +28,10 @@ pub struct Args {
     /// of which the medians are printed.
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..=100))]
     rounds: u64,
-    /// Instead: the simulator's and the checker's speed on one core, side by side:
-    /// lock operations simulated per second, history events checked per second in
-    /// memory and from JSONL (as `lockstorm check`), and peak memory.
+    /// Instead: the simulator's and the checker's speed, side by side: lock operations
+    /// simulated per second and history events checked per second in memory (each on
+    /// one thread), history events checked per second from JSONL (as `lockstorm
+    /// check`: lines parsed by a worker per core, up to four), and peak memory.
     #[arg(long, conflicts_with = "protocol")]
     sim: bool,
     /// With --sim: the scenario simulated.
@@ -131,12 +132,17 @@ fn bench_sim(a: &Args) -> Result<bool> {
     );
     println!(
         "({}, seed {seed}: {} lock ops, {} history events, {:.1} MB of JSONL; medians of {} rounds \
-         on one thread)",
+         on one thread, the JSONL's lines parsed by {})",
         file.display(),
         b.lock_ops,
         b.events,
         b.jsonl_bytes as f64 / 1e6,
-        b.rounds
+        b.rounds,
+        match b.jsonl_workers {
+            0 => "that thread".to_string(),
+            1 => "1 worker".to_string(),
+            n => format!("{n} workers"),
+        }
     );
     println!(
         "explorer: {:.0} states/s ({} states, {} transitions, {}; {}, on one thread, median of {} rounds)",

@@ -2,7 +2,8 @@
 //! (scenarios/partition.toml by default: Redlock on 5 nodes, 20 clients, random
 //! partitions) is simulated on one thread with its history kept in memory, the history
 //! is checked in memory, then written to a JSONL file and checked from there as
-//! `lockstorm check` does (reading included, one pass, events not kept), `rounds` times; the medians of each
+//! `lockstorm check` does (reading included, one pass, events not kept; lines parsed by
+//! a worker per core, up to four), `rounds` times; the medians of each
 //! series are reported side by side with the process's peak resident memory. Not a
 //! timed test: numbers depend on the machine and its load.
 
@@ -26,6 +27,9 @@ pub struct SimBench {
     /// (c) History events read from JSONL and checked per second, in one pass
     /// ([`checker::check_jsonl`], as `lockstorm check`).
     pub jsonl_checked_per_sec: f64,
+    /// The workers that parsed the JSONL for (c) ([`history::line_workers`]; 0: the
+    /// checking thread parsed it).
+    pub jsonl_workers: usize,
     /// (d) The process's peak resident memory, bytes (VmHWM), after every round.
     pub peak_rss_bytes: Option<u64>,
     /// Size of the JSONL history, bytes.
@@ -68,6 +72,7 @@ pub fn run(scenario: &Scenario, seed: u64, rounds: usize) -> std::io::Result<Sim
         lock_ops_per_sec: lock_ops as f64 / median(&mut sim).max(1e-9),
         checked_per_sec: events as f64 / median(&mut check).max(1e-9),
         jsonl_checked_per_sec: events as f64 / median(&mut jsonl).max(1e-9),
+        jsonl_workers: history::line_workers(),
         peak_rss_bytes: peak_rss_bytes(),
         jsonl_bytes,
     })
