@@ -135,8 +135,12 @@ fn may_end(world: &World, since: u32, least: Option<u32>) -> bool {
     least.is_some_and(|l| world.tick >= since + l)
 }
 
+/// The transitions enabled in a world: a few dozen at most within the scope's bounds,
+/// so they sit inline, not in an allocation per world expanded.
+pub type Actions = smallvec::SmallVec<[Action; 32]>;
+
 /// Every transition enabled in `world`, in [`Action`] order.
-pub fn enabled(world: &World, scope: &Scope, out: &mut Vec<Action>) {
+pub fn enabled(world: &World, scope: &Scope, out: &mut Actions) {
     out.clear();
     if world.found.is_some() || world.tick >= scope.ticks {
         return;
