@@ -16,19 +16,21 @@ use crate::fault::{CutDirection, Fault, Origin};
 use crate::history::{Event, FaultAction, FaultEvent};
 
 impl World {
-    fn fault_event(&mut self, id: u32, action: FaultAction, fault: Fault) {
+    /// Records a fault event when replaying. The fault is made only then: a cut names
+    /// its link in two vectors, and the search makes thousands of cuts it never logs.
+    fn fault_event(&mut self, id: u32, action: FaultAction, fault: impl FnOnce() -> Fault) {
         if let Some(log) = &mut self.log {
             log.push(Event::Fault(FaultEvent {
                 t_us: self.now_us,
                 id: id as usize,
                 action,
                 origin: Origin::Script,
-                fault,
+                fault: fault(),
             }));
         }
     }
 
-    fn start(&mut self, fault: Fault) -> Since {
+    fn start(&mut self, fault: impl FnOnce() -> Fault) -> Since {
         let since = Since {
             tick: self.tick,
             id: self.next_fault,
@@ -38,7 +40,7 @@ impl World {
         since
     }
 
-    fn end(&mut self, since: Option<Since>, fault: Fault) {
+    fn end(&mut self, since: Option<Since>, fault: impl FnOnce() -> Fault) {
         let id = since.expect("only started faults end").id;
         self.fault_event(id, FaultAction::End, fault);
     }
@@ -52,7 +54,7 @@ impl World {
             clients: vec![c],
             direction: CutDirection::Both,
         };
-        let pause = Fault::Pause {
+        let pause = || Fault::Pause {
             node: (!action.is_client_pause()).then_some(node),
             client: action.is_client_pause().then_some(client),
             point: None,
@@ -62,42 +64,42 @@ impl World {
             Action::Crash(_) => {
                 self.left.crashes -= 1;
                 self.node_mut(node).crash(t, power_loss);
-                self.crashed[node] = Some(self.start(Fault::Crash { node, power_loss }));
+                self.crashed[node] = Some(self.start(|| Fault::Crash { node, power_loss }));
             }
             Action::Restart(_) => {
                 self.node_mut(node).restart(t);
                 let since = self.crashed[node].take();
-                self.end(since, Fault::Crash { node, power_loss });
+                self.end(since, || Fault::Crash { node, power_loss });
             }
             Action::Failover(_) => {
                 self.left.failovers -= 1;
                 self.node_mut(node).fail_master(t);
-                self.failed[node] = Some(self.start(Fault::Failover { node }));
+                self.failed[node] = Some(self.start(|| Fault::Failover { node }));
             }
             Action::Promote(_) => {
                 self.node_mut(node).promote_replica(t);
                 let since = self.failed[node].take();
-                self.end(since, Fault::Failover { node });
+                self.end(since, || Fault::Failover { node });
             }
             Action::Cut(..) => {
                 self.left.partitions -= 1;
                 let l = self.link(scope, client, node);
-                self.cut[l] = Some(self.start(cut(node, client)));
+                self.cut[l] = Some(self.start(|| cut(node, client)));
             }
             Action::Heal(..) => {
                 let l = self.link(scope, client, node);
                 let since = self.cut[l].take();
-                self.end(since, cut(node, client));
+                self.end(since, || cut(node, client));
             }
             Action::Jump(_) => {
                 self.left.clock_jumps -= 1;
                 self.node_mut(node).clock.jump(scope.jump_by_us);
-                let fault = Fault::ClockJump {
+                let fault = || Fault::ClockJump {
                     node: Some(node),
                     client: None,
                     by_us: scope.jump_by_us,
                 };
-                let since = self.start(fault.clone());
+                let since = self.start(fault);
                 self.end(Some(since), fault);
             }
             Action::PauseNode(_) => {
@@ -133,8 +135,12 @@ fn may_end(world: &World, since: u32, least: Option<u32>) -> bool {
     least.is_some_and(|l| world.tick >= since + l)
 }
 
+/// The transitions enabled in a world: a few dozen at most within the scope's bounds,
+/// so they sit inline, not in an allocation per world expanded.
+pub type Actions = smallvec::SmallVec<[Action; 32]>;
+
 /// Every transition enabled in `world`, in [`Action`] order.
-pub fn enabled(world: &World, scope: &Scope, out: &mut Vec<Action>) {
+pub fn enabled(world: &World, scope: &Scope, out: &mut Actions) {
     out.clear();
     if world.found.is_some() || world.tick >= scope.ticks {
         return;

@@ -48,6 +48,7 @@ impl<T: Copy> Queue<T> {
 
     /// Schedules message `ev` at `at`. A message never arrives before one sent earlier
     /// (fixed latency); if one did, it would go in its place all the same.
+    #[inline(always)]
     pub(super) fn push_message(&mut self, at: u64, ev: T) {
         if self.head > 0 && self.messages.len() == self.messages.inline_size() {
             // Full inline: drop the popped messages before growing onto the heap.
@@ -68,6 +69,7 @@ impl<T: Copy> Queue<T> {
     }
 
     /// Schedules timer `ev` at `at`, after whatever is already scheduled at or before.
+    #[inline(always)]
     pub(super) fn push_timer(&mut self, at: u64, ev: T) {
         let n = self.order();
         let i = self.timers.partition_point(|&(t, _, _)| t > at);
@@ -75,6 +77,7 @@ impl<T: Copy> Queue<T> {
     }
 
     /// The next event, if it happens before `end`.
+    #[inline(always)]
     pub(super) fn pop_before(&mut self, end: u64) -> Option<(u64, T)> {
         let message = self.messages.get(self.head).map(|&(t, n, _)| (t, n));
         let timer = self.timers.last().map(|&(t, n, _)| (t, n));
@@ -133,6 +136,15 @@ impl<T: Copy> Clone for Queue<T> {
             next: self.next,
         }
     }
+
+    fn clone_from(&mut self, q: &Self) {
+        self.messages.clear();
+        self.messages.extend_from_slice(&q.messages[q.head..]);
+        self.head = 0;
+        self.timers.clear();
+        self.timers.extend_from_slice(&q.timers);
+        self.next = q.next;
+    }
 }
 
 /// The commands of the messages in flight to the nodes, each kept once: a message
@@ -140,11 +152,24 @@ impl<T: Copy> Clone for Queue<T> {
 /// inline makes it (a client sends one command to every node, and a world's events
 /// are copied with it). A slot is free again once no message names it. Which slot a
 /// command is in is not state: the fingerprint feeds the command itself.
-#[derive(Clone)]
 pub(super) struct Commands<C> {
     /// A command and how many messages name it. (A node paused for long holds back
     /// every message sent to it: hundreds of commands may be named at once.)
     slots: SmallVec<[(C, u32); COMMANDS]>,
+}
+
+/// Plain data is copied in one piece, not entry by entry.
+impl<C: Copy> Clone for Commands<C> {
+    fn clone(&self) -> Self {
+        Commands {
+            slots: SmallVec::from_slice(&self.slots),
+        }
+    }
+
+    fn clone_from(&mut self, c: &Self) {
+        self.slots.clear();
+        self.slots.extend_from_slice(&c.slots);
+    }
 }
 
 /// Commands in flight that fit inline (one or two rounds of each client).

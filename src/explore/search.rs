@@ -98,53 +98,86 @@ type Successor = (Action, Option<Box<World>>, u128);
 
 type Seen = HashSet<u128, BuildHasherDefault<Identity>>;
 
+/// Boxes of worlds the search is done with, for the worlds it makes next: a world is
+/// made in a box of its own, and one of kilobytes costs the allocator more than
+/// copying it in place does.
+type Spares = Vec<Box<World>>;
+
+/// Spares kept at most, on each thread: about what a batch frees.
+const SPARES: usize = 2 * BATCH;
+
+/// Keeps `w`'s box for a world to come, unless enough are kept.
+fn recycle(spares: &mut Spares, w: Box<World>) {
+    if spares.len() < SPARES {
+        spares.push(w);
+    }
+}
+
 /// Every successor of `world`, in action order; `seen` holds the worlds known so far.
-fn expand(world: &World, scope: &Scope, seen: &Seen) -> Vec<Successor> {
-    let mut actions = Vec::new();
+fn expand(world: &World, scope: &Scope, seen: &Seen, spares: &mut Spares) -> Vec<Successor> {
+    let mut actions = adversary::Actions::new();
     adversary::enabled(world, scope, &mut actions);
-    // The box of the last successor dropped, for the next one.
-    let mut spare = None;
     actions
         .into_iter()
         .map(|a| {
-            let w = adversary::next_in(world, scope, a, spare.take());
+            let w = adversary::next_in(world, scope, a, spares.pop());
             let fp = fingerprint(&w, scope);
             if w.found.is_some() || !seen.contains(&fp) {
                 return (a, Some(w), fp);
             }
-            spare = Some(w);
+            recycle(spares, w);
             (a, None, fp)
         })
         .collect()
 }
 
-/// The successors of each world of `batch`, computed on `threads` threads.
+/// The successors of each world of `batch`, computed on `threads` threads, each with a
+/// share of `spares`.
 fn expand_all(
     batch: &[(u32, Box<World>)],
     scope: &Scope,
     threads: usize,
     seen: &Seen,
+    spares: &mut Spares,
 ) -> Vec<Vec<Successor>> {
     if threads < 2 || batch.len() < 2 {
-        return batch.iter().map(|(_, w)| expand(w, scope, seen)).collect();
+        return batch
+            .iter()
+            .map(|(_, w)| expand(w, scope, seen, spares))
+            .collect();
     }
     let share = batch.len().div_ceil(threads);
-    std::thread::scope(|sc| {
+    let parts = batch.len().div_ceil(share);
+    let each = spares.len() / parts;
+    let mut shares: Vec<Spares> = (0..parts)
+        .map(|_| spares.split_off(spares.len() - each))
+        .collect();
+    let (successors, left): (Vec<_>, Vec<_>) = std::thread::scope(|sc| {
         let handles: Vec<_> = batch
             .chunks(share)
-            .map(|part| {
+            .zip(shares.iter_mut())
+            .map(|(part, mine)| {
+                let mut mine = std::mem::take(mine);
                 sc.spawn(move || {
-                    part.iter()
-                        .map(|(_, w)| expand(w, scope, seen))
-                        .collect::<Vec<_>>()
+                    let succ = part
+                        .iter()
+                        .map(|(_, w)| expand(w, scope, seen, &mut mine))
+                        .collect::<Vec<_>>();
+                    (succ, mine)
                 })
             })
             .collect();
         handles
             .into_iter()
-            .flat_map(|h| h.join().expect("expanding a world does not panic"))
-            .collect()
-    })
+            .map(|h| h.join().expect("expanding a world does not panic"))
+            .unzip()
+    });
+    for mine in left {
+        for w in mine {
+            recycle(spares, w);
+        }
+    }
+    successors.into_iter().flatten().collect()
 }
 
 /// Searches the worlds of `scope`.
@@ -162,6 +195,7 @@ pub fn bfs(scope: &Scope, limits: &Limits, progress: &dyn Fn(Progress)) -> Searc
     let mut frontier: Vec<(u32, Box<World>)> = vec![(0, Box::new(root))];
     let mut transitions = 0u64;
     let mut depth = 0u32;
+    let mut spares = Spares::new();
     let done = |verdict, transitions, depth, seen: &HashSet<_, _>| Searched {
         verdict,
         states: seen.len() as u64,
@@ -174,15 +208,16 @@ pub fn bfs(scope: &Scope, limits: &Limits, progress: &dyn Fn(Progress)) -> Searc
         let mut level = frontier.into_iter().peekable();
         while level.peek().is_some() {
             let batch: Vec<(u32, Box<World>)> = level.by_ref().take(BATCH).collect();
-            let successors = expand_all(&batch, scope, threads, &seen);
-            for ((index, _), succ) in batch.iter().zip(successors) {
+            let successors = expand_all(&batch, scope, threads, &seen, &mut spares);
+            for ((index, parent), succ) in batch.into_iter().zip(successors) {
+                recycle(&mut spares, parent);
                 for (a, w, fp) in succ {
                     transitions += 1;
                     // Not kept: seen before the batch began.
                     let Some(w) = w else { continue };
                     if let Some(found) = w.found {
                         let mut path = vec![a];
-                        let mut at = *index;
+                        let mut at = index;
                         while at != 0 {
                             let (up, step) = tree[at as usize];
                             path.push(step);
@@ -192,8 +227,10 @@ pub fn bfs(scope: &Scope, limits: &Limits, progress: &dyn Fn(Progress)) -> Searc
                         return done(Verdict::Found { path, found }, transitions, depth, &seen);
                     }
                     if seen.insert(fp) {
-                        tree.push((*index, a));
+                        tree.push((index, a));
                         next.push(((tree.len() - 1) as u32, w));
+                    } else {
+                        recycle(&mut spares, w);
                     }
                 }
             }

@@ -182,6 +182,28 @@ impl Clone for World {
             log: self.log.clone(),
         }
     }
+
+    /// In place, field by field: the search makes most worlds in the box of one it
+    /// dropped, and a clone assigned whole was built aside and copied in.
+    fn clone_from(&mut self, w: &Self) {
+        self.tick = w.tick;
+        self.now_us = w.now_us;
+        self.nodes.clone_from(&w.nodes);
+        self.peers.clone_from(&w.peers);
+        self.queue.clone_from(&w.queue);
+        self.commands.clone_from(&w.commands);
+        self.cut = w.cut;
+        self.node_paused = w.node_paused;
+        self.node_deferred.clone_from(&w.node_deferred);
+        self.crashed = w.crashed;
+        self.failed = w.failed;
+        self.left = w.left;
+        self.next_fault = w.next_fault;
+        self.last = w.last;
+        self.fence_floor = w.fence_floor;
+        self.found = w.found;
+        self.log.clone_from(&w.log);
+    }
 }
 
 /// Feeds a world to a hasher in canonical form: only what can change its future. A
@@ -346,8 +368,21 @@ fn with_outputs<R>(f: impl FnOnce(&mut Vec<Output>) -> R) -> R {
 /// its bytes are read once per change, not once per world. The digest sits behind the
 /// pointer with the value, so that a world holds one pointer per part and copies
 /// that much less.
-#[derive(Clone)]
 pub(super) struct Shared<T>(Arc<Sealed<T>>);
+
+impl<T> Clone for Shared<T> {
+    fn clone(&self) -> Self {
+        Shared(Arc::clone(&self.0))
+    }
+
+    /// A world made in the box of a sibling mostly holds the same parts already: those
+    /// are left alone, without touching their counts.
+    fn clone_from(&mut self, from: &Self) {
+        if !Arc::ptr_eq(&self.0, &from.0) {
+            self.0 = Arc::clone(&from.0);
+        }
+    }
+}
 
 #[derive(Clone)]
 struct Sealed<T> {
@@ -487,6 +522,7 @@ impl World {
     }
 
     /// Schedules `ev` at `at`, after whatever is already scheduled at or before `at`.
+    #[inline(always)]
     fn push(&mut self, at: u64, ev: Ev) {
         match ev {
             Ev::ToNode { .. } | Ev::ToClient { .. } => self.queue.push_message(at, ev),
@@ -505,12 +541,14 @@ impl World {
     /// Runs the world to the next boundary.
     pub fn run_tick(&mut self, scope: &Scope) {
         let end = (u64::from(self.tick) + 1) * scope.tick_us;
-        while self.found.is_none() {
-            let Some((t, ev)) = self.queue.pop_before(end) else {
-                break;
-            };
-            self.step(scope, t, ev);
-        }
+        with_outputs(|out| {
+            while self.found.is_none() {
+                let Some((t, ev)) = self.queue.pop_before(end) else {
+                    break;
+                };
+                self.step_in(scope, t, ev, out);
+            }
+        });
         self.now_us = end;
         self.tick += 1;
         self.last = None;
@@ -521,6 +559,13 @@ impl World {
     }
 
     pub(super) fn step(&mut self, scope: &Scope, t: u64, ev: Ev) {
+        with_outputs(|out| self.step_in(scope, t, ev, out));
+    }
+
+    /// [`World::step`] with this thread's output buffer, `out`, taken once per tick
+    /// rather than once per event.
+    fn step_in(&mut self, scope: &Scope, t: u64, ev: Ev, out: &mut Vec<Output>) {
+        out.clear();
         match ev {
             Ev::ToNode {
                 client,
@@ -564,20 +609,16 @@ impl World {
             } => {
                 let c = usize::from(client);
                 let now = self.now(c, t);
-                with_outputs(|out| {
-                    self.peer_mut(c).algo.on_reply(now, req, reply, out);
-                    self.outputs(scope, t, c, out);
-                });
+                self.peer_mut(c).algo.on_reply(now, req, reply, out);
+                self.outputs(scope, t, c, out);
             }
             Ev::Timer { client, id } => {
                 let c = usize::from(client);
                 let now = self.now(c, t);
-                with_outputs(|out| {
-                    self.peer_mut(c).algo.on_timer(now, id, out);
-                    self.outputs(scope, t, c, out);
-                });
+                self.peer_mut(c).algo.on_timer(now, id, out);
+                self.outputs(scope, t, c, out);
             }
-            Ev::Wake { client } => self.wake(scope, t, usize::from(client)),
+            Ev::Wake { client } => self.wake(scope, t, usize::from(client), out),
         }
     }
 
@@ -607,27 +648,26 @@ impl World {
 
     /// A client's wake-up: ask for the lock after thinking, release when the validity
     /// of its hold is over.
-    fn wake(&mut self, scope: &Scope, t: u64, c: usize) {
+    fn wake(&mut self, scope: &Scope, t: u64, c: usize, out: &mut Vec<Output>) {
         let now = self.now(c, t);
-        with_outputs(|out| {
-            match self.peers[c].phase {
-                Cycle::Thinking => {
-                    self.peer_mut(c).phase = Cycle::Acquiring;
-                    self.record(t, c, Self::op(RecordKind::Invoke, OpKind::Acquire, None));
-                    self.peer_mut(c).algo.acquire(now, LOCK, Mode::Exclusive, out);
-                }
-                Cycle::Holding(hold) => {
-                    self.record(t, c, Self::op(RecordKind::Invoke, OpKind::Release, None));
-                    let end = hold.until_us.min(t);
-                    if hold.fence.is_some() && hold.start_us < end {
-                        self.fence_floor = self.fence_floor.max(hold.fence);
-                    }
-                    self.peer_mut(c).algo.release(now, out);
-                }
-                Cycle::Acquiring => {}
+        match self.peers[c].phase {
+            Cycle::Thinking => {
+                self.record(t, c, Self::op(RecordKind::Invoke, OpKind::Acquire, None));
+                let peer = self.peer_mut(c);
+                peer.phase = Cycle::Acquiring;
+                peer.algo.acquire(now, LOCK, Mode::Exclusive, out);
             }
-            self.outputs(scope, t, c, out);
-        });
+            Cycle::Holding(hold) => {
+                self.record(t, c, Self::op(RecordKind::Invoke, OpKind::Release, None));
+                let end = hold.until_us.min(t);
+                if hold.fence.is_some() && hold.start_us < end {
+                    self.fence_floor = self.fence_floor.max(hold.fence);
+                }
+                self.peer_mut(c).algo.release(now, out);
+            }
+            Cycle::Acquiring => {}
+        }
+        self.outputs(scope, t, c, out);
     }
 
     /// Think, then ask again.
