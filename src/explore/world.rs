@@ -185,24 +185,45 @@ impl Clone for World {
 
     /// In place, field by field: the search makes most worlds in the box of one it
     /// dropped, and a clone assigned whole was built aside and copied in.
+    /// The source is taken apart whole, so a field added to `World` and not copied
+    /// here does not compile.
     fn clone_from(&mut self, w: &Self) {
-        self.tick = w.tick;
-        self.now_us = w.now_us;
-        self.nodes.clone_from(&w.nodes);
-        self.peers.clone_from(&w.peers);
-        self.queue.clone_from(&w.queue);
-        self.commands.clone_from(&w.commands);
-        self.cut = w.cut;
-        self.node_paused = w.node_paused;
-        self.node_deferred.clone_from(&w.node_deferred);
-        self.crashed = w.crashed;
-        self.failed = w.failed;
-        self.left = w.left;
-        self.next_fault = w.next_fault;
-        self.last = w.last;
-        self.fence_floor = w.fence_floor;
-        self.found = w.found;
-        self.log.clone_from(&w.log);
+        let World {
+            tick,
+            now_us,
+            nodes,
+            peers,
+            queue,
+            commands,
+            cut,
+            node_paused,
+            node_deferred,
+            crashed,
+            failed,
+            left,
+            next_fault,
+            last,
+            fence_floor,
+            found,
+            log,
+        } = w;
+        self.tick = *tick;
+        self.now_us = *now_us;
+        self.nodes.clone_from(nodes);
+        self.peers.clone_from(peers);
+        self.queue.clone_from(queue);
+        self.commands.clone_from(commands);
+        self.cut = *cut;
+        self.node_paused = *node_paused;
+        self.node_deferred.clone_from(node_deferred);
+        self.crashed = *crashed;
+        self.failed = *failed;
+        self.left = *left;
+        self.next_fault = *next_fault;
+        self.last = *last;
+        self.fence_floor = *fence_floor;
+        self.found = *found;
+        self.log.clone_from(log);
     }
 }
 
