@@ -464,8 +464,8 @@ fn scan(
 }
 
 /// Reads a JSONL history one line at a time as [`crate::checker::check_jsonl`] needs it:
-/// a node line borrowed from the text ([`Line::Node`]: nothing allocated for it), any
-/// other line as its event. Otherwise as [`for_each_jsonl`].
+/// a node line as the part the checker reads ([`Line::Node`]: nothing allocated for it),
+/// any other line as its event. Otherwise as [`for_each_jsonl`].
 ///
 /// With more than one core, workers parse the lines ([`parallel`]): the same lines are
 /// handed over in the same order, and the same error ends the reading.
