@@ -15,8 +15,12 @@
 //! *stale* (its slot's version has moved on), and is dropped when it reaches the top, or
 //! when stale entries outnumber live ones and the heap is rebuilt without them.
 
+mod radix;
+
+use radix::RadixHeap;
+
 /// A heap entry: the ordering key and the slot holding the event. Kept small (24 bytes)
-/// because the heap moves entries on every push and pop; events stay put in the slab.
+/// because the heap moves entries around; events stay put in the slab.
 #[derive(Clone, Copy)]
 struct Entry {
     at_us: u64,
@@ -35,11 +39,6 @@ impl Entry {
         (self.at_us as u128) << 64 | self.seq as u128
     }
 }
-
-/// Children per heap node. A 4-ary heap is half as deep as a binary one, and a node's
-/// children sit next to each other in memory: popping (the simulator's hottest
-/// operation) moves fewer entries.
-const ARITY: usize = 4;
 
 /// The slot of an event no owner retimes.
 const NO_OWNER: u32 = u32::MAX;
@@ -72,9 +71,9 @@ struct Owned {
 }
 
 pub struct Queue<E> {
-    /// A min-heap on [`Entry::key`], `ARITY` children per node; some entries may be
-    /// stale (see the module doc).
-    heap: Vec<Entry>,
+    /// The entries pushed, smallest [`Entry::key`] first (a radix heap: see [`radix`]);
+    /// some may be stale (see the module doc).
+    heap: RadixHeap,
     /// Events pushed with [`Queue::push_planned`], sorted latest first (popped from the end).
     planned: Vec<Entry>,
     slab: Vec<Slot<E>>,
@@ -89,7 +88,7 @@ pub struct Queue<E> {
 impl<E> Queue<E> {
     pub fn new() -> Self {
         Queue {
-            heap: Vec::with_capacity(1024),
+            heap: RadixHeap::new(),
             planned: Vec::new(),
             slab: Vec::with_capacity(1024),
             free: Vec::new(),
@@ -139,7 +138,7 @@ impl<E> Queue<E> {
 
     pub fn push(&mut self, at_us: u64, event: E) {
         let entry = self.entry(at_us, event);
-        self.sift_up(entry);
+        self.heap.push(entry);
     }
 
     /// Queues `event` for `owner`, so that [`Queue::retime`] of that owner can move it.
@@ -157,29 +156,12 @@ impl<E> Queue<E> {
             seq: entry.seq,
             at_us,
         });
-        self.sift_up(entry);
-    }
-
-    /// Adds `entry` to the heap.
-    fn sift_up(&mut self, entry: Entry) {
-        // Sift up, moving parents down into the hole until the entry fits.
-        let key = entry.key();
-        let mut pos = self.heap.len();
         self.heap.push(entry);
-        while pos > 0 {
-            let parent = (pos - 1) / ARITY;
-            if self.heap[parent].key() < key {
-                break;
-            }
-            self.heap[pos] = self.heap[parent];
-            pos = parent;
-        }
-        self.heap[pos] = entry;
     }
 
     pub fn pop(&mut self) -> Option<(u64, E)> {
         let top = loop {
-            let planned_first = match (self.planned.last(), self.heap.first()) {
+            let planned_first = match (self.planned.last(), self.heap.peek()) {
                 (Some(p), Some(h)) => p.key() < h.key(),
                 (Some(_), None) => true,
                 (None, _) => false,
@@ -187,7 +169,7 @@ impl<E> Queue<E> {
             if planned_first {
                 break self.planned.pop()?;
             }
-            let top = self.pop_heap()?;
+            let top = self.heap.pop()?;
             if self.stale == 0 || self.is_live(&top) {
                 break top;
             }
@@ -222,46 +204,6 @@ impl<E> Queue<E> {
         }
     }
 
-    fn pop_heap(&mut self) -> Option<Entry> {
-        let last = self.heap.pop()?;
-        let top = match self.heap.first_mut() {
-            Some(root) => std::mem::replace(root, last),
-            None => last,
-        };
-        if !self.heap.is_empty() {
-            self.sift_down(last);
-        }
-        Some(top)
-    }
-
-    /// Moves `entry`, which is at the root, down to where it belongs.
-    fn sift_down(&mut self, entry: Entry) {
-        let key = entry.key();
-        let len = self.heap.len();
-        let mut pos = 0;
-        loop {
-            let first = pos * ARITY + 1;
-            if first >= len {
-                break;
-            }
-            let mut min = first;
-            let mut min_key = self.heap[first].key();
-            for c in first + 1..(first + ARITY).min(len) {
-                let k = self.heap[c].key();
-                if k < min_key {
-                    min = c;
-                    min_key = k;
-                }
-            }
-            if key < min_key {
-                break;
-            }
-            self.heap[pos] = self.heap[min];
-            pos = min;
-        }
-        self.heap[pos] = entry;
-    }
-
     /// Moves every event of `owner` for which `new_time` says so, keeping sequence
     /// numbers, so events at the same time keep their order. Costs what the owner has
     /// queued (and, now and then, a rebuild of the heap that the stale entries it drops
@@ -293,7 +235,7 @@ impl<E> Queue<E> {
                 version: slot.version,
             };
             self.stale += 1;
-            self.sift_up(entry);
+            self.heap.push(entry);
         }
         self.owned[owner as usize] = moved;
         if self.stale > STALE_MIN && self.stale > self.heap.len() / 2 {
@@ -305,8 +247,6 @@ impl<E> Queue<E> {
     fn drop_stale(&mut self) {
         let slab = &self.slab;
         self.heap.retain(|e| slab[e.slot as usize].version == e.version);
-        // A sorted array is a heap.
-        self.heap.sort_unstable_by_key(Entry::key);
         self.stale = 0;
     }
 }
