@@ -103,6 +103,10 @@ type Seen = HashSet<u128, BuildHasherDefault<Identity>>;
 /// copying it in place does.
 type Spares = Vec<Box<World>>;
 
+/// Worlds to expand, boxed as the level kept them: each box goes on to hold the
+/// world's last successor.
+type Parents = Vec<Box<World>>;
+
 /// Spares kept at most, on each thread: about what a batch frees.
 const SPARES: usize = 2 * BATCH;
 
@@ -145,7 +149,7 @@ fn expand(mut world: Box<World>, scope: &Scope, seen: &Seen, spares: &mut Spares
 /// The successors of each of `worlds` (taken: each is done with once expanded),
 /// computed on `threads` threads, each with a share of `spares`.
 fn expand_all(
-    worlds: Vec<Box<World>>,
+    worlds: Parents,
     scope: &Scope,
     threads: usize,
     seen: &Seen,
@@ -215,7 +219,7 @@ pub fn bfs(scope: &Scope, limits: &Limits, progress: &dyn Fn(Progress)) -> Searc
         let mut next = Vec::new();
         let mut level = frontier.into_iter().peekable();
         while level.peek().is_some() {
-            let (indices, batch): (Vec<u32>, Vec<Box<World>>) = level.by_ref().take(BATCH).unzip();
+            let (indices, batch): (Vec<u32>, Parents) = level.by_ref().take(BATCH).unzip();
             let successors = expand_all(batch, scope, threads, &seen, &mut spares);
             for (index, succ) in indices.into_iter().zip(successors) {
                 for (a, w, fp) in succ {
