@@ -242,10 +242,17 @@ pub fn next_in(world: &World, scope: &Scope, action: Action, spare: Option<Box<W
         }
         None => Box::new(world.clone()),
     };
-    match action {
-        Action::Tick => w.run_tick(scope),
-        fault => w.apply(scope, fault, scope.power_loss),
-    }
-    w.seal();
+    take(&mut w, scope, action);
     w
+}
+
+/// Takes `action` in `world` itself: for a world's last successor, when the world is
+/// not needed after it (no copy, and the nodes and clients it alone holds are changed
+/// in place).
+pub fn take(world: &mut World, scope: &Scope, action: Action) {
+    match action {
+        Action::Tick => world.run_tick(scope),
+        fault => world.apply(scope, fault, scope.power_loss),
+    }
+    world.seal();
 }

@@ -56,6 +56,11 @@ impl<T: Copy> Queue<T> {
             self.head = 0;
         }
         let n = self.order();
+        // Nearly always: no later message is waiting (fixed latency), so it goes last.
+        if self.messages.last().is_none_or(|m| m.0 <= at) {
+            self.messages.push((at, n, ev));
+            return;
+        }
         let live = &self.messages[self.head..];
         let mut i = live.len();
         while i > 0 && live[i - 1].0 > at {
@@ -79,32 +84,27 @@ impl<T: Copy> Queue<T> {
     /// The next event, if it happens before `end`.
     #[inline(always)]
     pub(super) fn pop_before(&mut self, end: u64) -> Option<(u64, T)> {
-        let message = self.messages.get(self.head).map(|&(t, n, _)| (t, n));
-        let timer = self.timers.last().map(|&(t, n, _)| (t, n));
-        let from_messages = match (message, timer) {
+        let message = self.messages.get(self.head).copied();
+        let timer = self.timers.last().copied();
+        let (from_messages, (t, _, ev)) = match (message, timer) {
+            (Some(m), Some(t)) if (m.0, m.1) < (t.0, t.1) => (true, m),
+            (_, Some(t)) => (false, t),
+            (Some(m), None) => (true, m),
             (None, None) => return None,
-            (Some(m), Some(t)) => m < t,
-            (m, _) => m.is_some(),
         };
+        if t >= end {
+            return None;
+        }
         if from_messages {
-            let (t, _, ev) = self.messages[self.head];
-            if t >= end {
-                return None;
-            }
             self.head += 1;
             if self.head == self.messages.len() {
                 self.messages.clear();
                 self.head = 0;
             }
-            Some((t, ev))
         } else {
-            let &(t, _, ev) = self.timers.last().expect("checked");
-            if t >= end {
-                return None;
-            }
             self.timers.pop();
-            Some((t, ev))
         }
+        Some((t, ev))
     }
 
     /// The events in flight in the order they will happen.

@@ -103,6 +103,10 @@ type Seen = HashSet<u128, BuildHasherDefault<Identity>>;
 /// copying it in place does.
 type Spares = Vec<Box<World>>;
 
+/// Worlds to expand, boxed as the level kept them: each box goes on to hold the
+/// world's last successor.
+type Parents = Vec<Box<World>>;
+
 /// Spares kept at most, on each thread: about what a batch frees.
 const SPARES: usize = 2 * BATCH;
 
@@ -114,54 +118,62 @@ fn recycle(spares: &mut Spares, w: Box<World>) {
 }
 
 /// Every successor of `world`, in action order; `seen` holds the worlds known so far.
-fn expand(world: &World, scope: &Scope, seen: &Seen, spares: &mut Spares) -> Vec<Successor> {
+/// The last successor is made in `world`'s own box: the world is done with then, and
+/// a copy of it, made only to be changed, cost as much as taking the action did.
+fn expand(mut world: Box<World>, scope: &Scope, seen: &Seen, spares: &mut Spares) -> Vec<Successor> {
     let mut actions = adversary::Actions::new();
-    adversary::enabled(world, scope, &mut actions);
-    actions
-        .into_iter()
-        .map(|a| {
-            let w = adversary::next_in(world, scope, a, spares.pop());
-            let fp = fingerprint(&w, scope);
-            if w.found.is_some() || !seen.contains(&fp) {
-                return (a, Some(w), fp);
-            }
+    adversary::enabled(&world, scope, &mut actions);
+    let Some((&last, rest)) = actions.split_last() else {
+        recycle(spares, world);
+        return Vec::new();
+    };
+    let mut successors = Vec::with_capacity(actions.len());
+    let mut keep = |a: Action, w: Box<World>, spares: &mut Spares| {
+        let fp = fingerprint(&w, scope);
+        if w.found.is_some() || !seen.contains(&fp) {
+            successors.push((a, Some(w), fp));
+        } else {
             recycle(spares, w);
-            (a, None, fp)
-        })
-        .collect()
+            successors.push((a, None, fp));
+        }
+    };
+    for &a in rest {
+        let w = adversary::next_in(&world, scope, a, spares.pop());
+        keep(a, w, spares);
+    }
+    adversary::take(&mut world, scope, last);
+    keep(last, world, spares);
+    successors
 }
 
-/// The successors of each world of `batch`, computed on `threads` threads, each with a
-/// share of `spares`.
+/// The successors of each of `worlds` (taken: each is done with once expanded),
+/// computed on `threads` threads, each with a share of `spares`.
 fn expand_all(
-    batch: &[(u32, Box<World>)],
+    worlds: Parents,
     scope: &Scope,
     threads: usize,
     seen: &Seen,
     spares: &mut Spares,
 ) -> Vec<Vec<Successor>> {
-    if threads < 2 || batch.len() < 2 {
-        return batch
-            .iter()
-            .map(|(_, w)| expand(w, scope, seen, spares))
+    if threads < 2 || worlds.len() < 2 {
+        return worlds
+            .into_iter()
+            .map(|w| expand(w, scope, seen, spares))
             .collect();
     }
-    let share = batch.len().div_ceil(threads);
-    let parts = batch.len().div_ceil(share);
+    let share = worlds.len().div_ceil(threads);
+    let parts = worlds.len().div_ceil(share);
     let each = spares.len() / parts;
-    let mut shares: Vec<Spares> = (0..parts)
-        .map(|_| spares.split_off(spares.len() - each))
-        .collect();
+    let mut worlds = worlds.into_iter();
     let (successors, left): (Vec<_>, Vec<_>) = std::thread::scope(|sc| {
-        let handles: Vec<_> = batch
-            .chunks(share)
-            .zip(shares.iter_mut())
-            .map(|(part, mine)| {
-                let mut mine = std::mem::take(mine);
+        let handles: Vec<_> = (0..parts)
+            .map(|_| {
+                let part: Vec<_> = worlds.by_ref().take(share).collect();
+                let mut mine = spares.split_off(spares.len() - each);
                 sc.spawn(move || {
                     let succ = part
-                        .iter()
-                        .map(|(_, w)| expand(w, scope, seen, &mut mine))
+                        .into_iter()
+                        .map(|w| expand(w, scope, seen, &mut mine))
                         .collect::<Vec<_>>();
                     (succ, mine)
                 })
@@ -207,10 +219,9 @@ pub fn bfs(scope: &Scope, limits: &Limits, progress: &dyn Fn(Progress)) -> Searc
         let mut next = Vec::new();
         let mut level = frontier.into_iter().peekable();
         while level.peek().is_some() {
-            let batch: Vec<(u32, Box<World>)> = level.by_ref().take(BATCH).collect();
-            let successors = expand_all(&batch, scope, threads, &seen, &mut spares);
-            for ((index, parent), succ) in batch.into_iter().zip(successors) {
-                recycle(&mut spares, parent);
+            let (indices, batch): (Vec<u32>, Parents) = level.by_ref().take(BATCH).unzip();
+            let successors = expand_all(batch, scope, threads, &seen, &mut spares);
+            for (index, succ) in indices.into_iter().zip(successors) {
                 for (a, w, fp) in succ {
                     transitions += 1;
                     // Not kept: seen before the batch began.
