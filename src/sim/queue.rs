@@ -33,7 +33,8 @@ struct Entry {
 
 impl Entry {
     /// The order: time, then insertion. One integer, so comparing is one branch-free
-    /// subtraction; sequence numbers are unique, so no two keys are equal.
+    /// subtraction; sequence numbers are unique, so no two live entries' keys are equal
+    /// (a retimed event's stale entries keep its key).
     #[inline(always)]
     fn key(&self) -> u128 {
         (self.at_us as u128) << 64 | self.seq as u128
