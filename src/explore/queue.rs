@@ -61,16 +61,13 @@ impl<T: Copy> Queue<T> {
             self.messages.push((at, n, ev));
             return;
         }
+        // A later message is waiting (the last one, at least): go before those.
         let live = &self.messages[self.head..];
         let mut i = live.len();
         while i > 0 && live[i - 1].0 > at {
             i -= 1;
         }
-        if i == live.len() {
-            self.messages.push((at, n, ev));
-        } else {
-            self.messages.insert(self.head + i, (at, n, ev));
-        }
+        self.messages.insert(self.head + i, (at, n, ev));
     }
 
     /// Schedules timer `ev` at `at`, after whatever is already scheduled at or before.
