@@ -9,13 +9,21 @@ schedules an unlock everywhere. Extension runs the same acquire again on the hel
 reports no validity and issues no fencing token. aioredis has no command timeout, so a cut
 link blocks a request until the link heals.
 
-Options used, from the hello:
-- nodes: one `{"host", "port"}` per address; request_timeout_ms is ignored (no option).
-- ttl_ms -> `lock(resource, lock_timeout=ttl)` and `internal_lock_timeout`. With an explicit
-  lock_timeout the library starts no auto-extension watchdog.
-- retry_count (retries after the first attempt) -> `retry_count + 1` tries;
-  retry_delay_ms -> `retry_delay_min`/`retry_delay_max` (the library refuses 0, so a zero
-  bound becomes 1 ms).
+Passed from the hello: one `{"host", "port"}` connection dict per address and `ttl_ms`
+as `lock(resource, lock_timeout=ttl)` (with an explicit lock_timeout the library starts no
+auto-extension watchdog, and extend reuses it). Everything else is the library's default,
+as read from aioredlock 0.7.3 and aioredis 1.3.1 (the matrix prints adapters.toml's
+`options` line beside every cell; adapters/python/defaults_check.py checks both against the
+installed libraries):
+- The lock manager (aioredlock/algorithm.py, the `Aioredlock` attrs fields; the tries in
+  Aioredlock._set_lock): 3 tries, a random delay of 0.1 to 0.3 s between them.
+- Each node's pool (aioredlock/redis.py, Instance.connect: `minsize` 1, `maxsize` 100;
+  aioredis/commands/__init__.py, create_redis_pool): no connect timeout (`timeout=None`),
+  and aioredis has no command timeout at all, so a request to a node behind a cut link
+  waits until the link heals.
+Its acquire is bounded by its own tries; the adapter adds none.
+No `token` on a fail: Aioredlock.lock draws the identifier inside the call and the
+LockError does not carry it.
 The event loop runs in its own thread for the worker's whole life, as in an asyncio
 service, so the library's background tasks (the unlock after a failed acquire) run when the
 library schedules them, not at the next request.
@@ -38,13 +46,7 @@ class AioredlockRedlock:
         self.loop = asyncio.new_event_loop()
         threading.Thread(target=self.loop.run_forever, daemon=True).start()
         self.ttl_s = p.ttl_ms / 1000
-        self.manager = Aioredlock(
-            redis_connections=[{"host": host, "port": port} for host, port in p.nodes],
-            retry_count=p.retry_count + 1,
-            retry_delay_min=max(p.retry_delay_min_ms, 1) / 1000,
-            retry_delay_max=max(p.retry_delay_max_ms, 1) / 1000,
-            internal_lock_timeout=self.ttl_s,
-        )
+        self.manager = Aioredlock(redis_connections=[{"host": host, "port": port} for host, port in p.nodes])
         self.holds = {}  # lock name -> the library's Lock of the current hold
         capabilities = {"extend": True, "validity": False, "fencing": False, "modes": ["exclusive"]}
         return {"library": "aioredlock", "version": version("aioredlock"), "capabilities": capabilities}

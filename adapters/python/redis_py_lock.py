@@ -5,19 +5,27 @@ compare-and-act on the token. One Redis server, no quorum. It keeps no validity 
 (the key's TTL on the server is the only clock) and issues no fencing token. redis-py's
 docs leave "deadlock issues" to the user.
 
-Options used, from the hello (adapters.toml's `options` line shows the choices, and the
-matrix prints it beside every cell of this library):
-- nodes: the first address only (one server). The client keeps redis-py's defaults: no
-  socket timeout (a request to a node behind a cut link waits until the link heals) and
-  redis-py 8's default retry policy; `request_timeout_ms` is lockstorm's algorithm
-  parameter, not the library's default, and is not passed.
-- ttl_ms -> `Lock(timeout=ttl_ms / 1000)`.
-- Blocking (a choice, displayed): the library's default acquire blocks without bound
-  (`blocking_timeout=None`), which no workload can measure. lockstorm's acquire is one
-  library acquire with its own retries for the scenario's retry window: `blocking_timeout =
-  retry_count x retry_delay_ms.max` and `sleep = retry_delay_ms.max`; with no window
-  `blocking=False`, one try.
-- extend -> `extend(ttl, replace_ttl=True)`: the key's TTL becomes the ttl again.
+Passed from the hello: the first node's address (one server) and `ttl_ms` as
+`Lock(timeout=ttl_ms / 1000)`; `extend(ttl, replace_ttl=True)` makes the key's TTL the ttl
+again. Everything else is the library's default, as read from redis-py 8.1.0 (the matrix
+prints adapters.toml's `options` line beside every cell; adapters/python/defaults_check.py
+checks both against the installed library):
+- The client, `redis.Redis(host, port)` (redis/client.py, Redis.__init__; the values in
+  redis/_defaults.py): a 5 s socket timeout, a 5 s connect timeout, and 10 retries with
+  jittered exponential backoff (base 10 ms, cap 1 s) on connection and timeout errors
+  (`Retry(ExponentialWithJitterBackoff(base=DEFAULT_RETRY_BASE, cap=DEFAULT_RETRY_CAP),
+  retries=DEFAULT_RETRY_COUNT)`; the errors: redis/retry.py, Retry.__init__). A request
+  that times out is sent again: a SET NX whose reply was lost can meet its own key and
+  answer no.
+- The lock (redis/client.py, Redis.lock; redis/lock.py, Lock.acquire): `blocking=True`,
+  sleep 0.1 s between tries, `blocking_timeout=None`.
+The bound (the one choice): that default acquire tries every 0.1 s without bound, which no
+workload can measure. `blocking_timeout` is the hello's retry window (the scenario's
+`retry_count x retry_delay_ms.max`; protocol.Params), the patience lockstorm's own
+algorithm has in the same scenario; a window of 0 makes one try (the library gives up when
+the next try would come after the timeout).
+No `token` on a fail: Lock.acquire makes the attempt's token inside the call and keeps it
+only on success.
 Capabilities: extend; no validity (lockstorm counts the ttl), no fencing; exclusive only.
 """
 
@@ -35,18 +43,15 @@ class RedisPyLock:
         p = Params(msg)
         host, port = p.nodes[0]
         self.client = redis.Redis(host=host, port=port)
-        window_s = p.retry_window_s()
         self.ttl_s = p.ttl_ms / 1000
-        self.options = dict(
-            timeout=self.ttl_s, sleep=p.retry_delay_max_ms / 1000, blocking=window_s > 0, blocking_timeout=window_s
-        )
+        self.blocking_timeout_s = p.retry_window_s
         self.locks = {}  # lock name -> its Lock, made on first use and kept
         capabilities = {"extend": True, "validity": False, "fencing": False, "modes": ["exclusive"]}
         return {"library": "redis-py", "version": version("redis"), "capabilities": capabilities}
 
     def lock(self, name):
         if name not in self.locks:
-            self.locks[name] = self.client.lock(name, **self.options)
+            self.locks[name] = self.client.lock(name, timeout=self.ttl_s, blocking_timeout=self.blocking_timeout_s)
         return self.locks[name]
 
     def acquire(self, lock, mode):

@@ -1,5 +1,7 @@
-//! The worker side of lockstorm's worker protocol, shared by the Rust adapters. They use
+//! The worker side of lockstorm's worker protocol, shared by the Rust adapters. They need
 //! what version 1 has; later versions only add to it, so any `protocol` from 1 up is served.
+//! An acquire's `fail` or `error` may carry version 2's `token` (the library's lock value
+//! of the attempt), which an earlier lockstorm ignores as an unknown field.
 //!
 //! lockstorm writes one JSON request per line on our stdin; [`run`] reads it, hands it to
 //! the [`Adapter`] and writes the answer as one JSON line on stdout, flushed at once.
@@ -29,9 +31,10 @@ pub enum Answer {
         token: Option<String>,
     },
     /// The library says no: definitely not acquired (or, for release/extend, not held).
-    Fail(String),
-    /// Unknown outcome.
-    Error(String),
+    /// The reason, and the library's lock value of a failed acquire if it exposes one.
+    Fail(String, Option<String>),
+    /// Unknown outcome: the message, and the acquire's lock value as for `Fail`.
+    Error(String, Option<String>),
 }
 
 /// What the worker can do, as the hello answer states it.
@@ -56,61 +59,14 @@ pub trait Adapter {
     fn extend(&mut self, lock: &str) -> Answer;
 }
 
-/// The hello's fields the adapters use (unknown fields are ignored).
+/// The hello's fields the adapters use (unknown fields are ignored): the nodes and the
+/// lock's ttl, all a user must pass. Every other setting stays at the library's default,
+/// so the hello's `algorithm` (lockstorm's own retries, delays, timeouts) is not read.
 #[derive(Debug, Deserialize)]
 pub struct Params {
     pub protocol: u64,
     pub nodes: Vec<String>,
     pub ttl_ms: u64,
-    #[serde(default)]
-    pub algorithm: Algorithm,
-}
-
-/// The scenario's algorithm parameters, with lockstorm's defaults where one is missing.
-#[derive(Debug, Deserialize)]
-#[serde(default)]
-pub struct Algorithm {
-    /// Retries after the first attempt.
-    pub retry_count: u32,
-    pub retry_delay_ms: DelayMs,
-}
-
-/// A delay distribution in milliseconds: `{"min", "max"}`, `{"mean", "max"}` (min 0) or one
-/// number (a fixed delay).
-#[derive(Debug, Deserialize)]
-#[serde(from = "DelayMsJson")]
-pub struct DelayMs {
-    pub min: f64,
-    pub max: f64,
-}
-
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum DelayMsJson {
-    Fixed(f64),
-    Range {
-        #[serde(default)]
-        min: f64,
-        max: f64,
-    },
-}
-
-impl From<DelayMsJson> for DelayMs {
-    fn from(json: DelayMsJson) -> DelayMs {
-        match json {
-            DelayMsJson::Fixed(ms) => DelayMs { min: ms, max: ms },
-            DelayMsJson::Range { min, max } => DelayMs { min, max },
-        }
-    }
-}
-
-impl Default for Algorithm {
-    fn default() -> Algorithm {
-        Algorithm {
-            retry_count: 3,
-            retry_delay_ms: DelayMs { min: 0.0, max: 200.0 },
-        }
-    }
 }
 
 impl Params {
@@ -213,12 +169,16 @@ fn answer_json(answer: Answer) -> Value {
             if let Some(v) = validity_ms {
                 ok["validity_ms"] = json!(v);
             }
-            if let Some(t) = token {
-                ok["token"] = json!(t);
-            }
-            ok
+            with_token(ok, token)
         }
-        Answer::Fail(reason) => json!({"type": "fail", "reason": reason}),
-        Answer::Error(message) => error(&message),
+        Answer::Fail(reason, token) => with_token(json!({"type": "fail", "reason": reason}), token),
+        Answer::Error(message, token) => with_token(error(&message), token),
     }
+}
+
+fn with_token(mut answer: Value, token: Option<String>) -> Value {
+    if let Some(t) = token {
+        answer["token"] = json!(t);
+    }
+    answer
 }

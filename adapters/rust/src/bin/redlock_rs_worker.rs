@@ -9,14 +9,22 @@
 //! errors (refused, reset) ends the whole attempt with that error, leaving the keys already
 //! set in place until they expire. A failed try unlocks everywhere, then sleeps a random
 //! delay below `retry_delay` (also after the last try), `retry_count` tries in all. No
-//! request timeout (the connections are opened without one), no extension, no fencing.
+//! extension, no fencing.
 //!
-//! Options used, from the hello:
-//! - nodes -> `RedLock::new(["redis://host:port/", ...])`; request_timeout_ms is ignored.
-//! - ttl_ms -> the ttl of `lock`.
-//! - retry_count (retries after the first attempt) -> `set_retry(retry_count + 1, max
-//!   delay)`; a zero max delay becomes 1 ms (the library draws from `0..delay`, which
-//!   panics on an empty range).
+//! Passed from the hello: the nodes as `RedLock::new(["redis://host:port/", ...])` and
+//! `ttl_ms` as the ttl of `lock`. Everything else is the library's default, as read from
+//! redlock 2.0.0 and the redis crate 0.23.5 it uses (the matrix prints adapters.toml's
+//! `options` line beside every cell; adapters/python/defaults_check.py checks both against
+//! the crates' sources in the cargo registry):
+//! - The lock manager (redlock src/redlock.rs, RedLock::with_clients: `DEFAULT_RETRY_COUNT`,
+//!   `DEFAULT_RETRY_DELAY`; the tries in RedLock::lock): 3 tries, a random sleep below
+//!   200 ms after each failed try, the last one included.
+//! - Each command's connection (redis src/client.rs, Client::get_connection:
+//!   `connect(&self.connection_info, None)`): a new TCP connection with no connect or
+//!   response timeout, so a request to a node behind a cut link waits until the link heals.
+//!
+//! Its acquire is bounded by its own tries; the adapter adds none. No `token` on a fail:
+//! RedLock::lock draws the value inside the call and returns it only in the lock.
 //!
 //! Capabilities: validity; no extend, no fencing; exclusive only.
 
@@ -35,10 +43,7 @@ struct RedlockRs {
 
 impl Adapter for RedlockRs {
     fn hello(&mut self, params: &Params) -> Result<Library, String> {
-        let mut manager = RedLock::new(params.redis_urls());
-        let delay_ms = (params.algorithm.retry_delay_ms.max as u32).max(1);
-        manager.set_retry(params.algorithm.retry_count + 1, delay_ms);
-        self.manager = Some(Box::leak(Box::new(manager)));
+        self.manager = Some(Box::leak(Box::new(RedLock::new(params.redis_urls()))));
         self.ttl_ms = params.ttl_ms as usize;
         Ok(Library {
             name: "redlock",
@@ -61,15 +66,15 @@ impl Adapter for RedlockRs {
                 self.holds.insert(lock.to_string(), acquired);
                 answer
             }
-            Ok(None) => Answer::Fail("not acquired".into()),
+            Ok(None) => Answer::Fail("not acquired".into(), None),
             // Some masters may have taken the key before the error: unknown outcome.
-            Err(e) => Answer::Error(e.to_string()),
+            Err(e) => Answer::Error(e.to_string(), None),
         }
     }
 
     fn release(&mut self, lock: &str) -> Answer {
         let Some(hold) = self.holds.remove(lock) else {
-            return Answer::Fail("no hold of this lock to release".into());
+            return Answer::Fail("no hold of this lock to release".into(), None);
         };
         self.manager.expect("hello first").unlock(&hold);
         Answer::Ok {
@@ -79,7 +84,7 @@ impl Adapter for RedlockRs {
     }
 
     fn extend(&mut self, _lock: &str) -> Answer {
-        Answer::Error("redlock has no extension".into()) // never asked: capabilities say so
+        Answer::Error("redlock has no extension".into(), None) // never asked: capabilities say so
     }
 }
 

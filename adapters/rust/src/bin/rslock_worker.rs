@@ -7,17 +7,23 @@
 //! returns `TtlExceeded` at once, without unlocking. Otherwise a failed try unlocks
 //! everywhere and, after a random delay below `retry_delay`, tries again, `retry_count`
 //! tries in all. Extension runs the same round with a compare-and-set script and returns a
-//! new lock with a new validity; a failed extension unlocks everywhere. The redis crate's
-//! defaults bound each request (500 ms response, 1 s connect); rslock sets no others.
-//! No fencing token.
+//! new lock with a new validity; a failed extension unlocks everywhere. No fencing token.
 //!
-//! Options used, from the hello:
-//! - nodes -> `LockManager::new(["redis://host:port/", ...])`; request_timeout_ms is ignored
-//!   (rslock has no option for it).
-//! - ttl_ms -> the ttl of `lock` and `extend`.
-//! - retry_count (retries after the first attempt) -> `set_retry(retry_count + 1, max
-//!   delay)`; a zero max delay becomes 1 ms (rslock draws from `0..delay`, which panics on
-//!   an empty range).
+//! Passed from the hello: the nodes as `LockManager::new(["redis://host:port/", ...])` and
+//! `ttl_ms` as the ttl of `lock` and `extend`. Everything else is the library's default,
+//! as read from rslock 0.10.0 and the redis crate 1.8.1 it uses (the matrix prints
+//! adapters.toml's `options` line beside every cell; adapters/python/defaults_check.py
+//! checks both against the crates' sources in the cargo registry):
+//! - The lock manager (rslock src/lock.rs, LockManager::from_clients: `DEFAULT_RETRY_COUNT`,
+//!   `DEFAULT_RETRY_DELAY`; the tries in LockManager::exec_or_retry): 3 tries, a random
+//!   delay below 200 ms between them.
+//! - Each node's multiplexed connection (redis src/client.rs,
+//!   Client::get_multiplexed_async_connection with `AsyncConnectionConfig::new()`:
+//!   `DEFAULT_RESPONSE_TIMEOUT`, `DEFAULT_CONNECTION_TIMEOUT`): a 500 ms response timeout
+//!   and a 1 s connect timeout; rslock sets no others.
+//!
+//! Its acquire is bounded by its own tries; the adapter adds none. No `token` on a fail:
+//! LockManager::lock draws the value inside the call and a `LockError` does not carry it.
 //!
 //! Capabilities: extend, validity; no fencing; exclusive only. A multi-threaded tokio
 //! runtime with one worker thread runs for the process's life, so the connections' driver
@@ -39,8 +45,8 @@ struct Rslock {
 /// The library saying no, versus an error whose outcome is unknown.
 fn refusal(e: LockError) -> Answer {
     match e {
-        LockError::Unavailable | LockError::TtlExceeded => Answer::Fail(e.to_string()),
-        other => Answer::Error(other.to_string()),
+        LockError::Unavailable | LockError::TtlExceeded => Answer::Fail(e.to_string(), None),
+        other => Answer::Error(other.to_string(), None),
     }
 }
 
@@ -53,10 +59,7 @@ fn held(lock: &Lock) -> Answer {
 
 impl Adapter for Rslock {
     fn hello(&mut self, params: &Params) -> Result<Library, String> {
-        let mut manager = LockManager::new(params.redis_urls());
-        let delay_ms = (params.algorithm.retry_delay_ms.max as u64).max(1);
-        manager.set_retry(params.algorithm.retry_count + 1, Duration::from_millis(delay_ms));
-        self.manager = Some(manager);
+        self.manager = Some(LockManager::new(params.redis_urls()));
         self.ttl = Duration::from_millis(params.ttl_ms);
         Ok(Library {
             name: "rslock",
@@ -82,7 +85,7 @@ impl Adapter for Rslock {
 
     fn release(&mut self, lock: &str) -> Answer {
         let Some(hold) = self.holds.remove(lock) else {
-            return Answer::Fail("no hold of this lock to release".into());
+            return Answer::Fail("no hold of this lock to release".into(), None);
         };
         let manager = self.manager.as_ref().expect("hello first");
         self.runtime.block_on(manager.unlock(&hold));
@@ -94,7 +97,7 @@ impl Adapter for Rslock {
 
     fn extend(&mut self, lock: &str) -> Answer {
         let Some(hold) = self.holds.remove(lock) else {
-            return Answer::Fail("no hold of this lock to extend".into());
+            return Answer::Fail("no hold of this lock to extend".into(), None);
         };
         let manager = self.manager.as_ref().expect("hello first");
         match self.runtime.block_on(manager.extend(&hold, self.ttl)) {

@@ -1,0 +1,489 @@
+#!/usr/bin/env python3
+"""Defaults check of lockstorm's adapters: each library runs at its own defaults, and each
+adapter's header and `options` line in adapters/adapters.toml say which.
+
+For each library it reads the defaults from the installed code: the Python libraries in
+.venv by import (`inspect.signature`, class attributes, attrs fields), the Rust crates
+(rslock, redlock, and the two redis crates they use) from their sources in the cargo
+registry, at the versions adapters/rust/Cargo.lock pins. Then, per adapter:
+
+- **stated**: every default, written as the check words it ("5 s socket timeout",
+  "3 tries", ...), appears in the adapter's `options` line and in its header (module
+  docstring or `//!` lines);
+- **kept**: the Python adapter, given a hello whose retry, delay and timeout parameters
+  all differ from any library's defaults, builds library objects equal, setting by
+  setting, to ones built with nothing but the nodes and the ttl (and, for a library whose
+  default acquire blocks without bound, the bound: the hello's retry window); a Rust
+  adapter calls none of its crate's setters (`pub fn ...(&mut self, ...)`) and builds
+  its manager with `new(params.redis_urls())`.
+
+    .venv/bin/python adapters/python/defaults_check.py
+
+Prints a line per check and ends with `N passed, N failed`. Exit status 0 all passed, 1 a
+check failed, 2 the environment is missing something (adapters/setup not run).
+Nothing connects to Redis: building the objects opens no connection.
+"""
+
+import ast
+import inspect
+import math
+import os
+import re
+import sys
+import tomllib
+from importlib.metadata import version
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+PYTHON = ROOT / "adapters" / "python"
+RUST = ROOT / "adapters" / "rust"
+sys.path.insert(0, str(PYTHON))
+
+# Every retry, delay and timeout differs from every library's default, so an adapter that
+# passed one on would show.
+HELLO = {
+    "type": "hello",
+    "id": 0,
+    "protocol": 2,
+    "client": 0,
+    "clients": 2,
+    "nodes": ["127.0.0.1:6391", "127.0.0.1:6392", "127.0.0.1:6393"],
+    "locks": ["L0"],
+    "ttl_ms": 10_000,
+    "seed": 7,
+    "algorithm": {
+        "kind": "redlock",
+        "quorum": 2,
+        "retry_count": 51,
+        "retry_delay_ms": {"min": 5, "max": 20},
+        "drift_factor": 0.05,
+        "request_timeout_ms": 50,
+        "fencing": False,
+    },
+}
+TTL_S = HELLO["ttl_ms"] / 1000
+WINDOW_S = 51 * 20 / 1000  # the hello's retry window: the bound of a blocking acquire
+FIRST = ("127.0.0.1", 6391)
+BLOCKS_WITHOUT_BOUND = "the hello's retry window"  # how an options line names the bound
+
+
+class EnvironmentMissing(Exception):
+    pass
+
+
+class Report:
+    def __init__(self):
+        self.passed = self.failed = 0
+
+    def check(self, adapter, name, problems):
+        if problems:
+            self.failed += 1
+            print(f"FAIL  {adapter}: {name}:")
+            for problem in problems:
+                print(f"      {problem}")
+        else:
+            self.passed += 1
+            print(f"ok    {adapter}: {name}")
+        sys.stdout.flush()
+
+
+def seconds(value, what):
+    return f"no {what}" if value is None else f"{value:g} s {what}"
+
+
+def duration(ms):
+    return f"{ms:g} ms" if ms < 1000 else f"{ms / 1000:g} s"
+
+
+def defaults_of(function):
+    return {name: p.default for name, p in inspect.signature(function).parameters.items()}
+
+
+# --- The Python libraries' defaults, read from the installed code ---------------------------
+
+
+def redis_py():
+    """redis-py's client: redis/client.py, Redis.__init__ (values in redis/_defaults.py)."""
+    import redis
+
+    d = defaults_of(redis.Redis.__init__)
+    retry = d["retry"]
+    errors = {e.__name__ for e in retry._supported_errors}
+    facts = [
+        f"redis-py {version('redis')}",
+        seconds(d["socket_timeout"], "socket timeout"),
+        seconds(d["socket_connect_timeout"] or d["socket_timeout"], "connect timeout"),
+    ]
+    if retry.get_retries():
+        backoff = retry._backoff
+        facts.append(f"{retry.get_retries()} retries")
+        facts.append(f"base {backoff._base * 1000:g} ms, cap {backoff._cap:g} s")
+        if not {"ConnectionError", "TimeoutError"} <= errors:
+            facts.append(f"retries on {', '.join(sorted(errors))}")
+    else:
+        facts.append("no retries")
+    return facts
+
+
+def redis_py_lock_facts():
+    """redis-py's Lock: redis/client.py, Redis.lock; redis/lock.py, Lock.acquire."""
+    import redis
+
+    d = defaults_of(redis.Redis.lock)
+    facts = redis_py() + [f"sleep {d['sleep']:g} s"]
+    if d["blocking"] and d["blocking_timeout"] is None:
+        facts.append(BLOCKS_WITHOUT_BOUND)
+    return facts
+
+
+def pottery_facts():
+    """pottery/redlock.py: Redlock.__init__, its class constants, Redlock.acquire."""
+    from pottery import Redlock
+
+    init, acquire = defaults_of(Redlock.__init__), defaults_of(Redlock.acquire)
+    facts = redis_py() + [
+        f"{init['num_extensions']} extensions per hold",
+        f"random sleep below {Redlock._RETRY_DELAY:g} s",
+        "Redis errors count as no" if not init["raise_on_redis_errors"] else "Redis errors raise",
+    ]
+    if acquire["blocking"] and acquire["timeout"] == -1:
+        facts.append(BLOCKS_WITHOUT_BOUND)
+    return facts
+
+
+def redlock_py_facts():
+    """redlock/__init__.py: Redlock.__init__ (`retry_count or default_retry_count`)."""
+    from redlock import Redlock
+
+    return redis_py() + [
+        f"{Redlock.default_retry_count} tries",
+        f"a {Redlock.default_retry_delay:g} s sleep after each failed try",
+    ]
+
+
+def aioredlock_facts():
+    """aioredlock/algorithm.py: the Aioredlock attrs fields; aioredis create_redis_pool."""
+    import aioredis
+    import attr
+    from aioredlock import Aioredlock
+
+    fields = attr.fields(Aioredlock)
+    pool = defaults_of(aioredis.create_redis_pool)
+    return [
+        f"aioredis {version('aioredis')}",
+        seconds(pool["timeout"], "connect timeout"),
+        f"{fields.retry_count.default} tries",
+        f"random delay of {fields.retry_delay_min.default:g} to {fields.retry_delay_max.default:g} s",
+    ]
+
+
+def python_redis_lock_facts():
+    """redis_lock/__init__.py: Lock.__init__ and Lock.acquire."""
+    import redis_lock
+
+    init, acquire = defaults_of(redis_lock.Lock.__init__), defaults_of(redis_lock.Lock.acquire)
+    facts = redis_py() + [
+        "no auto-renewal" if not init["auto_renewal"] else "auto-renewal",
+        f"signal_expire {init['signal_expire']} ms",
+    ]
+    if acquire["blocking"] and acquire["timeout"] is None:
+        facts.append(BLOCKS_WITHOUT_BOUND)
+    return facts
+
+
+# --- Kept: the adapter's objects against ones built with the library's defaults ------------
+
+
+def differences(what, actual, expected, names):
+    get = (lambda o, n: o[n]) if isinstance(actual, dict) else getattr
+    return [
+        f"{what}.{n} = {get(actual, n)!r}, the library's default gives {get(expected, n)!r}"
+        for n in names
+        if get(actual, n) != get(expected, n)
+    ]
+
+
+CLIENT_SETTINGS = [
+    "host",
+    "port",
+    "socket_timeout",
+    "socket_connect_timeout",
+    "socket_keepalive",
+    "socket_keepalive_options",
+    "retry",
+    "retry_on_error",
+    "health_check_interval",
+    "protocol",
+    "db",
+]
+
+
+def client_differences(what, client, address):
+    import redis
+
+    kwargs = client.connection_pool.connection_kwargs
+    default = redis.Redis(host=address[0], port=address[1])
+    problems = differences(what, kwargs, default.connection_pool.connection_kwargs, CLIENT_SETTINGS)
+    pool = what + ".connection_pool"
+    problems += differences(pool, client.connection_pool, default.connection_pool, ["max_connections"])
+    if type(client.connection_pool) is not type(default.connection_pool):
+        problems.append(f"{what} uses a {type(client.connection_pool).__name__}")
+    return problems
+
+
+def nodes():
+    return [(h, int(p)) for h, p in (a.rsplit(":", 1) for a in HELLO["nodes"])]
+
+
+def kept_redis_py_lock():
+    from redis_py_lock import RedisPyLock
+
+    a = RedisPyLock()
+    a.hello(HELLO)
+    lock = a.lock("L0")
+    expected = a.client.lock("L0", timeout=TTL_S, blocking_timeout=WINDOW_S)
+    names = ["name", "timeout", "sleep", "blocking", "blocking_timeout", "thread_local", "raise_on_release_error"]
+    return client_differences("client", a.client, FIRST) + differences("Lock", lock, expected, names)
+
+
+def kept_pottery():
+    from pottery import Redlock
+    from pottery_redlock import PotteryRedlock
+
+    a = PotteryRedlock()
+    a.hello(HELLO)
+    problems = [p for m, n in zip(a.masters, nodes()) for p in client_differences(f"master {n[1]}", m, n)]
+    expected = Redlock(key="L0", masters=a.masters, auto_release_time=TTL_S)
+    names = ["key", "auto_release_time", "num_extensions", "raise_on_redis_errors"]
+    names += ["context_manager_blocking", "context_manager_timeout"]
+    problems += differences("Redlock", a.lock("L0"), expected, names)
+    if a.window_s != WINDOW_S:
+        problems.append(f"acquire timeout {a.window_s!r}, the hello's retry window is {WINDOW_S!r}")
+    return problems
+
+
+def kept_redlock_py():
+    from redlock import Redlock
+    from redlock_py import RedlockPy
+
+    a = RedlockPy()
+    a.hello(HELLO)
+    servers = zip(a.manager.servers, nodes())
+    problems = [p for server, n in servers for p in client_differences(f"server {n[1]}", server, n)]
+    expected = Redlock([{"host": h, "port": p} for h, p in nodes()])
+    return problems + differences("Redlock", a.manager, expected, ["retry_count", "retry_delay", "quorum"])
+
+
+def kept_aioredlock():
+    import attr
+    from aioredlock import Aioredlock
+    from aioredlock_redlock import AioredlockRedlock
+
+    a = AioredlockRedlock()
+    a.hello(HELLO)
+    connections = [{"host": h, "port": p} for h, p in nodes()]
+    expected = Aioredlock(redis_connections=connections)
+    names = [f.name for f in attr.fields(Aioredlock)]
+    return differences("Aioredlock", a.manager, expected, names)
+
+
+def kept_python_redis_lock():
+    import redis_lock
+    from python_redis_lock import PythonRedisLock
+
+    a = PythonRedisLock()
+    a.hello(HELLO)
+    expected = redis_lock.Lock(a.client, "L0", expire=TTL_S)
+    names = ["_name", "_expire", "_signal_expire", "_lock_renewal_interval", "blocking"]
+    problems = client_differences("client", a.client, FIRST) + differences("Lock", a.lock("L0"), expected, names)
+    if a.timeout_s != math.ceil(WINDOW_S):
+        problems.append(f"acquire timeout {a.timeout_s!r}, the retry window rounded up is {math.ceil(WINDOW_S)}")
+    return problems
+
+
+# --- The Rust crates' defaults, read from their sources in the cargo registry --------------
+
+
+def crate_sources():
+    """(name, version) -> source folder in the cargo registry ($CARGO_HOME, default
+    ~/.cargo) of each package adapters/rust/Cargo.lock pins, and for rslock and redlock
+    {name: version} of the crate itself and of the redis crate it uses."""
+    lock = tomllib.loads(read(RUST / "Cargo.lock"))["package"]
+    versions = {}
+    for p in lock:
+        versions.setdefault(p["name"], []).append(p["version"])
+    home = Path(os.environ.get("CARGO_HOME", Path.home() / ".cargo"))
+    folders, deps = {}, {}
+    for p in lock:
+        found = sorted(home.glob(f"registry/src/*/{p['name']}-{p['version']}"))
+        if found:
+            folders[p["name"], p["version"]] = found[0]
+        if p["name"] in ("rslock", "redlock"):
+            # a dependency is "name" when one version is pinned, "name version" otherwise
+            pairs = [d.split()[:2] if " " in d else [d, versions[d][0]] for d in p.get("dependencies", [])]
+            deps[p["name"]] = {p["name"]: p["version"], **{n: v for n, v in pairs if n == "redis"}}
+    for crates in deps.values():
+        for pair in crates.items():
+            if pair not in folders:
+                missing = f"{pair[0]} {pair[1]}'s source is not in {home}/registry/src"
+                raise EnvironmentMissing(missing + " (run adapters/setup)")
+    return folders, deps
+
+
+def read(path):
+    if not path.is_file():
+        raise EnvironmentMissing(f"{path} is missing (run adapters/setup)")
+    return path.read_text()
+
+
+def grab(pattern, text, where):
+    m = re.search(pattern, text, re.S)
+    if m is None:
+        raise AssertionError(f"{where}: /{pattern}/ not found: the crate changed, read it again")
+    return m
+
+
+def rust_duration_ms(text, where):
+    """`Duration::from_millis(N)` or `from_secs(N)` in milliseconds."""
+    m = grab(r"Duration::from_(millis|secs)\((\d+)\)", text, where)
+    return int(m.group(2)) * (1 if m.group(1) == "millis" else 1000)
+
+
+def timeout(ms, what):
+    return f"no {what}" if ms is None else f"{duration(ms)} {what}"
+
+
+def rslock_facts(folders, deps):
+    """rslock src/lock.rs (LockManager::from_clients) and its redis crate's src/client.rs
+    (AsyncConnectionConfig's Default, which get_multiplexed_async_connection uses)."""
+    lock_rs = read(folders["rslock", deps["rslock"]["rslock"]] / "src" / "lock.rs")
+    count = int(grab(r"const DEFAULT_RETRY_COUNT: u32 = (\d+);", lock_rs, "rslock").group(1))
+    delay = grab(r"const DEFAULT_RETRY_DELAY: Duration = ([^;]+);", lock_rs, "rslock").group(1)
+    delay_ms = rust_duration_ms(delay, "rslock DEFAULT_RETRY_DELAY")
+    grab(r"fn from_clients.*?retry_count: DEFAULT_RETRY_COUNT,\s*retry_delay: DEFAULT_RETRY_DELAY", lock_rs, "rslock")
+    grab(r"\.get_multiplexed_async_connection\(\)", lock_rs, "rslock RestorableConnection::connect")
+    redis = deps["rslock"]["redis"]
+    client_rs = read(folders["redis", redis] / "src" / "client.rs")
+    ms = {}
+    for const in ("DEFAULT_RESPONSE_TIMEOUT", "DEFAULT_CONNECTION_TIMEOUT"):
+        value = grab(rf"const {const}: Option<Duration> = ([^;]+);", client_rs, f"redis {redis}").group(1)
+        ms[const] = None if value.strip() == "None" else rust_duration_ms(value, const)
+    grab(r"fn get_multiplexed_async_connection\(\s*&self,?\s*\).*?AsyncConnectionConfig::new\(\)", client_rs, "redis")
+    grab(r"fn default\(\) -> Self \{\s*Self \{\s*response_timeout: DEFAULT_RESPONSE_TIMEOUT,", client_rs, "redis")
+    facts = [
+        f"redis crate {redis}",
+        timeout(ms["DEFAULT_RESPONSE_TIMEOUT"], "response timeout"),
+        timeout(ms["DEFAULT_CONNECTION_TIMEOUT"], "connect timeout"),
+        f"{count} tries",
+        f"random delay below {duration(delay_ms)}",
+    ]
+    return facts, setters(lock_rs)
+
+
+def redlock_facts(folders, deps):
+    """redlock src/redlock.rs (RedLock::with_clients, RedLock::lock_instance) and its redis
+    crate's src/client.rs (Client::get_connection)."""
+    redlock_rs = read(folders["redlock", deps["redlock"]["redlock"]] / "src" / "redlock.rs")
+    count = int(grab(r"const DEFAULT_RETRY_COUNT: u32 = (\d+);", redlock_rs, "redlock").group(1))
+    delay_ms = int(grab(r"const DEFAULT_RETRY_DELAY: u32 = (\d+);", redlock_rs, "redlock").group(1))
+    uses_defaults = r"fn with_clients.*?retry_count: DEFAULT_RETRY_COUNT,\s*retry_delay: DEFAULT_RETRY_DELAY"
+    grab(uses_defaults, redlock_rs, "redlock")
+    grab(r"client\s*\.get_connection\(\)", redlock_rs, "redlock RedLock::lock_instance")
+    redis = deps["redlock"]["redis"]
+    client_rs = read(folders["redis", redis] / "src" / "client.rs")
+    no_timeout = r"fn get_connection\(&self\) -> RedisResult<Connection> \{\s*connect\(&self\.connection_info, None\)"
+    grab(no_timeout, client_rs, "redis")
+    facts = [
+        f"redis crate {redis}",
+        "no connect or response timeout",
+        f"{count} tries",
+        f"random sleep below {duration(delay_ms)}",
+    ]
+    return facts, setters(redlock_rs)
+
+
+def setters(source):
+    return sorted(set(re.findall(r"pub (?:async )?fn (\w+)\s*\(\s*&mut self", source)))
+
+
+def kept_rust(binary, constructor, forbidden):
+    source = read(RUST / "src" / "bin" / f"{binary}.rs")
+    lib = read(RUST / "src" / "lib.rs")
+    problems = [f"{binary}.rs calls the crate's setter {name}" for name in forbidden if f".{name}(" in source]
+    if f"{constructor}(params.redis_urls())" not in source:
+        problems.append(f"{binary}.rs does not build its manager with {constructor}(params.redis_urls())")
+    if 'format!("redis://{node}/")' not in lib:
+        problems.append("lib.rs's redis_urls no longer makes plain redis://host:port/ URLs")
+    return problems
+
+
+# --- The adapters --------------------------------------------------------------------------
+
+
+def python_header(module):
+    return ast.get_docstring(ast.parse(read(PYTHON / f"{module}.py"))) or ""
+
+
+def rust_header(binary):
+    lines = read(RUST / "src" / "bin" / f"{binary}.rs").splitlines()
+    return " ".join(line[3:] for line in lines if line.startswith("//!"))
+
+
+def flat(text):
+    return " ".join(text.split())
+
+
+def stated(facts, options, header):
+    problems = []
+    for fact in facts:
+        if fact not in flat(options):
+            problems.append(f"the options line does not say {fact!r}")
+        if fact not in flat(header):
+            problems.append(f"the header does not say {fact!r}")
+    return problems
+
+
+def main():
+    report = Report()
+    listed = {a["name"]: a for a in tomllib.loads(read(ROOT / "adapters" / "adapters.toml"))["adapter"]}
+    try:
+        python = [
+            ("redis-py-lock", "redis_py_lock", redis_py_lock_facts, kept_redis_py_lock),
+            ("pottery", "pottery_redlock", pottery_facts, kept_pottery),
+            ("redlock-py", "redlock_py", redlock_py_facts, kept_redlock_py),
+            ("aioredlock", "aioredlock_redlock", aioredlock_facts, kept_aioredlock),
+            ("python-redis-lock", "python_redis_lock", python_redis_lock_facts, kept_python_redis_lock),
+        ]
+        rows = [(name, python_header(module), facts(), kept) for name, module, facts, kept in python]
+        folders, deps = crate_sources()
+        for name, binary, constructor, facts in [
+            ("rslock", "rslock_worker", "LockManager::new", rslock_facts),
+            ("redlock-rs", "redlock_rs_worker", "RedLock::new", redlock_facts),
+        ]:
+            facts, forbidden = facts(folders, deps)
+            kept = lambda b=binary, c=constructor, f=forbidden: kept_rust(b, c, f)  # noqa: E731
+            rows.append((name, rust_header(binary), facts, kept))
+    except ImportError as exc:
+        print(f"defaults_check: {exc} in {sys.executable} (run adapters/setup)", file=sys.stderr)
+        return 2
+    except EnvironmentMissing as exc:
+        print(f"defaults_check: {exc}", file=sys.stderr)
+        return 2
+    except AssertionError as exc:  # a crate's source no longer reads as this check expects
+        print(f"FAIL  {exc}")
+        return 1
+    for name, header, facts, kept in rows:
+        print(f"      {name} defaults: {'; '.join(facts)}")
+        options = listed[name].get("options", "")
+        report.check(name, "options line and header state the defaults", stated(facts, options, header))
+        try:
+            problems = kept()
+        except Exception as exc:  # the adapter cannot even be built from the hello
+            problems = [f"{type(exc).__name__}: {exc}"]
+        report.check(name, "the adapter keeps the defaults", problems)
+    print(f"{report.passed} passed, {report.failed} failed")
+    return 1 if report.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
