@@ -184,6 +184,28 @@ pub enum Cmd {
     FairLeave { lock: LockId, ticket: Ticket },
 }
 
+impl Cmd {
+    /// The lock the command is about.
+    pub fn lock(&self) -> LockId {
+        match *self {
+            Cmd::SetNxPx { key, .. }
+            | Cmd::DelIfEq { key, .. }
+            | Cmd::Del { key }
+            | Cmd::PExpire { key, .. }
+            | Cmd::ZRem { key, .. }
+            | Cmd::PExpireIfEq { key, .. }
+            | Cmd::Incr { key }
+            | Cmd::RaiseTo { key, .. } => key.lock,
+            Cmd::WriteLock { lock, .. }
+            | Cmd::ReadLock { lock, .. }
+            | Cmd::ExtendRead { lock, .. }
+            | Cmd::FairWriteLock { lock, .. }
+            | Cmd::FairReadLock { lock, .. }
+            | Cmd::FairLeave { lock, .. } => lock,
+        }
+    }
+}
+
 /// A waiter's place in the fair queue: the member `w:<ticket>` or `r:<ticket>` of
 /// `fair_{L}`. The ticket is the first token of the acquisition and stays the same
 /// across its retries, so a waiter keeps its place.

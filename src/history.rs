@@ -93,6 +93,14 @@
 //!   `t_us` (a timer fired `lag_us` late; it ticks every 50 ms and records a lag of
 //!   100 ms or more). Silence then is the harness's: the checker sets aside a liveness
 //!   finding whose window meets a stall, and says so, instead of blaming the lock.
+//! - `link`: what a link fault did to one message between a client and a node
+//!   ([`LinkEvent`]): `client`, `node`, `dir` (`to_node` or `to_client`), `action`
+//!   (`dropped`, `held` by a cut, `released` after a hold, `delayed`), `by_us` (the
+//!   delay, or how long a held message was held), and, when the driver knows them, the
+//!   `lock` it was about and the client's operation in progress (`op`). The checker
+//!   reads them as the touches of the partitions, delays and losses active on that
+//!   link ([`crate::checker::touch`]). A `to_client` message is a reply; the request it
+//!   answers was applied.
 //!
 //! A client holds a lock from its `ok` acquire until the earliest of its `release` invoke,
 //! a `lost`, and the `valid_until_us` in force (of the acquire, a later extension or `belief`). Operations of one client never overlap. A history may end
@@ -131,6 +139,7 @@ pub enum Event {
     Lost(Lost),
     Node(NodeEvent),
     DriverStall(DriverStall),
+    Link(LinkEvent),
 }
 
 impl Event {
@@ -145,6 +154,7 @@ impl Event {
             Event::Lost(l) => l.t_us,
             Event::Node(n) => n.t_us,
             Event::DriverStall(s) => s.t_us,
+            Event::Link(l) => l.t_us,
         }
     }
 }
@@ -187,6 +197,69 @@ impl WorkerMeta {
             (true, _) => format!("`{}`", self.command.join(" ")),
             (false, true) => self.library.clone(),
             (false, false) => format!("{} {}", self.library, self.version),
+        }
+    }
+}
+
+/// What a link fault did to one message between a client and a node (a `link` line):
+/// the evidence of what a partition, a delay or a loss touched. The driver writes it
+/// where it happens: the simulator's network when it loses or delays a message, the
+/// real backend's proxy when it holds bytes behind a cut, lets them through or drops
+/// them with their connection, or delays them. Which fault did it is the checker's to
+/// work out (every active fault of the right kind on that link and direction: faults
+/// are sets).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LinkEvent {
+    pub t_us: u64,
+    pub client: usize,
+    pub node: usize,
+    /// Which way the message went: `to_node` (a request) or `to_client` (a reply).
+    pub dir: LinkDir,
+    pub action: LinkAction,
+    /// `delayed`: the extra delay the message got; `released` and `dropped` after a
+    /// `held`: how long it was held.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub by_us: Option<u64>,
+    /// The lock the message was about, when the driver knows it: the command's lock,
+    /// or the lock of the client's operation in progress (a worker's bytes are not read).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lock: Option<LockName>,
+    /// The client's operation in progress when the message went: `acquire`, `release`
+    /// or `extend`; none while it held a lock between operations (or did nothing).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub op: Option<OpKind>,
+}
+
+/// Which way a message goes on a link.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LinkDir {
+    ToNode,
+    ToClient,
+}
+
+/// What a link fault did to a message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LinkAction {
+    /// Lost: never delivered (the simulator's cut or loss; a real connection that ended
+    /// while a cut held its bytes, `by_us` after they were held).
+    Dropped,
+    /// A cut holds it (the real proxy: TCP keeps the bytes until the link heals).
+    Held,
+    /// Held bytes went through, `by_us` after they were held.
+    Released,
+    /// Delivered `by_us` later than the link alone would have.
+    Delayed,
+}
+
+impl LinkAction {
+    pub fn name(self) -> &'static str {
+        match self {
+            LinkAction::Dropped => "dropped",
+            LinkAction::Held => "held",
+            LinkAction::Released => "released",
+            LinkAction::Delayed => "delayed",
         }
     }
 }
@@ -676,14 +749,20 @@ pub enum Line<'a> {
     Event(Event),
 }
 
-/// What the checker reads of a node line: when, on which node, of which lock, and the
-/// client whose request it was ([`NodeEvent`] has the rest).
+/// What the checker reads of a node line: when, on which node, of which lock and key,
+/// what happened, the client whose request it was, the key's value and the ttl given
+/// ([`NodeEvent`] has the rest). The checker follows the live keys of each node from
+/// them ([`crate::checker::keys`]), to tell what a fault touched.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct NodeRef<'a> {
     pub t_us: u64,
     pub node: usize,
     pub lock: &'a str,
+    pub key: &'a str,
+    pub action: NodeAction,
     pub client: Option<usize>,
+    pub token: Option<&'a str>,
+    pub ttl_ms: Option<u64>,
 }
 
 impl<'a> From<&'a NodeEvent> for NodeRef<'a> {
@@ -692,7 +771,11 @@ impl<'a> From<&'a NodeEvent> for NodeRef<'a> {
             t_us: n.t_us,
             node: n.node,
             lock: &n.lock,
+            key: &n.key,
+            action: n.action,
             client: n.client,
+            token: n.token.as_deref(),
+            ttl_ms: n.ttl_ms,
         }
     }
 }
@@ -706,7 +789,11 @@ pub fn parse_line_ref(text: &str) -> Result<Line<'_>, serde_json::Error> {
                 t_us: n.t_us,
                 node: n.node,
                 lock: n.lock,
+                key: n.key,
+                action: n.action,
                 client: n.client,
+                token: n.token,
+                ttl_ms: n.ttl_ms,
             }));
         }
     }

@@ -72,6 +72,14 @@ impl Bounds {
             Event::Heal { .. } => Ok(()),
             Event::Node(n) => self.node_line(&NodeRef::from(n)),
             Event::DriverStall(s) => time("lag_us", s.lag_us),
+            Event::Link(l) => {
+                self.client(l.client)?;
+                self.node(l.node)?;
+                if let Some(lock) = &l.lock {
+                    lock_name(lock)?;
+                }
+                l.by_us.map_or(Ok(()), |t| time("by_us", t))
+            }
             Event::Fault(f) => {
                 match f.action {
                     FaultAction::Start if !self.open_faults.insert(f.id) => {

@@ -40,12 +40,14 @@
 mod attempts;
 mod bounds;
 pub mod exercise;
+pub mod keys;
 pub mod liveness;
 pub mod resource;
 pub mod safety;
 pub mod stats;
 mod sweep;
 pub mod tolerance;
+pub mod touch;
 pub mod waits;
 
 use crate::algorithm::Mode;
@@ -147,11 +149,14 @@ impl Findings {
     }
 }
 
-struct OpenOp {
+/// A client's operation in progress.
+pub(crate) struct OpenOp {
     op: OpKind,
     lock: LockId,
     invoke_us: u64,
     phase: Phase,
+    /// The history line of its `invoke`.
+    line: usize,
 }
 
 /// The incremental checker. Feed every event in order, then call [`Checker::finish`].
@@ -181,7 +186,7 @@ pub struct Checker {
     tolerance: tolerance::Collector,
     waits: waits::Waits,
     writes: resource::Writes,
-    exercise: exercise::Collector,
+    exercise: touch::Collector,
     /// The safety sweep and the fencing-token check, online ([`sweep`]).
     sweep: sweep::Sweep,
 }
@@ -234,6 +239,7 @@ impl Checker {
                     return Err(self.malformed("a meta event may only be the first line"));
                 }
                 self.waits.set_bound(m.writer_wait_bound_us);
+                self.exercise.set_probe(m.probe_client);
                 self.meta = Some(m.clone());
             }
             Event::Invoke(op) => {
@@ -254,6 +260,7 @@ impl Checker {
                         if open.phase == Phase::Workload {
                             self.waits.acquired(op.client, op.t_us);
                         }
+                        self.exercise.acquired(op.client, open.phase == Phase::Workload);
                         self.acquired(op, id);
                     }
                     (Event::Ok(op), OpKind::Extend) => self.extended(op, id),
@@ -265,7 +272,8 @@ impl Checker {
             }
             Event::Fault(f) => match f.action {
                 FaultAction::Start => {
-                    self.exercise.fault(f, self.holding.values());
+                    self.exercise
+                        .fault(f, self.line, self.holding.values(), &self.open);
                     self.open_faults.begin(f.id, self.faults.len());
                     self.faults.push(FaultSpan {
                         id: f.id,
@@ -275,7 +283,7 @@ impl Checker {
                     })
                 }
                 FaultAction::End => {
-                    self.exercise.fault(f, std::iter::empty());
+                    self.exercise.fault(f, self.line, std::iter::empty(), &self.open);
                     if let Some(i) = self.open_faults.end(f.id) {
                         self.faults[i].end_us = Some(t);
                     }
@@ -293,6 +301,7 @@ impl Checker {
             Event::Lost(l) => self.lost(l),
             Event::Node(_) => unreachable!("node lines are observed above"),
             Event::DriverStall(s) => self.driver_stalls.push(*s),
+            Event::Link(l) => self.exercise.link(self.line, l),
         }
         self.tolerance.observe(event, lock);
         Ok(())
@@ -318,6 +327,7 @@ impl Checker {
             return Err(self.malformed(format!("time goes backwards ({} after {})", n.t_us, self.last_us)));
         }
         self.last_us = n.t_us;
+        self.exercise.node(self.line, n);
         Ok(())
     }
 
@@ -346,6 +356,8 @@ impl Checker {
         if op.phase == Phase::Workload && op.op == OpKind::Acquire {
             self.waits.invoke(op.client, lock, op.mode, op.t_us);
         }
+        self.exercise
+            .invoked(op.client, &op.lock, op.op, op.phase == Phase::Workload, self.line);
         self.open.insert(
             op.client,
             OpenOp {
@@ -353,6 +365,7 @@ impl Checker {
                 lock,
                 invoke_us: op.t_us,
                 phase: op.phase,
+                line: self.line,
             },
         );
         Ok(())
@@ -392,11 +405,21 @@ impl Checker {
             start_us: op.t_us,
             end_us: op.valid_until_us.unwrap_or(u64::MAX).max(op.t_us),
             ended_by: HoldEnd::Validity,
-            nodes: op.nodes.unwrap_or_default(),
+            nodes: self.hold_nodes(op),
             ok_line: self.line,
         };
         self.hold_started(lock, &hold);
         self.holding.insert((op.client, lock), hold);
+    }
+
+    /// The nodes an acquisition holds its lock on: as its `ok` names them, or, where a
+    /// worker's library named none, the nodes whose `node` lines hold its value now.
+    fn hold_nodes(&self, op: &Op) -> NodeSet {
+        match (op.nodes, &op.worker_token) {
+            (Some(nodes), _) => nodes,
+            (None, Some(value)) => self.exercise.keys.nodes_holding(&op.lock, value, op.t_us),
+            (None, None) => NodeSet::default(),
+        }
     }
 
     /// A successful extension: before the deadline it moves the deadline; after it (the

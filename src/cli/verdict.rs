@@ -70,7 +70,7 @@ pub(super) fn print_verdict(scenario: &Scenario, outcome: &Outcome, dir: &Path, 
 
 /// `NAME: VERDICT, live (expected safe) — as expected; report in DIR`.
 fn verdict_line(scenario: &Scenario, outcome: &Outcome, dir: &Path) -> String {
-    let verdict = outcome.run_verdict().map_or("unknown", |v| v.words());
+    let verdict = outcome.verdict_words();
     let expected = format!("{:?}", scenario.expect).to_lowercase();
     let live = if outcome.live { "live" } else { "NOT live" };
     let mark = match &outcome.partial {
@@ -91,6 +91,16 @@ fn print_evidence(scenario: &Scenario, outcome: &Outcome) {
     if let Some(why) = &outcome.not_exercised {
         // Why a run with no violation proved nothing: never as expected.
         println!("  not exercised: {why}");
+    } else if let Some(idle) = outcome.seeds.iter().find(|s| s.verdict == Verdict::NotExercised) {
+        // Enough seeds were exercised; say what the others missed.
+        let e = outcome.exercised();
+        println!(
+            "  {} ({} needed); seed {} was not: {}",
+            e.words(),
+            e.needed,
+            idle.seed,
+            idle.not_exercised.as_deref().unwrap_or("no reason recorded")
+        );
     }
     for v in outcome.findings.violations.iter().take(3) {
         println!(

@@ -155,6 +155,7 @@ pub fn reproduction(scope: &Scope, path: &[Action], resource: bool) -> Scenario 
         expect_live: true,
         expect_resource: resource.then_some(Expect::Unsafe),
         min_availability: None,
+        min_exercised: crate::outcome::MIN_EXERCISED,
         nodes: scope.nodes,
         persistence: scope.persistence.clone(),
         replication: scope.replication,

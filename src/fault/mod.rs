@@ -21,6 +21,7 @@
 
 pub mod active;
 pub mod aim;
+pub mod link_lines;
 pub mod links;
 pub mod nemesis;
 pub mod spans;

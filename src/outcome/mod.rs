@@ -3,10 +3,15 @@
 //! they sit below both; nothing here runs. What a sweep produced is in [`sweep`].
 //!
 //! A seed ends in one of three [`Verdict`]s: unsafe (a violation), safe (no violation,
-//! and its faults met what they aim at: [`crate::checker::exercise`]), or not exercised
-//! (no violation, but the run proved nothing, and `not_exercised` says why). Unsafe wins
-//! over not exercised. Over a run: unsafe if any seed is, else not exercised if any seed
-//! is, else safe.
+//! and its faults touched the lock where a broken lock would break:
+//! [`crate::checker::exercise`]), or not exercised (no violation, but the seed proved
+//! nothing, and `not_exercised` says why). Unsafe wins over not exercised.
+//!
+//! One rule over many seeds, for every place that states a verdict (the console, the
+//! scenario's exit status, summary.json, JUnit, the analysis and the library matrix):
+//! unsafe if any seed is; else safe when at least the scenario's `min_exercised` share
+//! of the seeds was exercised (see [`MIN_EXERCISED`]), said as "safe (19 of 20 seeds
+//! exercised)", and its rate is stated over those seeds only; else not exercised.
 
 pub mod sweep;
 
@@ -71,7 +76,7 @@ impl Verdict {
         if !findings.is_safe() {
             return (Verdict::Unsafe, None);
         }
-        match findings.exercise.not_exercised(findings.stats.acquired, plan) {
+        match findings.exercise.not_exercised(plan) {
             None => (Verdict::Safe, None),
             Some(why) => (Verdict::NotExercised, Some(why)),
         }
@@ -133,40 +138,104 @@ impl SeedResult {
     }
 }
 
-/// The verdict over `seeds` (see [`Outcome::run_verdict`]).
-pub fn run_verdict(seeds: &[SeedResult]) -> Option<Verdict> {
-    let any = |v| seeds.iter().any(|s| s.verdict == v);
-    if any(Verdict::Unsafe) {
-        Some(Verdict::Unsafe)
-    } else if any(Verdict::NotExercised) {
-        Some(Verdict::NotExercised)
-    } else if seeds.is_empty() {
-        None
-    } else {
-        Some(Verdict::Safe)
+/// The share of a run's seeds that must be exercised, by default, for a run with no
+/// unsafe seed to read safe (the scenario's `min_exercised`). A safe verdict's rate is a
+/// claim about the exercised seeds only ("0/19, rate <= 15% at 95%"), so an unexercised
+/// seed only widens its interval; but when more than one seed in five misses, the
+/// scenario's faults do not reliably meet the lock (an aim that misses, a fault shorter
+/// than the holds), and a "safe" would rest on luck: such a run reads not exercised, so
+/// its author fixes the aim instead of counting on the seeds that happened to land.
+/// With 1 to 4 seeds every seed must be exercised; with 10, 8; with 20, 16.
+pub const MIN_EXERCISED: f64 = 0.8;
+
+/// How many of a run's seeds were exercised, and how many it needed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Exercised {
+    /// Seeds whose faults touched the lock where it could break (safe or unsafe).
+    pub seeds: usize,
+    /// Seeds that ran.
+    pub of: usize,
+    /// Exercised seeds a safe verdict needs (the share `min_exercised` of `of`, at
+    /// least one).
+    pub needed: usize,
+}
+
+impl Exercised {
+    /// Of `seeds`, with the share `min_share` needed.
+    pub fn of(seeds: &[SeedResult], min_share: f64) -> Exercised {
+        let of = seeds.len();
+        Exercised {
+            seeds: seeds
+                .iter()
+                .filter(|s| s.verdict != Verdict::NotExercised)
+                .count(),
+            of,
+            needed: needed(of, min_share),
+        }
+    }
+
+    /// Whether enough seeds were exercised.
+    pub fn enough(&self) -> bool {
+        self.of > 0 && self.seeds >= self.needed
+    }
+
+    /// "19 of 20 seeds exercised".
+    pub fn words(&self) -> String {
+        format!(
+            "{} of {} seed{} exercised",
+            self.seeds,
+            self.of,
+            if self.of == 1 { "" } else { "s" }
+        )
     }
 }
 
-/// Why the seeds' verdict is not exercised: how many seeds, and the first one's reason.
-pub fn not_exercised_reason(seeds: &[SeedResult]) -> Option<String> {
-    if run_verdict(seeds) != Some(Verdict::NotExercised) {
+/// Exercised seeds that `n` seeds need at the share `min_share`: at least one.
+pub fn needed(n: usize, min_share: f64) -> usize {
+    // A share of a few seeds, rounded up, without float noise (0.8 x 10 is 8, not 9).
+    let exact = n as f64 * min_share.clamp(0.0, 1.0);
+    ((exact - 1e-9).ceil() as usize).clamp(1, n.max(1))
+}
+
+/// The verdict over `seeds` (the rule of the module doc), with the share of seeds that
+/// must be exercised: unsafe if any seed is; safe when enough seeds were exercised;
+/// else not exercised; `None` when no seed finished.
+pub fn run_verdict(seeds: &[SeedResult], min_share: f64) -> Option<Verdict> {
+    if seeds.iter().any(|s| s.verdict == Verdict::Unsafe) {
+        Some(Verdict::Unsafe)
+    } else if seeds.is_empty() {
+        None
+    } else if Exercised::of(seeds, min_share).enough() {
+        Some(Verdict::Safe)
+    } else {
+        Some(Verdict::NotExercised)
+    }
+}
+
+/// The verdict over `seeds` in words: "unsafe", "safe", "safe (19 of 20 seeds
+/// exercised)" (when some seed was not), "not exercised", or "unknown".
+pub fn verdict_words(seeds: &[SeedResult], min_share: f64) -> String {
+    let exercised = Exercised::of(seeds, min_share);
+    match run_verdict(seeds, min_share) {
+        None => "unknown".into(),
+        Some(Verdict::Safe) if exercised.seeds < exercised.of => format!("safe ({})", exercised.words()),
+        Some(v) => v.words().into(),
+    }
+}
+
+/// Why the seeds' verdict is not exercised: how many were, how many it needed, and the
+/// first unexercised seed's reason.
+pub fn not_exercised_reason(seeds: &[SeedResult], min_share: f64) -> Option<String> {
+    if run_verdict(seeds, min_share) != Some(Verdict::NotExercised) {
         return None;
     }
-    let idle: Vec<&SeedResult> = seeds
-        .iter()
-        .filter(|s| s.verdict == Verdict::NotExercised)
-        .collect();
-    let first = idle[0];
+    let first = seeds.iter().find(|s| s.verdict == Verdict::NotExercised)?;
     let why = first.not_exercised.as_deref().unwrap_or("no reason recorded");
     Some(if seeds.len() == 1 {
         why.to_string()
     } else {
-        format!(
-            "{} of {} seeds not exercised; seed {}: {why}",
-            idle.len(),
-            seeds.len(),
-            first.seed
-        )
+        let e = Exercised::of(seeds, min_share);
+        format!("{}, {} needed; seed {}: {why}", e.words(), e.needed, first.seed)
     })
 }
 
@@ -186,9 +255,11 @@ pub struct Outcome {
     pub resource_safe: bool,
     pub as_expected: bool,
     pub availability_ok: bool,
-    /// Why the run's verdict is not exercised ("k of N seeds not exercised; seed S: why"),
-    /// when no seed was unsafe and some seed proved nothing.
+    /// Why the run's verdict is not exercised ("k of N seeds exercised, M needed; seed
+    /// S: why"), when no seed was unsafe and too few seeds proved something.
     pub not_exercised: Option<String>,
+    /// The share of seeds that must be exercised (the scenario's `min_exercised`).
+    pub min_exercised: f64,
     /// Why the run did not finish (a signal), when it did not: the seeds that did not
     /// run are missing, and the reported seed's history may end early or be empty.
     pub partial: Option<String>,
@@ -201,10 +272,20 @@ impl Outcome {
         self.run_verdict().map_or("unknown", |v| v.as_str())
     }
 
-    /// The verdict over every seed: unsafe if any seed is, else not exercised if any
-    /// seed is, else safe; `None` when no seed finished.
+    /// The verdict over every seed (the rule of the module doc); `None` when no seed
+    /// finished.
     pub fn run_verdict(&self) -> Option<Verdict> {
-        run_verdict(&self.seeds)
+        run_verdict(&self.seeds, self.min_exercised)
+    }
+
+    /// The verdict in words, with how many seeds were exercised when some were not.
+    pub fn verdict_words(&self) -> String {
+        verdict_words(&self.seeds, self.min_exercised)
+    }
+
+    /// How many seeds were exercised, of how many, and how many were needed.
+    pub fn exercised(&self) -> Exercised {
+        Exercised::of(&self.seeds, self.min_exercised)
     }
 
     /// Simulated node commands per wall second over all seeds.

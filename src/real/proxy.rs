@@ -14,11 +14,18 @@
 //! behind Sentinel with a virtual IP. A second `watch` says whether the node serves: from
 //! the moment it is killed until lockstorm has read what it came back with
 //! (`keyspace.rs`), a new connection is closed at once, as if the node were still down.
+//!
+//! What a fault does to the bytes is the evidence of what it touched: given a channel
+//! ([`Notes`]), the proxy says when a cut starts holding a client's bytes, when they go
+//! through (and after how long) or are dropped with their connection, and when a delay
+//! slows them ([`LinkNote`]); the driver writes each as a `link` line.
 
+use crate::history::LinkDir;
 use std::net::SocketAddr;
+use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::watch;
+use tokio::sync::{mpsc, watch};
 
 /// What is wrong with one client↔node link right now.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -36,26 +43,63 @@ pub struct Proxy {
     links: Vec<(SocketAddr, watch::Sender<LinkState>)>,
 }
 
+/// What a fault did to bytes on one link, as the proxy saw it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LinkNote {
+    pub client: usize,
+    pub node: usize,
+    pub dir: LinkDir,
+    pub what: Noted,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Noted {
+    /// A cut holds bytes read from the link.
+    Held,
+    /// Held bytes went through after this long.
+    Released { held: Duration },
+    /// Held bytes were dropped (their connection ended) after this long.
+    Dropped { held: Duration },
+    /// Bytes were delayed by this much.
+    Delayed { by: Duration },
+}
+
+/// Where a node's proxy sends its [`LinkNote`]s.
+#[derive(Clone)]
+pub struct Notes {
+    pub node: usize,
+    pub tx: mpsc::UnboundedSender<LinkNote>,
+}
+
 impl Proxy {
     /// Starts listening for `clients` clients in front of `upstream` (the node's address,
     /// which may change while the proxy runs). Must be called inside a tokio runtime;
     /// the proxy's tasks live as long as that runtime.
     pub async fn start(upstream: watch::Receiver<SocketAddr>, clients: usize) -> std::io::Result<Proxy> {
-        Proxy::start_gated(upstream, watch::channel(true).1, clients).await
+        Proxy::start_gated(upstream, watch::channel(true).1, clients, None).await
     }
 
-    /// [`Proxy::start`], for a node that does not serve while `serving` is false.
+    /// [`Proxy::start`], for a node that does not serve while `serving` is false, and
+    /// says what its faults do to the bytes to `notes`, if given.
     pub async fn start_gated(
         upstream: watch::Receiver<SocketAddr>,
         serving: watch::Receiver<bool>,
         clients: usize,
+        notes: Option<Notes>,
     ) -> std::io::Result<Proxy> {
         let mut links = Vec::with_capacity(clients);
-        for _ in 0..clients {
+        for client in 0..clients {
             let listener = TcpListener::bind("127.0.0.1:0").await?;
             let addr = listener.local_addr()?;
             let (tx, rx) = watch::channel(LinkState::default());
-            tokio::spawn(accept_loop(listener, upstream.clone(), serving.clone(), rx));
+            let notes = notes.clone().map(|n| (client, n));
+            tokio::spawn(accept_loop(
+                listener,
+                upstream.clone(),
+                serving.clone(),
+                rx,
+                notes,
+            ));
             links.push((addr, tx));
         }
         Ok(Proxy { links })
@@ -89,6 +133,7 @@ async fn accept_loop(
     upstream: watch::Receiver<SocketAddr>,
     serving: watch::Receiver<bool>,
     state: watch::Receiver<LinkState>,
+    notes: Option<(usize, Notes)>,
 ) {
     while let Ok((down, _)) = listener.accept().await {
         if !*serving.borrow() {
@@ -96,6 +141,7 @@ async fn accept_loop(
         }
         let state = state.clone();
         let upstream = *upstream.borrow();
+        let notes = notes.clone();
         tokio::spawn(async move {
             // A refused upstream (node down) closes the client's connection at once.
             let Ok(up) = TcpStream::connect(upstream).await else {
@@ -105,8 +151,28 @@ async fn accept_loop(
             let _ = up.set_nodelay(true);
             let (mut down_r, mut down_w) = down.into_split();
             let (mut up_r, mut up_w) = up.into_split();
-            let to_node = pump(&mut down_r, &mut up_w, state.clone(), |s| s.cut_to_node);
-            let to_client = pump(&mut up_r, &mut down_w, state, |s| s.cut_to_client);
+            let note = |dir| {
+                notes.as_ref().map(|(client, n)| Noter {
+                    client: *client,
+                    node: n.node,
+                    dir,
+                    tx: n.tx.clone(),
+                })
+            };
+            let to_node = pump(
+                &mut down_r,
+                &mut up_w,
+                state.clone(),
+                |s| s.cut_to_node,
+                note(LinkDir::ToNode),
+            );
+            let to_client = pump(
+                &mut up_r,
+                &mut down_w,
+                state,
+                |s| s.cut_to_client,
+                note(LinkDir::ToClient),
+            );
             // When either direction ends (EOF or error), close both: the peer sees a close.
             let client_left = tokio::select! {
                 end = to_node => end == Ended::Source,
@@ -143,12 +209,51 @@ enum Ended {
     Sink,
 }
 
-/// Copies bytes one way, holding them while the link is cut and delaying them as set.
+/// Says what a fault did to one direction of one link's bytes.
+struct Noter {
+    client: usize,
+    node: usize,
+    dir: LinkDir,
+    tx: mpsc::UnboundedSender<LinkNote>,
+}
+
+impl Noter {
+    fn note(&self, what: Noted) {
+        let _ = self.tx.send(LinkNote {
+            client: self.client,
+            node: self.node,
+            dir: self.dir,
+            what,
+        });
+    }
+}
+
+/// Bytes a cut holds: if they never go through (the connection ends first, and the
+/// pump with it), they were dropped.
+struct Holding<'a> {
+    noter: &'a Noter,
+    since: std::time::Instant,
+    released: bool,
+}
+
+impl Drop for Holding<'_> {
+    fn drop(&mut self) {
+        let held = self.since.elapsed();
+        self.noter.note(match self.released {
+            true => Noted::Released { held },
+            false => Noted::Dropped { held },
+        });
+    }
+}
+
+/// Copies bytes one way, holding them while the link is cut and delaying them as set,
+/// and says so to `noter`.
 async fn pump(
     from: &mut tokio::net::tcp::OwnedReadHalf,
     to: &mut tokio::net::tcp::OwnedWriteHalf,
     mut state: watch::Receiver<LinkState>,
     is_cut: fn(&LinkState) -> bool,
+    noter: Option<Noter>,
 ) -> Ended {
     let mut buf = vec![0u8; 16 * 1024];
     loop {
@@ -156,14 +261,35 @@ async fn pump(
             Ok(0) | Err(_) => return Ended::Source,
             Ok(n) => n,
         };
+        let mut holding = None;
+        if is_cut(&state.borrow()) {
+            if let Some(noter) = &noter {
+                noter.note(Noted::Held);
+                holding = Some(Holding {
+                    noter,
+                    since: std::time::Instant::now(),
+                    released: false,
+                });
+            }
+        }
         if state.wait_for(|s| !is_cut(s)).await.is_err() {
             return Ended::Sink;
         }
         let delay_us = state.borrow().delay_us;
         if delay_us > 0 {
-            tokio::time::sleep(std::time::Duration::from_micros(delay_us)).await;
+            if let Some(noter) = &noter {
+                noter.note(Noted::Delayed {
+                    by: Duration::from_micros(delay_us),
+                });
+            }
+            tokio::time::sleep(Duration::from_micros(delay_us)).await;
         }
-        if to.write_all(&buf[..n]).await.is_err() {
+        let written = to.write_all(&buf[..n]).await;
+        if let Some(h) = &mut holding {
+            h.released = written.is_ok();
+        }
+        drop(holding);
+        if written.is_err() {
             return Ended::Sink;
         }
     }

@@ -122,6 +122,41 @@ fn faults_clause(view: &RunView, parties: &Parties, from_us: u64, to_us: u64) ->
     s
 }
 
+/// What a safe verdict rests on: the seeds exercised (of how many, and how many it
+/// needed), the holds of the reported seed's workload and what its faults touched, and
+/// the share of acquisitions whose outcome stayed unknown.
+fn rests_on(summary: &Value, view: &RunView) -> String {
+    let f = view.findings;
+    let e = &summary["exercised"];
+    let seeds = match (e["seeds"].as_u64(), e["of"].as_u64(), e["needed"].as_u64()) {
+        (Some(k), Some(n), Some(m)) if n > 1 => format!("{k} of {n} seeds exercised ({m} needed); "),
+        _ => String::new(),
+    };
+    let (touched, started) = f.exercise.exercised();
+    let faults = match started {
+        0 => "no fault".to_string(),
+        n => format!(
+            "{touched} of {n} {} touched the lock where it could break",
+            plural("fault", n)
+        ),
+    };
+    let unknown = match f.stats.acquires {
+        0 => String::new(),
+        n => format!(
+            ", {:.0}% of {n} acquisitions with an unknown outcome",
+            f.stats.unknown as f64 * 100.0 / n as f64
+        ),
+    };
+    let probe = view.meta.as_ref().and_then(|m| m.probe_client);
+    let holds = f.holds.iter().filter(|h| Some(h.client) != probe).count();
+    format!(
+        "It rests on: {seeds}in the reported seed {holds} workload {} ({} successful {}), {faults}{unknown}",
+        plural("hold", holds),
+        f.exercise.acquired,
+        plural("acquisition", f.exercise.acquired as usize),
+    )
+}
+
 /// A liveness finding as a sentence.
 pub fn liveness_sentence(l: &LivenessFinding) -> String {
     match l {
@@ -230,12 +265,13 @@ pub fn judge(summary: &Value, view: &RunView, anomaly: Option<&str>) -> Banner {
             name: "Lock safety",
             severity: Severity::Safe,
             text: format!(
-                "safe: no two clients held a lock at once, {}",
+                "safe: no two clients held a lock at once, {}. {}",
                 if total > 1 {
                     format!("in all {total} seeds")
                 } else {
                     "in the reported seed".into()
-                }
+                },
+                rests_on(summary, view)
             ),
         },
     };

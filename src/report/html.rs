@@ -548,21 +548,26 @@ fn liveness(h: &mut String, f: &crate::checker::Findings) {
     h.push_str("</ul>\n");
 }
 
-/// What fault `id` (started at `start_us`) met, from the checker's exercise record.
-fn holds_met(view: &RunView, id: usize, start_us: u64) -> String {
-    let met = view
+/// What fault `id` (started at `start_us`) touched of the lock, from the checker's
+/// record ([`crate::checker::touch`]), and whether that exercised it.
+fn touched(view: &RunView, id: usize, start_us: u64) -> String {
+    let record = view
         .findings
         .exercise
         .faults
         .iter()
         .find(|f| f.id == id && f.start_us == start_us);
-    match met {
+    match record {
         None => String::new(),
-        Some(f) if f.holds > 0 => f.holds.to_string(),
-        Some(f) => match (f.joined, f.met) {
-            (Some(first), true) => format!("0 (part of #{first}'s outage, which met a hold)"),
-            _ => "<b>none</b>: proved nothing".into(),
-        },
+        Some(f) => {
+            let what = esc(&f.touched.describe());
+            match (f.exercised, f.joined) {
+                (true, _) if !f.touched.is_empty() => what,
+                (true, Some(first)) => format!("{what} (part of #{first}'s outage, which did)"),
+                (true, None) => what,
+                (false, _) => format!("{what}: <b>not exercised</b>"),
+            }
+        }
     }
 }
 
@@ -573,7 +578,7 @@ fn faults(h: &mut String, view: &RunView) {
         return;
     }
     h.push_str(
-        "<table><tr><th>#</th><th>origin</th><th>from</th><th>to</th><th>what</th><th>holds met</th></tr>",
+        "<table><tr><th>#</th><th>origin</th><th>from</th><th>to</th><th>what</th><th>what it touched</th></tr>",
     );
     for w in view.faults.iter().take(FAULT_ROWS) {
         let _ = write!(
@@ -584,7 +589,7 @@ fn faults(h: &mut String, view: &RunView) {
             secs(w.start_us),
             w.end_us.map_or("never healed".into(), secs),
             esc(&fault_sentence(&w.fault, view.clients)),
-            holds_met(view, w.id, w.start_us)
+            touched(view, w.id, w.start_us)
         );
     }
     h.push_str("</table>");

@@ -52,6 +52,16 @@ pub fn run_suite(scenario: &Scenario, outcome: &Outcome, story: Option<&Story>, 
             seed_misses(scenario, outcome, seed)
         };
         let mut case = match misses.first() {
+            // A seed that proved nothing in a run that still had enough that did: not a
+            // failure (the run's exit status is 0), shown as skipped with the reason.
+            None if seed.verdict == Verdict::NotExercised => {
+                let mut status = TestCaseStatus::skipped();
+                status.set_message(format!(
+                    "not exercised: {}",
+                    seed.not_exercised.as_deref().unwrap_or("no reason recorded")
+                ));
+                TestCase::new(format!("seed {}", seed.seed), status)
+            }
             None => TestCase::new(format!("seed {}", seed.seed), TestCaseStatus::success()),
             Some(first) => {
                 failed += 1;
@@ -79,7 +89,7 @@ pub fn run_suite(scenario: &Scenario, outcome: &Outcome, story: Option<&Story>, 
         status.set_type("not as expected");
         status.set_description(format!(
             "verdict: {} (expected {expected})\n{why}\nrerun: {}\nreport: {}\n",
-            outcome.run_verdict().map_or("unknown", |v| v.words()),
+            outcome.verdict_words(),
             scenario.rerun_command(outcome.reported_seed),
             report.join("index.html").display()
         ));

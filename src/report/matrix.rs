@@ -103,8 +103,13 @@ pub struct Ran {
     pub seeds_asked: u64,
     /// Seeds on which two clients held the lock at once.
     pub unsafe_seeds: u64,
-    /// Safe seeds whose faults met nothing they aim at: they prove nothing.
+    /// Safe seeds whose faults touched nothing where the lock could break: they prove
+    /// nothing.
     pub not_exercised_seeds: u64,
+    /// The share of seeds that must be exercised for the cell to read safe (its
+    /// template's `min_exercised`; `crate::outcome`'s one rule).
+    #[serde(default = "default_min_exercised")]
+    pub min_exercised: f64,
     /// The unsafe rate over the exercised seeds, with its 95% Wilson interval.
     pub rate: Rate,
     /// Violations over every seed.
@@ -164,15 +169,23 @@ pub struct Tolerance {
     pub failed: u64,
 }
 
+fn default_min_exercised() -> f64 {
+    crate::outcome::MIN_EXERCISED
+}
+
 impl Ran {
-    /// "unsafe", "safe" or "not exercised": safe needs an exercised seed.
+    /// "unsafe", "safe" or "not exercised", by the one rule of [`crate::outcome`]: safe
+    /// needs the share `min_exercised` of its seeds exercised.
     pub fn verdict(&self) -> &'static str {
+        let exercised = (self.seeds - self.not_exercised_seeds) as usize;
         if self.unsafe_seeds > 0 {
             "unsafe"
-        } else if self.seeds == self.not_exercised_seeds {
-            "not exercised"
-        } else {
+        } else if self.seeds > 0
+            && exercised >= crate::outcome::needed(self.seeds as usize, self.min_exercised)
+        {
             "safe"
+        } else {
+            "not exercised"
         }
     }
 
@@ -191,8 +204,9 @@ impl Ran {
             ),
             "safe" => format!("0/{exercised} (rate <= {} at 95%)", pct(self.rate.high)),
             _ => format!(
-                "not exercised ({}/{} seeds)",
-                self.not_exercised_seeds, self.seeds
+                "not exercised ({exercised} of {} seeds exercised, {} needed)",
+                self.seeds,
+                crate::outcome::needed(self.seeds as usize, self.min_exercised)
             ),
         };
         if self.not_exercised_seeds > 0 && self.verdict() != "not exercised" {

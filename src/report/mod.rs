@@ -56,6 +56,10 @@ pub struct Summary<'a> {
     /// Why the verdict is not exercised: how many seeds, and the first one's reason.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub not_exercised: Option<&'a str>,
+    /// How many seeds were exercised, of how many, and how many a safe verdict needs
+    /// (the share `min_exercised` of them): the one rule of `crate::outcome`.
+    pub exercised: crate::outcome::Exercised,
+    pub min_exercised: f64,
     pub live: bool,
     pub as_expected: bool,
     /// The run stopped before it ended (a signal, an error): the verdict covers the
@@ -91,7 +95,7 @@ pub struct Summary<'a> {
     /// The lock library the clients ran, when they were worker processes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub worker: Option<WorkerSummary<'a>>,
-    /// The reported seed's faults and how many holds each met.
+    /// The reported seed's faults and what each touched of the lock.
     pub exercise: &'a crate::checker::Exercise,
     /// What was tested: lockstorm, redis-server, the worker library.
     pub versions: Versions,
@@ -152,6 +156,8 @@ pub fn summary<'a>(scenario: &'a Scenario, outcome: &'a Outcome) -> Summary<'a> 
         expect_live: scenario.expect_live,
         verdict: outcome.verdict(),
         not_exercised: outcome.not_exercised.as_deref(),
+        exercised: outcome.exercised(),
+        min_exercised: outcome.min_exercised,
         live: outcome.live,
         as_expected: outcome.as_expected,
         partial: outcome.partial.is_some(),

@@ -544,6 +544,7 @@ fn finish_cell(options: &MatrixOptions, plan: &Plan, mut acc: Acc, seeds: u64) -
     }
     folder.finish()?;
     let mut ran = tally(&results, &figures, plan.scenario.clients.probe.is_some());
+    ran.min_exercised = plan.scenario.min_exercised;
     ran.seeds_asked = seeds;
     ran.worker_errors = acc.errors.len() as u64;
     ran.worker_error = acc.errors.first().map(|(s, why)| format!("seed {s}: {why}"));
@@ -640,6 +641,7 @@ fn tally(results: &[SeedResult], figures: &[&Figures], probe: bool) -> Ran {
         seeds_asked: n,
         unsafe_seeds,
         not_exercised_seeds: not_exercised,
+        min_exercised: crate::outcome::MIN_EXERCISED,
         rate: super::sweep::wilson(unsafe_seeds, exercised_seeds),
         violations: results.iter().map(|r| r.violations as u64).sum(),
         stale_seeds,
@@ -669,12 +671,12 @@ fn tally(results: &[SeedResult], figures: &[&Figures], probe: bool) -> Ran {
 /// Why a cell's finding departs from its prediction, or `None` when it does not.
 fn departs(predicted: Predicted, r: &Ran) -> Option<String> {
     let exercised = r.seeds - r.not_exercised_seeds;
-    if r.unsafe_seeds == 0 && exercised == 0 {
+    if r.verdict() == "not exercised" {
         return Some(format!(
-            "predicted {}, but no seed was exercised ({}/{} not exercised): the prediction is untested",
+            "predicted {}, but too few seeds were exercised ({exercised} of {}, {} needed): the prediction is untested",
             predicted.name(),
-            r.not_exercised_seeds,
-            r.seeds
+            r.seeds,
+            crate::outcome::needed(r.seeds as usize, r.min_exercised)
         ));
     }
     let safe_on = || format!("safe on all {exercised} exercised seeds");
@@ -762,17 +764,23 @@ mod tests {
     }
 
     #[test]
-    fn a_cell_no_seed_exercised_is_never_safe() {
-        let mut r = tally_of(&(1..=3).map(|s| seed(s, true)).collect::<Vec<_>>());
+    fn a_cell_with_too_few_seeds_exercised_is_never_safe() {
+        let mut r = tally_of(&(1..=10).map(|s| seed(s, true)).collect::<Vec<_>>());
+        r.not_exercised_seeds = 10;
+        assert_eq!(r.verdict(), "not exercised");
+        assert_eq!(
+            r.tally_text(),
+            "not exercised (0 of 10 seeds exercised, 8 needed)"
+        );
+        assert!(departs(Predicted::Safe, &r).is_some_and(|d| d.contains("untested")));
+        // The one rule: 8 of 10 (the default share, 0.8) is enough, 7 is not.
         r.not_exercised_seeds = 3;
         assert_eq!(r.verdict(), "not exercised");
-        assert_eq!(r.tally_text(), "not exercised (3/3 seeds)");
-        assert!(departs(Predicted::Safe, &r).is_some_and(|d| d.contains("untested")));
-        r.not_exercised_seeds = 1;
-        r.rate = crate::run::sweep::wilson(0, 2);
+        r.not_exercised_seeds = 2;
+        r.rate = crate::run::sweep::wilson(0, 8);
         assert_eq!(r.verdict(), "safe");
         assert!(
-            r.tally_text().ends_with(" · 1/3 seeds not exercised"),
+            r.tally_text().ends_with(" · 2/10 seeds not exercised"),
             "{}",
             r.tally_text()
         );

@@ -183,7 +183,7 @@ fn merge_seeds(
         .into_iter()
         .map(|r| r.expect("every shard placed"))
         .collect();
-    let reported = reported_seed(&results);
+    let reported = reported_seed(&results, scenario.min_exercised);
     let outcome = reported_outcome(&scenario, results, reported);
     Ok((scenario, outcome))
 }

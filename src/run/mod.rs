@@ -61,22 +61,12 @@ pub fn run_seed(
 }
 
 /// Runs one seed and judges each event as the simulator makes it, keeping none: only
-/// the result is wanted. The nodes' `node` lines are left out: the checker does not
-/// judge by them (they explain a finding, in the report of the seed that is reported,
-/// which is run again with them), and they would triple the events.
+/// the result is wanted. The nodes' `node` lines stay on: what a fault touched (the keys
+/// a crash took down, the expiries a clock moved) is judged from them, so a seed judged
+/// here and the same seed reported in full get the same verdict.
 pub fn judge_seed(scenario: &Scenario, seed: u64) -> SeedResult {
     let started = Instant::now();
     let mut judge = Judge::default();
-    let quiet;
-    let scenario = if scenario.node_events {
-        quiet = Scenario {
-            node_events: false,
-            ..scenario.clone()
-        };
-        &quiet
-    } else {
-        scenario
-    };
     let output = sim::run_into(scenario, seed, &mut judge, &mut |_, _| {});
     let findings = judge.finish(seed);
     result(seed, &output, &findings, started)
@@ -221,8 +211,9 @@ fn run_real(
     progress: &(dyn Fn(f64) + Sync),
 ) -> Result<Outcome, RealError> {
     let mut results = Vec::with_capacity(seeds.len());
-    // Kept until a seed with a finding comes, whose evidence is reported instead.
-    let mut reported = None;
+    // A real run cannot be replayed: the first seed of each rank is kept (a finding, not
+    // exercised, the rest), and [`reported_seed`] picks among them at the end.
+    let mut kept: [Option<(u64, RunOutput, Findings)>; 3] = [None, None, None];
     let mut partial = None;
     for (i, &seed) in seeds.iter().enumerate() {
         if crate::shutdown::requested().is_some() {
@@ -230,12 +221,9 @@ fn run_real(
             break;
         }
         let (result, output, findings) = run_seed_real(scenario, seed, options)?;
-        if reported.is_none()
-            || results
-                .iter()
-                .all(|r: &SeedResult| result.report_rank() > r.report_rank())
-        {
-            reported = Some((seed, output, findings));
+        let slot = &mut kept[result.report_rank() as usize];
+        if slot.is_none() {
+            *slot = Some((seed, output, findings));
         }
         let stopped = result.partial;
         results.push(result);
@@ -245,6 +233,11 @@ fn run_real(
         }
         progress((i + 1) as f64 / seeds.len() as f64);
     }
+    let wanted = (!results.is_empty()).then(|| reported_seed(&results, scenario.min_exercised));
+    let reported = kept
+        .into_iter()
+        .flatten()
+        .find(|(seed, _, _)| Some(*seed) == wanted);
     let (seed, output, findings) = reported.unwrap_or_else(|| nothing_run(seeds[0]));
     let history = History::Memory(output.history);
     let mut outcome = decide(scenario, results, seed, history, output.plan, findings, partial);
@@ -285,7 +278,7 @@ fn run_sim(
         let reported = if seeds_run.is_empty() {
             seeds[0]
         } else {
-            reported_seed(&seeds_run)
+            reported_seed(&seeds_run, scenario.min_exercised)
         };
         let (_, output, findings) = nothing_run(reported);
         let history = History::Memory(output.history);
@@ -299,7 +292,7 @@ fn run_sim(
             partial,
         ));
     }
-    let reported = reported_seed(&seeds_run);
+    let reported = reported_seed(&seeds_run, scenario.min_exercised);
     let (_, history, findings, plan) = reported_run(scenario, reported, history_path, &mut |_, _| {})?;
     Ok(decide(
         scenario, seeds_run, reported, history, plan, findings, None,
@@ -356,13 +349,16 @@ fn sim_seeds(
 }
 
 /// The seed a run reports in full: the first with a finding (unsafe, not live, or a
-/// stale write), else the first not exercised (its report shows what its faults
-/// missed), else the first seed.
-pub fn reported_seed(results: &[SeedResult]) -> u64 {
-    let best = results.iter().map(SeedResult::report_rank).max().unwrap_or(0);
-    results
-        .iter()
-        .find(|r| r.report_rank() == best)
+/// stale write); else, when the run reads not exercised, the first seed not exercised
+/// (its report shows what its faults missed); else the first exercised seed (a safe
+/// run's report shows what a safe seed rests on). Each is the first of its rank
+/// ([`SeedResult::report_rank`]), which is what a real run keeps as it goes.
+pub fn reported_seed(results: &[SeedResult], min_share: f64) -> u64 {
+    let first = |rank: u8| results.iter().find(|r| r.report_rank() == rank);
+    let idle = crate::outcome::run_verdict(results, min_share) == Some(Verdict::NotExercised);
+    first(2)
+        .or(if idle { first(1) } else { first(0) })
+        .or(first(1))
         .unwrap_or(&results[0])
         .seed
 }
@@ -392,7 +388,7 @@ fn decide(
         .min_availability
         .is_none_or(|min| seeds_run.iter().all(|r| r.stats.availability >= min));
     // A run that proved nothing is neither of the verdicts a scenario can expect.
-    let verdict = crate::outcome::run_verdict(&seeds_run);
+    let verdict = crate::outcome::run_verdict(&seeds_run, scenario.min_exercised);
     let verdict_ok = match scenario.expect {
         Expect::Safe => verdict == Some(Verdict::Safe),
         Expect::Unsafe => verdict == Some(Verdict::Unsafe),
@@ -406,9 +402,10 @@ fn decide(
     // A partial run decides nothing it was expected to show.
     let as_expected =
         partial.is_none() && verdict_ok && (live || !scenario.expect_live) && availability_ok && resource_ok;
-    let not_exercised = crate::outcome::not_exercised_reason(&seeds_run);
+    let not_exercised = crate::outcome::not_exercised_reason(&seeds_run, scenario.min_exercised);
     Outcome {
         not_exercised,
+        min_exercised: scenario.min_exercised,
         seeds: seeds_run,
         reported_seed: reported,
         history,

@@ -49,6 +49,9 @@ pub struct Scenario {
     pub expect_resource: Option<Expect>,
     /// Lowest acceptable share of successful acquisitions, if the scenario sets one.
     pub min_availability: Option<f64>,
+    /// The share of seeds that must be exercised for a run with no unsafe seed to read
+    /// safe (`crate::outcome::MIN_EXERCISED` unless the file says).
+    pub min_exercised: f64,
     pub nodes: usize,
     /// Per node, how it keeps its keys across a crash (`none` unless the file says).
     pub persistence: Vec<Persistence>,

@@ -23,6 +23,8 @@ pub struct RawScenario {
     expect_live: bool,
     expect_resource: Option<Expect>,
     min_availability: Option<f64>,
+    #[serde(default = "default_min_exercised")]
+    min_exercised: f64,
     /// A node count, or the addresses of real servers someone else runs.
     #[serde(default = "default_nodes")]
     nodes: RawNodes,
@@ -75,6 +77,9 @@ fn default_expect() -> Expect {
 }
 fn yes() -> bool {
     true
+}
+fn default_min_exercised() -> f64 {
+    crate::outcome::MIN_EXERCISED
 }
 fn default_nodes() -> RawNodes {
     RawNodes::Count(5)
@@ -564,6 +569,16 @@ impl RawScenario {
             }
         }
 
+        if !(0.0..=1.0).contains(&self.min_exercised) {
+            return Err(invalid(
+                "min_exercised",
+                format!(
+                    "min_exercised = {}: a share of the seeds, between 0 and 1",
+                    self.min_exercised
+                ),
+            ));
+        }
+
         let persistence = match self.persistence {
             RawPersistence::All(p) => vec![p; nodes],
             RawPersistence::PerNode(ps) if ps.len() == nodes => ps,
@@ -606,6 +621,7 @@ impl RawScenario {
             expect_live: self.expect_live,
             expect_resource: self.expect_resource,
             min_availability: self.min_availability,
+            min_exercised: self.min_exercised,
             nodes,
             persistence,
             replication,

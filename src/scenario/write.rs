@@ -111,6 +111,9 @@ impl Scenario {
         if let Some(m) = self.min_availability {
             let _ = writeln!(out, "min_availability = {}", float(m));
         }
+        if self.min_exercised != crate::outcome::MIN_EXERCISED {
+            let _ = writeln!(out, "min_exercised = {}", float(self.min_exercised));
+        }
         if !self.node_events {
             let _ = writeln!(out, "node_events = false");
         }

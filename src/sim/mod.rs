@@ -31,7 +31,7 @@ use crate::algorithm::ReqId;
 use crate::client::{build_clients, Action, Client, Record, RecordKind};
 use crate::command::{Cmd, LockId, NodeId, Reply, Token};
 use crate::fault::{PausePoint, PlannedFault, ProcessFaults};
-use crate::history::{Event, Meta, NodeEvent, OpKind};
+use crate::history::{Event, LinkAction, LinkDir, LinkEvent, Meta, NodeEvent, OpKind};
 use crate::lifecycle::{Lifecycle, RunOutput, RunStats};
 use crate::resource::GuardedResource;
 use crate::scenario::Scenario;
@@ -55,6 +55,8 @@ enum Ev {
         node: NodeId,
         req: ReqId,
         reply: Reply,
+        /// The lock of the command it answers (for a `link` line, if a fault takes it).
+        lock: LockId,
     },
     /// `generation` tells the latest wake of a client from stale ones.
     /// `at_mono_us` is the client-clock reading it is due at, to reschedule it if the
@@ -106,9 +108,13 @@ struct World<'a> {
     node_deferred: Vec<Vec<Ev>>,
     /// Client pauses waiting for their point of the lock cycle: (fault index, point).
     armed: Vec<Vec<(usize, PausePoint)>>,
-    /// What each client is doing, as its records tell: acquiring, holding.
+    /// What each client is doing, as its records tell: acquiring, holding, and the
+    /// operation in progress (for `link` lines).
     acquiring: Vec<bool>,
     holding: Vec<bool>,
+    op: Vec<Option<OpKind>>,
+    /// Which messages a link fault acted on get a `link` line.
+    link_lines: crate::fault::link_lines::LinkLines,
     /// What each holder believes about its hold, to re-derive when its clock changes.
     beliefs: Vec<Option<Held>>,
     /// Where every event of the history goes, as it happens.
@@ -220,6 +226,8 @@ fn run_world<'a>(
         armed: vec![Vec::new(); n_clients],
         acquiring: vec![false; n_clients],
         holding: vec![false; n_clients],
+        op: vec![None; n_clients],
+        link_lines: crate::fault::link_lines::LinkLines::new(n_clients, scenario.nodes),
         beliefs: vec![None; n_clients],
         plan,
         history: sink,
@@ -331,6 +339,15 @@ impl World<'_> {
                 cmd,
             } => {
                 if self.net.is_cut(client, node, Direction::ToNode) {
+                    self.link(
+                        t,
+                        client,
+                        node,
+                        LinkDir::ToNode,
+                        LinkAction::Dropped,
+                        None,
+                        cmd.lock(),
+                    );
                     return;
                 }
                 if self.node_paused[node] {
@@ -345,7 +362,8 @@ impl World<'_> {
                 let Some(reply) = reply else {
                     return;
                 };
-                if let Some(at) = self.net.send(t, client, node, Direction::ToClient) {
+                let lock = cmd.lock();
+                if let Some(at) = self.sent(t, client, node, LinkDir::ToClient, lock) {
                     self.queue.push(
                         at,
                         Ev::ToClient {
@@ -353,6 +371,7 @@ impl World<'_> {
                             node,
                             req,
                             reply,
+                            lock,
                         },
                     );
                 }
@@ -362,8 +381,18 @@ impl World<'_> {
                 node,
                 req,
                 reply,
+                lock,
             } => {
                 if self.net.is_cut(client, node, Direction::ToClient) {
+                    self.link(
+                        t,
+                        client,
+                        node,
+                        LinkDir::ToClient,
+                        LinkAction::Dropped,
+                        None,
+                        lock,
+                    );
                     return;
                 }
                 if self.acquiring[client] {
@@ -455,6 +484,56 @@ impl World<'_> {
         self.key_events = events;
     }
 
+    /// Sends a message about `lock` on the link between `client` and `node` at `t`: when
+    /// it arrives, or `None` if a cut or a loss takes it. What a link fault did to it is
+    /// written as a `link` line (the evidence of what the fault touched).
+    fn sent(&mut self, t: u64, client: usize, node: NodeId, dir: LinkDir, lock: LockId) -> Option<u64> {
+        let way = match dir {
+            LinkDir::ToNode => Direction::ToNode,
+            LinkDir::ToClient => Direction::ToClient,
+        };
+        let at = self.net.send(t, client, node, way);
+        match at {
+            None => self.link(t, client, node, dir, LinkAction::Dropped, None, lock),
+            Some(_) => {
+                let extra_us = self.net.extra_us(client, node);
+                if extra_us > 0 {
+                    self.link(t, client, node, dir, LinkAction::Delayed, Some(extra_us), lock);
+                }
+            }
+        }
+        at
+    }
+
+    /// A `link` line: a fault's cut, loss or delay acted on a message about `lock`.
+    #[allow(clippy::too_many_arguments)]
+    fn link(
+        &mut self,
+        t: u64,
+        client: usize,
+        node: NodeId,
+        dir: LinkDir,
+        action: LinkAction,
+        by_us: Option<u64>,
+        lock: LockId,
+    ) {
+        if !self.link_lines.first(client, node, dir, action) {
+            return;
+        }
+        let lock = Some(self.names.lock(lock));
+        let op = self.op[client];
+        self.emit(Event::Link(LinkEvent {
+            t_us: t,
+            client,
+            node,
+            dir,
+            action,
+            by_us,
+            lock,
+            op,
+        }));
+    }
+
     /// Every node's key events (after a fault: a crash, a failover, a promotion).
     pub(super) fn all_node_events(&mut self, t: u64) {
         if self.scenario.node_events {
@@ -493,7 +572,7 @@ impl World<'_> {
         for action in out.drain(..) {
             match action {
                 Action::Send { node, req, cmd } => {
-                    if let Some(at) = self.net.send(t, c, node, Direction::ToNode) {
+                    if let Some(at) = self.sent(t, c, node, LinkDir::ToNode, cmd.lock()) {
                         self.queue.push(
                             at,
                             Ev::ToNode {
@@ -570,6 +649,10 @@ impl World<'_> {
         let valid_until_us = r
             .valid_until_mono_us
             .map(|m| self.client_clocks[c].true_at_mono(m));
+        self.op[c] = (r.kind == RecordKind::Invoke).then_some(r.op);
+        if r.kind == RecordKind::Invoke {
+            self.link_lines.operation(c);
+        }
         match (r.kind, r.op) {
             (RecordKind::Invoke, OpKind::Acquire) => self.acquiring[c] = true,
             (RecordKind::Invoke, OpKind::Release) => {

@@ -56,6 +56,11 @@ impl Network {
         self.faults.is_cut(self.faults.link(client, node), dir)
     }
 
+    /// The extra latency the active delays add to the link between `client` and `node`.
+    pub fn extra_us(&self, client: usize, node: usize) -> u64 {
+        self.faults.extra_us(self.faults.link(client, node))
+    }
+
     /// When a message sent at `now_us` arrives, or `None` if it is lost.
     pub fn send(&mut self, now_us: u64, client: usize, node: usize, dir: Direction) -> Option<u64> {
         let link = self.faults.link(client, node);

@@ -186,6 +186,8 @@ async fn drive(
     sink: &mut dyn Sink,
 ) -> Result<RunOutput, RealError> {
     let n_clients = scenario.clients.total();
+    // What the faults do to the bytes on each link, from the proxies: `link` lines.
+    let (notes_tx, notes_rx) = mpsc::unbounded_channel();
     let mut proxies = Vec::with_capacity(hosts.len());
     for (i, h) in hosts.iter().enumerate() {
         let (upstream, serving) = match h {
@@ -198,7 +200,11 @@ async fn drive(
                 (proxy::fixed(*addr), tokio::sync::watch::channel(true).1)
             }
         };
-        let proxy = Proxy::start_gated(upstream, serving, n_clients)
+        let notes = proxy::Notes {
+            node: i,
+            tx: notes_tx.clone(),
+        };
+        let proxy = Proxy::start_gated(upstream, serving, n_clients, Some(notes))
             .await
             .map_err(|e| RealError::Io(format!("start the proxy for node {i}"), e))?;
         proxies.push(proxy);
@@ -273,6 +279,8 @@ async fn drive(
         pauses: ClientPauses::new(n_clients),
         failure: None,
         key_watch: key_watch::KeyWatch::new(scenario.clients.worker.is_some()),
+        doing: vec![Doing::default(); n_clients],
+        link_lines: crate::fault::link_lines::LinkLines::new(n_clients, hosts.len()),
     };
     d.history.push(Event::Meta(Meta {
         t_us: 0,
@@ -287,7 +295,7 @@ async fn drive(
         worker: d.workers.as_ref().map(Workers::meta),
         probe_client: scenario.clients.probe_client(),
     }));
-    let stopped = d.run(rx, worker_rx, news).await;
+    let stopped = d.run(rx, worker_rx, news, notes_rx).await;
     d.aimer.close(&mut d.plan);
     let worker_logs = d.workers.take().map(|mut w| {
         w.shutdown();
@@ -353,6 +361,17 @@ struct Driver<'a> {
     failure: Option<String>,
     /// Turns the nodes' own news into `node` lines.
     key_watch: key_watch::KeyWatch,
+    /// What each client is doing, for the `link` lines of its bytes.
+    doing: Vec<Doing>,
+    /// Which of the proxies' notes get a `link` line.
+    link_lines: crate::fault::link_lines::LinkLines,
+}
+
+/// A client's operation in progress and the lock it holds, as its records tell.
+#[derive(Clone, Copy, Default)]
+struct Doing {
+    op: Option<(crate::history::OpKind, LockId)>,
+    held: Option<LockId>,
 }
 
 impl Driver<'_> {
@@ -381,6 +400,7 @@ impl Driver<'_> {
         mut rx: mpsc::UnboundedReceiver<Answer>,
         mut worker_rx: mpsc::UnboundedReceiver<crate::worker::process::WorkerEvent>,
         mut news: mpsc::UnboundedReceiver<News>,
+        mut notes: mpsc::UnboundedReceiver<proxy::LinkNote>,
     ) -> bool {
         let stop = Arc::new(tokio::sync::Notify::new());
         let _wake = {
@@ -432,6 +452,10 @@ impl Driver<'_> {
                     for line in lines {
                         self.history.push(Event::Node(line));
                     }
+                }
+                Some(note) = notes.recv() => {
+                    let t = self.now_us();
+                    self.link(t, note);
                 }
                 Some(r) = rx.recv() => {
                     let t = self.now_us();
@@ -494,6 +518,36 @@ impl Driver<'_> {
         self.history.push(Event::DriverStall(crate::history::DriverStall {
             t_us: t,
             lag_us,
+        }));
+    }
+
+    /// What a fault did to a client's bytes, as its node's proxy saw it: a `link` line,
+    /// about the client's operation in progress (or the lock it holds).
+    fn link(&mut self, t: u64, note: proxy::LinkNote) {
+        use crate::history::{LinkAction, LinkEvent};
+        use proxy::Noted;
+        let Some(doing) = self.doing.get(note.client).copied() else {
+            return;
+        };
+        let (action, by) = match note.what {
+            Noted::Held => (LinkAction::Held, None),
+            Noted::Released { held } => (LinkAction::Released, Some(held)),
+            Noted::Dropped { held } => (LinkAction::Dropped, Some(held)),
+            Noted::Delayed { by } => (LinkAction::Delayed, Some(by)),
+        };
+        if !self.link_lines.first(note.client, note.node, note.dir, action) {
+            return;
+        }
+        let lock = doing.op.map(|(_, l)| l).or(doing.held);
+        self.history.push(Event::Link(LinkEvent {
+            t_us: t,
+            client: note.client,
+            node: note.node,
+            dir: note.dir,
+            action,
+            by_us: by.map(|d| d.as_micros() as u64),
+            lock: lock.map(|l| self.names.lock(l)),
+            op: doing.op.map(|(op, _)| op),
         }));
     }
 
@@ -640,6 +694,19 @@ impl Driver<'_> {
     fn record(&mut self, t: u64, c: usize, r: Record) {
         if r.kind == RecordKind::Invoke {
             self.stats.lock_ops += 1;
+        }
+        {
+            use crate::history::OpKind;
+            let doing = &mut self.doing[c];
+            doing.op = (r.kind == RecordKind::Invoke).then_some((r.op, r.lock));
+            if r.kind == RecordKind::Invoke {
+                self.link_lines.operation(c);
+            }
+            match (r.kind, r.op) {
+                (RecordKind::Ok, OpKind::Acquire) => doing.held = Some(r.lock),
+                (RecordKind::Invoke, OpKind::Release) => doing.held = None,
+                _ => {}
+            }
         }
         let mut event = r.to_event(&mut self.names, t, c, r.valid_until_mono_us);
         self.worker_token(&mut event);
