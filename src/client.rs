@@ -430,7 +430,7 @@ impl Client {
             return;
         };
         if let (&State::Writing { hold, .. }, Some(Request::Write { .. })) = (&self.state, w.open()) {
-            w.on_answer(answer, &mut self.scratch);
+            w.on_answer(now, answer, &mut self.scratch);
             if answer.kind == AnswerKind::Ok {
                 out.push(Action::Write {
                     lock: hold.lock,
@@ -443,7 +443,7 @@ impl Client {
             }
             return;
         }
-        w.on_answer(answer, &mut self.scratch);
+        w.on_answer(now, answer, &mut self.scratch);
         self.drain(now, out);
     }
 
@@ -653,7 +653,10 @@ pub fn build_clients(scenario: &crate::scenario::Scenario, seed: u64) -> Vec<Cli
                 None => Workload::new(c, a.kind.is_read_write(), stream),
             };
             let client = match scenario.clients.worker {
-                Some(_) => Client::worker(WorkerLock::new(a.ttl_ms, rng), workload),
+                Some(_) => Client::worker(
+                    WorkerLock::new(a.ttl_ms, rng, scenario.clients.worker_hold_from),
+                    workload,
+                ),
                 None => Client::new(algorithm::build(a, scenario.nodes, rng), workload),
             }
             .with_extensions(a.max_extensions, a.extend_before_us)

@@ -169,6 +169,7 @@ pub fn reproduction(scope: &Scope, path: &[Action], resource: bool) -> Scenario 
             writer_wait_bound_us: None,
             resource_writes: false,
             worker: None,
+            worker_hold_from: Default::default(),
             probe: None,
         },
         network: Network {

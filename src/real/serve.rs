@@ -299,14 +299,17 @@ impl Served {
                         fence,
                     ))
                 }
-                Output::NotAcquired { unknown: true, .. } => {
+                Output::NotAcquired {
+                    unknown: true, token, ..
+                } => {
                     self.settle(|id| FromWorker::Error {
                         in_reply_to: id,
                         message: Some("some node never answered the last attempt".into()),
+                        token: Some(token.to_string()),
                     })?;
                     None
                 }
-                Output::NotAcquired { .. } => Some((false, None, None, None)),
+                Output::NotAcquired { token, .. } => Some((false, None, Some(token.to_string()), None)),
                 Output::Released { .. } => Some((true, None, None, None)),
                 Output::Extended {
                     valid_until_mono_us, ..
@@ -326,6 +329,7 @@ impl Served {
                     false => FromWorker::Fail {
                         in_reply_to: id,
                         reason: None,
+                        token,
                     },
                 })?;
             }
@@ -346,6 +350,7 @@ fn fail(id: u64, reason: &str) -> Result<(), ServeError> {
     answer(&FromWorker::Fail {
         in_reply_to: id,
         reason: Some(reason.into()),
+        token: None,
     })
 }
 

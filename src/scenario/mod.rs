@@ -99,6 +99,10 @@ pub struct Clients {
     /// A worker process per client running a lock library (real backend only); `None`:
     /// the built-in algorithm.
     pub worker: Option<crate::worker::WorkerSpec>,
+    /// When a worker client's hold starts (`worker_hold_from`): at its `ok`, as the
+    /// library's caller holds it (the default), or at the send. Read only with a worker,
+    /// whether the file names it or `--adapter`/`--worker` does.
+    pub worker_hold_from: crate::worker::HoldFrom,
     /// One more client, after the `count` others, that takes a lock of its own (no
     /// other client uses it) throughout the workload: what it fails to get while a
     /// majority is reachable is the lock's own failure, not contention's.

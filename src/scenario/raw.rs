@@ -177,6 +177,8 @@ struct RawClients {
     worker_faketime: Option<bool>,
     /// How long a worker request may go unanswered.
     worker_deadline: Option<Dur>,
+    /// When a worker's hold starts: `answer` (the default) or `send`.
+    worker_hold_from: Option<crate::worker::HoldFrom>,
     /// The probe client: `true`, or a table with its `think` and `hold`.
     probe: Option<RawProbe>,
 }
@@ -532,6 +534,7 @@ impl RawScenario {
         };
         let clients = Clients {
             worker,
+            worker_hold_from: c.worker_hold_from.unwrap_or_default(),
             read_share,
             writer_wait_bound_us: c.writer_wait_bound.map(Dur::us),
             resource_writes: c.resource_writes.unwrap_or(a.fencing),

@@ -194,11 +194,15 @@ impl Scenario {
             }
             None => {}
         }
+        if c.worker_hold_from != crate::worker::HoldFrom::Answer {
+            let _ = writeln!(out, "worker_hold_from = \"{}\"", c.worker_hold_from.name());
+        }
         if let Some(w) = &c.worker {
             let argv: Vec<String> = w.argv.iter().map(|a| string(a)).collect();
             let _ = writeln!(out, "worker = [{}]", argv.join(", "));
             let _ = writeln!(out, "worker_faketime = {}", w.faketime);
             let _ = writeln!(out, "worker_deadline = {}", dur(w.deadline_us));
+
         }
     }
 }

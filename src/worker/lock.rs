@@ -7,15 +7,20 @@
 //! answer where it would feed replies and timers. Like an algorithm it reads no clock
 //! (the caller passes [`Now`]) and touches no pipe (the driver carries the request).
 //!
-//! Validity is counted from the moment the request was sent: an `ok` with
-//! `validity_ms = v` holds until `sent + v`, and without `validity_ms` until
-//! `sent + ttl`; an `ok` with `expires: false` holds until its release is sent
-//! ([`UNTIL_RELEASED`]). The pipe's latency can then only shorten the hold lockstorm believes
-//! in, so it can hide a violation but never invent one. Tokens are lockstorm's own
+//! A hold is the caller's ([`HoldFrom::Answer`], the default): it starts when the `ok`
+//! arrives and lasts the validity the library reports (`validity_ms = v`: until
+//! `answer + v`), else the ttl the library was given (`answer + ttl`), as the library's
+//! user holds the lock once acquire returns. A library whose validity does not subtract
+//! the time its acquisition took is then believed as its user believes it, and an
+//! overlap that follows is shown. [`HoldFrom::Send`] counts from the moment the request
+//! was sent instead (every try inside the library against the hold): a documented
+//! option, a lower bound that can hide an overlap and never invent one. An `ok` with
+//! `expires: false` holds until its release is sent ([`UNTIL_RELEASED`]). Tokens are lockstorm's own
 //! (one per acquisition, from the client's seeded stream), so the history ties each
 //! write to its hold whatever the library's token looks like.
 
 use super::protocol::Request;
+use super::HoldFrom;
 use crate::algorithm::{Mode, NodeSet, Now, Output};
 use crate::command::{LockId, Token};
 use crate::rng::Rng;
@@ -49,6 +54,8 @@ pub const UNTIL_RELEASED: u64 = u64::MAX;
 /// One client's lock operations, carried out by its worker process.
 pub struct WorkerLock {
     ttl_us: u64,
+    /// When a hold starts: at the answer (the caller's hold) or at the send.
+    hold_from: HoldFrom,
     rng: Rng,
     /// The request waiting for its answer, and the client's clock when it was sent.
     open: Option<(Request, u64)>,
@@ -58,10 +65,12 @@ pub struct WorkerLock {
 }
 
 impl WorkerLock {
-    /// `ttl_ms` is what a hold is believed valid for when the worker reports no validity.
-    pub fn new(ttl_ms: u64, rng: Rng) -> Self {
+    /// `ttl_ms` is what a hold is believed valid for when the worker reports no validity;
+    /// `hold_from` when it starts.
+    pub fn new(ttl_ms: u64, rng: Rng, hold_from: HoldFrom) -> Self {
         WorkerLock {
             ttl_us: ttl_ms * 1_000,
+            hold_from,
             rng,
             open: None,
             token: Token(0),
@@ -104,11 +113,16 @@ impl WorkerLock {
         self.open.map(|(r, _)| r)
     }
 
-    /// The answer to the open request: pushes the outcome a built-in algorithm would
-    /// report. A write's answer pushes nothing (the client applies it to the resource).
-    pub fn on_answer(&mut self, answer: Answered, out: &mut Vec<Output>) {
+    /// The answer to the open request, arrived at `now`: pushes the outcome a built-in
+    /// algorithm would report. A write's answer pushes nothing (the client applies it to
+    /// the resource).
+    pub fn on_answer(&mut self, now: Now, answer: Answered, out: &mut Vec<Output>) {
         let Some((request, sent_us)) = self.open.take() else {
             return;
+        };
+        let from_us = match self.hold_from {
+            HoldFrom::Answer => now.mono_us.max(sent_us),
+            HoldFrom::Send => sent_us,
         };
         let token = self.token;
         // Taken at the library's word, however large (a library whose validity wraps
@@ -121,7 +135,7 @@ impl WorkerLock {
             let validity_us = answer
                 .validity_ms
                 .map_or(self.ttl_us, |ms| (ms.max(0.0) * 1_000.0) as u64);
-            sent_us
+            from_us
                 .saturating_add(validity_us)
                 .min(crate::limits::MAX_TIME_US)
         };
@@ -174,13 +188,45 @@ mod tests {
         }
     }
 
+    fn worker(from: HoldFrom) -> WorkerLock {
+        WorkerLock::new(10_000, crate::rng::split(1, "t", 0), from)
+    }
+
     #[test]
-    fn validity_counts_from_the_send_and_defaults_to_the_ttl() {
-        let mut w = WorkerLock::new(10_000, crate::rng::split(1, "t", 0));
+    fn the_callers_hold_counts_from_the_answer_and_defaults_to_the_ttl() {
+        let mut w = worker(HoldFrom::Answer);
+        let mut out = Vec::new();
+        w.acquire(at(1_000), LockId(0), Mode::Exclusive);
+        // Answered 1.9 s later, with 1.95 s of validity left: the caller holds until
+        // 1.9 + 1.95 s, not 1 ms + 1.95 s.
+        w.on_answer(at(1_901_000), ok(Some(1_950.0)), &mut out);
+        let Output::Acquired {
+            valid_until_mono_us,
+            ..
+        } = out[0]
+        else {
+            panic!("{out:?}")
+        };
+        assert_eq!(valid_until_mono_us, 1_901_000 + 1_950_000);
+        out.clear();
+        w.release(at(4_000_000), LockId(0));
+        w.on_answer(at(4_000_100), ok(None), &mut out);
+        out.clear();
+        // No validity reported: the ttl it was given, from the answer.
+        w.acquire(at(5_000_000), LockId(0), Mode::Exclusive);
+        w.on_answer(at(5_300_000), ok(None), &mut out);
+        assert!(
+            matches!(out[0], Output::Acquired { valid_until_mono_us, .. } if valid_until_mono_us == 5_300_000 + 10_000_000)
+        );
+    }
+
+    #[test]
+    fn with_hold_from_send_validity_counts_from_the_send() {
+        let mut w = worker(HoldFrom::Send);
         let mut out = Vec::new();
         w.acquire(at(1_000), LockId(0), Mode::Exclusive);
         // Answered 5 ms later: the validity still counts from 1 ms.
-        w.on_answer(ok(Some(9_950.0)), &mut out);
+        w.on_answer(at(6_000), ok(Some(9_950.0)), &mut out);
         let Output::Acquired {
             valid_until_mono_us,
             fence,
@@ -194,12 +240,12 @@ mod tests {
 
         out.clear();
         w.release(at(20_000), LockId(0));
-        w.on_answer(ok(None), &mut out);
+        w.on_answer(at(20_100), ok(None), &mut out);
         assert!(matches!(out[0], Output::Released { .. }));
 
         out.clear();
         w.acquire(at(30_000), LockId(0), Mode::Exclusive);
-        w.on_answer(ok(None), &mut out);
+        w.on_answer(at(31_000), ok(None), &mut out);
         assert!(
             matches!(out[0], Output::Acquired { valid_until_mono_us, .. } if valid_until_mono_us == 30_000 + 10_000_000)
         );
@@ -207,14 +253,14 @@ mod tests {
 
     #[test]
     fn a_hold_without_expiry_is_believed_until_released() {
-        let mut w = WorkerLock::new(10_000, crate::rng::split(1, "t", 0));
+        let mut w = worker(HoldFrom::Answer);
         let mut out = Vec::new();
         w.acquire(at(1_000), LockId(0), Mode::Exclusive);
         let answer = Answered {
             expires: false,
             ..ok(Some(5.0))
         };
-        w.on_answer(answer, &mut out);
+        w.on_answer(at(2_000), answer, &mut out);
         assert!(
             matches!(out[0], Output::Acquired { valid_until_mono_us, .. } if valid_until_mono_us == UNTIL_RELEASED),
             "{out:?}"
@@ -224,10 +270,10 @@ mod tests {
     #[test]
     fn a_validity_that_wrapped_around_is_believed_up_to_the_longest_history_time() {
         // redlock-rs can report about 1.8e19 ms (a wrapped subtraction).
-        let mut w = WorkerLock::new(10_000, crate::rng::split(1, "t", 0));
+        let mut w = worker(HoldFrom::Answer);
         let mut out = Vec::new();
         w.acquire(at(1_000), LockId(0), Mode::Exclusive);
-        w.on_answer(ok(Some(1.8e19)), &mut out);
+        w.on_answer(at(2_000), ok(Some(1.8e19)), &mut out);
         assert!(
             matches!(out[0], Output::Acquired { valid_until_mono_us, .. } if valid_until_mono_us == crate::limits::MAX_TIME_US),
             "{out:?}"
@@ -236,7 +282,7 @@ mod tests {
 
     #[test]
     fn fail_is_not_acquired_and_error_is_unknown() {
-        let mut w = WorkerLock::new(10_000, crate::rng::split(1, "t", 0));
+        let mut w = worker(HoldFrom::Answer);
         let mut out = Vec::new();
         for (kind, unknown) in [(AnswerKind::Fail, false), (AnswerKind::Error, true)] {
             w.acquire(at(0), LockId(0), Mode::Exclusive);
@@ -246,14 +292,14 @@ mod tests {
                 expires: true,
                 fence: None,
             };
-            w.on_answer(answer, &mut out);
+            w.on_answer(at(0), answer, &mut out);
             assert!(
                 matches!(out.pop(), Some(Output::NotAcquired { unknown: u, .. }) if u == unknown),
                 "{kind:?}"
             );
         }
         w.extend(at(0), LockId(0));
-        w.on_answer(ok(Some(-5.0)), &mut out);
+        w.on_answer(at(0), ok(Some(-5.0)), &mut out);
         assert!(
             matches!(
                 out.pop(),

@@ -60,6 +60,29 @@ pub struct WorkerSpec {
     pub origin: WorkerOrigin,
 }
 
+/// When lockstorm starts believing a worker's hold (`[clients] worker_hold_from`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HoldFrom {
+    /// From the moment the `ok` arrives, for the validity it reports (else the ttl): as
+    /// the library's user holds the lock once acquire returns. The default.
+    #[default]
+    Answer,
+    /// From the moment the acquire was sent, which counts every try the library made
+    /// inside it against the hold: a lower bound of what the caller believes (it hides
+    /// an overlap a caller's hold would show, never invents one).
+    Send,
+}
+
+impl HoldFrom {
+    pub fn name(self) -> &'static str {
+        match self {
+            HoldFrom::Answer => "answer",
+            HoldFrom::Send => "send",
+        }
+    }
+}
+
 impl WorkerSpec {
     /// The worker `--worker ARGV` names: `argv` is split as a POSIX shell would
     /// (`"python3 'my worker.py'"`), and runs with the defaults of a scenario's

@@ -149,12 +149,20 @@ pub enum FromWorker {
         in_reply_to: u64,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         reason: Option<String>,
+        /// A failed acquire's lock value (the library's), if it exposes it: the history
+        /// records it as `worker_token`, so the attempt's keys can be told from the node
+        /// lines.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        token: Option<String>,
     },
     /// Unknown outcome (a timeout: it may or may not have happened).
     Error {
         in_reply_to: u64,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         message: Option<String>,
+        /// As for `Fail`: the acquire's lock value, if the library exposes it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        token: Option<String>,
     },
     /// Unsolicited, at any time: the library says it no longer holds `lock` (its
     /// watchdog saw the key gone, a renewal failed). Answers no request.

@@ -324,9 +324,13 @@ impl Driver<'_> {
                 w.token = token;
                 (AnswerKind::Ok, validity_ms, fence)
             }
-            FromWorker::Fail { .. } => (AnswerKind::Fail, None, None),
-            FromWorker::Error { message, .. } => {
+            FromWorker::Fail { token, .. } => {
+                w.token = token;
+                (AnswerKind::Fail, None, None)
+            }
+            FromWorker::Error { message, token, .. } => {
                 w.error = message.clone();
+                w.token = token;
                 (AnswerKind::Error, None, None)
             }
             FromWorker::HelloOk { .. } => {
@@ -358,7 +362,11 @@ impl Driver<'_> {
         let lock = name
             .strip_prefix('L')
             .and_then(|n| n.parse::<u32>().ok())
-            .filter(|&n| n < self.scenario.clients.locks && crate::command::LockId(n).to_string() == *name);
+            .filter(|&n| {
+                // The hello's locks: the workload's, and the probe's after them.
+                let locks = self.scenario.clients.locks + u32::from(self.scenario.clients.probe.is_some());
+                n < locks && crate::command::LockId(n).to_string() == *name
+            });
         let Some(lock) = lock.map(crate::command::LockId) else {
             let what = format!("reported lock {name:?} lost, which is not one of the hello's locks");
             return self.fail(t, c, &what, Some(line));
@@ -384,7 +392,15 @@ impl Driver<'_> {
             (Some(w), Event::Ok(op)) if op.op != crate::history::OpKind::Release => {
                 op.worker_token = w.token.take();
             }
-            (Some(w), Event::Info(op)) => op.error = w.error.take(),
+            (Some(w), Event::Fail(op)) if op.op == crate::history::OpKind::Acquire => {
+                op.worker_token = w.token.take();
+            }
+            (Some(w), Event::Info(op)) => {
+                op.error = w.error.take();
+                if op.op == crate::history::OpKind::Acquire {
+                    op.worker_token = w.token.take();
+                }
+            }
             _ => {}
         }
     }
