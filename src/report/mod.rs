@@ -17,6 +17,7 @@ pub mod anomaly;
 pub mod banner;
 pub mod causes;
 pub mod folder;
+pub mod held;
 pub mod html;
 pub mod interactive;
 pub mod junit;
