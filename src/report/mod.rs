@@ -891,3 +891,6 @@ mod finding_tests;
 
 #[cfg(test)]
 mod anomaly_tests;
+
+#[cfg(test)]
+mod library_story_tests;
