@@ -27,6 +27,7 @@ use crate::checker::{Hold, HoldEnd, ResourceViolation, Violation};
 use crate::fault::{Fault, PausePoint};
 use crate::history::{Event, LockName, NodeAction, NodeEvent, Token};
 use serde::Serialize;
+use std::collections::BTreeMap;
 
 /// The kinds of finding lockstorm names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -219,50 +220,12 @@ fn key_value(view: &RunView, h: &Hold) -> Option<Token> {
         .or_else(|| h.token.clone())
 }
 
-/// The line of `client`'s first `invoke` after line `from`, or the history's last line.
-fn next_invoke(view: &RunView, client: usize, from: usize) -> usize {
-    let mut line = from;
-    let mut next = None;
-    view.history.walk_from(from, |e| {
-        line += 1;
-        if matches!(e, Event::Invoke(op) if op.client == client) {
-            next = Some(line);
-            return false;
-        }
-        true
-    });
-    next.unwrap_or(line)
-}
-
-/// A worker client's hold with the nodes that granted it, which its library does not
-/// name: those whose `set` line carries the library's value of the hold between its
-/// `invoke` and the client's next one (a key event may come just after the `ok`).
-/// Holds whose `ok` line names the nodes, and holds with no node lines, are returned
-/// as they are.
-fn with_nodes_seen(view: &RunView, h: &Hold) -> Hold {
-    let mut held = h.clone();
-    if !h.nodes.is_empty() {
-        return held;
-    }
-    let (ok, invoke) = acquire_lines(view.history, h);
-    let Some(value) = ok.and_then(|o| o.worker_token) else {
-        return held;
-    };
-    let all: Vec<usize> = (0..view.nodes).collect();
-    let until = next_invoke(view, h.client, h.ok_line);
-    held.nodes = node_events(view, h.lock.as_str(), &all, invoke, until)
-        .iter()
-        .filter(|s| s.event.action == NodeAction::Set && s.event.token.as_deref() == Some(value.as_str()))
-        .map(|s| s.event.node)
-        .collect();
-    held
-}
-
-/// [`with_nodes_seen`] for both holds of a violation.
+/// Both holds of a violation with the nodes that granted them: a worker's, which its
+/// library does not name, from the node lines ([`super::held::with_nodes`]).
 pub fn violation_with_nodes_seen(view: &RunView, v: &Violation) -> Violation {
     Violation {
-        first: with_nodes_seen(view, &v.first),
-        second: with_nodes_seen(view, &v.second),
+        first: super::held::with_nodes(view, &v.first),
+        second: super::held::with_nodes(view, &v.second),
         ..v.clone()
     }
 }
@@ -327,6 +290,9 @@ fn fault_line(faults: &[&FaultWindow], id: usize) -> Option<usize> {
 pub fn name_violation(view: &RunView, v: &Violation, faults: &[&FaultWindow]) -> Named {
     let (a, b) = (&v.first, &v.second);
     let (a_value, b_value) = (key_value(view, a), key_value(view, b));
+    // The set each acquisition kept on each node: not an earlier attempt's, which was
+    // undone ([`super::held`]).
+    let (a_sets, b_sets) = (super::held::set_lines(view, a), super::held::set_lines(view, b));
     let shared: Vec<usize> = a.nodes.iter().copied().filter(|n| b.nodes.contains(n)).collect();
     let oks = {
         let mut l = vec![a.ok_line, b.ok_line];
@@ -352,12 +318,14 @@ pub fn name_violation(view: &RunView, v: &Violation, faults: &[&FaultWindow]) ->
     }
     let (_, a_invoke) = acquire_lines(view.history, a);
     let (_, b_invoke) = acquire_lines(view.history, b);
+    // A worker's keys may be seen after its `ok`: the window reaches their lines.
+    let last_set = a_sets.values().chain(b_sets.values()).copied().max().unwrap_or(0);
     let mut seen = node_events(
         view,
         &v.lock,
         &shared,
         a_invoke.min(b_invoke),
-        b.ok_line.max(a.ok_line),
+        b.ok_line.max(a.ok_line).max(last_set),
     );
     attribute_blind_deletes(view, &mut seen);
     if began(view, b) == Began::ExtendedLate {
@@ -393,24 +361,40 @@ pub fn name_violation(view: &RunView, v: &Violation, faults: &[&FaultWindow]) ->
     // Whose key was gone: the earlier holder's, taken off the shared nodes before the
     // later one set its own; or else the later holder's own, which expired there before
     // its acquisition even completed (it set its keys first, its replies came late).
-    let removed = |value: &Option<Token>| -> Vec<&Seen> {
+    // Only a removal of the key the acquisition kept: after its set on that node (a
+    // blind delete whose key the node's order shows, whatever its line's place).
+    let removed = |value: &Option<Token>, sets: &BTreeMap<usize, usize>| -> Vec<&Seen> {
         seen.iter()
             .filter(|s| value.is_some() && s.event.token == *value)
             .filter(|s| s.event.action.removes())
+            .filter(|s| {
+                sets.get(&s.event.node)
+                    .is_none_or(|&set| match s.removed_set_line {
+                        Some(took) => took == set,
+                        None => s.line > set,
+                    })
+            })
             .collect()
     };
-    let (victim, other, other_value, gone) = match removed(&a_value) {
-        gone if !gone.is_empty() => (a, b, &b_value, gone),
+    let (victim, other, other_value, other_sets, gone) = match removed(&a_value, &a_sets) {
+        gone if !gone.is_empty() => (a, b, &b_value, &b_sets, gone),
         _ => {
-            let own: Vec<&Seen> = removed(&b_value)
+            let own: Vec<&Seen> = removed(&b_value, &b_sets)
                 .into_iter()
                 .filter(|s| s.line < b.ok_line)
                 .collect();
-            (b, a, &a_value, own)
+            (b, a, &a_value, &a_sets, own)
         }
     };
     if gone.is_empty() {
-        if let Some(named) = deleted_between(view, (a, &a_value), (b, &b_value), &shared, &seen, &oks) {
+        if let Some(named) = deleted_between(
+            view,
+            (a, &a_value, &a_sets),
+            (b, &b_value, &b_sets),
+            &shared,
+            &seen,
+            &oks,
+        ) {
             return named;
         }
         let mut named = from_faults(view, a, b, &shared, faults);
@@ -420,13 +404,17 @@ pub fn name_violation(view: &RunView, v: &Violation, faults: &[&FaultWindow]) ->
         named.from_node_events = false;
         return named;
     }
-    // The other holder's own keys on the shared nodes: when it took them.
+    // The other holder's own keys on the shared nodes: when it took them (the sets its
+    // acquisition kept, not an undone attempt's).
     let took: Vec<&Seen> = seen
         .iter()
         // A worker client's set line names no client: its value tells whose it is.
         .filter(|s| s.event.action == NodeAction::Set && s.event.client.is_none_or(|c| c == other.client))
         .filter(|s| s.event.token == *other_value)
-        .filter(|s| s.line <= other.ok_line)
+        .filter(|s| match other_sets.get(&s.event.node) {
+            Some(&set) => s.line == set,
+            None => s.line <= other.ok_line,
+        })
         .collect();
     let (_, victim_invoke) = acquire_lines(view.history, victim);
     let first = gone[0];
@@ -451,6 +439,9 @@ pub fn name_violation(view: &RunView, v: &Violation, faults: &[&FaultWindow]) ->
                 .any(|s| node_clock_fault(faults, s.event.node).is_some())
             {
                 Anomaly::EarlyExpiryByNodeClock
+            } else if !super::held::expires(view, victim) {
+                // Held until released: no validity to trust past, or to miscompute.
+                Anomaly::Unnamed
             } else if slow_clock_fault(faults, victim.client).is_some() {
                 Anomaly::HolderClockSlow
             } else if pause_fault(faults, victim.client, asked, victim.start_us).is_some() {
@@ -485,20 +476,25 @@ pub fn name_violation(view: &RunView, v: &Violation, faults: &[&FaultWindow]) ->
 /// comes with its key's value.
 fn deleted_between(
     view: &RunView,
-    (a, a_value): (&Hold, &Option<Token>),
-    (b, b_value): (&Hold, &Option<Token>),
+    (a, a_value, a_sets): (&Hold, &Option<Token>, &BTreeMap<usize, usize>),
+    (b, b_value, b_sets): (&Hold, &Option<Token>, &BTreeMap<usize, usize>),
     shared: &[usize],
     seen: &[Seen],
     oks: &[usize],
 ) -> Option<Named> {
-    let set_line = |value: &Option<Token>, node: usize, ok_line: usize| {
+    // The set each acquisition kept on the node (its last one up to its `ok` where the
+    // lines name none).
+    let set_line = |value: &Option<Token>, sets: &BTreeMap<usize, usize>, node: usize, ok_line: usize| {
         seen.iter()
             .rfind(|s| {
                 s.event.node == node
                     && s.event.action == NodeAction::Set
                     && value.is_some()
                     && s.event.token == *value
-                    && s.line <= ok_line
+                    && match sets.get(&node) {
+                        Some(&set) => s.line == set,
+                        None => s.line <= ok_line,
+                    }
             })
             .map(|s| (s.line, s.event.key.clone()))
     };
@@ -507,9 +503,10 @@ fn deleted_between(
         _ => None,
     };
     for &n in shared {
-        let (Some((pa, key)), Some((pb, _))) =
-            (set_line(a_value, n, a.ok_line), set_line(b_value, n, b.ok_line))
-        else {
+        let (Some((pa, key)), Some((pb, _))) = (
+            set_line(a_value, a_sets, n, a.ok_line),
+            set_line(b_value, b_sets, n, b.ok_line),
+        ) else {
             continue;
         };
         let Some(between) = super::node_order::removals_between(view, n, &key, pa, pb) else {
@@ -613,30 +610,44 @@ fn cause(
                 if let Some(w) = crash {
                     lines.push(w.line);
                 }
-                // The crash's own time: a real node's line comes when it is back.
+                // The crash's own time: a real node's line comes when it is back, and
+                // says so at its own time.
+                let crashed_us = crash.map_or(e.t_us, |w| w.start_us);
                 format!(
-                    "node {n} crashed at t={}{} and its persistence had not kept client {}'s key {} (line {})",
-                    secs(crash.map_or(e.t_us, |w| w.start_us)),
+                    "node {n} crashed at t={}{} and its persistence had not kept client {}'s key {}{} (line {})",
+                    secs(crashed_us),
                     crash.map_or(String::new(), |w| format!(" (fault #{})", w.id)),
                     a.client,
                     e.key,
+                    if crashed_us == e.t_us {
+                        String::new()
+                    } else {
+                        format!(", as the node showed when it was back at t={}", secs(e.t_us))
+                    },
                     s.line
                 )
             }
-            NodeAction::Unreplicated => format!(
-                "node {n}'s master died at t={} before client {}'s key {} reached its replica, which trailed it by {} \
-                 (line {}); the promoted replica served without it",
-                secs(
-                    faults
-                        .iter()
-                        .rfind(|w| matches!(w.fault, Fault::Failover { node } if node == n) && w.start_us <= e.t_us)
-                        .map_or(e.t_us, |w| w.start_us)
-                ),
-                a.client,
-                e.key,
-                span(e.lag_us.unwrap_or(0)),
-                s.line
-            ),
+            NodeAction::Unreplicated => {
+                // The master's death; a real node's line comes at the promotion.
+                let died_us = faults
+                    .iter()
+                    .rfind(|w| matches!(w.fault, Fault::Failover { node } if node == n) && w.start_us <= e.t_us)
+                    .map_or(e.t_us, |w| w.start_us);
+                format!(
+                    "node {n}'s master died at t={} before client {}'s key {} reached its replica, which trailed it \
+                     by {}{} (line {}); the promoted replica served without it",
+                    secs(died_us),
+                    a.client,
+                    e.key,
+                    span(e.lag_us.unwrap_or(0)),
+                    if died_us == e.t_us {
+                        String::new()
+                    } else {
+                        format!(", as the promoted replica showed at t={}", secs(e.t_us))
+                    },
+                    s.line
+                )
+            }
             NodeAction::Deleted => format!(
                 "client {}'s {} deleted client {}'s key {} on node {n} {} t={} (line {}){}",
                 e.client.map_or("?".into(), |c| c.to_string()),
@@ -709,6 +720,12 @@ fn cause(
         ));
     }
     let mut s = parts.join("; ");
+    if !expiries.is_empty() && !super::held::expires(view, a) {
+        s.push_str(&format!(
+            ", though client {}'s library said its lock does not expire: it held it until it released it",
+            a.client
+        ));
+    }
     if matches!(
         kind,
         Anomaly::EarlyExpiryByNodeClock
@@ -784,6 +801,9 @@ fn from_faults(view: &RunView, a: &Hold, b: &Hold, shared: &[usize], faults: &[&
         .and_then(|id| faults.iter().find(|w| w.id == id))
     {
         (Anomaly::EarlyExpiryByNodeClock, Some(w))
+    } else if !super::held::expires(view, a) {
+        // Held until released: neither a slow clock nor a pause outlasts a validity.
+        (Anomaly::Unnamed, None)
     } else if let Some(w) =
         slow_clock_fault(faults, a.client).and_then(|id| faults.iter().find(|w| w.id == id))
     {
@@ -818,7 +838,14 @@ fn from_faults(view: &RunView, a: &Hold, b: &Hold, shared: &[usize], faults: &[&
 }
 
 /// Names a stale write.
-pub fn name_stale(rv: &ResourceViolation, faults: &[&FaultWindow], write_line: usize) -> Named {
+/// `expires`: whether the writer's hold had an expiry (a worker that said `expires:
+/// false` held until it released: no validity to be paused past).
+pub fn name_stale(
+    rv: &ResourceViolation,
+    faults: &[&FaultWindow],
+    write_line: usize,
+    expires: bool,
+) -> Named {
     let paused: Vec<&&FaultWindow> = faults
         .iter()
         .filter(|w| matches!(w.fault, Fault::Pause { client: Some(c), .. } if c == rv.client))
@@ -829,7 +856,11 @@ pub fn name_stale(rv: &ResourceViolation, faults: &[&FaultWindow], write_line: u
         String::new()
     } else {
         let ids: Vec<String> = paused.iter().map(|w| format!("#{}", w.id)).collect();
-        format!(" (it was paused past its validity by fault {})", ids.join(", "))
+        if expires {
+            format!(" (it was paused past its validity by fault {})", ids.join(", "))
+        } else {
+            format!(" (it was paused by fault {})", ids.join(", "))
+        }
     };
     let late = rv.hold_end_us.map_or(String::new(), |e| {
         format!(" {} after its hold ended", span(rv.write_us.saturating_sub(e)))

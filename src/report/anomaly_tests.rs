@@ -56,7 +56,7 @@ fn fault_at(history: &[Event], line: usize) -> Option<&Fault> {
 /// What every story owes its reader: the lines it cites exist, each "(line N)" of its
 /// cause is one of them, and the time quoted just before it is that line's time (or,
 /// for an expiry, when the node's clock reached it). No hedge where the cause is named.
-fn check_claims(history: &[Event], story: &Story) -> Named {
+pub(super) fn check_claims(history: &[Event], story: &Story) -> Named {
     let named = story.anomaly.clone().expect("every story names its anomaly");
     assert_ne!(named.kind, Anomaly::Unnamed, "{}", story.why);
     for &l in &named.lines {

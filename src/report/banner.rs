@@ -92,13 +92,55 @@ fn of_seeds(n: usize, total: usize) -> String {
     }
 }
 
-/// The faults that acted on `parties` between `from_us` and `to_us`, as a clause.
+/// The faults that acted on `parties` between `from_us` and `to_us`, as a clause. Where
+/// the finding has a story, they are the faults it tells: its window starts when the
+/// first holder asked, and a worker's nodes, which its `ok` does not name, come from the
+/// node lines, so a fault that acted on them is never left out here.
 fn faults_clause(view: &RunView, parties: &Parties, from_us: u64, to_us: u64) -> String {
-    let mut faults = linked(view, parties, from_us, to_us);
+    let same = |clients: &[usize]| {
+        let mut c = clients.to_vec();
+        c.sort_unstable();
+        c.dedup();
+        c == parties.clients
+    };
+    let story = view
+        .violations()
+        .iter()
+        .find(|v| {
+            same(&[v.first.client, v.second.client])
+                && v.first.start_us.min(v.second.start_us) == from_us
+                && v.overlap_end_us == to_us
+        })
+        .map(|v| {
+            let told = super::narrative::told(view, v);
+            let known = !told.violation.first.nodes.is_empty() && !told.violation.second.nodes.is_empty();
+            (told.faults, told.from_us, known)
+        })
+        .or_else(|| {
+            let rv = view
+                .findings
+                .resource_violations
+                .iter()
+                .find(|rv| same(&[rv.client, rv.holder.client]) && rv.write_us + 1 == to_us)?;
+            let told = super::stale::told(view, rv);
+            let known = told.holds.iter().all(|h| !h.nodes.is_empty());
+            (told.faults, told.from_us, known).into()
+        });
+    let (mut faults, from_us, nodes_known) =
+        story.unwrap_or_else(|| (linked(view, parties, from_us, to_us), from_us, true));
     // Faults that began inside the window first: one already under way when the first
     // hold began (a partition from t=0) is the background, not the trigger.
     faults.sort_by_key(|w| (w.start_us < from_us, w.id));
     if faults.is_empty() {
+        let on_a_node = view
+            .faults
+            .iter()
+            .any(|w| super::causes::active_within(w, from_us, to_us) && !w.fault.targets().0.is_empty());
+        if !nodes_known && on_a_node {
+            return "No fault acted on the two clients; the history does not say which nodes held their keys, \
+                    so a fault on a node may have."
+                .into();
+        }
         return "No fault acted on them: the lock's own logic let it happen.".into();
     }
     let told: Vec<String> = faults

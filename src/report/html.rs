@@ -121,6 +121,7 @@ pub fn page(
         let (from, to) = around(v.first.start_us.min(v.second.start_us), v.overlap_end_us);
         h.push_str(&super::interactive::timeline(
             view,
+            &v.lock,
             from,
             to,
             (v.overlap_start_us, v.overlap_end_us),
@@ -130,6 +131,7 @@ pub fn page(
         let (from, to) = around(start, rv.write_us + 1);
         h.push_str(&super::interactive::timeline(
             view,
+            &rv.lock,
             from,
             to,
             (rv.write_us, rv.write_us + 1),

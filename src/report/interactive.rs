@@ -2,7 +2,8 @@
 //! inline SVG, one row per client, where hovering a hold shows its client, lock, token,
 //! fencing token, times, how it ended and the history line of its acquisition (a
 //! `<title>` tooltip, and a line under the plot set by a few lines of script). Nothing
-//! is loaded: the page still opens from disk.
+//! is loaded: the page still opens from disk. Only the finding's lock is drawn: the
+//! probe's holds of its own lock are not holds of it.
 
 use super::view::RunView;
 use super::words::esc;
@@ -38,18 +39,17 @@ pub fn describe(h: &Hold) -> String {
     if let Some(f) = h.fence {
         let _ = write!(s, ", fencing token {f}");
     }
-    let _ = write!(
-        s,
-        "; granted by nodes {}; history line {}",
-        nodes.join(","),
-        h.ok_line
-    );
+    // A worker's `ok` names no nodes: say none rather than an empty list.
+    if !nodes.is_empty() {
+        let _ = write!(s, "; granted by nodes {}", nodes.join(","));
+    }
+    let _ = write!(s, "; history line {}", h.ok_line);
     s
 }
 
-/// The interactive timeline of the holds of `[from_us, to_us)`, with `band` (the
-/// finding's window) shaded red.
-pub fn timeline(view: &RunView, from_us: u64, to_us: u64, band: (u64, u64)) -> String {
+/// The interactive timeline of the holds of `lock` in `[from_us, to_us)`, with `band`
+/// (the finding's window) shaded red.
+pub fn timeline(view: &RunView, lock: &str, from_us: u64, to_us: u64, band: (u64, u64)) -> String {
     let to_us = to_us.max(from_us + 1);
     let x = |t: u64| {
         LEFT + (t.clamp(from_us, to_us) - from_us) as f64 / (to_us - from_us) as f64 * (WIDTH - LEFT - 10.0)
@@ -79,8 +79,17 @@ pub fn timeline(view: &RunView, from_us: u64, to_us: u64, band: (u64, u64)) -> S
         .holds()
         .iter()
         .filter(|hold| hold.client < view.clients && hold.start_us < to_us && hold.end_us > from_us)
+        .filter(|hold| hold.lock == lock)
         .take(MAX_HOLDS);
     for hold in shown {
+        // A worker's nodes, which its `ok` does not name, from the node lines.
+        let seen;
+        let hold = if hold.nodes.is_empty() {
+            seen = super::held::with_nodes(view, hold);
+            &seen
+        } else {
+            hold
+        };
         let (x0, x1) = (x(hold.start_us), x(hold.end_us));
         let c = super::plots::mode_color(&super::view::mode_name(hold.mode));
         let info = esc(&describe(hold));

@@ -17,6 +17,7 @@ pub mod anomaly;
 pub mod banner;
 pub mod causes;
 pub mod folder;
+pub mod held;
 pub mod html;
 pub mod interactive;
 pub mod junit;
@@ -712,7 +713,15 @@ fn rows_clause(view: &view::RunView, t: &plots::timeline::Timeline) -> String {
         .filter(|w| w.start_us < to && w.end_us.unwrap_or(view.end_us).max(w.start_us + 1) > from)
         .map(|w| w.fault.kind())
         .collect();
-    let mut s = String::from("Rows: nodes, then clients; bars are holds (colour = mode)");
+    let mut s = match &t.locks {
+        plots::timeline::Locks::Only(lock) => {
+            format!("Rows: nodes, then clients; bars are holds of {lock} (colour = mode)")
+        }
+        all => format!(
+            "Rows: nodes, then clients; bars are holds (colour = mode){}",
+            all.clause()
+        ),
+    };
     if faults.iter().any(|k| *k != "clock_jump") {
         s.push_str("; thin lanes under them are the faults that hit that row, one lane and colour per kind");
         if faults.contains(&"partition") {
@@ -725,18 +734,19 @@ fn rows_clause(view: &view::RunView, t: &plots::timeline::Timeline) -> String {
     if faults.contains(&"clock_jump") {
         s.push_str("; a clock jump is a mark on the row whose clock jumped, labelled with the jump");
     }
-    s.push_str(&marks_clause(view, from, to));
+    s.push_str(&marks_clause(view, &t.locks, from, to));
     s
 }
 
-/// What the timelines mark on node rows between `from_us` and `to_us`, as a clause
-/// (empty when nothing), so a caption describes what is drawn.
-fn marks_clause(view: &view::RunView, from_us: u64, to_us: u64) -> String {
+/// What the timelines mark on node rows between `from_us` and `to_us` for the keys of
+/// `locks`, as a clause (empty when nothing), so a caption describes what is drawn.
+fn marks_clause(view: &view::RunView, locks: &plots::timeline::Locks, from_us: u64, to_us: u64) -> String {
     use view::NodeMark;
+    let drawn = |m: &view::NodeEventMark| view.locks.get(m.lock as usize).is_none_or(|l| locks.draws(l));
     let has = |f: &dyn Fn(&NodeMark) -> bool| {
         view.node_marks
             .iter()
-            .any(|m| m.t_us >= from_us && m.t_us < to_us && f(&m.mark))
+            .any(|m| m.t_us >= from_us && m.t_us < to_us && drawn(m) && f(&m.mark))
     };
     let mut said = Vec::new();
     if has(&|m| *m == NodeMark::Expired) {
@@ -761,6 +771,8 @@ fn marks_clause(view: &view::RunView, from_us: u64, to_us: u64) -> String {
 /// The whole-run timeline's caption: what it draws for this run.
 fn overview_caption(view: &view::RunView) -> String {
     let mut s = String::from("The whole run. Holds closer than a pixel are merged into one bar");
+    let locks = plots::timeline::Timeline::overview(view).locks;
+    s.push_str(&locks.clause());
     if !view.violations().is_empty() {
         s.push_str("; red bands are violation windows");
     }
@@ -776,7 +788,7 @@ fn overview_caption(view: &view::RunView) -> String {
     if view.heal_us.is_some() {
         s.push_str("; the black line is the heal");
     }
-    s.push_str(&marks_clause(view, 0, u64::MAX));
+    s.push_str(&marks_clause(view, &locks, 0, u64::MAX));
     s.push('.');
     s
 }
@@ -885,3 +897,6 @@ mod finding_tests;
 
 #[cfg(test)]
 mod anomaly_tests;
+
+#[cfg(test)]
+mod library_story_tests;

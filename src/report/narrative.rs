@@ -11,13 +11,14 @@
 
 use super::anomaly::{self, Named};
 use super::causes::{self, Parties};
+use super::held::{self, Keys};
 use super::view::{acquire_lines, began, targets, Began, FaultWindow, RunView};
 use super::why;
 use super::words::{fault_end_sentence, fault_sentence, list, plural};
 pub use super::words::{secs, span};
 use crate::checker::{Hold, HoldEnd, Violation};
 use crate::fault::{Fault, PausePoint};
-use crate::history::Event;
+use crate::history::{Event, NodeAction};
 use std::fmt::Write as _;
 
 /// One step of a story, at a true time.
@@ -98,52 +99,128 @@ pub fn md(text: &str) -> String {
     out
 }
 
-fn acquire_sentence(
-    h: &Hold,
+/// What an acquisition's `ok` and node lines say, for its sentence.
+struct Acquired<'a> {
     began: Began,
-    nodes: &[usize],
+    /// The nodes it is told as acquired on (none: not told).
+    nodes: &'a [usize],
     attempts: Option<u32>,
     valid_until_us: Option<u64>,
+    /// `false`: held until released (the worker said `expires: false`).
+    expires: bool,
     asked_us: Option<u64>,
-) -> String {
+    /// A worker's keys, where each was set and whether it was gone at the `ok`.
+    keys: Option<String>,
+}
+
+fn acquire_sentence(h: &Hold, a: &Acquired) -> String {
     let mode = super::view::mode_name(h.mode);
     let how = if mode == "exclusive" {
         String::new()
     } else {
         format!(" for {mode}")
     };
-    let verb = match began {
+    let verb = match a.began {
         Began::Acquired => "acquires",
         Began::ExtendedLate => "extends",
     };
     // A worker's `ok` names no nodes, and no key event may name them either.
-    let on = if nodes.is_empty() {
+    let on = if a.nodes.is_empty() {
         String::new()
     } else {
-        format!(" on {} {}", plural("node", nodes.len()), list(nodes))
+        format!(" on {} {}", plural("node", a.nodes.len()), list(a.nodes))
     };
     let mut s = format!("client {} {verb} {}{how}{on}", h.client, h.lock);
-    if began == Began::ExtendedLate {
+    if a.began == Began::ExtendedLate {
         s.push_str(" after its validity had run out, and holds the lock anew");
     }
     let mut notes = Vec::new();
-    if let Some(t) = asked_us {
+    if let Some(t) = a.asked_us {
         notes.push(format!("asked at t={}", secs(t)));
     }
-    if let Some(until) = valid_until_us {
-        notes.push(format!(
+    match a.valid_until_us {
+        // The hold may start after its validity ran out (counted from the request).
+        Some(until) if until <= h.start_us => {
+            notes.push(format!("its validity had already run out at t={}", secs(until)))
+        }
+        Some(until) => notes.push(format!(
             "validity {}, until t={}",
-            span(until.saturating_sub(h.start_us)),
+            span(until - h.start_us),
             secs(until)
-        ));
+        )),
+        None if !a.expires => notes.push("no expiry: held until released".into()),
+        None => {}
     }
-    if let Some(n) = attempts.filter(|&n| n > 1) {
+    if let Some(n) = a.attempts.filter(|&n| n > 1) {
         notes.push(format!("after {n} attempts"));
     }
+    let mut notes = vec![notes.join(", ")];
+    // After a semicolon: the times above are not the lines' own.
+    notes.extend(a.keys.clone());
+    notes.retain(|n| !n.is_empty());
     if !notes.is_empty() {
-        let _ = write!(s, " ({})", notes.join(", "));
+        let _ = write!(s, " ({})", notes.join("; "));
     }
     s
+}
+
+/// A worker's keys as its acquisition sentence tells them: "its value set on node 0
+/// (line 30), node 1 (line 31)", and each node that removed its key before the `ok`.
+fn keys_clause(view: &RunView, keys: &Keys) -> Option<String> {
+    let held: Vec<String> = keys
+        .held()
+        .iter()
+        .map(|k| format!("node {} (line {})", k.node, k.set_line))
+        .collect();
+    let mut parts = Vec::new();
+    if !held.is_empty() {
+        parts.push(format!("its value set on {}", held.join(", ")));
+    }
+    for k in keys.kept.iter().filter(|k| k.gone_line.is_some()) {
+        let gone = k.gone_line.unwrap_or_default();
+        let how = match view.history.get(gone - 1) {
+            Some(Event::Node(n)) => match n.action {
+                NodeAction::Expired => "expired",
+                NodeAction::Lost => "lost when the node restarted",
+                NodeAction::Unreplicated => "not on the promoted replica",
+                _ => "removed",
+            },
+            _ => "removed",
+        };
+        parts.push(format!(
+            "its key on node {} (line {}) was gone before the ok: {how} (line {gone})",
+            k.node, k.set_line
+        ));
+    }
+    (!parts.is_empty()).then(|| parts.join("; "))
+}
+
+/// The keys of a worker's acquire that were set and deleted again before its `ok` (an
+/// attempt of the library's that did not count), as a step at the first set: they are
+/// no part of the hold, and the story says so rather than count them.
+fn undone_step(view: &RunView, h: &Hold, keys: &Keys) -> Option<Step> {
+    let first = keys.undone.first()?;
+    let t_us = view.history.get(first.set_line - 1)?.t_us();
+    let sets: Vec<String> = keys
+        .undone
+        .iter()
+        .map(|u| format!("node {} (line {})", u.node, u.set_line))
+        .collect();
+    let dels: Vec<String> = keys
+        .undone
+        .iter()
+        .map(|u| format!("node {} (line {})", u.node, u.deleted_line))
+        .collect();
+    Some(Step {
+        t_us,
+        text: format!(
+            "client {}'s acquire sets its value on {}, and it is deleted there again before the acquire returns: \
+             {}; these keys are no part of its hold",
+            h.client,
+            sets.join(" and "),
+            dels.join(", ")
+        ),
+    })
 }
 
 pub(super) fn end_sentence(h: &Hold) -> String {
@@ -231,16 +308,29 @@ pub(super) fn acquire_step(view: &RunView, h: &Hold, fault_times: &[u64]) -> (St
         fault_times.iter().any(|&f| f >= t && f < h.start_us) || (h.start_us - t) * 10 > validity
     });
     let began = began(view, h);
-    let nodes = ok.as_ref().and_then(|o| o.nodes).unwrap_or(h.nodes).to_vec();
+    // A worker's nodes are those its key was on at the `ok`, from the node lines (none
+    // where the lines do not decide); anyone else's, those its `ok` names.
+    let (nodes, keys) = match held::worker_keys(view, h) {
+        held::Seen::Named => (
+            ok.as_ref().and_then(|o| o.nodes).unwrap_or(h.nodes).to_vec(),
+            None,
+        ),
+        held::Seen::Undecided => (Vec::new(), None),
+        held::Seen::Keys(k) => (k.held().iter().map(|k| k.node).collect(), keys_clause(view, &k)),
+    };
     let step = Step {
         t_us: h.start_us,
         text: acquire_sentence(
             h,
-            began,
-            &nodes,
-            ok.as_ref().and_then(|o| o.attempts),
-            valid_until,
-            told,
+            &Acquired {
+                began,
+                nodes: &nodes,
+                attempts: ok.as_ref().and_then(|o| o.attempts),
+                valid_until_us: valid_until,
+                expires: held::expires(view, h),
+                asked_us: told,
+                keys,
+            },
         ),
     };
     (step, asked_us, invoke_line)
@@ -260,28 +350,57 @@ pub(super) fn parties(holds: &[&Hold]) -> Parties {
     p
 }
 
-/// Explains one violation.
-pub fn explain(view: &RunView, v: &Violation) -> Story {
+/// What a violation's story stands on: the violation with the nodes that granted each
+/// hold (a worker's from the node lines), the true time its window starts, and the faults
+/// linked to it, which the story tells and the banner names ([`super::banner`]).
+pub struct Told<'v> {
+    pub violation: Violation,
+    pub from_us: u64,
+    pub faults: Vec<&'v FaultWindow>,
+}
+
+/// The window starts when the first of the two holders asked (the second may have asked
+/// first and acquired later, after retries): a crash while a SET was on its way explains
+/// as much as one during the hold. Only faults that acted on the two holders or their
+/// nodes are told ([`causes`]).
+pub fn told<'v>(view: &'v RunView, v: &Violation) -> Told<'v> {
     // A worker client's holds get the nodes its key events show.
-    let v = &anomaly::violation_with_nodes_seen(view, v);
-    let (a, b) = (&v.first, &v.second);
-    let (_, a_invoke) = acquire_lines(view.history, a);
-    let asked = |h: &Hold, invoke: usize| {
+    let v = anomaly::violation_with_nodes_seen(view, v);
+    let asked = |h: &Hold| {
+        let invoke = acquire_lines(view.history, h).1;
         let t = view.history.get(invoke.wrapping_sub(1)).as_ref().map(Event::t_us);
         t.unwrap_or(h.start_us).min(h.start_us)
     };
-    // The window starts when the first of the two holders asked (the second may have
-    // asked first and acquired later, after retries): a crash while a SET was on its
-    // way explains as much as one during the hold. Only faults that acted on the two
-    // holders or their nodes are told ([`causes`]).
-    let from_us = asked(a, a_invoke).min(asked(b, acquire_lines(view.history, b).1));
-    let faults = causes::linked(view, &parties(&[a, b]), from_us, v.overlap_end_us);
+    let from_us = asked(&v.first).min(asked(&v.second));
+    let faults = causes::linked(view, &parties(&[&v.first, &v.second]), from_us, v.overlap_end_us);
+    Told {
+        violation: v,
+        from_us,
+        faults,
+    }
+}
+
+/// Explains one violation.
+pub fn explain(view: &RunView, v: &Violation) -> Story {
+    let Told {
+        violation: v,
+        from_us,
+        faults,
+    } = told(view, v);
+    let v = &v;
+    let (a, b) = (&v.first, &v.second);
+    let (_, a_invoke) = acquire_lines(view.history, a);
     let told = fault_steps(view, &faults, from_us, v.overlap_end_us);
     let mut steps = told.steps;
     let (a_step, _, a_line) = acquire_step(view, a, &told.times);
     let (b_step, _, b_line) = acquire_step(view, b, &told.times);
     steps.push(a_step);
     steps.push(b_step);
+    for h in [a, b] {
+        if let held::Seen::Keys(k) = held::worker_keys(view, h) {
+            steps.extend(undone_step(view, h, &k));
+        }
+    }
     steps.extend(told.after);
     steps.extend(belief_steps(view, v, a_invoke));
     // Stable: at equal times a fault is told before an acquisition it may explain, and
@@ -306,7 +425,11 @@ pub fn explain(view: &RunView, v: &Violation) -> Story {
         overlap,
         why: why::why(view, a, b, &faults, Some(&named)),
         first_line: a_line.min(b_line).min(told.first_line),
-        last_line: b.ok_line.max(a.ok_line),
+        // A worker's keys may be seen after its `ok`.
+        last_line: b
+            .ok_line
+            .max(a.ok_line)
+            .max(named.lines.iter().copied().max().unwrap_or(0)),
         anomaly: Some(named),
     }
 }

@@ -56,12 +56,24 @@ fn write_line(view: &RunView, rv: &ResourceViolation) -> usize {
         .map_or(view.history.len(), |(_, &line)| line)
 }
 
-/// Explains one stale write.
-pub fn explain(view: &RunView, rv: &ResourceViolation) -> Story {
-    let holder = &rv.holder;
+/// What a stale write's story stands on: the holds it tells (the writer's, if found, and
+/// the other holder's), with the nodes that granted them (a worker's from the node
+/// lines), the true time its window starts (the first request), and the faults linked to
+/// it, which the story tells and the banner names ([`super::banner`]).
+pub struct Told<'v> {
+    pub holds: Vec<Hold>,
+    pub from_us: u64,
+    pub faults: Vec<&'v super::view::FaultWindow>,
+}
+
+pub fn told<'v>(view: &'v RunView, rv: &ResourceViolation) -> Told<'v> {
     let mine = writer_hold(view, rv);
-    let holds: Vec<&Hold> = mine.into_iter().chain(std::iter::once(holder)).collect();
-    let first = mine.unwrap_or(holder);
+    let holds: Vec<Hold> = mine
+        .into_iter()
+        .chain(std::iter::once(&rv.holder))
+        .map(|h| super::held::with_nodes(view, h))
+        .collect();
+    let first = mine.unwrap_or(&rv.holder);
     let (_, invoke_line) = acquire_lines(view.history, first);
     let from_us = view
         .history
@@ -69,7 +81,26 @@ pub fn explain(view: &RunView, rv: &ResourceViolation) -> Story {
         .as_ref()
         .map_or(first.start_us, Event::t_us)
         .min(first.start_us);
-    let faults = super::causes::linked(view, &parties(&holds), from_us, rv.write_us + 1);
+    let faults = super::causes::linked(
+        view,
+        &parties(&holds.iter().collect::<Vec<_>>()),
+        from_us,
+        rv.write_us + 1,
+    );
+    Told {
+        holds,
+        from_us,
+        faults,
+    }
+}
+
+/// Explains one stale write.
+pub fn explain(view: &RunView, rv: &ResourceViolation) -> Story {
+    let holder = &rv.holder;
+    let mine = writer_hold(view, rv);
+    let first = mine.unwrap_or(holder);
+    let (_, invoke_line) = acquire_lines(view.history, first);
+    let Told { from_us, faults, .. } = told(view, rv);
     let told = fault_steps(view, &faults, from_us, rv.write_us + 1);
     let mut steps = told.steps;
     let mut first_line = told.first_line.min(invoke_line);
@@ -126,7 +157,12 @@ pub fn explain(view: &RunView, rv: &ResourceViolation) -> Story {
         why: why(view, rv, &faults),
         first_line,
         last_line,
-        anomaly: Some(super::anomaly::name_stale(rv, &faults, last_line)),
+        anomaly: Some(super::anomaly::name_stale(
+            rv,
+            &faults,
+            last_line,
+            mine.is_none_or(|h| super::held::expires(view, h)),
+        )),
     }
 }
 

@@ -67,6 +67,8 @@ pub enum NodeMark {
 #[derive(Clone, Copy, Debug)]
 pub struct NodeEventMark {
     pub node: usize,
+    /// The lock whose key it was: an index into [`RunView::locks`].
+    pub lock: u32,
     pub t_us: u64,
     pub mark: NodeMark,
 }
@@ -150,7 +152,8 @@ pub struct RunView<'a> {
     pub heal_us: Option<u64>,
     pub faults: Vec<FaultWindow>,
     pub acquires: Vec<Acquire>,
-    /// The locks' names, in order of first acquisition ([`Acquire::lock`] indexes it).
+    /// The locks' names, in order of first acquisition or first node line
+    /// ([`Acquire::lock`] and [`NodeEventMark::lock`] index it).
     pub locks: Vec<String>,
     /// Every write the guarded resource judged, in history order.
     pub writes: Vec<ResourceWrite>,
@@ -210,8 +213,10 @@ impl Gather {
                     _ => return,
                 };
                 self.max_node = self.max_node.max(n.node + 1);
+                let lock = self.lock_index(&n.lock);
                 self.node_marks.push(NodeEventMark {
                     node: n.node,
+                    lock,
                     t_us,
                     mark,
                 });
@@ -239,16 +244,10 @@ impl Gather {
                     Event::Fail(_) => Outcome::Failed,
                     _ => Outcome::Unknown,
                 };
-                let lock = match self.locks.iter().position(|l| *l == op.lock) {
-                    Some(k) => k,
-                    None => {
-                        self.locks.push(op.lock.to_string());
-                        self.locks.len() - 1
-                    }
-                };
+                let lock = self.lock_index(&op.lock);
                 self.acquires.push(Acquire {
                     client: op.client,
-                    lock: lock as u32,
+                    lock,
                     mode: op.mode,
                     invoke_us,
                     done_us: op.t_us,
@@ -278,6 +277,17 @@ impl Gather {
                 }
             },
             Event::Heal { t_us } => self.heal_us = Some(*t_us),
+        }
+    }
+
+    /// The index of `lock` in [`RunView::locks`], adding it.
+    fn lock_index(&mut self, lock: &str) -> u32 {
+        match self.locks.iter().position(|l| l == lock) {
+            Some(k) => k as u32,
+            None => {
+                self.locks.push(lock.to_string());
+                (self.locks.len() - 1) as u32
+            }
         }
     }
 
@@ -340,6 +350,32 @@ impl<'a> RunView<'a> {
         let mut modes: Vec<String> = seen.into_iter().map(mode_name).collect();
         modes.sort_by_key(|m| (m != "exclusive", m.clone()));
         modes
+    }
+
+    /// The locks only the probe client (meta `probe_client`) holds: its lock of its own,
+    /// which the timelines of the workload's locks leave out.
+    pub fn probe_locks(&self) -> Vec<String> {
+        let Some(probe) = self.meta.as_ref().and_then(|m| m.probe_client) else {
+            return Vec::new();
+        };
+        let mut probe_locks: Vec<String> = Vec::new();
+        let mut others = std::collections::BTreeSet::new();
+        for h in self.holds() {
+            if h.client == probe {
+                if !probe_locks.iter().any(|l| *l == h.lock) {
+                    probe_locks.push(h.lock.to_string());
+                }
+            } else {
+                others.insert(h.lock.as_str());
+            }
+        }
+        for a in &self.acquires {
+            if a.client != probe {
+                others.insert(self.locks[a.lock as usize].as_str());
+            }
+        }
+        probe_locks.retain(|l| !others.contains(l.as_str()));
+        probe_locks
     }
 
     /// Whether readers and writers are told apart (a read-write lock run).

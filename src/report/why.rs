@@ -59,6 +59,14 @@ pub fn why(view: &RunView, a: &Hold, b: &Hold, faults: &[&FaultWindow], named: O
     // one ([`super::anomaly`]), else the three ways it can go.
     let gone = |key: &str| match named {
         Some(n) if n.from_node_events && n.kind != Anomaly::Unnamed => n.cause.clone(),
+        // A key of a hold without expiry that the nodes show expired: the cause says so.
+        Some(n) if n.from_node_events && !super::held::expires(view, a) => n.cause.clone(),
+        // Held until released (`expires: false`): there is no validity to trust.
+        _ if !super::held::expires(view, a) => format!(
+            "{key} had expired, been lost, or been deleted by a release that does not check the token, \
+             while client {} still held it (its library said the lock does not expire)",
+            a.client
+        ),
         _ => format!(
             "{key} had expired, been lost, or been deleted by a release that does not check the token, \
              while client {} still trusted its validity",

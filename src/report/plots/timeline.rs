@@ -13,6 +13,11 @@
 //! zoomed timeline the two holds in focus get a red outline. Bars, lanes and bands
 //! narrower than a pixel are merged, so a 10-minute run with 100k holds stays a
 //! readable overview. The legend sits to the right of the plot, off the data.
+//!
+//! One chart is about one lock's holds, or the workload's: a zoomed timeline draws the
+//! holds, keys and writes of the lock in focus only, and no timeline draws the probe's
+//! own lock (meta `probe_client`) beside the workload's, where its holds would read as
+//! holds of the workload's lock.
 
 use super::{
     coalesce, fault_color, mode_color, seconds_label, us_to_s, DrawResult, Figure, FAULT_KINDS, VIOLATION,
@@ -40,6 +45,41 @@ pub struct Timeline<'a> {
     pub title: String,
     /// The violation whose two holds are outlined.
     pub focus: Option<&'a Violation>,
+    /// Whose holds, keys and writes are drawn.
+    pub locks: Locks,
+}
+
+/// Which locks a timeline draws.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Locks {
+    /// This lock only (a zoomed timeline's lock in focus).
+    Only(String),
+    /// Every lock but these (the probe's own).
+    AllBut(Vec<String>),
+}
+
+impl Locks {
+    pub fn draws(&self, lock: &str) -> bool {
+        match self {
+            Locks::Only(l) => l == lock,
+            Locks::AllBut(out) => !out.iter().any(|l| l == lock),
+        }
+    }
+
+    /// What the chart leaves out or keeps to, as a clause for its caption: " of L0", or
+    /// "; the probe's own lock L1 is left out" (empty when it draws every lock).
+    pub fn clause(&self) -> String {
+        match self {
+            Locks::Only(l) => format!(" of {l}"),
+            Locks::AllBut(out) if out.is_empty() => String::new(),
+            Locks::AllBut(out) => format!(
+                "; the probe's own {} ({}) {} left out",
+                if out.len() == 1 { "lock" } else { "locks" },
+                out.join(", "),
+                if out.len() == 1 { "is" } else { "are" }
+            ),
+        }
+    }
 }
 
 impl<'a> Timeline<'a> {
@@ -51,6 +91,7 @@ impl<'a> Timeline<'a> {
             to_us: view.end_us.max(1),
             title: "Holder timeline: whole run".into(),
             focus: None,
+            locks: Locks::AllBut(view.probe_locks()),
         }
     }
 
@@ -61,6 +102,7 @@ impl<'a> Timeline<'a> {
         let end = v.first.end_us.max(v.second.end_us);
         Timeline {
             focus: Some(v),
+            locks: Locks::Only(v.lock.to_string()),
             ..Timeline::window(
                 view,
                 start,
@@ -84,17 +126,20 @@ impl<'a> Timeline<'a> {
             .map(|h| h.start_us)
             .max();
         let start = writer_start.unwrap_or(rv.holder.start_us).min(rv.holder.start_us);
-        Timeline::window(
-            view,
-            start,
-            rv.write_us.max(start + 1),
-            format!(
-                "Holder timeline around the first stale write: client {} writes to {}, {}",
-                rv.client,
-                rv.lock,
-                crate::report::stale::against(rv)
-            ),
-        )
+        Timeline {
+            locks: Locks::Only(rv.lock.to_string()),
+            ..Timeline::window(
+                view,
+                start,
+                rv.write_us.max(start + 1),
+                format!(
+                    "Holder timeline around the first stale write: client {} writes to {}, {}",
+                    rv.client,
+                    rv.lock,
+                    crate::report::stale::against(rv)
+                ),
+            )
+        }
     }
 
     /// The window around a fault's start, for a run without violations: the fault's
@@ -117,6 +162,7 @@ impl<'a> Timeline<'a> {
                 us_to_s(w.start_us)
             ),
             focus: None,
+            locks: Locks::AllBut(view.probe_locks()),
         }
     }
 
@@ -130,6 +176,7 @@ impl<'a> Timeline<'a> {
             to_us: end + margin,
             title,
             focus: None,
+            locks: Locks::AllBut(view.probe_locks()),
         }
     }
 
@@ -190,6 +237,12 @@ impl<'a> Timeline<'a> {
             .node_marks
             .iter()
             .filter(|m| m.node < self.view.nodes && self.clip(m.t_us, m.t_us + 1).is_some())
+            .filter(|m| {
+                self.view
+                    .locks
+                    .get(m.lock as usize)
+                    .is_none_or(|l| self.locks.draws(l))
+            })
             .filter(|m| {
                 let kind = match m.mark {
                     NodeMark::Expired => 0,
@@ -523,6 +576,7 @@ impl Figure for Timeline<'_> {
         let mut windows: Vec<(u64, u64)> = view
             .violations()
             .iter()
+            .filter(|v| self.locks.draws(&v.lock))
             .filter_map(|v| self.clip(v.overlap_start_us, v.overlap_end_us))
             .collect();
         windows.sort_unstable();
@@ -605,7 +659,7 @@ impl Figure for Timeline<'_> {
                 let mut mine: Vec<(u64, u64)> = view
                     .holds()
                     .iter()
-                    .filter(|h| h.client == c && mode_name(h.mode) == mode)
+                    .filter(|h| h.client == c && mode_name(h.mode) == mode && self.locks.draws(&h.lock))
                     .filter_map(|h| self.clip(h.start_us, h.end_us))
                     .collect();
                 mine.sort_unstable();
@@ -684,7 +738,8 @@ impl Figure for Timeline<'_> {
             .findings
             .resource_violations
             .iter()
-            .filter(|rv| rv.client < view.clients && self.clip(rv.write_us, rv.write_us + 1).is_some());
+            .filter(|rv| rv.client < view.clients && self.clip(rv.write_us, rv.write_us + 1).is_some())
+            .filter(|rv| self.locks.draws(&rv.lock));
         chart.draw_series(stale.map(|rv| {
             Cross::new(
                 (us_to_s(rv.write_us), client_y(rv.client)),
@@ -695,7 +750,8 @@ impl Figure for Timeline<'_> {
         let rejected = view
             .writes
             .iter()
-            .filter(|w| !w.accepted && w.client < view.clients && self.clip(w.t_us, w.t_us + 1).is_some());
+            .filter(|w| !w.accepted && w.client < view.clients && self.clip(w.t_us, w.t_us + 1).is_some())
+            .filter(|w| self.locks.draws(&w.lock));
         chart.draw_series(
             rejected.map(|w| Circle::new((us_to_s(w.t_us), client_y(w.client)), 5, BLACK.stroke_width(2))),
         )?;
