@@ -1,9 +1,11 @@
 //! The aimer: fires a scenario's aimed faults ([`crate::fault::aim`], whose module doc
 //! says what an aim means) at the moment their trigger comes. Shared by both drivers,
-//! sans-IO: a driver feeds it every acquire invoke and return of the workload clients,
-//! with a way to ask which nodes a client can reach now, and starts the ordinary
-//! [`PlannedFault`]s it returns through the same path as any planned fault. It reads no
-//! clock and draws nothing, so the same events give the same faults.
+//! sans-IO: a driver feeds it every acquire invoke and return of the workload clients
+//! ([`Aimer::on_record`], saying whether an `ok`'s hold is still in force) and each
+//! node's first answer to an acquisition in progress ([`Aimer::replied`]), with a way to
+//! ask which nodes a client can reach now, and starts the ordinary [`PlannedFault`]s it
+//! returns through the same path as any planned fault. It reads no clock and draws
+//! nothing, so the same events give the same faults.
 
 use crate::client::{Record, RecordKind};
 use crate::command::{LockId, NodeId};
@@ -47,6 +49,10 @@ pub struct Aimer {
     holds: Vec<Option<(LockId, Vec<NodeId>)>>,
     /// Per client: the lock it is acquiring.
     waiting: Vec<Option<LockId>>,
+    /// Per client: the nodes that have answered its acquisition in progress, in order.
+    answered: Vec<Vec<NodeId>>,
+    /// Per client: whether no other client held the lock when its acquisition began.
+    free: Vec<bool>,
     /// Per entry index: how it played out.
     fired: Vec<(usize, Sighting, Vec<usize>)>,
 }
@@ -77,6 +83,8 @@ impl Aimer {
             next_id: plan.len(),
             holds: vec![None; clients],
             waiting: vec![None; clients],
+            answered: vec![Vec::new(); clients],
+            free: vec![false; clients],
             fired: Vec::new(),
         }
     }
@@ -86,17 +94,29 @@ impl Aimer {
         self.pending.is_empty()
     }
 
+    /// How many aimed entries have fired so far (into faults or into none).
+    pub fn fired_entries(&self) -> usize {
+        self.fired.len()
+    }
+
     /// What client `c` recorded at `t_us`, as the drivers see it: an acquire's invoke and
-    /// outcome, a release's invoke; anything else changes nothing.
+    /// outcome, a release's invoke; anything else changes nothing. `in_force`: for an
+    /// `ok`, whether the hold it reports is still valid at `t_us` (an `ok` whose validity
+    /// already ran out is no hold, and triggers nothing).
     pub fn on_record(
         &mut self,
         t_us: u64,
         c: ClientId,
         r: &Record,
+        in_force: bool,
         reach: &dyn Fn(ClientId) -> Vec<NodeId>,
     ) -> Vec<PlannedFault> {
         match (r.kind, r.op) {
             (RecordKind::Invoke, OpKind::Acquire) => self.acquiring(t_us, c, r.lock, reach),
+            (RecordKind::Ok, OpKind::Acquire) if !in_force => {
+                self.acquire_ended(c);
+                Vec::new()
+            }
             (RecordKind::Ok, OpKind::Acquire) => {
                 let nodes: Vec<NodeId> = r.nodes.map(|s| s.iter().collect()).unwrap_or_default();
                 self.acquired(t_us, c, r.lock, &nodes, reach)
@@ -126,9 +146,11 @@ impl Aimer {
         }
         self.holds[c] = None;
         self.waiting[c] = Some(lock);
-        let mut out = self.sight(t_us, On::Acquiring, c, lock, None, reach(c), reach);
+        self.answered[c].clear();
         let holder =
             (0..self.clients).find(|&d| d != c && self.holds[d].as_ref().is_some_and(|h| h.0 == lock));
+        self.free[c] = holder.is_none();
+        let mut out = self.sight(t_us, On::Acquiring, c, lock, None, reach(c), reach);
         if let Some(d) = holder {
             let nodes = self.holds[d].as_ref().map(|h| h.1.clone()).unwrap_or_default();
             out.extend(self.sight(t_us, On::Contended, d, lock, Some(c), nodes, reach));
@@ -154,6 +176,7 @@ impl Aimer {
             nodes.to_vec()
         };
         self.waiting[c] = None;
+        self.answered[c].clear();
         self.holds[c] = Some((lock, nodes.clone()));
         let mut out = self.sight(t_us, On::Acquired, c, lock, None, nodes.clone(), reach);
         let waiter = (0..self.clients).find(|&w| w != c && self.waiting[w] == Some(lock));
@@ -163,10 +186,42 @@ impl Aimer {
         out
     }
 
+    /// Node `node` answered client `c` at `t_us` (a reply to it, as the driver sees it):
+    /// the first answer of a node to the client's acquisition in progress counts, and an
+    /// entry waiting for `acquiring` with `replied` = that count fires.
+    pub fn replied(
+        &mut self,
+        t_us: u64,
+        c: ClientId,
+        node: NodeId,
+        reach: &dyn Fn(ClientId) -> Vec<NodeId>,
+    ) -> Vec<PlannedFault> {
+        if self.is_idle() || c >= self.clients {
+            return Vec::new();
+        }
+        let Some(lock) = self.waiting[c] else {
+            return Vec::new();
+        };
+        if self.answered[c].contains(&node) {
+            return Vec::new();
+        }
+        self.answered[c].push(node);
+        self.sight(t_us, On::Acquiring, c, lock, None, reach(c), reach)
+    }
+
+    /// Whether an entry waits for a node's answer (`replied`): a driver that must do work
+    /// to see answers (a worker's proxies) does it only then.
+    pub fn wants_replies(&self) -> bool {
+        self.pending.iter().any(|p| p.aim.when.replied.is_some())
+    }
+
     /// Client `c`'s acquire ended without a hold (failed or unknown).
     pub fn acquire_ended(&mut self, c: ClientId) {
         if let Some(w) = self.waiting.get_mut(c) {
             *w = None;
+        }
+        if let Some(a) = self.answered.get_mut(c) {
+            a.clear();
         }
     }
 
@@ -192,10 +247,22 @@ impl Aimer {
     ) -> Vec<PlannedFault> {
         let mut out = Vec::new();
         let mut k = 0;
+        // For `acquiring`: how many nodes have answered (0 at the invoke); an entry
+        // matches only the event of its own `replied` count.
+        let answered = match on {
+            On::Acquiring => Some(self.answered[holder].clone()),
+            _ => None,
+        };
+        let replied = answered.as_ref().map_or(0, |a| a.len() as u32);
         while k < self.pending.len() {
             let p = &mut self.pending[k];
             let w = p.aim.when;
-            if w.on != on || t_us < p.earliest_us || w.client.is_some_and(|c| c != holder) {
+            if w.on != on
+                || t_us < p.earliest_us
+                || w.client.is_some_and(|c| c != holder)
+                || (on == On::Acquiring && w.replied.unwrap_or(0) != replied)
+                || (on == On::Acquiring && w.uncontended && !self.free[holder])
+            {
                 k += 1;
                 continue;
             }
@@ -212,6 +279,7 @@ impl Aimer {
                 lock: lock.to_string(),
                 waiter,
                 nodes: nodes.clone(),
+                answered: answered.clone().filter(|_| w.replied.is_some()),
             };
             let template = &self
                 .templates
@@ -358,6 +426,11 @@ fn aim_nodes(
         NodeAim::Majority => {
             let k = held.len() / 2 + 1;
             held.truncate(k.min(held.len()));
+            held
+        }
+        NodeAim::Pending => {
+            let answered = by.answered.as_deref().unwrap_or_default();
+            held.retain(|n| !answered.contains(n));
             held
         }
         NodeAim::Shared => {

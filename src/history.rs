@@ -224,8 +224,10 @@ pub struct LinkEvent {
     /// or the lock of the client's operation in progress (a worker's bytes are not read).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lock: Option<LockName>,
-    /// The client's operation in progress when the message went: `acquire`, `release`
-    /// or `extend`; none while it held a lock between operations (or did nothing).
+    /// The client's operation the message belongs to: the one in progress (`acquire`,
+    /// `release` or `extend`), or on the real backend, between operations, the last one
+    /// (a built-in client's release goes out after its `ok`; a worker's bytes are not
+    /// read, so they are put down to its last operation).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub op: Option<OpKind>,
 }

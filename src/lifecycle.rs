@@ -1,6 +1,9 @@
 //! The phases of a run, the same under both drivers.
 //!
-//! Workload (clients run, faults come and go) until the scenario's duration; then the
+//! Workload (clients run, faults come and go) until the scenario's duration (or, with
+//! `heal_after_faults`, that long after the last fault of the plan is over: every
+//! planned fault started and ended and every aimed entry fired into faults that ended,
+//! so a run spends no time on a workload its faults no longer touch); then the
 //! faults heal and each client finishes its current operation (draining); once all are
 //! idle and every node is back, client 0 probes every lock (the liveness phase the
 //! checker judges); when it is idle again the run is done. A hard stop ends a run that
@@ -65,6 +68,11 @@ pub struct Lifecycle {
     /// Outages the heal left to their planned end (plan indices): the probe waits for
     /// them.
     outages: BTreeSet<usize>,
+    /// The plan's faults not over yet (an aimed entry counts until it fires, then each
+    /// fault it became), and how long after the last one the workload ends; `None`: it
+    /// ends at the duration.
+    open_faults: usize,
+    heal_after_us: Option<u64>,
 }
 
 impl Lifecycle {
@@ -75,7 +83,30 @@ impl Lifecycle {
             clients: scenario.clients.total(),
             locks: scenario.clients.locks.min(MAX_PROBED_LOCKS),
             outages: BTreeSet::new(),
+            open_faults: 0,
+            heal_after_us: scenario.heal_after_faults_us,
         }
+    }
+
+    /// The run's plan (scripted, drawn and aimed entries), before it starts.
+    pub fn planned(&mut self, plan: &[PlannedFault]) {
+        self.open_faults = plan.len();
+    }
+
+    /// `entries` aimed entries fired into `into` faults (which join the plan).
+    pub fn fired(&mut self, entries: usize, into: usize) {
+        self.open_faults = (self.open_faults + into).saturating_sub(entries);
+    }
+
+    /// A fault of the plan ended during the workload at `t_us`: when it was the last one
+    /// open and the scenario ends early, the time the workload ends.
+    pub fn fault_over(&mut self, t_us: u64) -> Option<u64> {
+        if self.phase != RunPhase::Workload {
+            return None;
+        }
+        self.open_faults = self.open_faults.saturating_sub(1);
+        let after = self.heal_after_us?;
+        (self.open_faults == 0).then(|| t_us.saturating_add(after))
     }
 
     pub fn phase(&self) -> RunPhase {

@@ -23,6 +23,8 @@ fn aim(on: On, nodes: Option<NodeAim>, clients: Option<ClientAim>) -> Aim {
             on,
             client: None,
             nth: 1,
+            replied: None,
+            uncontended: false,
         },
         after_us: 0,
         nodes,
@@ -379,4 +381,77 @@ fn the_probe_after_the_workload_clients_never_triggers_nor_is_a_target() {
         other => panic!("{other:?}"),
     }
     assert_eq!(crashed(&a.acquired(40, 1, L0, &[3, 4], &all)), vec![3, 4]);
+}
+
+#[test]
+fn acquiring_with_replied_fires_when_that_many_nodes_answered_and_pending_is_the_rest() {
+    let mut at_two = aim(On::Acquiring, Some(NodeAim::Pending), None);
+    at_two.when.replied = Some(2);
+    let mut a = aimer(vec![entry(crash(), 0, Some(0), at_two)]);
+    assert!(a.wants_replies());
+    assert!(a.acquiring(10, 0, L0, &all).is_empty(), "not at the invoke");
+    assert!(a.replied(11, 0, 3, &all).is_empty());
+    assert!(a.replied(12, 0, 3, &all).is_empty(), "a node answers once");
+    assert!(a.replied(13, 1, 0, &all).is_empty(), "a client not acquiring");
+    let out = a.replied(14, 0, 1, &all);
+    assert_eq!(crashed(&out), vec![0, 2, 4], "the nodes yet to answer");
+    match &out[0].firing {
+        Some(Firing::FiredFrom { by, .. }) => assert_eq!(by.answered.as_deref(), Some(&[3, 1][..])),
+        other => panic!("{other:?}"),
+    }
+    assert!(!a.wants_replies(), "it fired");
+}
+
+#[test]
+fn pending_at_the_invoke_is_every_node_the_client_reaches_and_answers_reset_per_acquire() {
+    let mut a = aimer(vec![entry(
+        crash(),
+        0,
+        Some(0),
+        aim(On::Acquiring, Some(NodeAim::Pending), None),
+    )]);
+    let reach = |_c: ClientId| vec![0, 2, 4];
+    assert_eq!(crashed(&a.acquiring(1, 0, L0, &reach)), vec![0, 2, 4]);
+    let mut at_one = aim(On::Acquiring, Some(NodeAim::Pending), None);
+    at_one.when.replied = Some(1);
+    let mut a = aimer(vec![entry(crash(), 0, Some(0), at_one)]);
+    a.acquiring(1, 0, L0, &all);
+    a.acquire_ended(0);
+    assert!(
+        a.replied(2, 0, 4, &all).is_empty(),
+        "an answer after the acquire ended"
+    );
+    a.acquiring(3, 0, L0, &all);
+    assert_eq!(crashed(&a.replied(4, 0, 4, &all)), vec![0, 1, 2, 3]);
+}
+
+#[test]
+fn an_ok_whose_hold_already_ran_out_triggers_nothing() {
+    let mut a = aimer(vec![entry(
+        crash(),
+        0,
+        Some(0),
+        aim(On::Acquired, Some(NodeAim::Holder), None),
+    )]);
+    let record = |kind, valid_until_mono_us| Record {
+        kind,
+        op: OpKind::Acquire,
+        lock: L0,
+        mode: crate::algorithm::Mode::Exclusive,
+        token: None,
+        valid_until_mono_us,
+        nodes: Some(crate::algorithm::NodeSet(0b111)),
+        attempts: Some(1),
+        fence: None,
+        phase: crate::history::Phase::Workload,
+    };
+    a.on_record(5, 0, &record(RecordKind::Invoke, None), true, &all);
+    assert!(a
+        .on_record(10, 0, &record(RecordKind::Ok, Some(9)), false, &all)
+        .is_empty());
+    a.on_record(11, 0, &record(RecordKind::Invoke, None), true, &all);
+    assert_eq!(
+        crashed(&a.on_record(20, 0, &record(RecordKind::Ok, Some(99)), true, &all)),
+        vec![0, 1, 2]
+    );
 }

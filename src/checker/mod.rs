@@ -189,6 +189,15 @@ pub struct Checker {
     exercise: touch::Collector,
     /// The safety sweep and the fencing-token check, online ([`sweep`]).
     sweep: sweep::Sweep,
+    /// When a fault was last active (now, while one is): an operation that began
+    /// before it overlapped a fault.
+    fault_active_us: Option<u64>,
+    /// Releases and extensions that blocked past the ttl during a fault, the longest,
+    /// and the workload acquires that overlapped a fault and those that succeeded.
+    release_stalls: u64,
+    release_stall_max_us: u64,
+    fault_acquires: u64,
+    fault_acquired: u64,
 }
 
 impl Checker {
@@ -252,6 +261,7 @@ impl Checker {
                 lock = Some(id);
                 let open = self.complete(op, id)?;
                 self.stats.complete(event, open.op, open.phase, open.invoke_us);
+                self.during_faults(event, op, &open);
                 if open.phase == Phase::Probe {
                     self.probes.complete(event, op);
                 }
@@ -272,6 +282,7 @@ impl Checker {
             }
             Event::Fault(f) => match f.action {
                 FaultAction::Start => {
+                    self.fault_active_us = Some(t);
                     self.exercise
                         .fault(f, self.line, self.holding.values(), &self.open);
                     self.open_faults.begin(f.id, self.faults.len());
@@ -283,6 +294,7 @@ impl Checker {
                     })
                 }
                 FaultAction::End => {
+                    self.fault_active_us = Some(t);
                     self.exercise.fault(f, self.line, std::iter::empty(), &self.open);
                     if let Some(i) = self.open_faults.end(f.id) {
                         self.faults[i].end_us = Some(t);
@@ -329,6 +341,40 @@ impl Checker {
         self.last_us = n.t_us;
         self.exercise.node(self.line, n);
         Ok(())
+    }
+
+    /// Whether a fault was active at some time since `from_us` (one is now, or one
+    /// started or ended since).
+    fn fault_since(&self, from_us: u64) -> bool {
+        !self.open_faults.is_empty() || self.fault_active_us.is_some_and(|t| t >= from_us)
+    }
+
+    /// A workload operation that completed: an acquire that overlapped a fault counts
+    /// in the availability during the faults; a release or an extension that blocked
+    /// past the ttl during one is a stall.
+    fn during_faults(&mut self, event: &Event, op: &Op, open: &OpenOp) {
+        if open.phase != Phase::Workload || self.heal_us.is_some() || !self.fault_since(open.invoke_us) {
+            return;
+        }
+        let probe = self.meta.as_ref().and_then(|m| m.probe_client) == Some(op.client);
+        match open.op {
+            OpKind::Acquire if !probe => {
+                self.fault_acquires += 1;
+                self.fault_acquired += u64::from(matches!(event, Event::Ok(_)));
+            }
+            OpKind::Release | OpKind::Extend => {
+                let took_us = op.t_us - open.invoke_us;
+                let ttl_us = self
+                    .meta
+                    .as_ref()
+                    .map_or(u64::MAX, |m| m.ttl_ms.saturating_mul(1_000));
+                if took_us > ttl_us {
+                    self.release_stalls += 1;
+                    self.release_stall_max_us = self.release_stall_max_us.max(took_us);
+                }
+            }
+            OpKind::Acquire => {}
+        }
     }
 
     fn invoke(&mut self, op: &Op, lock: LockId) -> Result<(), Malformed> {
@@ -567,8 +613,11 @@ impl Checker {
         let mut stats = self.stats.finish();
         stats.tolerance_checked = under_faults.tolerance_checked;
         stats.probe = under_faults.probe.clone();
-        stats.stalls = under_faults.stalls;
-        stats.stall_max_us = under_faults.stall_max_us;
+        stats.stalls = under_faults.stalls + self.release_stalls;
+        stats.stall_max_us = under_faults.stall_max_us.max(self.release_stall_max_us);
+        stats.release_stalls = self.release_stalls;
+        stats.fault_acquires = self.fault_acquires;
+        stats.fault_acquired = self.fault_acquired;
         stats.unavailable_us = under_faults.unavailable_us;
         let workload_us = self.heal_us.unwrap_or(end_us);
         stats.unavailable_share = if workload_us == 0 {

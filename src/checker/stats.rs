@@ -40,6 +40,17 @@ pub struct Stats {
     /// The longest stall, invoke to end (or to the end of the history).
     #[serde(default)]
     pub stall_max_us: u64,
+    /// Of the stalls, releases and extensions that blocked longer than the ttl while a
+    /// fault was active (a worker's library retrying a node that is down): the lock is
+    /// not usable by its holder then either.
+    #[serde(default)]
+    pub release_stalls: u64,
+    /// Workload acquires (the probe's not counted) that overlapped an active fault, and
+    /// those that succeeded: the availability during the faults, apart from the run's.
+    #[serde(default)]
+    pub fault_acquires: u64,
+    #[serde(default)]
+    pub fault_acquired: u64,
     /// The probe client's acquisitions (`meta.probe_client`), when the run has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub probe: Option<ProbeStats>,
@@ -62,6 +73,13 @@ pub struct ProbeStats {
     pub judged_during_faults: u64,
     /// Judged acquisitions that failed: each is a fault-tolerance finding.
     pub judged_failed: u64,
+}
+
+impl Stats {
+    /// The success share of the acquires that overlapped a fault; `None` when none did.
+    pub fn availability_during_faults(&self) -> Option<f64> {
+        (self.fault_acquires > 0).then(|| self.fault_acquired as f64 / self.fault_acquires as f64)
+    }
 }
 
 impl ProbeStats {

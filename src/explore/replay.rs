@@ -156,6 +156,8 @@ pub fn reproduction(scope: &Scope, path: &[Action], resource: bool) -> Scenario 
         expect_resource: resource.then_some(Expect::Unsafe),
         min_availability: None,
         min_exercised: crate::outcome::MIN_EXERCISED,
+        heal_after_faults_us: None,
+        grid: Vec::new(),
         nodes: scope.nodes,
         persistence: scope.persistence.clone(),
         replication: scope.replication,

@@ -15,11 +15,15 @@
 //! draws nothing, so the same events give the same faults: a seed's history stays
 //! byte for byte the same.
 //!
-//! Triggers ([`On`]): `acquiring` (a client invokes an acquire), `acquired` (an acquire
-//! succeeds), `contended` (a hold is in force on a lock while another client is
-//! acquiring it: the moment the second of the two begins). A trigger may name the client
-//! (for `contended`, the holder) and count: `nth` = 3 fires on the third matching event
-//! at or after the entry's earliest time. Each entry fires once.
+//! Triggers ([`On`]): `acquiring` (a client invokes an acquire; with `replied = k`, the
+//! moment the k-th node answers that acquisition instead: mid-acquisition), `acquired`
+//! (an acquire succeeds, and the hold it reports is still in force: an `ok` whose
+//! validity already ran out is no hold to aim at), `contended` (a hold is in force on a
+//! lock while another client is acquiring it: the moment the second of the two begins).
+//! A trigger may name the client (for `contended`, the holder) and count: `nth` = 3
+//! fires on the third matching event at or after the entry's earliest time; an
+//! `acquiring` trigger may count only acquisitions that start with the lock free
+//! (`uncontended`). Each entry fires once.
 //!
 //! Targets are relative to the *holder*: the client that acquired (or, for `acquiring`,
 //! the client that is acquiring; for `contended`, the client holding the lock).
@@ -32,7 +36,15 @@
 //! - [`NodeAim::Shared`]: of the holder's nodes, the one the most other clients can reach
 //!   at that moment, lowest index among equals: the node the holder's quorum shares with
 //!   the other side of a partition (with no partition, the holder's lowest node);
+//! - [`NodeAim::Pending`]: for `acquiring`, the nodes that have not answered the
+//!   acquisition yet (with `replied = k`, all but the k that did; at the invoke, every
+//!   node the client can reach): "cut off the last node during an acquisition";
 //! - [`ClientAim::Holder`] and [`ClientAim::Others`] (every client but the holder).
+//!
+//! Which node answered a client is what the driver sees: a built-in client's replies,
+//! and a worker's bytes coming back through its proxy to that node (so for a worker
+//! the answer has reached its library when the fault starts; for a built-in client the
+//! fault starts before the client sees the k-th answer).
 //!
 //! A fault kind that names one node (crash, failover, a node's pause or clock) aimed at
 //! several becomes one fault per node, all starting together; a kind that names a set
@@ -79,6 +91,16 @@ pub struct Trigger {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client: Option<ClientId>,
     pub nth: u32,
+    /// `acquiring` only: fire when this many nodes have answered the acquisition (none:
+    /// at its invoke).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replied: Option<u32>,
+    /// `acquiring` only: count only an acquisition invoked while no other workload
+    /// client held the lock (by the records: its acquire succeeded, its release not yet
+    /// sent), one that can succeed: a fault aimed at it meets a lock being granted, not
+    /// a refusal.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub uncontended: bool,
 }
 
 /// Nodes relative to the holder.
@@ -91,6 +113,8 @@ pub enum NodeAim {
     Majority,
     /// The holder's node the most other clients can reach (lowest among equals).
     Shared,
+    /// The nodes that have not answered the acquisition in progress yet.
+    Pending,
 }
 
 impl NodeAim {
@@ -99,6 +123,7 @@ impl NodeAim {
             NodeAim::Holder => "holder",
             NodeAim::Majority => "majority",
             NodeAim::Shared => "shared",
+            NodeAim::Pending => "pending",
         }
     }
 }
@@ -146,6 +171,9 @@ pub struct Sighting {
     pub waiter: Option<ClientId>,
     /// The holder's nodes the targets were resolved from.
     pub nodes: Vec<NodeId>,
+    /// `acquiring` with `replied`: the nodes that had answered the acquisition.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answered: Option<Vec<NodeId>>,
 }
 
 /// How an aimed entry played out, in a run's plan (summary.json).

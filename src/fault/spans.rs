@@ -10,6 +10,11 @@ use std::collections::BTreeMap;
 pub struct OpenSpans(BTreeMap<usize, Vec<usize>>);
 
 impl OpenSpans {
+    /// Whether no span is open (an id whose last span ends is removed).
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
     /// The span numbered `index` (by its reader) of fault `id` began.
     pub fn begin(&mut self, id: usize, index: usize) {
         self.0.entry(id).or_default().push(index);

@@ -62,6 +62,9 @@ pub enum Noted {
     Dropped { held: Duration },
     /// Bytes were delayed by this much.
     Delayed { by: Duration },
+    /// Bytes from the node reached the client (said only while [`Notes::replies`] is
+    /// set: the aimer waits for an acquisition's answers).
+    Answered,
 }
 
 /// Where a node's proxy sends its [`LinkNote`]s.
@@ -69,6 +72,8 @@ pub enum Noted {
 pub struct Notes {
     pub node: usize,
     pub tx: mpsc::UnboundedSender<LinkNote>,
+    /// Whether to say [`Noted::Answered`] for every chunk that reaches a client.
+    pub replies: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl Proxy {
@@ -157,6 +162,7 @@ async fn accept_loop(
                     node: n.node,
                     dir,
                     tx: n.tx.clone(),
+                    replies: n.replies.clone(),
                 })
             };
             let to_node = pump(
@@ -215,6 +221,7 @@ struct Noter {
     node: usize,
     dir: LinkDir,
     tx: mpsc::UnboundedSender<LinkNote>,
+    replies: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl Noter {
@@ -291,6 +298,11 @@ async fn pump(
         drop(holding);
         if written.is_err() {
             return Ended::Sink;
+        }
+        if let Some(noter) = noter.as_ref().filter(|n| n.dir == LinkDir::ToClient) {
+            if noter.replies.load(std::sync::atomic::Ordering::Relaxed) {
+                noter.note(Noted::Answered);
+            }
         }
     }
 }

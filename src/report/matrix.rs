@@ -127,6 +127,10 @@ pub struct Ran {
     pub availability: f64,
     /// With a probe: the other (contending) clients' success share, shown apart.
     pub contended_availability: Option<f64>,
+    /// The success share of the workload acquires (the probe's not counted) that
+    /// overlapped a fault, over every seed; `None` when none did.
+    #[serde(default)]
+    pub fault_availability: Option<f64>,
     /// Share of acquisitions whose outcome the library left unknown (an `error`
     /// answer: the library could not say whether it got the lock).
     pub unknown: f64,
@@ -156,7 +160,71 @@ pub struct Ran {
     /// writes), each once, in the order first told.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub anomalies: Vec<String>,
+    /// The cell's grid: each setting of what decides the fault's outcome, with its own
+    /// tally (the figures above are over every setting). Empty: the template has no
+    /// grid, and the cell is its one setting.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub settings: Vec<Setting>,
 }
+
+/// One setting of a cell's grid and its seeds' tally.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Setting {
+    pub name: String,
+    /// The overrides that make it (`--set` on the rerun command).
+    pub set: Vec<String>,
+    pub seeds: u64,
+    pub unsafe_seeds: u64,
+    pub not_exercised_seeds: u64,
+    pub min_exercised: f64,
+    pub rate: Rate,
+    /// Seeds with a stale write, or stuck after the heal.
+    pub stale_seeds: u64,
+    pub stuck_seeds: u64,
+    /// Reruns every seed of the setting.
+    pub rerun_all: String,
+}
+
+impl Setting {
+    /// The one rule of [`crate::outcome`] over this setting's seeds.
+    pub fn verdict(&self) -> &'static str {
+        verdict(
+            self.seeds,
+            self.unsafe_seeds,
+            self.not_exercised_seeds,
+            self.min_exercised,
+        )
+    }
+
+    /// "2 clients: 0/10 (rate <= 28% at 95%)", "... 3/10 unsafe", "... not exercised (6 of 10)".
+    pub fn text(&self) -> String {
+        let exercised = self.seeds - self.not_exercised_seeds;
+        let tally = match self.verdict() {
+            "unsafe" => format!("{}/{exercised} unsafe", self.unsafe_seeds),
+            "safe" => format!("0/{exercised} (rate <= {:.0}% at 95%)", self.rate.high * 100.0),
+            _ => format!("not exercised ({exercised} of {} seeds)", self.seeds),
+        };
+        format!("{}: {tally}", self.name)
+    }
+}
+
+/// "unsafe", "safe" or "not exercised" of `seeds` seeds.
+fn verdict(seeds: u64, unsafe_seeds: u64, not_exercised: u64, min_exercised: f64) -> &'static str {
+    let exercised = (seeds - not_exercised) as usize;
+    if unsafe_seeds > 0 {
+        "unsafe"
+    } else if seeds > 0 && exercised >= crate::outcome::needed(seeds as usize, min_exercised) {
+        "safe"
+    } else {
+        "not exercised"
+    }
+}
+
+/// Uncontended acquisitions a cell's probe must have had judged during the faults (a
+/// majority reachable, the probe undisturbed), over its seeds, before the cell says its
+/// library is fault-tolerant: with fewer, "ok" would rest on nothing (an outage no probe
+/// acquisition met). Ten is one a seed in a 10-seed cell.
+pub const MIN_TOLERANCE_JUDGED: u64 = 10;
 
 /// The probe's uncontended acquisitions over every seed of a cell.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -165,7 +233,8 @@ pub struct Tolerance {
     /// those judged while a fault was active, and the judged ones that failed.
     pub attempts: u64,
     pub judged: u64,
-    pub during_faults: u64,
+    #[serde(alias = "during_faults")]
+    pub judged_during_faults: u64,
     pub failed: u64,
 }
 
@@ -175,18 +244,19 @@ fn default_min_exercised() -> f64 {
 
 impl Ran {
     /// "unsafe", "safe" or "not exercised", by the one rule of [`crate::outcome`]: safe
-    /// needs the share `min_exercised` of its seeds exercised.
+    /// needs the share `min_exercised` of its seeds exercised, in each setting of its
+    /// grid; unsafe if any setting is.
     pub fn verdict(&self) -> &'static str {
-        let exercised = (self.seeds - self.not_exercised_seeds) as usize;
-        if self.unsafe_seeds > 0 {
-            "unsafe"
-        } else if self.seeds > 0
-            && exercised >= crate::outcome::needed(self.seeds as usize, self.min_exercised)
-        {
-            "safe"
-        } else {
-            "not exercised"
+        let own = verdict(
+            self.seeds,
+            self.unsafe_seeds,
+            self.not_exercised_seeds,
+            self.min_exercised,
+        );
+        if own == "safe" && self.settings.iter().any(|s| s.verdict() != "safe") {
+            return "not exercised";
         }
+        own
     }
 
     /// The seeds' verdict as a rate: "k/N unsafe (x%, 95% CI a–b%)", "0/N (rate <= x%
@@ -221,19 +291,35 @@ impl Ran {
 
     /// The fault-tolerance column: "ok", "n of m uncontended acquisitions failed while
     /// a majority was reachable", "not judged", or "n/a" with no probe.
+    /// "ok" only when at least [`MIN_TOLERANCE_JUDGED`] uncontended acquisitions were
+    /// judged during the faults; a failure is told however few were.
     pub fn tolerance_text(&self) -> String {
         match &self.tolerance {
             None => "n/a (no probe)".into(),
-            Some(t) if t.judged == 0 => {
-                "not judged (the probe made no acquisition while a majority was reachable)".into()
-            }
-            Some(t) if t.failed == 0 => {
-                format!("ok ({} uncontended, {} during faults)", t.judged, t.during_faults)
-            }
-            Some(t) => format!(
+            Some(t) if t.failed > 0 => format!(
                 "{} of {} uncontended acquisitions failed while a majority was reachable",
                 t.failed, t.judged
             ),
+            Some(t) if t.judged_during_faults < MIN_TOLERANCE_JUDGED => format!(
+                "not judged ({} uncontended {} during the faults with a majority reachable, at least {MIN_TOLERANCE_JUDGED} needed)",
+                t.judged_during_faults,
+                if t.judged_during_faults == 1 { "acquisition" } else { "acquisitions" }
+            ),
+            Some(t) => format!(
+                "ok ({} uncontended during the faults, {} in all)",
+                t.judged_during_faults, t.judged
+            ),
+        }
+    }
+
+    /// Whether fault tolerance was shown: enough uncontended acquisitions judged during
+    /// the faults, none failed.
+    pub fn tolerant(&self) -> Option<bool> {
+        let t = self.tolerance.as_ref()?;
+        if t.failed > 0 {
+            Some(false)
+        } else {
+            (t.judged_during_faults >= MIN_TOLERANCE_JUDGED).then_some(true)
         }
     }
 }
@@ -247,6 +333,10 @@ pub fn summary(cell: &Cell) -> String {
         Cell::Error { .. } => "ended in an error".into(),
         Cell::Ran(r) => {
             let mut line = format!("lock {}", r.tally_text());
+            if !r.settings.is_empty() {
+                let each: Vec<String> = r.settings.iter().map(Setting::text).collect();
+                let _ = write!(line, " ({})", each.join("; "));
+            }
             if r.resource_writes > 0 || r.stale_seeds > 0 {
                 let _ = write!(line, " · stale writes on {}/{} seeds", r.stale_seeds, r.seeds);
             }
@@ -258,6 +348,13 @@ pub fn summary(cell: &Cell) -> String {
                 );
             }
             let _ = write!(line, " · fault-tolerant {}", r.tolerance_text());
+            if let Some(a) = r.fault_availability {
+                let _ = write!(
+                    line,
+                    " · {:.0}% of acquires during the faults succeeded",
+                    a * 100.0
+                );
+            }
             match r.contended_availability {
                 Some(c) => {
                     let _ = write!(

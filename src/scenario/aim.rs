@@ -7,8 +7,11 @@
 //! when = "acquired"                      # or "acquiring", "contended"
 //! when = { acquired = { client = 1 } }   # client 1's first success
 //! when = { acquired = { nth = 3 } }      # the 3rd success of the run
+//! when = { acquiring = { replied = 2 } } # mid-acquisition: when its 2nd node answers
+//! when = { acquiring = { uncontended = true } } # an acquisition begun with the lock free
 //! after = "100ms"                        # start this long after the trigger (default 0)
-//! node = "holder"                        # or "majority", "shared"; `nodes` for a set
+//! node = "holder"                        # or "majority", "shared", "pending" (the nodes
+//!                                        # yet to answer, with `acquiring`); `nodes` for a set
 //! client = "holder"                      # or "others"; `clients` for a set
 //! ```
 
@@ -68,6 +71,8 @@ pub(super) struct RawWhen {
 struct RawWhenArgs {
     client: Option<i64>,
     nth: Option<i64>,
+    replied: Option<i64>,
+    uncontended: Option<bool>,
 }
 
 impl<'de> Deserialize<'de> for RawWhen {
@@ -243,8 +248,46 @@ impl Aiming {
                 ))
             }
         };
+        let replied = match when.args.replied {
+            None => None,
+            Some(_) if on != On::Acquiring => return Err(invalid(
+                format!("{key}.replied"),
+                format!(
+                    "{key}.replied counts the nodes that answered an acquisition: it goes with \"acquiring\""
+                ),
+            )),
+            Some(k) if (0..=crate::limits::MAX_NODES as i64).contains(&k) => Some(k as u32),
+            Some(k) => {
+                return Err(invalid(
+                    format!("{key}.replied"),
+                    format!(
+                        "{key}.replied = {k}: a number of nodes, 0 to {}",
+                        crate::limits::MAX_NODES
+                    ),
+                ))
+            }
+        };
+        let uncontended = when.args.uncontended.unwrap_or(false);
+        if uncontended && on != On::Acquiring {
+            return Err(invalid(
+                format!("{key}.uncontended"),
+                format!("{key}.uncontended picks acquisitions that begin with the lock free: it goes with \"acquiring\""),
+            ));
+        }
+        if self.nodes == Some(NodeAim::Pending) && on != On::Acquiring {
+            return Err(invalid(
+                format!("{what}.node"),
+                format!("{what}.node = \"pending\" is the nodes yet to answer an acquisition: it needs `when = \"acquiring\"`"),
+            ));
+        }
         Ok(Some(Aim {
-            when: Trigger { on, client, nth },
+            when: Trigger {
+                on,
+                client,
+                nth,
+                replied,
+                uncontended,
+            },
             after_us: after.map_or(0, Dur::us),
             nodes: self.nodes,
             clients: self.clients,
@@ -257,9 +300,10 @@ fn node_aim(name: &str, key: &str) -> Result<NodeAim, Invalid> {
         "holder" => Ok(NodeAim::Holder),
         "majority" => Ok(NodeAim::Majority),
         "shared" => Ok(NodeAim::Shared),
+        "pending" => Ok(NodeAim::Pending),
         _ => Err(invalid(
             key,
-            format!("{key} = \"{name}\": a relative node target is \"holder\", \"majority\" or \"shared\""),
+            format!("{key} = \"{name}\": a relative node target is \"holder\", \"majority\", \"shared\" or \"pending\""),
         )),
     }
 }
@@ -309,6 +353,12 @@ pub(super) fn write_when(t: &Trigger) -> String {
     }
     if t.nth != 1 {
         args.push(format!("nth = {}", t.nth));
+    }
+    if let Some(k) = t.replied {
+        args.push(format!("replied = {k}"));
+    }
+    if t.uncontended {
+        args.push("uncontended = true".into());
     }
     if args.is_empty() {
         format!("\"{}\"", t.on.name())

@@ -70,6 +70,19 @@ pub struct Scenario {
     /// Whether the simulator records what the nodes did to the lock keys (`node` lines
     /// of the history; `node_events = false` leaves them out, for speed).
     pub node_events: bool,
+    /// With `heal_after_faults`: the workload ends this long after the last fault of
+    /// the plan is over (`crate::lifecycle`), if that comes before the duration.
+    pub heal_after_faults_us: Option<u64>,
+    /// `[matrix] grid`: the settings a library matrix cell runs this template over (each
+    /// a list of `--set` overrides); a plain run ignores them.
+    pub grid: Vec<GridSetting>,
+}
+
+/// One setting of a catalogue cell's grid: a name for the reader and the overrides.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct GridSetting {
+    pub name: String,
+    pub set: Vec<String>,
 }
 
 /// The verdict a scenario expects about mutual exclusion.

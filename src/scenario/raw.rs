@@ -47,6 +47,28 @@ pub struct RawScenario {
     /// Whether the simulator writes the nodes' `node` lines into the history.
     #[serde(default = "yes")]
     node_events: bool,
+    /// End the workload this long after the last fault is over, before the duration.
+    heal_after_faults: Option<Dur>,
+    /// What the library matrix does with this file when it is a catalogue template.
+    #[serde(default)]
+    matrix: RawMatrix,
+}
+
+/// `[matrix]`: the settings a catalogue cell runs its fault over (`lockstorm matrix`;
+/// a plain run ignores them).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawMatrix {
+    #[serde(default)]
+    grid: Vec<RawGridSetting>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawGridSetting {
+    name: String,
+    #[serde(default)]
+    set: Vec<String>,
 }
 
 #[derive(Debug)]
@@ -636,6 +658,26 @@ impl RawScenario {
             backend: self.backend,
             targets,
             node_events: self.node_events,
+            heal_after_faults_us: self.heal_after_faults.map(Dur::us),
+            grid: self
+                .matrix
+                .grid
+                .iter()
+                .enumerate()
+                .map(|(i, g)| {
+                    let key = format!("matrix.grid[{i}]");
+                    if g.name.trim().is_empty() {
+                        return Err(invalid(&key, format!("{key}.name is empty: name the setting")));
+                    }
+                    for s in &g.set {
+                        super::Override::parse(s).map_err(|m| invalid(&key, format!("{key}.set: {m}")))?;
+                    }
+                    Ok(super::GridSetting {
+                        name: g.name.clone(),
+                        set: g.set.clone(),
+                    })
+                })
+                .collect::<Result<Vec<_>, Invalid>>()?,
         })
     }
 }

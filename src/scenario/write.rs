@@ -117,6 +117,20 @@ impl Scenario {
         if !self.node_events {
             let _ = writeln!(out, "node_events = false");
         }
+        if let Some(us) = self.heal_after_faults_us {
+            let _ = writeln!(out, "heal_after_faults = {}", dur(us));
+        }
+        if !self.grid.is_empty() {
+            let settings: Vec<String> = self
+                .grid
+                .iter()
+                .map(|g| {
+                    let set: Vec<String> = g.set.iter().map(|s| string(s)).collect();
+                    format!("{{ name = {}, set = [{}] }}", string(&g.name), set.join(", "))
+                })
+                .collect();
+            let _ = writeln!(out, "matrix = {{ grid = [{}] }}", settings.join(", "));
+        }
         if self.backend != Backend::Sim {
             let _ = writeln!(out, "backend = {}", name(&self.backend));
         }
@@ -202,7 +216,6 @@ impl Scenario {
             let _ = writeln!(out, "worker = [{}]", argv.join(", "));
             let _ = writeln!(out, "worker_faketime = {}", w.faketime);
             let _ = writeln!(out, "worker_deadline = {}", dur(w.deadline_us));
-
         }
     }
 }

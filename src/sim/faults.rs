@@ -28,7 +28,7 @@
 use super::{Ev, World};
 use crate::aimer;
 use crate::client::Record;
-use crate::fault::{Fault, PausePoint, Process};
+use crate::fault::{Fault, PausePoint, PlannedFault, Process};
 use crate::history::{Belief, Event, FaultAction, FaultEvent};
 use crate::lifecycle::RunPhase;
 
@@ -97,9 +97,36 @@ impl World<'_> {
         if self.aimer.is_idle() || self.lifecycle.phase() != RunPhase::Workload {
             return;
         }
+        let in_force = r
+            .valid_until_mono_us
+            .is_none_or(|m| self.client_clocks[c].true_at_mono(m) > t);
         let (links, procs, n) = (&self.net.faults, &self.procs, self.scenario.nodes);
         let reach = |c| aimer::reachable(links, procs, c, n);
-        let fired = self.aimer.on_record(t, c, r, &reach);
+        let before = self.aimer.fired_entries();
+        let fired = self.aimer.on_record(t, c, r, in_force, &reach);
+        self.fire(t, before, fired);
+    }
+
+    /// Node `node`'s reply reaches client `c` at `t`, before the client sees it: an
+    /// aimed entry waiting for that many answers of an acquisition fires.
+    pub(super) fn aim_reply(&mut self, t: u64, c: usize, node: usize) {
+        if self.aimer.is_idle() || self.lifecycle.phase() != RunPhase::Workload {
+            return;
+        }
+        let (links, procs, n) = (&self.net.faults, &self.procs, self.scenario.nodes);
+        let reach = |c| aimer::reachable(links, procs, c, n);
+        let before = self.aimer.fired_entries();
+        let fired = self.aimer.replied(t, c, node, &reach);
+        self.fire(t, before, fired);
+    }
+
+    /// Starts (or queues) the faults aimed entries became (the aimer had fired
+    /// `before` entries before them).
+    fn fire(&mut self, t: u64, before: usize, fired: Vec<PlannedFault>) {
+        let entries = self.aimer.fired_entries() - before;
+        if entries > 0 {
+            self.lifecycle.fired(entries, fired.len());
+        }
         for f in fired {
             let i = self.plan.len();
             let at = f.at_us;
@@ -133,6 +160,11 @@ impl World<'_> {
         self.fault_event(t, i, FaultAction::End);
         self.all_node_events(t);
         self.then(t, then);
+        if let Some(at) = self.lifecycle.fault_over(t) {
+            if at < self.scenario.duration_us {
+                self.queue.push(at, Ev::EndWorkload);
+            }
+        }
     }
 
     /// Starts (`on`) or ends fault `i`: only the transitions of what the active faults

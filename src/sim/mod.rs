@@ -254,6 +254,7 @@ fn run_world<'a>(
         worker: None,
         probe_client: scenario.clients.probe_client(),
     }));
+    world.lifecycle.planned(&world.plan);
     world.run(progress);
     world.aimer.close(&mut world.plan);
     RunOutput {
@@ -395,6 +396,9 @@ impl World<'_> {
                     );
                     return;
                 }
+                if self.acquiring[client] && !self.client_paused[client] {
+                    self.aim_reply(t, client, node);
+                }
                 if self.acquiring[client] {
                     self.trigger_pause(t, client, PausePoint::BeforeValidityCheck);
                 }
@@ -443,6 +447,8 @@ impl World<'_> {
                     self.probe(t, &locks);
                 }
             }
+            // An early end (`heal_after_faults`) came first: the duration's is stale.
+            Ev::EndWorkload if self.lifecycle.phase() != crate::lifecycle::RunPhase::Workload => {}
             Ev::EndWorkload => {
                 // Outages with a planned end keep it (their `FaultEnd` is queued).
                 for i in self.lifecycle.heal(&self.plan, &self.active) {

@@ -201,8 +201,7 @@ mod tests {
         // 1.9 + 1.95 s, not 1 ms + 1.95 s.
         w.on_answer(at(1_901_000), ok(Some(1_950.0)), &mut out);
         let Output::Acquired {
-            valid_until_mono_us,
-            ..
+            valid_until_mono_us, ..
         } = out[0]
         else {
             panic!("{out:?}")

@@ -155,9 +155,38 @@ impl Driver<'_> {
         if self.aimer.is_idle() || self.lifecycle.phase() != RunPhase::Workload {
             return;
         }
+        // The driver's clock is every client's monotonic clock.
+        let in_force = r.valid_until_mono_us.is_none_or(|m| m > t);
         let (links, procs, n) = (&self.links, &self.procs, self.hosts.len());
         let reach = |c| crate::aimer::reachable(links, procs, c, n);
-        let fired = self.aimer.on_record(t, c, r, &reach);
+        let before = self.aimer.fired_entries();
+        let fired = self.aimer.on_record(t, c, r, in_force, &reach);
+        self.fire(t, before, fired);
+    }
+
+    /// Node `node` answered client `c` at `t` (a built-in client's reply, before the
+    /// client sees it; a worker's bytes back through its proxy): an aimed entry waiting
+    /// for that many answers of an acquisition fires.
+    pub(super) fn aim_reply(&mut self, t: u64, c: usize, node: usize) {
+        if self.aimer.is_idle() || self.lifecycle.phase() != RunPhase::Workload {
+            return;
+        }
+        let (links, procs, n) = (&self.links, &self.procs, self.hosts.len());
+        let reach = |c| crate::aimer::reachable(links, procs, c, n);
+        let before = self.aimer.fired_entries();
+        let fired = self.aimer.replied(t, c, node, &reach);
+        self.fire(t, before, fired);
+    }
+
+    /// Starts (or schedules) the faults aimed entries became (the aimer had fired
+    /// `before` entries before them).
+    fn fire(&mut self, t: u64, before: usize, fired: Vec<PlannedFault>) {
+        let entries = self.aimer.fired_entries() - before;
+        if entries > 0 {
+            self.lifecycle.fired(entries, fired.len());
+        }
+        self.replies_wanted
+            .store(self.aimer.wants_replies(), std::sync::atomic::Ordering::Relaxed);
         for f in fired {
             let i = self.plan.len();
             let at = f.at_us;
@@ -200,6 +229,11 @@ impl Driver<'_> {
         }
         self.fault_event(t, i, FaultAction::End);
         self.fault(t, i, false);
+        if let Some(at) = self.lifecycle.fault_over(t) {
+            if at < self.scenario.duration_us {
+                self.schedule(at, Ev::EndWorkload);
+            }
+        }
     }
 
     /// Starts (`on`) or ends fault `i`: only the transitions of what the active faults

@@ -188,6 +188,7 @@ async fn drive(
     let n_clients = scenario.clients.total();
     // What the faults do to the bytes on each link, from the proxies: `link` lines.
     let (notes_tx, notes_rx) = mpsc::unbounded_channel();
+    let replies_wanted = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let mut proxies = Vec::with_capacity(hosts.len());
     for (i, h) in hosts.iter().enumerate() {
         let (upstream, serving) = match h {
@@ -203,6 +204,7 @@ async fn drive(
         let notes = proxy::Notes {
             node: i,
             tx: notes_tx.clone(),
+            replies: replies_wanted.clone(),
         };
         let proxy = Proxy::start_gated(upstream, serving, n_clients, Some(notes))
             .await
@@ -281,7 +283,12 @@ async fn drive(
         key_watch: key_watch::KeyWatch::new(scenario.clients.worker.is_some()),
         doing: vec![Doing::default(); n_clients],
         link_lines: crate::fault::link_lines::LinkLines::new(n_clients, hosts.len()),
+        replies_wanted,
     };
+    // A worker's answers are seen only through its proxies, which say so only while an
+    // aimed entry waits for them.
+    d.replies_wanted
+        .store(d.aimer.wants_replies(), std::sync::atomic::Ordering::Relaxed);
     d.history.push(Event::Meta(Meta {
         t_us: 0,
         scenario: scenario.name.clone(),
@@ -295,6 +302,7 @@ async fn drive(
         worker: d.workers.as_ref().map(Workers::meta),
         probe_client: scenario.clients.probe_client(),
     }));
+    d.lifecycle.planned(&d.plan);
     let stopped = d.run(rx, worker_rx, news, notes_rx).await;
     d.aimer.close(&mut d.plan);
     let worker_logs = d.workers.take().map(|mut w| {
@@ -365,12 +373,18 @@ struct Driver<'a> {
     doing: Vec<Doing>,
     /// Which of the proxies' notes get a `link` line.
     link_lines: crate::fault::link_lines::LinkLines,
+    /// Whether the proxies say when a node's bytes reach a client (the aimer waits for
+    /// an acquisition's answers).
+    replies_wanted: Arc<std::sync::atomic::AtomicBool>,
 }
 
-/// A client's operation in progress and the lock it holds, as its records tell.
+/// A client's operation in progress (or, once it is over, the last one: a built-in
+/// client's release goes out after its `ok`, and a worker's library may still be
+/// talking about it) and the lock it holds, as its records tell.
 #[derive(Clone, Copy, Default)]
 struct Doing {
     op: Option<(crate::history::OpKind, LockId)>,
+    last: Option<(crate::history::OpKind, LockId)>,
     held: Option<LockId>,
 }
 
@@ -530,6 +544,13 @@ impl Driver<'_> {
             return;
         };
         let (action, by) = match note.what {
+            Noted::Answered => {
+                // A worker's answer from a node: only the aimer wants it.
+                if self.workers.is_some() && self.doing[note.client].op.is_some() {
+                    self.aim_reply(t, note.client, note.node);
+                }
+                return;
+            }
             Noted::Held => (LinkAction::Held, None),
             Noted::Released { held } => (LinkAction::Released, Some(held)),
             Noted::Dropped { held } => (LinkAction::Dropped, Some(held)),
@@ -538,7 +559,8 @@ impl Driver<'_> {
         if !self.link_lines.first(note.client, note.node, note.dir, action) {
             return;
         }
-        let lock = doing.op.map(|(_, l)| l).or(doing.held);
+        let op = doing.op.or(doing.last);
+        let lock = op.map(|(_, l)| l).or(doing.held);
         self.history.push(Event::Link(LinkEvent {
             t_us: t,
             client: note.client,
@@ -547,12 +569,17 @@ impl Driver<'_> {
             action,
             by_us: by.map(|d| d.as_micros() as u64),
             lock: lock.map(|l| self.names.lock(l)),
-            op: doing.op.map(|(op, _)| op),
+            op: op.map(|(op, _)| op),
         }));
     }
 
     /// A node's reply to a client (held back while the client is paused).
     fn on_reply(&mut self, t: u64, r: Answer) {
+        if let Some((node, _)) = r.sent.filter(|_| self.pauses.is_acquiring(r.client)) {
+            if !self.pauses.is_paused(r.client) {
+                self.aim_reply(t, r.client, node);
+            }
+        }
         if self.pauses.is_acquiring(r.client) {
             self.trigger_pause(t, r.client, crate::fault::PausePoint::BeforeValidityCheck);
         }
@@ -599,6 +626,8 @@ impl Driver<'_> {
                     self.probe(t, &locks);
                 }
             }
+            // An early end (`heal_after_faults`) came first: the duration's is stale.
+            Ev::EndWorkload if self.lifecycle.phase() != crate::lifecycle::RunPhase::Workload => {}
             Ev::EndWorkload => {
                 // Outages with a planned end keep it (their `FaultEnd` is scheduled).
                 let now = self.lifecycle.heal(&self.plan, &self.active);
@@ -700,6 +729,7 @@ impl Driver<'_> {
             let doing = &mut self.doing[c];
             doing.op = (r.kind == RecordKind::Invoke).then_some((r.op, r.lock));
             if r.kind == RecordKind::Invoke {
+                doing.last = doing.op;
                 self.link_lines.operation(c);
             }
             match (r.kind, r.op) {
