@@ -644,3 +644,112 @@ duration = "100ms"
         }
     }
 }
+
+/// Whether the aimed fault started while its holder's acquire was in progress: after the
+/// holder's `invoke` of an acquire and before that acquire's answer.
+fn mid_acquisition(r: &Ran) -> bool {
+    let Some(start) = r.history.iter().position(
+        |e| matches!(e, Event::Fault(f) if f.action == FaultAction::Start && f.origin == Origin::Aimed),
+    ) else {
+        return false;
+    };
+    let Event::Fault(f) = &r.history[start] else {
+        unreachable!()
+    };
+    let holder = match &f.fault {
+        Fault::Pause { client: Some(c), .. } => *c,
+        Fault::Partition { clients, .. } => clients[0],
+        _ => return false,
+    };
+    let last = r.history[..start].iter().rev().find_map(|e| match e {
+        Event::Invoke(op) | Event::Ok(op) | Event::Fail(op) | Event::Info(op) if op.client == holder => {
+            Some(e)
+        }
+        _ => None,
+    });
+    matches!(last, Some(Event::Invoke(op)) if op.op == lockstorm::history::OpKind::Acquire)
+}
+
+/// The pause of `scenarios/client-pause-before-validity-check.toml` lands in an
+/// acquisition, which the elapsed-time check then refuses: safe, and exercised on every
+/// seed (issue 37: it was "not exercised" when exercise meant meeting a hold). Without
+/// the check the same seeds are unsafe.
+#[test]
+fn a_pause_before_the_validity_check_that_the_elapsed_check_refuses_is_safe_and_exercised() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("scenarios/client-pause-before-validity-check.toml");
+    let s = Scenario::load(&path).unwrap();
+    for seed in 1..=10 {
+        let output = lockstorm::sim::run(&s, seed);
+        let f = lockstorm::checker::check(&output.history).unwrap();
+        let (verdict, why) = lockstorm::outcome::Verdict::judge(&f, Some(&output.plan));
+        assert_eq!(verdict, lockstorm::outcome::Verdict::Safe, "seed {seed}: {why:?}");
+        let pause = &f.exercise.faults[0];
+        assert!(
+            pause.touched.acquisitions == 1 && pause.exercised,
+            "seed {seed}: {pause:?}"
+        );
+    }
+    let mut unchecked = s.clone();
+    unchecked.algorithm.check_elapsed = false;
+    nine_of_ten(&unchecked, |r| !r.safe);
+}
+
+fn paused_at_the_kth_answer(backend: Backend, worker: bool) -> Scenario {
+    let mut s = parse(&format!(
+        r#"{REDLOCK}
+[[faults]]
+at = "500ms"
+when = {{ acquiring = {{ replied = 2, uncontended = true }} }}
+kind = "pause"
+client = "holder"
+duration = "2500ms"
+"#
+    ));
+    s.backend = backend;
+    if worker {
+        s.clients.worker = Some(
+            lockstorm::worker::WorkerSpec::from_command_line(env!("CARGO_BIN_EXE_lockstorm"))
+                .map(|mut w| {
+                    w.argv.push("worker".into());
+                    w
+                })
+                .unwrap(),
+        );
+    }
+    s
+}
+
+#[test]
+fn replied_pauses_an_acquisition_at_its_kth_answer_on_the_simulator() {
+    nine_of_ten(&paused_at_the_kth_answer(Backend::Sim, false), |r| {
+        mid_acquisition(r) && r.safe
+    });
+}
+
+#[test]
+fn real_replied_pauses_an_acquisition_at_its_kth_answer_built_in_and_worker() {
+    for worker in [false, true] {
+        let s = paused_at_the_kth_answer(Backend::Redis, worker);
+        let r = run(&s, 1);
+        assert!(
+            mid_acquisition(&r),
+            "worker {worker}: the pause did not land mid-acquisition"
+        );
+        let f = lockstorm::checker::check(&r.history).unwrap();
+        assert!(
+            f.exercise.faults[0].touched.acquisitions == 1 && f.exercise.faults[0].exercised,
+            "worker {worker}: {:?}",
+            f.exercise.faults[0]
+        );
+        let firing = r.plan.iter().find_map(|p| match &p.firing {
+            Some(Firing::Fired { by, .. }) => Some(by.clone()),
+            _ => None,
+        });
+        assert_eq!(
+            firing.and_then(|by| by.answered).map(|a| a.len()),
+            Some(2),
+            "worker {worker}: fired on the 2nd answer"
+        );
+    }
+}

@@ -5,8 +5,9 @@
 //! what it touched is where a broken lock would break:
 //!
 //! - a crash, a failover or a node's pause: it took down a live key of the lock (the
-//!   holder's key gone, or frozen, with the node: a lock without persistence, or one that
-//!   counts a node it cannot reach, breaks there);
+//!   holder's key gone, or frozen, with the node: a lock without persistence breaks
+//!   there), or an acquisition was granted while the node was out (a lock that counts a
+//!   node it cannot reach, or a quorum too small, breaks there);
 //! - a node's clock: it moved the expiry of a live key, or keys were set under its moved
 //!   clock (a lock that trusts the nodes' clocks breaks there);
 //! - a client's pause or clock: it stopped, or moved the clock of, a hold in force or an
@@ -47,7 +48,7 @@ fn exercises(target: &Target, t: &Touched) -> bool {
     match target {
         Target::Node {
             hit: NodeHit::Out, ..
-        } => t.keys_down > 0 || t.keys_wiped > 0,
+        } => t.keys_down > 0 || t.keys_wiped > 0 || t.granted_around > 0,
         Target::Node {
             hit: NodeHit::Clock { .. },
             ..

@@ -142,6 +142,18 @@ fn a_crash_of_a_node_without_a_live_key_touches_nothing() {
 }
 
 #[test]
+fn an_acquisition_granted_while_a_node_is_out_was_taken_around_it() {
+    // The lock was taken without node 2: a lock that counts a node it cannot reach
+    // would break there.
+    let during = hold(0, 5_500, 9_000, &[0, 1, 3]);
+    let (t, exercised) = touched(&[&during, &span(&CRASH_2, 5_000, 6_000)]);
+    assert_eq!((t.keys_down, t.granted_around, exercised), (0, 1, true));
+    assert!(t.lines.contains(&6), "the ok line: {:?}", t.lines);
+    let after = hold(0, 7_000, 9_000, &[0, 1, 3]);
+    assert!(!touched(&[&after, &span(&CRASH_2, 5_000, 6_000)]).1);
+}
+
+#[test]
 fn a_failover_and_a_node_pause_take_down_keys_as_a_crash_does() {
     let on_0 = hold(0, 1_000, 9_000, &[0]);
     let failover = Fault::Failover { node: 0 };

@@ -270,7 +270,8 @@ impl Checker {
                         if open.phase == Phase::Workload {
                             self.waits.acquired(op.client, op.t_us);
                         }
-                        self.exercise.acquired(op.client, open.phase == Phase::Workload);
+                        self.exercise
+                            .acquired(op.client, open.phase == Phase::Workload, self.line);
                         self.acquired(op, id);
                     }
                     (Event::Ok(op), OpKind::Extend) => self.extended(op, id),

@@ -4,7 +4,9 @@
 //!
 //! - a crash, a failover or a node's pause: the live keys it **took down** (live on the
 //!   node, by its `node` lines, when it went out), and of those the ones it **wiped**
-//!   (the `lost` or `unreplicated` lines of that node after it);
+//!   (the `lost` or `unreplicated` lines of that node after it); and the acquisitions
+//!   **granted around** it (a workload `ok` while the node was out: the lock was taken
+//!   without it);
 //! - a node's clock (jump or rate): the live keys whose expiry it **moved** (live on the
 //!   node at the jump, or while the rate was off), and after a jump the keys **set under
 //!   the moved clock** (set on the node later, until the heal: they live by it);
@@ -193,6 +195,9 @@ pub struct Touched {
     /// Keys set on the node after its clock jumped, until the heal.
     #[serde(skip_serializing_if = "is_zero")]
     pub keys_set_moved: u64,
+    /// Workload acquisitions granted while the node was out (crash, failover, pause).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub granted_around: u64,
     /// Lock messages it dropped.
     #[serde(skip_serializing_if = "is_zero")]
     pub dropped: u64,
@@ -252,6 +257,12 @@ impl Touched {
             parts.push(p);
         } else if self.keys_wiped > 0 {
             parts.push(format!("wiped {}", n(self.keys_wiped, "key", "keys")));
+        }
+        if self.granted_around > 0 {
+            parts.push(format!(
+                "{} granted while it was out",
+                n(self.granted_around, "acquisition", "acquisitions")
+            ));
         }
         if self.keys_moved > 0 {
             parts.push(format!(
@@ -385,10 +396,34 @@ impl Collector {
         }
     }
 
-    /// A workload acquisition succeeded.
-    pub(super) fn acquired(&mut self, client: usize, workload: bool) {
-        if workload && !self.is_probe(client) {
-            self.acquired += 1;
+    /// A workload acquisition succeeded (its `ok` is history line `line`): a node out of
+    /// service now was worked around.
+    pub(super) fn acquired(&mut self, client: usize, workload: bool, line: usize) {
+        if !workload || self.is_probe(client) {
+            return;
+        }
+        self.acquired += 1;
+        if self.healed {
+            return;
+        }
+        let out: Vec<usize> = self
+            .active
+            .values()
+            .copied()
+            .filter(|&i| {
+                matches!(
+                    self.targets[i],
+                    Target::Node {
+                        hit: NodeHit::Out,
+                        ..
+                    }
+                )
+            })
+            .collect();
+        for i in out {
+            let t = &mut self.faults[i].touched;
+            t.granted_around += 1;
+            t.cite(line);
         }
     }
 

@@ -250,12 +250,14 @@ impl Aiming {
         };
         let replied = match when.args.replied {
             None => None,
-            Some(_) if on != On::Acquiring => return Err(invalid(
-                format!("{key}.replied"),
-                format!(
+            Some(_) if on != On::Acquiring => {
+                return Err(invalid(
+                    format!("{key}.replied"),
+                    format!(
                     "{key}.replied counts the nodes that answered an acquisition: it goes with \"acquiring\""
                 ),
-            )),
+                ))
+            }
             Some(k) if (0..=crate::limits::MAX_NODES as i64).contains(&k) => Some(k as u32),
             Some(k) => {
                 return Err(invalid(
