@@ -661,11 +661,8 @@ fn mid_acquisition(r: &Ran) -> bool {
         Fault::Partition { clients, .. } => clients[0],
         _ => return false,
     };
-    let last = r.history[..start].iter().rev().find_map(|e| match e {
-        Event::Invoke(op) | Event::Ok(op) | Event::Fail(op) | Event::Info(op) if op.client == holder => {
-            Some(e)
-        }
-        _ => None,
+    let last = r.history[..start].iter().rev().find(|e| {
+        matches!(e, Event::Invoke(op) | Event::Ok(op) | Event::Fail(op) | Event::Info(op) if op.client == holder)
     });
     matches!(last, Some(Event::Invoke(op)) if op.op == lockstorm::history::OpKind::Acquire)
 }
