@@ -314,6 +314,10 @@ pub enum NodeAction {
     Unreplicated,
     /// The promoted replica serves the key (the master may have deleted it since).
     Promoted,
+    /// The node held the key when a fault struck it: a snapshot of its keys read just
+    /// before a kill, a pause or a clock fault (the real backend, whose key events reach
+    /// lockstorm a moment after they happen: the snapshot is what the fault found).
+    Present,
 }
 
 impl NodeAction {
@@ -327,6 +331,7 @@ impl NodeAction {
             NodeAction::Replicated => "replicated",
             NodeAction::Unreplicated => "unreplicated",
             NodeAction::Promoted => "promoted",
+            NodeAction::Present => "present",
         }
     }
 

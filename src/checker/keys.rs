@@ -2,7 +2,8 @@
 //! finds on a node when it strikes (a crash takes the keys down, a clock jump moves their
 //! expiry), and which nodes hold an acquisition's value (a worker's `ok` names none).
 //!
-//! A key is live from its `set` (or `promoted`) line until a line removes it (`expired`,
+//! A key is live from its `set` (or `promoted`, or a `present` the real backend read as a
+//! fault struck) line until a line removes it (`expired`,
 //! `deleted`, `lost`, `unreplicated`) or, when the line gave a ttl, until that ttl has
 //! passed in true time since the `set` or the last `extended` (expiry lines are lazy, as
 //! in Redis: a key nobody touches again gets its line late, or never). A string key
@@ -62,7 +63,10 @@ impl Keys {
         let values = self.live.entry(slot.clone()).or_default();
         let mut removed = Vec::new();
         match n.action {
-            NodeAction::Set | NodeAction::Promoted => {
+            // A snapshot as a fault struck: the key is live with this value (already
+            // known from its `set`, or a `set` line that has not come in yet).
+            NodeAction::Present if values.iter().any(|k| k.token == token) => {}
+            NodeAction::Set | NodeAction::Promoted | NodeAction::Present => {
                 if is_set(n.key) {
                     values.retain(|k| k.token != token);
                 } else {
@@ -109,6 +113,15 @@ impl Keys {
             .take_while(move |((n, _), _)| *n == node)
             .flat_map(|(_, values)| values.iter())
             .filter(move |k| k.live_at(t_us))
+    }
+
+    /// The values live on `node` at `t_us`, each with its key's name.
+    pub fn on_node_keys(&self, node: usize, t_us: u64) -> impl Iterator<Item = (&str, &LiveKey)> {
+        self.live
+            .range((node, Token::new(""))..)
+            .take_while(move |((n, _), _)| *n == node)
+            .flat_map(|((_, key), values)| values.iter().map(move |v| (key.as_str(), v)))
+            .filter(move |(_, k)| k.live_at(t_us))
     }
 
     /// The nodes where a key of `lock` holds `token` at `t_us`: where an acquisition

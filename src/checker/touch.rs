@@ -353,6 +353,12 @@ pub(super) struct Collector {
     /// Per node, the last crash or failover that took it down: a `lost` or
     /// `unreplicated` line of the node is its doing.
     took_down: BTreeMap<usize, usize>,
+    /// Per node, the last fault that struck it (an outage or a clock): a `present` line
+    /// of the node (what the real backend read as the fault struck) is its evidence.
+    struck: BTreeMap<usize, usize>,
+    /// Per fault (by index), the keys it counted, as (key, value): a key is counted once,
+    /// whether its line came before the fault or as a `present` after it.
+    counted: Vec<Vec<(String, Option<String>)>>,
     /// Messages held back by a cut and not yet let through, per (client, node, dir):
     /// the faults that hold them.
     pending: BTreeMap<(usize, usize, bool), Vec<usize>>,
@@ -477,24 +483,27 @@ impl Collector {
             (*first != index).then_some(*first)
         });
         let mut touched = Touched::default();
+        let mut counted = Vec::new();
         match &target {
             Target::Node { node, hit } => {
-                for k in self
+                for (key, k) in self
                     .keys
-                    .on_node(*node, t)
-                    .filter(|k| !self.probe_locks.contains(k.lock.as_str()))
+                    .on_node_keys(*node, t)
+                    .filter(|(_, k)| !self.probe_locks.contains(k.lock.as_str()))
                 {
                     match hit {
                         NodeHit::Out => touched.keys_down += 1,
                         NodeHit::Clock { .. } => touched.keys_moved += 1,
                     }
                     touched.cite(k.line);
+                    counted.push((key.to_string(), k.token.as_deref().map(str::to_string)));
                 }
                 if matches!(hit, NodeHit::Out)
                     && matches!(f.fault, Fault::Crash { .. } | Fault::Failover { .. })
                 {
                     self.took_down.insert(*node, index);
                 }
+                self.struck.insert(*node, index);
             }
             Target::Client { client, .. } if !self.is_probe(*client) => {
                 for h in holds.filter(|h| h.client == *client && h.start_us <= t && t < h.end_us) {
@@ -512,6 +521,7 @@ impl Collector {
             _ => {}
         }
         self.outages.push(outage.unwrap_or(index));
+        self.counted.push(counted);
         self.faults.push(FaultTouch {
             id: f.id,
             kind: f.fault.kind(),
@@ -552,11 +562,45 @@ impl Collector {
         }
     }
 
+    /// Counts key `key` = `token` once for fault `i`: true if it was not counted yet.
+    fn count_once(&mut self, i: usize, key: &str, token: Option<&str>) -> bool {
+        let counted = &mut self.counted[i];
+        if counted.iter().any(|(k, v)| k == key && v.as_deref() == token) {
+            return false;
+        }
+        counted.push((key.to_string(), token.map(str::to_string)));
+        true
+    }
+
     /// A node line (history line `line`).
     pub(super) fn node(&mut self, line: usize, n: &NodeRef<'_>) {
         let removed = self.keys.observe(line, n);
         let probe = self.probe_locks.contains(n.lock);
         match n.action {
+            // What the real backend read as a fault struck the node: its keys then, each
+            // counted once for that fault.
+            NodeAction::Present if !probe => {
+                let Some(&i) = self.struck.get(&n.node) else {
+                    return;
+                };
+                if !self.count_once(i, n.key, n.token) {
+                    return;
+                }
+                let out = matches!(
+                    self.targets[i],
+                    Target::Node {
+                        hit: NodeHit::Out,
+                        ..
+                    }
+                );
+                let t = &mut self.faults[i].touched;
+                if out {
+                    t.keys_down += 1;
+                } else {
+                    t.keys_moved += 1;
+                }
+                t.cite(line);
+            }
             NodeAction::Lost | NodeAction::Unreplicated if !probe => {
                 let wiped = removed.iter().filter(|k| k.live_at(n.t_us)).count() as u64;
                 if let (Some(&i), true) = (self.took_down.get(&n.node), wiped > 0) {
@@ -571,6 +615,9 @@ impl Collector {
                     .filter(|&i| matches!(self.targets[i], Target::Node { node, .. } if node == n.node))
                     .collect();
                 for i in hit {
+                    if !self.count_once(i, n.key, n.token) {
+                        continue;
+                    }
                     let stays = matches!(
                         self.targets[i],
                         Target::Node {

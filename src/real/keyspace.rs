@@ -120,6 +120,8 @@ pub enum News {
     },
     /// The node came back from an outage (after every `Key` that came before).
     Back(Box<Back>),
+    /// What the node held as a fault struck it (a kill, a pause, a clock fault).
+    Present { node: usize, snapshot: Box<Snapshot> },
 }
 
 /// The node's side of its current master's watcher.
@@ -326,6 +328,26 @@ pub async fn snapshot_before_kill(addr: SocketAddr) -> Option<Snapshot> {
             .arg("ALL")
             .ignore()
             .cmd("EVAL")
+            .arg(SNAPSHOT)
+            .arg(0)
+            .query_async(&mut conn)
+            .await
+            .ok()?;
+        parse(&v)
+    };
+    tokio::time::timeout(SNAPSHOT_TIMEOUT, attempt)
+        .await
+        .ok()
+        .flatten()
+}
+
+/// Reads every key of the node at `addr`, as a fault is about to strike it (a pause, a
+/// clock fault); `None` if it does not answer within a second.
+pub async fn snapshot(addr: SocketAddr) -> Option<Snapshot> {
+    let attempt = async {
+        let client = redis::Client::open(format!("redis://{addr}/")).ok()?;
+        let mut conn = client.get_multiplexed_async_connection().await.ok()?;
+        let v: redis::Value = redis::cmd("EVAL")
             .arg(SNAPSHOT)
             .arg(0)
             .query_async(&mut conn)

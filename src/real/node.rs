@@ -262,14 +262,42 @@ impl Node {
                     self.master_paused = false;
                 }
             }
-            NodeOp::ClockJump(by_us) => self.clocks(|ft| ft.jump(by_us)),
-            NodeOp::ClockRate(rate) => self.clocks(|ft| ft.set_rate(rate)),
+            NodeOp::ClockJump(by_us) => {
+                let held = self.snapshot_now().await;
+                self.present(held);
+                self.clocks(|ft| ft.jump(by_us));
+            }
+            NodeOp::ClockRate(rate) => {
+                let held = self.snapshot_now().await;
+                self.present(held);
+                self.clocks(|ft| ft.set_rate(rate));
+            }
         }
+    }
+
+    /// Tells the driver what the master held as a fault struck it.
+    fn present(&self, snapshot: Option<keyspace::Snapshot>) {
+        if let (Some(news), Some(snapshot)) = (&self.news, snapshot) {
+            let _ = news.send(keyspace::News::Present {
+                node: self.index,
+                snapshot: Box::new(snapshot),
+            });
+        }
+    }
+
+    /// What the serving master holds now, read as a fault is about to strike it.
+    async fn snapshot_now(&self) -> Option<keyspace::Snapshot> {
+        if self.news.is_none() || self.down.is_some() || self.master_paused {
+            return None;
+        }
+        keyspace::snapshot(self.processes[0].addr()).await
     }
 
     /// Stops the master if a pause is in force and it serves.
     async fn apply_pause(&mut self) {
         if self.pause_wanted && self.down.is_none() && !self.master_paused {
+            let held = self.snapshot_now().await;
+            self.present(held);
             self.processes[0].pause().await;
             self.master_paused = true;
         }
@@ -280,6 +308,7 @@ impl Node {
             self.serving.send_replace(false);
             if self.news.is_some() && !self.master_paused {
                 self.before = keyspace::snapshot_before_kill(self.processes[0].addr()).await;
+                self.present(self.before.clone());
             }
             // The watcher goes before its master: its connection's end is then expected.
             self.watcher = None;

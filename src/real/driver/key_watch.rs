@@ -44,6 +44,14 @@ impl KeyWatch {
                 value,
             } => self.key(t_us, node, key, note, value, out),
             News::Back(back) => self.back(t_us, &back, out),
+            News::Present { node, snapshot } => {
+                for (key, token, expire_at) in alive(&snapshot, snapshot.time_us) {
+                    if let Some(mut l) = line(t_us, node, key, NodeAction::Present, Some(token.clone())) {
+                        l.expire_at_node_us = expire_at;
+                        out.push(l);
+                    }
+                }
+            }
         }
     }
 

@@ -64,6 +64,10 @@ impl Workers {
     ) -> Result<Workers, RealError> {
         let n = scenario.clients.total();
         let logs = WorkerLogs::new(n).map_err(|e| RealError::Io("create the worker log folder".into(), e))?;
+        if let Some(dir) = faketime_dir {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| RealError::Io(format!("create {}", dir.display()), e))?;
+        }
         let libs = faketime_dir.map(FaketimeLibs::build).transpose()?;
         let mut w = Workers {
             spec: spec.clone(),
