@@ -96,6 +96,17 @@ def describe(exc):
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
+def timed(call):
+    """The library call's answer, an `ok` carrying `took_ms`: how long the call took on
+    the monotonic clock. lockstorm counts the caller's hold from when the call returned,
+    which a stop of this process between the return and the answer would otherwise hide."""
+    start = time.monotonic()
+    answer = call()
+    if answer.get("type") == "ok":
+        answer["took_ms"] = (time.monotonic() - start) * 1000
+    return answer
+
+
 class _Worker:
     """Dispatch of one request to the adapter, with the checks the protocol asks for."""
 
@@ -115,13 +126,13 @@ class _Worker:
             mode = msg.get("mode", "exclusive")
             if mode not in self.capabilities["modes"]:
                 return error(f"mode {mode!r} is not in this worker's capabilities")
-            return self.adapter.acquire(lock, mode)
+            return timed(lambda: self.adapter.acquire(lock, mode))
         if kind == "release":
             return self.adapter.release(lock)
         if kind == "extend":
             if not self.capabilities["extend"]:
                 return error("extend is not in this worker's capabilities")
-            return self.adapter.extend(lock)
+            return timed(lambda: self.adapter.extend(lock))
         if kind == "write":
             fence = getattr(self.adapter, "fence", None)
             return ok(value=msg.get("value"), fence=fence(lock) if fence else None)

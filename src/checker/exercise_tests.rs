@@ -142,6 +142,39 @@ fn a_crash_of_a_node_without_a_live_key_touches_nothing() {
 }
 
 #[test]
+fn a_present_line_after_the_fault_counts_a_key_its_set_line_had_not_told_yet_once() {
+    // The real backend: the holder's set line comes after the crash (the key event
+    // reached lockstorm late), but the snapshot before the kill saw the key.
+    let ok = hold(0, 1_000, 9_000, &[]);
+    let present = |t, token| node_line(t, 2, NodeAction::Present, token, None);
+    let (t, exercised) = touched(&[
+        &ok,
+        &span(&CRASH_2, 5_000, 6_000),
+        &[
+            present(5_000, "tok0-1000"),
+            node_line(5_001, 2, NodeAction::Set, "tok0-1000", None),
+        ],
+    ]);
+    assert_eq!((t.keys_down, exercised), (1, true), "counted once: {t:?}");
+    // A key the fault counted from its set line is not counted again.
+    let on_2 = hold(0, 1_000, 9_000, &[2]);
+    let (t, _) = touched(&[
+        &on_2,
+        &span(&CRASH_2, 5_000, 6_000),
+        &[present(5_000, "tok0-1000")],
+    ]);
+    assert_eq!(t.keys_down, 1);
+    // For a clock jump, a present line is a key whose expiry moved.
+    let jump = Fault::ClockJump {
+        node: Some(2),
+        client: None,
+        by_us: 5_000_000,
+    };
+    let (t, _) = touched(&[&span(&jump, 5_000, 5_000), &[present(5_000, "tok-x")]]);
+    assert_eq!((t.keys_moved, t.keys_set_moved), (1, 0));
+}
+
+#[test]
 fn an_acquisition_granted_while_a_node_is_out_was_taken_around_it() {
     // The lock was taken without node 2: a lock that counts a node it cannot reach
     // would break there.

@@ -44,7 +44,7 @@ pub struct Proxy {
 }
 
 /// What a fault did to bytes on one link, as the proxy saw it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Debug)]
 pub struct LinkNote {
     pub client: usize,
     pub node: usize,
@@ -52,7 +52,7 @@ pub struct LinkNote {
     pub what: Noted,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Debug)]
 pub enum Noted {
     /// A cut holds bytes read from the link.
     Held,
@@ -62,9 +62,11 @@ pub enum Noted {
     Dropped { held: Duration },
     /// Bytes were delayed by this much.
     Delayed { by: Duration },
-    /// Bytes from the node reached the client (said only while [`Notes::replies`] is
-    /// set: the aimer waits for an acquisition's answers).
-    Answered,
+    /// Bytes from the node are about to reach the client (said only while
+    /// [`Notes::replies`] is set: the aimer waits for an acquisition's answers). The
+    /// proxy forwards them once the driver answers on `go` (or drops it): a fault the
+    /// answer triggers is in force before the client's library reads it.
+    Answered { go: tokio::sync::oneshot::Sender<()> },
 }
 
 /// Where a node's proxy sends its [`LinkNote`]s.
@@ -291,6 +293,14 @@ async fn pump(
             }
             tokio::time::sleep(Duration::from_micros(delay_us)).await;
         }
+        if let Some(noter) = noter.as_ref().filter(|n| n.dir == LinkDir::ToClient) {
+            if noter.replies.load(std::sync::atomic::Ordering::Relaxed) {
+                // Bounded: a driver that is gone (or stuck) does not hold the link.
+                let (go, ready) = tokio::sync::oneshot::channel();
+                noter.note(Noted::Answered { go });
+                let _ = tokio::time::timeout(Duration::from_secs(1), ready).await;
+            }
+        }
         let written = to.write_all(&buf[..n]).await;
         if let Some(h) = &mut holding {
             h.released = written.is_ok();
@@ -298,11 +308,6 @@ async fn pump(
         drop(holding);
         if written.is_err() {
             return Ended::Sink;
-        }
-        if let Some(noter) = noter.as_ref().filter(|n| n.dir == LinkDir::ToClient) {
-            if noter.replies.load(std::sync::atomic::Ordering::Relaxed) {
-                noter.note(Noted::Answered);
-            }
         }
     }
 }

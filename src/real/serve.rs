@@ -89,6 +89,9 @@ fn config(hello: &Hello) -> Result<AlgorithmConfig, ServeError> {
 #[derive(Clone, Copy)]
 struct Pending {
     id: u64,
+    /// When the request came in, by the worker's monotonic clock: an `ok` says how long
+    /// the call took (`took_ms`).
+    since_us: u64,
 }
 
 struct Served {
@@ -233,16 +236,25 @@ impl Served {
                         &format!("unknown lock name {lock:?} (lockstorm's are L0, L1, ...)"),
                     );
                 };
-                self.pending = Some(Pending { id });
+                self.pending = Some(Pending {
+                    id,
+                    since_us: now.mono_us,
+                });
                 self.algorithm.acquire(now, l, mode, &mut self.out);
             }
             ToWorker::Release { id, .. } => {
-                self.pending = Some(Pending { id });
+                self.pending = Some(Pending {
+                    id,
+                    since_us: now.mono_us,
+                });
                 self.fence = None;
                 self.algorithm.release(now, &mut self.out);
             }
             ToWorker::Extend { id, .. } => {
-                self.pending = Some(Pending { id });
+                self.pending = Some(Pending {
+                    id,
+                    since_us: now.mono_us,
+                });
                 self.algorithm.extend(now, &mut self.out);
             }
             ToWorker::Write { id, value, .. } => answer(&FromWorker::Ok {
@@ -252,6 +264,7 @@ impl Served {
                 token: None,
                 fence: self.fence,
                 value: Some(value),
+                took_ms: None,
             })?,
         }
         Ok(())
@@ -317,6 +330,10 @@ impl Served {
                 Output::NotExtended { .. } => Some((false, None, None, None)),
             };
             if let Some((ok, validity_ms, token, fence)) = reply {
+                let took_ms = self
+                    .pending
+                    .as_ref()
+                    .map(|p| now.mono_us.saturating_sub(p.since_us) as f64 / 1_000.0);
                 self.settle(|id| match ok {
                     true => FromWorker::Ok {
                         in_reply_to: id,
@@ -325,6 +342,7 @@ impl Served {
                         token,
                         fence,
                         value: None,
+                        took_ms,
                     },
                     false => FromWorker::Fail {
                         in_reply_to: id,

@@ -313,7 +313,7 @@ const STORIES_IN_FULL: usize = 200;
 
 /// Writes the whole report of a run into `dir`, creating it.
 pub fn write(dir: &Path, scenario: &Scenario, outcome: &Outcome) -> Result<Rendered, ReportError> {
-    write_with(dir, scenario, outcome, true)
+    write_with(dir, scenario, outcome, true, Plots::All)
 }
 
 /// Like [`write`]; `keep_history: false` leaves history.jsonl out (a committed
@@ -323,6 +323,7 @@ pub fn write_with(
     scenario: &Scenario,
     outcome: &Outcome,
     keep_history: bool,
+    plots: Plots,
 ) -> Result<Rendered, ReportError> {
     std::fs::create_dir_all(dir).map_err(io_err(dir))?;
     let mut summary = serde_json::to_value(summary(scenario, outcome)).map_err(|e| ReportError::Io {
@@ -338,7 +339,7 @@ pub fn write_with(
             availability: serde_json::Value::Null,
         }
     } else {
-        write_evidence(dir, &summary, outcome, keep_history)?
+        write_evidence(dir, &summary, outcome, keep_history, plots)?
     };
     add_anomalies(&mut summary, &rendered);
     if !rendered.availability.is_null() {
@@ -366,6 +367,7 @@ fn write_evidence(
     summary: &serde_json::Value,
     outcome: &Outcome,
     keep_history: bool,
+    which: Plots,
 ) -> Result<Rendered, ReportError> {
     let path = dir.join("history.jsonl");
     let events = match &outcome.history {
@@ -376,7 +378,7 @@ fn write_evidence(
             let mut gather = view::Gather::default();
             let file = HistoryFile::scan(from, |i, e| gather.observe(i, &e))?;
             let view = gather.into_view(view::Lines::File(&file), &outcome.findings);
-            let rendered = render(dir, summary, &view, keep_history)?;
+            let rendered = render(dir, summary, &view, keep_history, which)?;
             if let Some(e) = file.error() {
                 return Err(e.into());
             }
@@ -397,7 +399,7 @@ fn write_evidence(
         std::fs::remove_file(&path).map_err(io_err(&path))?;
     }
     let view = view::RunView::new(events, &outcome.findings);
-    render(dir, summary, &view, keep_history)
+    render(dir, summary, &view, keep_history, which)
 }
 
 /// Writes `value` to `path` as JSON on one line, atomically ([`write_atomic`]). A
@@ -498,7 +500,7 @@ pub fn rerender(dir: &Path) -> Result<Findings, ReportError> {
         Err(e) => return Err(io_err(&summary_path)(e)),
     };
     let others = folder::clear_renders(dir)?;
-    let rendered = render(dir, &summary, &view, true)?;
+    let rendered = render(dir, &summary, &view, true, Plots::All)?;
     let mut summary = summary;
     add_anomalies(&mut summary, &rendered);
     summary["availability_in_time"] = rendered.availability.clone();
@@ -544,12 +546,24 @@ fn history_summary(meta: Option<&crate::history::Meta>, findings: &Findings) -> 
     })
 }
 
+/// Which plots a report draws.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Plots {
+    /// Every plot.
+    All,
+    /// The holder timelines only: a library matrix cell, whose latency and
+    /// availability the matrix states as figures (the committed matrix has a size
+    /// budget, and a cell's page is one of a hundred and fifty).
+    Timelines,
+}
+
 /// Draws the plots, tells the violations and writes narrative.md and index.html.
 pub fn render(
     dir: &Path,
     summary: &serde_json::Value,
     view: &view::RunView,
     has_history: bool,
+    which: Plots,
 ) -> Result<Rendered, ReportError> {
     use plots::{availability::Availability, cdf::Cdf, operations::Operations, timeline::Timeline, Figure};
     let mut plots = Vec::new();
@@ -624,7 +638,9 @@ pub fn render(
         overview_caption(view),
     )?;
     let modes = view.modes();
-    add(
+    let all = which == Plots::All;
+    if all {
+        add(
         &|d, s| {
             let cdf = Cdf {
                 title: "Acquire latency CDF per mode".into(),
@@ -638,19 +654,20 @@ pub fn render(
         "Acquire latency CDF",
         "Share of successful workload acquisitions that took at most x ms, per mode (steps; n in the legend).".into(),
     )?;
-    add(
-        &|d, s| save(&Operations::new(view), d, s),
-        "operations",
-        "Every acquire over time",
-        operations_caption(view),
-    )?;
-    add(
+        add(
+            &|d, s| save(&Operations::new(view), d, s),
+            "operations",
+            "Every acquire over time",
+            operations_caption(view),
+        )?;
+        add(
         &|d, s| save(&Availability { view }, d, s),
         "availability",
         "Availability over time",
         "Per time bucket, the share of the bucket during which a lock was held or could be acquired (blue: time counts against it only while some lock was free and wanted and every attempt at it failed) and, apart, the share during which some attempt failed because the lock was held (dashed grey: contention, which is not unavailability). Shaded: some fault active; red: violation window. Definitions: docs/availability.md.".into(),
     )?;
-    if view.is_read_write() {
+    }
+    if all && view.is_read_write() {
         add(
             &|d, s| {
                 let cdf = Cdf {

@@ -136,7 +136,7 @@ pub fn run_all_with(
         let dir = out.join(&scenario.name);
         let keep = keep_history(&scenario, &outcome);
         let folder = RunFolder::prepare(&dir)?;
-        let rendered = write_with(&dir, &scenario, &outcome, keep)?;
+        let rendered = write_with(&dir, &scenario, &outcome, keep, crate::report::Plots::All)?;
         folder.finish()?;
         each(&scenario, &outcome, &rendered);
         let stats = &outcome.findings.stats;

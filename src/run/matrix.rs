@@ -614,7 +614,8 @@ fn finish_cell(
     // lines with the libraries' 40-digit values), and the committed matrix has a size
     // budget (tests/committed_reports.rs).
     let keep = super::analysis::keep_cited(&outcome);
-    let rendered = crate::report::write_with(&dir, scenario, &outcome, keep)?;
+    let rendered =
+        crate::report::write_with(&dir, scenario, &outcome, keep, crate::report::Plots::Timelines)?;
     let mut library = None;
     if let Some(logs) = &outcome.worker_logs {
         logs.copy_to(&dir).map_err(|e| {

@@ -44,6 +44,8 @@ pub struct Answered {
     /// `false`: the hold has no expiry (the worker said `expires: false`).
     pub expires: bool,
     pub fence: Option<u64>,
+    /// How long the library's call took, as the worker measured it (`took_ms`).
+    pub took_ms: Option<f64>,
 }
 
 /// The believed validity end of a hold with no expiry: it lasts until its release is
@@ -120,9 +122,16 @@ impl WorkerLock {
         let Some((request, sent_us)) = self.open.take() else {
             return;
         };
-        let from_us = match self.hold_from {
-            HoldFrom::Answer => now.mono_us.max(sent_us),
-            HoldFrom::Send => sent_us,
+        // The library returned `took_ms` after the request was sent, if the worker says,
+        // and no later than the answer came in (a worker stopped between its library's
+        // return and its answer has its answer held back with it).
+        let answered_us = now.mono_us.max(sent_us);
+        let from_us = match (self.hold_from, answer.took_ms) {
+            (HoldFrom::Answer, Some(ms)) => sent_us
+                .saturating_add((ms.max(0.0) * 1_000.0) as u64)
+                .min(answered_us),
+            (HoldFrom::Answer, None) => answered_us,
+            (HoldFrom::Send, _) => sent_us,
         };
         let token = self.token;
         // Taken at the library's word, however large (a library whose validity wraps
@@ -185,6 +194,7 @@ mod tests {
             validity_ms,
             expires: true,
             fence: Some(4),
+            took_ms: None,
         }
     }
 
@@ -216,6 +226,40 @@ mod tests {
         w.on_answer(at(5_300_000), ok(None), &mut out);
         assert!(
             matches!(out[0], Output::Acquired { valid_until_mono_us, .. } if valid_until_mono_us == 5_300_000 + 10_000_000)
+        );
+    }
+
+    #[test]
+    fn the_callers_hold_starts_when_the_library_returned_if_the_worker_says_so() {
+        // The library returned 2 ms after the request, then the worker was stopped
+        // before it answered, and the answer came in 2.5 s later: the caller has held
+        // since the return.
+        let mut w = worker(HoldFrom::Answer);
+        let mut out = Vec::new();
+        w.acquire(at(1_000), LockId(0), Mode::Exclusive);
+        let answer = Answered {
+            took_ms: Some(2.0),
+            ..ok(Some(1_000.0))
+        };
+        w.on_answer(at(2_503_000), answer, &mut out);
+        assert!(
+            matches!(out[0], Output::Acquired { valid_until_mono_us, .. } if valid_until_mono_us == 3_000 + 1_000_000),
+            "{out:?}"
+        );
+        // A worker cannot put the return after its answer came in.
+        out.clear();
+        w.release(at(3_000_000), LockId(0));
+        w.on_answer(at(3_000_100), ok(None), &mut out);
+        out.clear();
+        w.acquire(at(4_000_000), LockId(0), Mode::Exclusive);
+        let late = Answered {
+            took_ms: Some(9e9),
+            ..ok(Some(1_000.0))
+        };
+        w.on_answer(at(4_001_000), late, &mut out);
+        assert!(
+            matches!(out[0], Output::Acquired { valid_until_mono_us, .. } if valid_until_mono_us == 4_001_000 + 1_000_000),
+            "{out:?}"
         );
     }
 
@@ -290,6 +334,7 @@ mod tests {
                 validity_ms: None,
                 expires: true,
                 fence: None,
+                took_ms: None,
             };
             w.on_answer(at(0), answer, &mut out);
             assert!(

@@ -143,6 +143,12 @@ pub enum FromWorker {
         /// A write's value, echoed.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         value: Option<String>,
+        /// How long the library's call took, by the worker's monotonic clock: the
+        /// caller's hold starts `took_ms` after the request was sent, when that is before
+        /// the answer came in (a worker stopped between its library's return and its
+        /// answer).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        took_ms: Option<f64>,
     },
     /// Definitely not done.
     Fail {
@@ -322,7 +328,8 @@ mod tests {
                 expires: None,
                 token: Some("8f2c".into()),
                 fence: Some(12),
-                value: None
+                value: None,
+                took_ms: None
             }
         );
         let forever: FromWorker =

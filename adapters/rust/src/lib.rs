@@ -120,11 +120,11 @@ pub fn run(mut adapter: impl Adapter) -> ! {
             },
             (_, None) => error("the first request must be a successful hello"),
             ("acquire", Some(_)) => match request.get("mode").and_then(Value::as_str) {
-                None | Some("exclusive") => answer_json(adapter.acquire(lock)),
+                None | Some("exclusive") => timed(|| adapter.acquire(lock)),
                 Some(mode) => error(&format!("mode {mode:?} is not in this worker's capabilities")),
             },
             ("release", Some(_)) => answer_json(adapter.release(lock)),
-            ("extend", Some(c)) if c.extend => answer_json(adapter.extend(lock)),
+            ("extend", Some(c)) if c.extend => timed(|| adapter.extend(lock)),
             ("extend", Some(_)) => error("extend is not in this worker's capabilities"),
             ("write", Some(_)) => json!({"type": "ok", "value": request.get("value")}),
             (kind, Some(_)) => error(&format!("unknown request type {kind:?}")),
@@ -156,6 +156,18 @@ fn hello(adapter: &mut impl Adapter, request: &Map<String, Value>) -> Result<(Li
         "capabilities": {"extend": c.extend, "validity": c.validity, "fencing": false, "modes": ["exclusive"]},
     });
     Ok((library, answer))
+}
+
+/// The library call's answer; an `ok` carries `took_ms`, how long the call took on the
+/// monotonic clock: lockstorm counts the caller's hold from when the call returned, which
+/// a stop of this process between the return and the answer would otherwise hide.
+fn timed(call: impl FnOnce() -> Answer) -> Value {
+    let start = std::time::Instant::now();
+    let mut answer = answer_json(call());
+    if answer["type"] == "ok" {
+        answer["took_ms"] = json!(start.elapsed().as_secs_f64() * 1000.0);
+    }
+    answer
 }
 
 fn error(message: &str) -> Value {

@@ -185,8 +185,10 @@ impl Driver<'_> {
         if entries > 0 {
             self.lifecycle.fired(entries, fired.len());
         }
-        self.replies_wanted
-            .store(self.aimer.wants_replies(), std::sync::atomic::Ordering::Relaxed);
+        self.replies_wanted.store(
+            self.workers.is_some() && self.aimer.wants_replies(),
+            std::sync::atomic::Ordering::Relaxed,
+        );
         for f in fired {
             let i = self.plan.len();
             let at = f.at_us;

@@ -287,8 +287,10 @@ async fn drive(
     };
     // A worker's answers are seen only through its proxies, which say so only while an
     // aimed entry waits for them.
-    d.replies_wanted
-        .store(d.aimer.wants_replies(), std::sync::atomic::Ordering::Relaxed);
+    d.replies_wanted.store(
+        d.workers.is_some() && d.aimer.wants_replies(),
+        std::sync::atomic::Ordering::Relaxed,
+    );
     d.history.push(Event::Meta(Meta {
         t_us: 0,
         scenario: scenario.name.clone(),
@@ -485,8 +487,8 @@ impl Driver<'_> {
                 Some(ev) = worker_rx.recv() => {
                     let t = self.now_us();
                     self.stats.events += 1;
-                    if let Some(Held::Worker(ev)) = self.hold_back(ev.client, Held::Worker(ev)) {
-                        self.on_worker(t, ev);
+                    if let Some(Held::Worker(ev, _)) = self.hold_back(ev.client, Held::Worker(ev, t)) {
+                        self.on_worker(t, ev, t);
                     }
                 }
                 _ = tokio::time::sleep_until(deadline) => {
@@ -544,11 +546,13 @@ impl Driver<'_> {
             return;
         };
         let (action, by) = match note.what {
-            Noted::Answered => {
-                // A worker's answer from a node: only the aimer wants it.
+            Noted::Answered { go } => {
+                // A worker's answer from a node, before its library reads it: only the
+                // aimer wants it. The proxy forwards it once a fault it fires is in force.
                 if self.workers.is_some() && self.doing[note.client].op.is_some() {
                     self.aim_reply(t, note.client, note.node);
                 }
+                let _ = go.send(());
                 return;
             }
             Noted::Held => (LinkAction::Held, None),

@@ -20,7 +20,9 @@ use crate::worker::process::WorkerEvent;
 pub(super) enum Held {
     Ev(Ev),
     Reply(Answer),
-    Worker(WorkerEvent),
+    /// A worker's message, with when it came in: an answer its library gave before the
+    /// pause is held back with the client, but the caller's hold counts from then.
+    Worker(WorkerEvent, u64),
 }
 
 /// Per client: active pauses, what it has not seen, pauses waiting for their point,
@@ -157,7 +159,7 @@ impl Driver<'_> {
         match what {
             Held::Ev(ev) => self.step(t, ev),
             Held::Reply(r) => self.on_reply(t, r),
-            Held::Worker(ev) => self.on_worker(t, ev),
+            Held::Worker(ev, received_us) => self.on_worker(t, ev, received_us),
         }
     }
 }

@@ -281,7 +281,10 @@ impl Driver<'_> {
     }
 
     /// Something came from a worker's stdout.
-    pub(super) fn on_worker(&mut self, t: u64, ev: WorkerEvent) {
+    /// A message of a worker, handled at `t`, which came in at `received_us` (earlier
+    /// when the client's pause held it back: an answer counts from when the library
+    /// gave it, as its caller's hold does).
+    pub(super) fn on_worker(&mut self, t: u64, ev: WorkerEvent, received_us: u64) {
         let c = ev.client;
         let Some(w) = &mut self.workers else { return };
         let line = match ev.what {
@@ -308,6 +311,7 @@ impl Driver<'_> {
             );
         };
         let mut expires_now = true;
+        let mut took = None;
         let (kind, validity_ms, fence) = match message {
             FromWorker::Ok {
                 validity_ms,
@@ -315,8 +319,10 @@ impl Driver<'_> {
                 fence,
                 value,
                 token,
+                took_ms,
                 ..
             } => {
+                took = took_ms;
                 if let Request::Write { seq, .. } = open.request {
                     let expected = protocol::write_value(c, seq);
                     if value.as_deref() != Some(expected.as_str()) {
@@ -347,8 +353,9 @@ impl Driver<'_> {
             validity_ms,
             expires: expires_now,
             fence,
+            took_ms: took,
         };
-        let now = self.now(c, t);
+        let now = self.now(c, received_us.min(t));
         self.clients[c].on_answer(now, answer, &mut self.out);
         self.apply(t, c);
         if let Some(w) = &mut self.workers {
