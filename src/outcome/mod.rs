@@ -118,6 +118,38 @@ pub struct SeedResult {
     /// The seed was cut short by a stop: its verdict covers the history up to there.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub partial: bool,
+    /// What its faults touched, one line each (the first [`TOUCHED_SHOWN`] faults): the
+    /// evidence its verdict rests on, kept for every seed, not only the reported one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub touched: Vec<String>,
+}
+
+/// How many faults a seed's `touched` lists (a nemesis may start thousands; the
+/// reported seed's summary has them all).
+pub const TOUCHED_SHOWN: usize = 8;
+
+/// A seed's `touched`: "#3 crash of node 2: took down 1 live key (lines 40)", one per
+/// fault, with "not exercised" where it touched nothing where the lock could break.
+pub fn touched_lines(e: &crate::checker::Exercise) -> Vec<String> {
+    let mut lines: Vec<String> = e
+        .faults
+        .iter()
+        .take(TOUCHED_SHOWN)
+        .map(|f| {
+            format!(
+                "#{} {} of {}: {}{}",
+                f.id,
+                f.kind,
+                f.target,
+                f.touched.describe(),
+                if f.exercised { "" } else { " (not exercised)" }
+            )
+        })
+        .collect();
+    if e.faults.len() > TOUCHED_SHOWN {
+        lines.push(format!("and {} more faults", e.faults.len() - TOUCHED_SHOWN));
+    }
+    lines
 }
 
 impl SeedResult {

@@ -165,6 +165,22 @@ pub struct Ran {
     /// grid, and the cell is its one setting.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub settings: Vec<Setting>,
+    /// Every seed of every setting: its verdict and what its faults touched, the
+    /// evidence a safe verdict rests on (the cell's report shows one seed in full).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub seeds_touched: Vec<SeedTouched>,
+}
+
+/// One seed of a cell, as `seeds_touched` lists it.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct SeedTouched {
+    /// The setting of the grid it ran (none without a grid).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub setting: Option<String>,
+    pub seed: u64,
+    pub verdict: crate::outcome::Verdict,
+    /// What its faults touched, a line each.
+    pub touched: Vec<String>,
 }
 
 /// One setting of a cell's grid and its seeds' tally.

@@ -563,6 +563,7 @@ fn finish_cell(
     let mut all_results = Vec::new();
     let mut all_figures = Vec::new();
     let mut settings = Vec::new();
+    let mut seeds_touched = Vec::new();
     let mut kept = None;
     for (i, mut acc) in accs.into_iter().enumerate() {
         let (setting, scenario) = &plan.settings[i];
@@ -588,6 +589,12 @@ fn finish_cell(
                 rerun_all: format!("{} --seeds {}", rerun(scenario, options.seed), seeds),
             });
         }
+        seeds_touched.extend(results.iter().map(|r| crate::report::matrix::SeedTouched {
+            setting: setting.as_ref().map(|g| g.name.clone()),
+            seed: r.seed,
+            verdict: r.verdict,
+            touched: r.touched.clone(),
+        }));
         if i == reported {
             kept = Some((results.clone(), acc.first_unsafe.take().or(acc.first.take())));
         }
@@ -648,6 +655,7 @@ fn finish_cell(
     ran.anomalies = anomaly_names(&rendered);
     ran.liveness = liveness(&figures);
     ran.settings = settings;
+    ran.seeds_touched = seeds_touched;
     if let Some(p) = &plan.prediction {
         ran.departs = departs(p.verdict, &ran);
     }
@@ -763,6 +771,7 @@ fn tally(results: &[SeedResult], figures: &[&Figures], probe: bool) -> Ran {
         departs: None,
         anomalies: Vec::new(),
         settings: Vec::new(),
+        seeds_touched: Vec::new(),
     }
 }
 
@@ -827,6 +836,7 @@ mod tests {
                 crate::run::Verdict::Unsafe
             },
             not_exercised: None,
+            touched: Vec::new(),
         }
     }
 

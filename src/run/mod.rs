@@ -183,6 +183,7 @@ fn result(seed: u64, output: &RunOutput, findings: &Findings, started: Instant) 
         sim: output.stats,
         sim_secs: started.elapsed().as_secs_f64(),
         partial: output.stopped,
+        touched: crate::outcome::touched_lines(&findings.exercise),
     }
 }
 
