@@ -12,6 +12,34 @@ use crate::command::{LockId, NodeId};
 use crate::fault::aim::{Aim, ClientAim, Firing, NodeAim, On, Sighting};
 use crate::fault::{ClientId, Fault, LinkFaults, Origin, PlannedFault, ProcessFaults};
 use crate::history::OpKind;
+use crate::lifecycle::Lifecycle;
+
+/// What one event fired: how many aimed entries, and the faults they became.
+#[derive(Debug, Default)]
+pub struct Fired {
+    pub entries: usize,
+    pub faults: Vec<PlannedFault>,
+}
+
+impl Fired {
+    /// Puts the faults into the run's `plan` (and `active`), tells the `lifecycle`, and
+    /// returns each one's plan index with its start: the driver starts the ones due now
+    /// and queues the others, as both drivers do.
+    pub fn join(self, plan: &mut Vec<PlannedFault>, active: &mut Vec<bool>, lifecycle: &mut Lifecycle) -> Vec<(usize, u64)> {
+        if self.entries > 0 {
+            lifecycle.fired(self.entries, self.faults.len());
+        }
+        self.faults
+            .into_iter()
+            .map(|f| {
+                let at = f.at_us;
+                plan.push(f);
+                active.push(false);
+                (plan.len() - 1, at)
+            })
+            .collect()
+    }
+}
 
 /// Which nodes client `c` can reach now: not down, and its link not cut either way.
 pub fn reachable(links: &LinkFaults, procs: &ProcessFaults, c: ClientId, nodes: usize) -> Vec<NodeId> {
@@ -94,9 +122,37 @@ impl Aimer {
         self.pending.is_empty()
     }
 
-    /// How many aimed entries have fired so far (into faults or into none).
-    pub fn fired_entries(&self) -> usize {
-        self.fired.len()
+    /// [`Aimer::on_record`], with how many entries fired ([`Fired`]).
+    pub fn record(
+        &mut self,
+        t_us: u64,
+        c: ClientId,
+        r: &Record,
+        in_force: bool,
+        reach: &dyn Fn(ClientId) -> Vec<NodeId>,
+    ) -> Fired {
+        let before = self.fired.len();
+        let faults = self.on_record(t_us, c, r, in_force, reach);
+        Fired {
+            entries: self.fired.len() - before,
+            faults,
+        }
+    }
+
+    /// [`Aimer::replied`], with how many entries fired ([`Fired`]).
+    pub fn answer(
+        &mut self,
+        t_us: u64,
+        c: ClientId,
+        node: NodeId,
+        reach: &dyn Fn(ClientId) -> Vec<NodeId>,
+    ) -> Fired {
+        let before = self.fired.len();
+        let faults = self.replied(t_us, c, node, reach);
+        Fired {
+            entries: self.fired.len() - before,
+            faults,
+        }
     }
 
     /// What client `c` recorded at `t_us`, as the drivers see it: an acquire's invoke and

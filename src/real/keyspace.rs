@@ -317,42 +317,28 @@ fn event(p: redis::PushInfo) -> Option<(String, Note)> {
 /// instant (`CLIENT PAUSE ALL` in one `MULTI`), just before it is killed; `None` if it
 /// does not answer within a second.
 pub async fn snapshot_before_kill(addr: SocketAddr) -> Option<Snapshot> {
-    let attempt = async {
-        let client = redis::Client::open(format!("redis://{addr}/")).ok()?;
-        let mut conn = client.get_multiplexed_async_connection().await.ok()?;
-        let (v,): (redis::Value,) = redis::pipe()
-            .atomic()
-            .cmd("CLIENT")
-            .arg("PAUSE")
-            .arg(60_000)
-            .arg("ALL")
-            .ignore()
-            .cmd("EVAL")
-            .arg(SNAPSHOT)
-            .arg(0)
-            .query_async(&mut conn)
-            .await
-            .ok()?;
-        parse(&v)
-    };
-    tokio::time::timeout(SNAPSHOT_TIMEOUT, attempt)
-        .await
-        .ok()
-        .flatten()
+    read_keys(addr, true).await
 }
 
 /// Reads every key of the node at `addr`, as a fault is about to strike it (a pause, a
 /// clock fault); `None` if it does not answer within a second.
 pub async fn snapshot(addr: SocketAddr) -> Option<Snapshot> {
+    read_keys(addr, false).await
+}
+
+/// The snapshot script on a connection of its own, after `CLIENT PAUSE ALL` in the same
+/// `MULTI` if `pause`; `None` if the node does not answer within a second.
+async fn read_keys(addr: SocketAddr, pause: bool) -> Option<Snapshot> {
     let attempt = async {
         let client = redis::Client::open(format!("redis://{addr}/")).ok()?;
         let mut conn = client.get_multiplexed_async_connection().await.ok()?;
-        let v: redis::Value = redis::cmd("EVAL")
-            .arg(SNAPSHOT)
-            .arg(0)
-            .query_async(&mut conn)
-            .await
-            .ok()?;
+        let mut pipe = redis::pipe();
+        pipe.atomic();
+        if pause {
+            pipe.cmd("CLIENT").arg("PAUSE").arg(60_000).arg("ALL").ignore();
+        }
+        pipe.cmd("EVAL").arg(SNAPSHOT).arg(0);
+        let (v,): (redis::Value,) = pipe.query_async(&mut conn).await.ok()?;
         parse(&v)
     };
     tokio::time::timeout(SNAPSHOT_TIMEOUT, attempt)

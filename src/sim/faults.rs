@@ -28,7 +28,7 @@
 use super::{Ev, World};
 use crate::aimer;
 use crate::client::Record;
-use crate::fault::{Fault, PausePoint, PlannedFault, Process};
+use crate::fault::{Fault, PausePoint, Process};
 use crate::history::{Belief, Event, FaultAction, FaultEvent};
 use crate::lifecycle::RunPhase;
 
@@ -102,9 +102,8 @@ impl World<'_> {
             .is_none_or(|m| self.client_clocks[c].true_at_mono(m) > t);
         let (links, procs, n) = (&self.net.faults, &self.procs, self.scenario.nodes);
         let reach = |c| aimer::reachable(links, procs, c, n);
-        let before = self.aimer.fired_entries();
-        let fired = self.aimer.on_record(t, c, r, in_force, &reach);
-        self.fire(t, before, fired);
+        let fired = self.aimer.record(t, c, r, in_force, &reach);
+        self.fire(t, fired);
     }
 
     /// Node `node`'s reply reaches client `c` at `t`, before the client sees it: an
@@ -115,23 +114,13 @@ impl World<'_> {
         }
         let (links, procs, n) = (&self.net.faults, &self.procs, self.scenario.nodes);
         let reach = |c| aimer::reachable(links, procs, c, n);
-        let before = self.aimer.fired_entries();
-        let fired = self.aimer.replied(t, c, node, &reach);
-        self.fire(t, before, fired);
+        let fired = self.aimer.answer(t, c, node, &reach);
+        self.fire(t, fired);
     }
 
-    /// Starts (or queues) the faults aimed entries became (the aimer had fired
-    /// `before` entries before them).
-    fn fire(&mut self, t: u64, before: usize, fired: Vec<PlannedFault>) {
-        let entries = self.aimer.fired_entries() - before;
-        if entries > 0 {
-            self.lifecycle.fired(entries, fired.len());
-        }
-        for f in fired {
-            let i = self.plan.len();
-            let at = f.at_us;
-            self.plan.push(f);
-            self.active.push(false);
+    /// Starts (or queues) the faults aimed entries became.
+    fn fire(&mut self, t: u64, fired: crate::aimer::Fired) {
+        for (i, at) in fired.join(&mut self.plan, &mut self.active, &mut self.lifecycle) {
             if at <= t {
                 self.start_fault(t, i);
             } else {

@@ -159,9 +159,8 @@ impl Driver<'_> {
         let in_force = r.valid_until_mono_us.is_none_or(|m| m > t);
         let (links, procs, n) = (&self.links, &self.procs, self.hosts.len());
         let reach = |c| crate::aimer::reachable(links, procs, c, n);
-        let before = self.aimer.fired_entries();
-        let fired = self.aimer.on_record(t, c, r, in_force, &reach);
-        self.fire(t, before, fired);
+        let fired = self.aimer.record(t, c, r, in_force, &reach);
+        self.fire(t, fired);
     }
 
     /// Node `node` answered client `c` at `t` (a built-in client's reply, before the
@@ -173,27 +172,17 @@ impl Driver<'_> {
         }
         let (links, procs, n) = (&self.links, &self.procs, self.hosts.len());
         let reach = |c| crate::aimer::reachable(links, procs, c, n);
-        let before = self.aimer.fired_entries();
-        let fired = self.aimer.replied(t, c, node, &reach);
-        self.fire(t, before, fired);
+        let fired = self.aimer.answer(t, c, node, &reach);
+        self.fire(t, fired);
     }
 
-    /// Starts (or schedules) the faults aimed entries became (the aimer had fired
-    /// `before` entries before them).
-    fn fire(&mut self, t: u64, before: usize, fired: Vec<PlannedFault>) {
-        let entries = self.aimer.fired_entries() - before;
-        if entries > 0 {
-            self.lifecycle.fired(entries, fired.len());
-        }
+    /// Starts (or schedules) the faults aimed entries became.
+    fn fire(&mut self, t: u64, fired: crate::aimer::Fired) {
         self.replies_wanted.store(
             self.workers.is_some() && self.aimer.wants_replies(),
             std::sync::atomic::Ordering::Relaxed,
         );
-        for f in fired {
-            let i = self.plan.len();
-            let at = f.at_us;
-            self.plan.push(f);
-            self.active.push(false);
+        for (i, at) in fired.join(&mut self.plan, &mut self.active, &mut self.lifecycle) {
             if at <= t {
                 self.start_fault(t, i);
             } else {
