@@ -25,7 +25,12 @@ impl Fired {
     /// Puts the faults into the run's `plan` (and `active`), tells the `lifecycle`, and
     /// returns each one's plan index with its start: the driver starts the ones due now
     /// and queues the others, as both drivers do.
-    pub fn join(self, plan: &mut Vec<PlannedFault>, active: &mut Vec<bool>, lifecycle: &mut Lifecycle) -> Vec<(usize, u64)> {
+    pub fn join(
+        self,
+        plan: &mut Vec<PlannedFault>,
+        active: &mut Vec<bool>,
+        lifecycle: &mut Lifecycle,
+    ) -> Vec<(usize, u64)> {
         if self.entries > 0 {
             lifecycle.fired(self.entries, self.faults.len());
         }
