@@ -254,21 +254,23 @@ fn versions(summary: &Value, view: &RunView) -> String {
 }
 
 /// The probe's row, worded as the matrix's fault-tolerance column: empty without a probe.
+/// "ok" only with an uncontended acquisition judged during the faults (the matrix asks
+/// for [`crate::report::matrix::MIN_TOLERANCE_JUDGED`] over a cell's seeds); a failure
+/// is told however few were judged.
 fn probe_text(stats: &Value) -> String {
     let p = &stats["probe"];
     if !p.is_object() {
         return String::new();
     }
     let n = |k: &str| p[k].as_u64().unwrap_or(0);
-    let verdict = match (n("judged"), n("judged_failed")) {
-        (0, _) => "not judged (the probe made no acquisition while a majority was reachable)".into(),
-        (judged, 0) => format!(
-            "ok ({judged} uncontended, {} during faults)",
-            n("judged_during_faults")
-        ),
-        (judged, failed) => {
+    let verdict = match (n("judged"), n("judged_failed"), n("judged_during_faults")) {
+        (judged, failed @ 1.., _) => {
             format!("{failed} of {judged} uncontended acquisitions failed while a majority was reachable")
         }
+        (judged, 0, 0) => format!(
+            "not judged ({judged} uncontended acquisitions while a majority was reachable, none during the faults)"
+        ),
+        (judged, 0, during) => format!("ok ({during} uncontended during the faults, {judged} in all)"),
     };
     let acquires = n("acquires");
     let share = |a: u64, of: u64| if of == 0 { 0.0 } else { a as f64 / of as f64 };
@@ -399,6 +401,15 @@ fn mode_table(h: &mut String, view: &RunView) {
         span(spent.contended_us()),
         pct(stats.availability)
     );
+    if let Some(a) = stats.availability_during_faults() {
+        let _ = writeln!(
+            h,
+            "<p>During the faults: {} of the {} workload acquire calls that overlapped a fault succeeded (the probe's not counted), against {} over the whole run.</p>",
+            pct(a),
+            stats.fault_acquires,
+            pct(stats.availability)
+        );
+    }
 }
 
 fn violations(h: &mut String, view: &RunView, stories: &[Story]) {
@@ -627,7 +638,12 @@ mod tests {
         );
         let mut ok = stats.clone();
         ok["probe"]["judged_failed"] = json!(0);
-        assert!(probe_text(&ok).starts_with("ok (8 uncontended, 3 during faults);"));
+        assert!(probe_text(&ok).starts_with("ok (3 uncontended during the faults, 8 in all);"));
+        ok["probe"]["judged_during_faults"] = json!(0);
+        assert!(
+            probe_text(&ok).starts_with("not judged (8 uncontended"),
+            "none during the faults"
+        );
         ok["stalls"] = json!(0);
         assert!(stalls_text(&ok).starts_with("none"));
         assert_eq!(probe_text(&json!({"acquires": 3})), "", "no probe, no row");
