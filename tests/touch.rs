@@ -30,7 +30,13 @@ hold = { min = "100ms", max = "300ms" }
 /// The first fault's touch and whether it was exercised, for `fault` (a `[[faults]]`
 /// entry) run on `backend` with `seed`.
 fn touched(fault: &str, extra: &str, backend: Backend, seed: u64) -> (Touched, bool) {
-    let text = format!("{BASE}{extra}\n[[faults]]\n{fault}\n");
+    touched_as("redlock", fault, extra, backend, seed)
+}
+
+/// As [`touched`], with lockstorm's lock of kind `algorithm`.
+fn touched_as(algorithm: &str, fault: &str, extra: &str, backend: Backend, seed: u64) -> (Touched, bool) {
+    let base = BASE.replace("kind = \"redlock\"", &format!("kind = \"{algorithm}\""));
+    let text = format!("{base}{extra}\n[[faults]]\n{fault}\n");
     let mut s = Scenario::parse(&text, "touch.toml", "touch").unwrap_or_else(|e| panic!("{e}\n{text}"));
     s.backend = backend;
     let output = match backend {
@@ -54,6 +60,8 @@ struct Kind {
     extra: &'static str,
     shows: fn(&Touched) -> bool,
     real: bool,
+    /// lockstorm's lock the clients run.
+    algorithm: &'static str,
 }
 
 const KINDS: &[Kind] = &[
@@ -63,6 +71,15 @@ const KINDS: &[Kind] = &[
         extra: "",
         shows: |t| t.keys_down > 0 && t.keys_wiped > 0,
         real: true,
+        algorithm: "redlock",
+    },
+    Kind {
+        name: "failover: the master's keys taken down, those not yet replicated wiped",
+        fault: "when = \"acquired\"\nkind = \"failover\"\nnode = \"shared\"\npromote_after = \"100ms\"",
+        extra: "\n[replication]\nlag = \"2s\"\n",
+        shows: |t| t.keys_down > 0 && t.keys_wiped > 0,
+        real: true,
+        algorithm: "redlock",
     },
     Kind {
         name: "node pause: keys taken down",
@@ -70,6 +87,7 @@ const KINDS: &[Kind] = &[
         extra: "",
         shows: |t| t.keys_down > 0,
         real: true,
+        algorithm: "redlock",
     },
     Kind {
         name: "node clock jump: expiries moved",
@@ -77,6 +95,7 @@ const KINDS: &[Kind] = &[
         extra: "",
         shows: |t| t.keys_moved > 0,
         real: true,
+        algorithm: "redlock",
     },
     Kind {
         name: "client pause: a hold stopped",
@@ -84,6 +103,7 @@ const KINDS: &[Kind] = &[
         extra: "",
         shows: |t| t.holds > 0,
         real: true,
+        algorithm: "redlock",
     },
     Kind {
         name: "client pause mid-acquisition: an acquisition stopped",
@@ -91,13 +111,17 @@ const KINDS: &[Kind] = &[
         extra: "",
         shows: |t| t.acquisitions > 0,
         real: true,
+        algorithm: "redlock",
     },
     Kind {
+        // The read-write lock sends the client's wall clock to the nodes (the exclusive
+        // one times validity by the monotonic clock: below, a jump touches nothing).
         name: "client clock jump: its holds re-timed",
         fault: "when = \"acquired\"\nkind = \"clock_jump\"\nclient = \"holder\"\nby = \"-2s\"",
         extra: "",
         shows: |t| t.holds > 0,
         real: true,
+        algorithm: "rw_redlock",
     },
     Kind {
         name: "partition: lock messages dropped (simulator) or held back (proxy)",
@@ -105,6 +129,7 @@ const KINDS: &[Kind] = &[
         extra: "",
         shows: |t| t.dropped + t.held > 0,
         real: true,
+        algorithm: "redlock",
     },
     Kind {
         name: "delay: lock messages delayed",
@@ -112,6 +137,7 @@ const KINDS: &[Kind] = &[
         extra: "",
         shows: |t| t.delayed > 0 && t.delay_max_us > 0,
         real: true,
+        algorithm: "redlock",
     },
     Kind {
         name: "loss: lock messages dropped",
@@ -119,13 +145,14 @@ const KINDS: &[Kind] = &[
         extra: "",
         shows: |t| t.dropped > 0,
         real: false,
+        algorithm: "redlock",
     },
 ];
 
 fn check_kinds(backend: Backend, seeds: std::ops::RangeInclusive<u64>) {
     for k in KINDS.iter().filter(|k| backend == Backend::Sim || k.real) {
         for seed in seeds.clone() {
-            let (t, exercised) = touched(k.fault, k.extra, backend, seed);
+            let (t, exercised) = touched_as(k.algorithm, k.fault, k.extra, backend, seed);
             assert!(
                 (k.shows)(&t) && exercised,
                 "{:?} {} (seed {seed}): touched {} ({t:?}), exercised {exercised}",
@@ -146,6 +173,19 @@ fn each_touch_kind_on_the_simulator() {
 #[test]
 fn each_touch_kind_on_real_redis_servers() {
     check_kinds(Backend::Redis, 1..=1);
+}
+
+#[test]
+fn a_client_clock_jump_touches_nothing_of_a_lock_timed_by_the_monotonic_clock() {
+    let jump = "when = \"acquired\"\nkind = \"clock_jump\"\nclient = \"holder\"\nby = \"-2s\"";
+    for backend in [Backend::Sim, Backend::Redis] {
+        let (t, exercised) = touched(jump, "", backend, 1);
+        assert!(
+            t.is_empty() && !exercised,
+            "{backend:?}: the exclusive lock's clients read no wall clock, yet the jump touched {}",
+            t.describe()
+        );
+    }
 }
 
 #[test]

@@ -52,7 +52,7 @@ fn exercises(target: &Target, t: &Touched) -> bool {
         Target::Node {
             hit: NodeHit::Clock { .. },
             ..
-        } => t.keys_moved > 0 || t.keys_set_moved > 0,
+        } => t.keys_moved > 0,
         Target::Client {
             hit: ClientHit::Pause | ClientHit::Clock { .. },
             ..

@@ -5,14 +5,17 @@
 //! - a crash, a failover or a node's pause: the live keys it **took down** (live on the
 //!   node, by its `node` lines, when it went out), and of those the ones it **wiped**
 //!   (the `lost` or `unreplicated` lines of that node after it); and the acquisitions
-//!   **granted around** it (a workload `ok` while the node was out: the lock was taken
-//!   without it);
+//!   **granted around** it (a workload `ok` while the node was out and no cut kept it
+//!   from that client anyway: the lock was taken without it);
 //! - a node's clock (jump or rate): the live keys whose expiry it **moved** (live on the
-//!   node at the jump, or while the rate was off), and after a jump the keys **set under
-//!   the moved clock** (set on the node later, until the heal: they live by it);
+//!   node at the jump, or set or live while the rate was off). A jump acts at its
+//!   instant only: a key set after it is given its ttl by the moved clock and lives
+//!   that long (clocks are never set back), so it is not counted;
 //! - a client's pause or clock: the client's **holds** in force and **acquisitions** in
-//!   progress it stopped or whose clock it moved (at a jump, and after it until the heal:
-//!   the clock stays moved; while a rate or a pause is active);
+//!   progress it stopped or whose clock it moved (at a jump's instant; while a rate or a
+//!   pause is active). lockstorm's own exclusive locks time their validity by the
+//!   monotonic clock, which a jump does not move: on their clients a client clock jump
+//!   touches nothing (the read-write kinds send the wall clock to the nodes, so it does);
 //! - a partition, a delay or a loss: the lock **messages** it dropped, held back (and
 //!   for how long) or delayed (and by how much), from the `link` lines of its links.
 //!
@@ -192,9 +195,6 @@ pub struct Touched {
     /// Live keys whose expiry its clock moved.
     #[serde(skip_serializing_if = "is_zero")]
     pub keys_moved: u64,
-    /// Keys set on the node after its clock jumped, until the heal.
-    #[serde(skip_serializing_if = "is_zero")]
-    pub keys_set_moved: u64,
     /// Workload acquisitions granted while the node was out (crash, failover, pause).
     #[serde(skip_serializing_if = "is_zero")]
     pub granted_around: u64,
@@ -270,12 +270,6 @@ impl Touched {
                 n(self.keys_moved, "live key", "live keys")
             ));
         }
-        if self.keys_set_moved > 0 {
-            parts.push(format!(
-                "{} set later lived by the moved clock",
-                n(self.keys_set_moved, "key", "keys")
-            ));
-        }
         if self.dropped > 0 {
             parts.push(format!(
                 "dropped {}",
@@ -346,8 +340,6 @@ pub(super) struct Collector {
     pub(super) outages: Vec<usize>,
     /// The active faults by id, each as its index.
     active: BTreeMap<usize, usize>,
-    /// Clock jumps that ended: the clock stays moved until the heal.
-    lasting: Vec<usize>,
     /// Per stopped process: the first fault of its outage and how many are active.
     stopped: BTreeMap<(bool, usize), (usize, usize)>,
     /// Per node, the last crash or failover that took it down: a `lost` or
@@ -370,11 +362,19 @@ pub(super) struct Collector {
     /// Workload acquisitions that succeeded (the probe's not counted).
     pub(super) acquired: u64,
     healed: bool,
+    /// The clients are lockstorm's own and read no wall clock (see the module's text):
+    /// a client clock jump touches nothing.
+    wall_blind: bool,
 }
 
 impl Collector {
-    pub(super) fn set_probe(&mut self, probe: Option<usize>) {
-        self.probe = probe;
+    /// What the `meta` line tells: the probe, and whether the clients read a wall clock.
+    pub(super) fn set_meta(&mut self, meta: &crate::history::Meta) {
+        self.probe = meta.probe_client;
+        let own = meta.worker.as_ref().is_none_or(|w| w.library == "lockstorm");
+        self.wall_blind = own
+            && crate::algorithm::AlgorithmKind::from_name(&meta.algorithm)
+                .is_some_and(|k| !k.reads_wall_clock());
     }
 
     fn is_probe(&self, client: usize) -> bool {
@@ -412,19 +412,21 @@ impl Collector {
         if self.healed {
             return;
         }
+        // A node an active cut keeps from this client was out of its reach anyway: the
+        // acquisition went around the cut, not around the node's outage.
+        let cut_off = |node: usize| {
+            self.active.values().any(|&j| {
+                matches!(&self.targets[j], Target::Links { nodes, clients, hit: LinkHit::Cut(_) }
+                    if nodes.contains(&node) && clients.binary_search(&client).is_ok())
+            })
+        };
         let out: Vec<usize> = self
             .active
             .values()
             .copied()
-            .filter(|&i| {
-                matches!(
-                    self.targets[i],
-                    Target::Node {
-                        hit: NodeHit::Out,
-                        ..
-                    }
-                )
-            })
+            .filter(
+                |&i| matches!(self.targets[i], Target::Node { node, hit: NodeHit::Out } if !cut_off(node)),
+            )
             .collect();
         for i in out {
             let t = &mut self.faults[i].touched;
@@ -433,24 +435,20 @@ impl Collector {
         }
     }
 
-    /// Active faults and clock jumps still in force (ids as indices).
+    /// Active clock rates (ids as indices): a jump acts at its instant only.
     fn clock_faults(&self) -> impl Iterator<Item = usize> + '_ {
-        self.active
-            .values()
-            .chain(&self.lasting)
-            .copied()
-            .filter(move |&i| {
-                matches!(
-                    self.targets[i],
-                    Target::Client {
-                        hit: ClientHit::Clock { .. },
-                        ..
-                    } | Target::Node {
-                        hit: NodeHit::Clock { .. },
-                        ..
-                    }
-                )
-            })
+        self.active.values().copied().filter(move |&i| {
+            matches!(
+                self.targets[i],
+                Target::Client {
+                    hit: ClientHit::Clock { .. },
+                    ..
+                } | Target::Node {
+                    hit: NodeHit::Clock { .. },
+                    ..
+                }
+            )
+        })
     }
 
     /// A fault starts or ends at `f.t_us` (history line `line`); `holds` are the holds
@@ -505,6 +503,10 @@ impl Collector {
                 }
                 self.struck.insert(*node, index);
             }
+            Target::Client {
+                hit: ClientHit::Clock { stays: true },
+                ..
+            } if self.wall_blind => {}
             Target::Client { client, .. } if !self.is_probe(*client) => {
                 for h in holds.filter(|h| h.client == *client && h.start_us <= t && t < h.end_us) {
                     touched.holds += 1;
@@ -532,16 +534,9 @@ impl Collector {
             joined: outage.map(|first| self.faults[first].id),
             exercised: false,
         });
-        self.targets.push(target);
-        self.active.insert(f.id, index);
-    }
-
-    fn end(&mut self, f: &FaultEvent, _line: usize) {
-        let Some(index) = self.active.remove(&f.id) else {
-            return;
-        };
-        let target = &self.targets[index];
-        if matches!(
+        // A jump acts at its instant: it is over once counted (its end line, if any,
+        // finds nothing active).
+        let jump = matches!(
             target,
             Target::Client {
                 hit: ClientHit::Clock { stays: true },
@@ -550,9 +545,19 @@ impl Collector {
                 hit: NodeHit::Clock { stays: true },
                 ..
             }
-        ) {
-            self.lasting.push(index);
-        } else if let Some(key) = target.outage() {
+        );
+        self.targets.push(target);
+        if !jump {
+            self.active.insert(f.id, index);
+        }
+    }
+
+    fn end(&mut self, f: &FaultEvent, _line: usize) {
+        let Some(index) = self.active.remove(&f.id) else {
+            return;
+        };
+        let target = &self.targets[index];
+        if let Some(key) = target.outage() {
             if let Some((_, count)) = self.stopped.get_mut(&key) {
                 *count -= 1;
                 if *count == 0 {
@@ -618,19 +623,8 @@ impl Collector {
                     if !self.count_once(i, n.key, n.token) {
                         continue;
                     }
-                    let stays = matches!(
-                        self.targets[i],
-                        Target::Node {
-                            hit: NodeHit::Clock { stays: true },
-                            ..
-                        }
-                    );
                     let t = &mut self.faults[i].touched;
-                    if stays {
-                        t.keys_set_moved += 1;
-                    } else {
-                        t.keys_moved += 1;
-                    }
+                    t.keys_moved += 1;
                     t.cite(line);
                 }
             }
@@ -696,7 +690,6 @@ impl Collector {
         let hit: Vec<usize> = self
             .active
             .values()
-            .chain(&self.lasting)
             .copied()
             .filter(|&i| matches!(self.targets[i], Target::Client { client, .. } if client == hold.client))
             .collect();
@@ -712,7 +705,6 @@ impl Collector {
     pub(super) fn healed(&mut self) {
         self.healed = true;
         self.active.clear();
-        self.lasting.clear();
         self.stopped.clear();
     }
 }
