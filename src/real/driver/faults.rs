@@ -204,8 +204,9 @@ impl Driver<'_> {
         self.fault_event(t, i, FaultAction::Start);
         self.fault(t, i, true);
         match (self.plan[i].duration_us, &self.plan[i].fault) {
-            // A clock jump is instantaneous: the clock stays moved, nothing to undo.
-            (Some(0), Fault::ClockJump { .. }) => self.active[i] = false,
+            // A clock jump is instantaneous: the clock stays moved, nothing to undo; it
+            // ends at once, as on the simulator (its end line, and the heal's count).
+            (Some(0), Fault::ClockJump { .. }) => self.end_fault(t, i),
             // Any other fault ends, at once if its duration is 0 (a crash with
             // `restart_after = "0s"` restarts, a failover with `promote_after = "0s"`
             // promotes), as on the simulator.

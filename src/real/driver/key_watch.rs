@@ -48,6 +48,9 @@ impl KeyWatch {
                 for (key, token, expire_at) in alive(&snapshot, snapshot.time_us) {
                     if let Some(mut l) = line(t_us, node, key, NodeAction::Present, Some(token.clone())) {
                         l.expire_at_node_us = expire_at;
+                        // What was left of its ttl (rounded up): a key known only from
+                        // this line lives that long, not for ever.
+                        l.ttl_ms = expire_at.map(|x| (x - snapshot.time_us).div_ceil(1_000));
                         out.push(l);
                     }
                 }
