@@ -12,8 +12,9 @@
 //! name them. A removal that names no value (a real `DEL` from a built-in client) takes
 //! every value of the key.
 //!
-//! Only what the lines say is kept: a history without node lines has no live keys, and
-//! the touches that rest on keys are then not seen (the verdict says so).
+//! Only what the lines say is kept: a history without node lines (`node_events = false`)
+//! has no live keys, and the touches that rest on keys are then not seen: a crash or a
+//! node clock there touched no key, and only what else it touched can exercise it.
 
 use crate::history::compact::{NodeSet, Token};
 use crate::history::{NodeAction, NodeRef};

@@ -31,7 +31,7 @@
 //!   majority is reachable, and locks are acquirable again after every heal.
 //!   A liveness finding whose window meets a `driver_stall` (lockstorm's own driver did
 //!   not run) is set aside, not blamed on the lock ([`liveness::set_aside`]).
-//! - Exercise ([`exercise`]): which faults met a hold in force on what they target,
+//! - Exercise ([`exercise`]): what each fault touched of the lock (keys, messages, holds),
 //!   so that a run with no violation reads "safe" only if it proved something, and
 //!   "not exercised" otherwise.
 //! - Statistics ([`stats`]): availability, acquire latency, per-mode waits and the
@@ -120,7 +120,7 @@ pub struct Findings {
     pub resource: ResourceStats,
     /// Fencing tokens that did not increase from one hold to a later one.
     pub fence_regressions: Vec<resource::FenceRegression>,
-    /// Which faults met a hold, for the verdict's "safe" or "not exercised" ([`exercise`]).
+    /// What each fault touched, for the verdict's "safe" or "not exercised" ([`exercise`]).
     pub exercise: Exercise,
     /// Stalls of lockstorm's own driver the history records (`driver_stall` lines).
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -248,7 +248,7 @@ impl Checker {
                     return Err(self.malformed("a meta event may only be the first line"));
                 }
                 self.waits.set_bound(m.writer_wait_bound_us);
-                self.exercise.set_probe(m.probe_client);
+                self.exercise.set_meta(m);
                 self.meta = Some(m.clone());
             }
             Event::Invoke(op) => {
@@ -352,9 +352,14 @@ impl Checker {
 
     /// A workload operation that completed: an acquire that overlapped a fault counts
     /// in the availability during the faults; a release or an extension that blocked
-    /// past the ttl during one is a stall.
+    /// past the ttl during one is a stall. An operation begun before the heal counts
+    /// however late it completes (a release stuck in a client's reconnect retries is
+    /// often freed by the heal itself).
     fn during_faults(&mut self, event: &Event, op: &Op, open: &OpenOp) {
-        if open.phase != Phase::Workload || self.heal_us.is_some() || !self.fault_since(open.invoke_us) {
+        if open.phase != Phase::Workload
+            || self.heal_us.is_some_and(|h| h <= open.invoke_us)
+            || !self.fault_since(open.invoke_us)
+        {
             return;
         }
         let probe = self.meta.as_ref().and_then(|m| m.probe_client) == Some(op.client);

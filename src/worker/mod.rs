@@ -6,7 +6,7 @@
 //! faults, the clocks and the history; the worker only takes and releases locks with
 //! its library. In the flow (scenario → run → history → checker → report) a worker
 //! sits inside the real driver's run: [`lock`] is the client's sans-IO side (requests
-//! out, answers in, validity counted from the send), [`process`] starts, feeds, pauses
+//! out, answers in, the caller's hold counted from the library's return), [`process`] starts, feeds, pauses
 //! and stops the processes, and `real/driver/workers.rs` ties them to the run. The
 //! worker is faulted as a process: SIGSTOP for a client pause, libfaketime for its
 //! clock, its own proxies for partitions and delays. lockstorm stamps every event with
