@@ -289,11 +289,26 @@ impl Ran {
                 pct(self.rate.high)
             ),
             "safe" => format!("0/{exercised} (rate <= {} at 95%)", pct(self.rate.high)),
-            _ => format!(
-                "not exercised ({exercised} of {} seeds exercised, {} needed)",
-                self.seeds,
-                crate::outcome::needed(self.seeds as usize, self.min_exercised)
-            ),
+            _ => match self.settings.iter().find(|s| s.verdict() == "not exercised") {
+                // The cell's seeds together would do; a setting of its grid does not.
+                Some(s)
+                    if self.seeds - self.not_exercised_seeds
+                        >= crate::outcome::needed(self.seeds as usize, self.min_exercised) as u64 =>
+                {
+                    format!(
+                        "not exercised (setting \"{}\": {} of {} seeds exercised, {} needed)",
+                        s.name,
+                        s.seeds - s.not_exercised_seeds,
+                        s.seeds,
+                        crate::outcome::needed(s.seeds as usize, s.min_exercised)
+                    )
+                }
+                _ => format!(
+                    "not exercised ({exercised} of {} seeds exercised, {} needed)",
+                    self.seeds,
+                    crate::outcome::needed(self.seeds as usize, self.min_exercised)
+                ),
+            },
         };
         if self.not_exercised_seeds > 0 && self.verdict() != "not exercised" {
             let _ = write!(

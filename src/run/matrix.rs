@@ -177,9 +177,11 @@ struct Acc {
     results: Vec<SeedResult>,
     /// Per seed that ran, the few figures the tally needs beyond its result.
     figures: Vec<Figures>,
-    /// The first unsafe seed's run, and the first seed's (by seed, not by finish).
-    first_unsafe: Option<Kept>,
-    first: Option<Kept>,
+    /// The first seed's run of each report rank ([`SeedResult::report_rank`]: with a
+    /// finding, not exercised, exercised; by seed, not by finish): which one the cell
+    /// reports is the scenario's rule ([`super::reported_seed`]), picked when every seed
+    /// has run.
+    first: [Option<Kept>; 3],
     /// Seeds whose worker broke the protocol: (seed, message), and the lowest one's run.
     errors: Vec<(u64, String)>,
     error_run: Option<(u64, RunOutput)>,
@@ -307,18 +309,18 @@ pub fn run_matrix(options: &MatrixOptions, progress: &(dyn Fn(&str) + Sync)) -> 
                         writes: findings.resource.writes,
                     });
                     acc.results.push(result.clone());
-                    let unsafe_ = !result.safe;
+                    let rank = usize::from(result.report_rank());
                     let kept = Kept {
                         result,
                         output,
                         findings,
                     };
-                    if unsafe_ {
-                        keep_lower(&mut acc.first_unsafe, kept);
-                        // An unsafe seed is reported: the first seed's run is not needed.
-                        acc.first = None;
-                    } else if acc.first_unsafe.is_none() {
-                        keep_lower(&mut acc.first, kept);
+                    if acc.first[2].is_none() || rank == 2 {
+                        keep_lower(&mut acc.first[rank], kept);
+                    }
+                    if rank == 2 {
+                        // A seed with a finding is reported: the others' runs are not needed.
+                        acc.first[..2].fill_with(|| None);
                     }
                 }
                 Some(Err(RealError::Worker(why))) => {
@@ -519,8 +521,9 @@ fn finish_cell(
     errors.sort();
     let reported = accs
         .iter()
-        .position(|a| a.first_unsafe.is_some())
-        .or_else(|| accs.iter().position(|a| a.first.is_some()));
+        .position(|a| a.results.iter().any(|r| !r.safe))
+        .or_else(|| accs.iter().position(|a| a.first[2].is_some()))
+        .or_else(|| accs.iter().position(|a| a.first.iter().any(Option::is_some)));
     let Some(reported) = reported else {
         // Every seed ended in an error: keep the lowest one's history, where a worker's
         // breach recorded one (a node that stopped answering leaves none).
@@ -596,7 +599,16 @@ fn finish_cell(
             touched: r.touched.clone(),
         }));
         if i == reported {
-            kept = Some((results.clone(), acc.first_unsafe.take().or(acc.first.take())));
+            // The scenario's rule: an unsafe seed; else, when the setting reads not
+            // exercised, its first seed not exercised (its page shows what the faults
+            // missed); else its first exercised seed.
+            let wanted = super::reported_seed(&results, scenario.min_exercised);
+            let run = acc
+                .first
+                .iter_mut()
+                .filter_map(Option::take)
+                .find(|k| k.result.seed == wanted);
+            kept = Some((results.clone(), run));
         }
         all_results.extend(results);
         all_figures.extend(figures);
