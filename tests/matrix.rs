@@ -258,3 +258,145 @@ fn a_cell_folder_holding_a_file_lockstorm_did_not_write_stops_the_matrix_before_
     assert_eq!(std::fs::read_to_string(cell.join("notes.txt")).unwrap(), "mine");
     assert!(!out.join("matrix.json").exists(), "no cell ran");
 }
+
+/// What a cell's matrix.json entry says that does not depend on timing: a real run's
+/// counts differ from run to run, its layout and its verdict's inputs do not.
+fn stable(m: &serde_json::Value) -> serde_json::Value {
+    let mut m = m.clone();
+    m["wall_secs"] = serde_json::Value::Null;
+    for a in m["adapters"].as_array_mut().unwrap() {
+        a["library"] = serde_json::Value::Null;
+        for c in a["cells"].as_array_mut().unwrap() {
+            if c["status"] == "ran" {
+                let keep = [
+                    "status",
+                    "seeds",
+                    "seeds_asked",
+                    "report",
+                    "rerun",
+                    "rerun_all",
+                    "library",
+                ];
+                let o = c.as_object_mut().unwrap();
+                o.retain(|k, _| keep.contains(&k.as_str()));
+                o.remove("library");
+            }
+        }
+    }
+    m
+}
+
+#[test]
+fn a_sharded_matrix_merges_into_the_matrix_one_run_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    let list = dir.path().join("adapters.toml");
+    // Three cells with a template: the single-instance lock's clean run, and the two of a
+    // library that cannot start (its cells say so without running).
+    std::fs::write(
+        &list,
+        r#"
+[[adapter]]
+name = "builtin"
+command = ["lockstorm", "worker"]
+runtime = "rust"
+kind = "single"
+
+[[adapter]]
+name = "missing"
+command = ["no-such-lock-worker"]
+runtime = "none"
+kind = "multi"
+"#,
+    )
+    .unwrap();
+    let matrix = |out: &std::path::Path, more: &[&str]| {
+        let o = Command::new(env!("CARGO_BIN_EXE_lockstorm"))
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .args([
+                "matrix",
+                "--faults",
+                "01-clean,02-minority-crash",
+                "--seeds",
+                "1",
+                "--list",
+            ])
+            .arg(&list)
+            .arg("--out")
+            .arg(out)
+            .args(more)
+            .output()
+            .unwrap();
+        let shown = format!(
+            "{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(out.join("matrix.json").is_file(), "{shown}");
+        (o.status.code(), shown)
+    };
+    let read = |p: &std::path::Path| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(p.join("matrix.json")).unwrap()).unwrap()
+    };
+    let whole = dir.path().join("whole");
+    matrix(&whole, &[]);
+    // The shards run as separate processes, as on separate machines.
+    let shards: Vec<_> = (0..2).map(|i| dir.path().join(format!("shard-{i}"))).collect();
+    for (i, s) in shards.iter().enumerate() {
+        let (_, shown) = matrix(s, &["--shard", &format!("{i}/2")]);
+        assert!(shown.contains("in other shards"), "{shown}");
+        assert!(s.join("shard.json").is_file());
+    }
+    assert_eq!(
+        read(&shards[1])["adapters"][0]["cells"][0]["status"],
+        "other_shard"
+    );
+    assert!(
+        !shards[1].join("builtin/01-clean").exists(),
+        "shard 1 runs only cell 1"
+    );
+
+    let merged = dir.path().join("merged");
+    let merge = |dirs: &[&std::path::PathBuf], out: &std::path::Path| {
+        Command::new(env!("CARGO_BIN_EXE_lockstorm"))
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .arg("merge")
+            .args(dirs)
+            .arg("--out")
+            .arg(out)
+            .output()
+            .unwrap()
+    };
+    let o = merge(&[&shards[1], &shards[0]], &merged);
+    let shown = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(o.status.code().is_some_and(|c| c < 2), "{shown}");
+    assert_eq!(stable(&read(&merged)), stable(&read(&whole)), "{shown}");
+    for f in [
+        "index.html",
+        "README.md",
+        "builtin/01-clean/index.html",
+        "builtin/01-clean/summary.json",
+    ] {
+        assert!(merged.join(f).is_file(), "{f}: {shown}");
+    }
+    let readme = std::fs::read_to_string(merged.join("README.md")).unwrap();
+    assert!(!readme.contains("another shard"), "{readme}");
+    assert!(!merged.join("shard.json").exists());
+
+    // A shard missing, or a shard of another matrix, is refused with one line.
+    let o = merge(&[&shards[0]], &dir.path().join("m2"));
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("shard 1/2 is missing"));
+    let other = dir.path().join("other");
+    matrix(&other, &["--shard", "1/2", "--seed", "7"]);
+    let o = merge(&[&shards[0], &other], &dir.path().join("m3"));
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("different runs"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}

@@ -359,3 +359,61 @@ fn the_command_lines_in_docs_run_as_written() {
         "both engines merge the same run"
     );
 }
+
+/// docs/github-actions-matrix.yml's command lines, as written, on a small adapter list:
+/// one library that cannot start (its cells say so at once) over the whole catalogue,
+/// four shards, then the merge into one matrix.
+#[test]
+fn the_matrix_recipe_in_docs_runs_as_written() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::write(
+        dir.join("list.toml"),
+        "[[adapter]]\nname = \"missing\"\ncommand = [\"no-such-lock-worker\"]\nruntime = \"none\"\nkind = \"multi\"\n",
+    )
+    .unwrap();
+    let bin = Path::new(env!("CARGO_BIN_EXE_lockstorm"))
+        .parent()
+        .unwrap()
+        .to_path_buf();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let catalogue = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/matrix");
+    let commands = doc_commands("github-actions-matrix.yml");
+    assert_eq!(
+        commands.len(),
+        2,
+        "one shard and one merge command line: {commands:?}"
+    );
+    for command in &commands {
+        let runs = if command.contains("--shard") { 4 } else { 1 };
+        for i in 0..runs {
+            let out = Command::new("sh")
+                .arg("-c")
+                .arg(command)
+                .current_dir(dir)
+                .env("PATH", &path)
+                .env("LIST", "list.toml")
+                .env("CATALOGUE", &catalogue)
+                .env("SEEDS", "2")
+                .env("JOB_COMPLETION_INDEX", i.to_string())
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "{command}: {}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+    }
+    let m: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("libraries/matrix.json")).unwrap()).unwrap();
+    let cells = m["adapters"][0]["cells"].as_array().unwrap();
+    assert!(cells.len() >= 4, "{m}");
+    assert!(
+        cells
+            .iter()
+            .all(|c| c["status"] == "cannot_run" || c["status"] == "not_applicable"),
+        "every cell from its shard: {m}"
+    );
+}

@@ -23,9 +23,10 @@ pub struct Args {
     /// The fault catalogue (with multi/ and single/).
     #[arg(long, default_value = "scenarios/matrix")]
     catalogue: PathBuf,
-    /// Where the matrix goes.
-    #[arg(long, default_value = "reports/libraries")]
-    out: PathBuf,
+    /// Where the matrix goes (default: reports/libraries; a shard's:
+    /// reports/libraries.shard-I-of-N).
+    #[arg(long)]
+    out: Option<PathBuf>,
     /// The first seed of every cell.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -54,6 +55,10 @@ pub struct Args {
     /// default: every core).
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=256))]
     jobs: Option<u64>,
+    /// Run only every N-th cell from the I-th (I from 0), on one of N machines; `lockstorm
+    /// merge` puts the shards' folders together into the matrix one run writes.
+    #[arg(long, value_name = "I/N")]
+    shard: Option<lockstorm::run::shard::Shard>,
     /// Also write the matrix as JUnit XML to FILE, a test suite per adapter and a case per
     /// fault, for CI systems to show (a case fails when it departs from the prediction).
     #[arg(long, value_name = "FILE")]
@@ -73,8 +78,10 @@ pub fn run(a: Args) -> Result<bool> {
         algorithm,
         seeds,
         jobs,
+        shard,
         junit: junit_file,
     } = a;
+    let out = out.unwrap_or_else(|| super::default_out(PathBuf::from("reports/libraries"), shard));
     let worker = match (worker, worker_kind) {
         (Some(argv), Some(kind)) => Some((
             lockstorm::worker::WorkerSpec::from_command_line(&argv).map_err(anyhow::Error::msg)?,
@@ -93,11 +100,18 @@ pub fn run(a: Args) -> Result<bool> {
         jobs: jobs_or_all(jobs),
         worker,
         algorithm,
+        shard,
     };
     let m = lockstorm::run::matrix::run_matrix(&options, &|cell| eprintln!("{cell}"))?;
     if let Some(path) = &junit_file {
         write_junit(path, "lockstorm matrix", junit::matrix_suites(&m, &options.out))?;
     }
+    Ok(print_totals(&m, &options.out))
+}
+
+/// A line per adapter and where the matrix is; whether no cell departs from its
+/// library's prediction and none ended in an error on every seed.
+pub fn print_totals(m: &lockstorm::report::matrix::Matrix, out: &std::path::Path) -> bool {
     let mut departed = 0;
     let mut errored = 0;
     for a in &m.adapters {
@@ -112,16 +126,22 @@ pub fn run(a: Args) -> Result<bool> {
             .collect();
         let off = ran.iter().filter(|r| r.departs.is_some()).count();
         departed += off;
+        let elsewhere = a.cells.iter().filter(|c| matches!(c, Cell::OtherShard)).count();
         println!(
-            "{:<24} {} of {} cells ran, {off} not as predicted",
+            "{:<24} {} of {} cells ran{}, {off} not as predicted",
             a.name,
             ran.len(),
-            a.cells.len()
+            a.cells.len(),
+            if elsewhere > 0 {
+                format!(" ({elsewhere} in other shards)")
+            } else {
+                String::new()
+            }
         );
     }
     println!(
         "matrix in {} ({} seeds per cell, {:.0} s)",
-        options.out.join("README.md").display(),
+        out.join("README.md").display(),
         m.seeds,
         m.wall_secs
     );
@@ -130,5 +150,5 @@ pub fn run(a: Args) -> Result<bool> {
     }
     // The libraries' own predictions decide, not the built-in lock's `expect`; a cell
     // that judged nothing (every seed ended in an error) fails the gate too.
-    Ok(departed == 0 && errored == 0)
+    departed == 0 && errored == 0
 }

@@ -1,5 +1,6 @@
 //! `lockstorm merge DIR...`: puts the folders of every shard of a run (`--shard I/N`)
-//! back together into the report, or the sweep, that the unsharded run writes.
+//! back together into the report, the sweep or the library matrix that the unsharded
+//! run writes.
 
 use super::scenario::write_report;
 use super::sweep::write_sweep;
@@ -63,6 +64,32 @@ pub fn run(a: Args) -> Result<bool> {
             let dir = out.unwrap_or_else(|| Path::new("reports/sweeps").join(&sweep.scenario));
             write_sweep(&dir, &sweep, &timing, quiet)?;
             Ok(true)
+        }
+        Merged::Matrix { matrix, folders } => {
+            let dir = out.unwrap_or_else(|| PathBuf::from("reports/libraries"));
+            let same = |d: &Path| match (d.canonicalize(), dir.canonicalize()) {
+                (Ok(a), Ok(b)) => a == b,
+                _ => false,
+            };
+            if let Some(d) = dirs.iter().find(|d| same(d)) {
+                anyhow::bail!(
+                    "--out {} is one of the shards' folders; merge into another folder",
+                    d.display()
+                );
+            }
+            for (rel, from) in &folders {
+                let to = dir.join(rel);
+                let cannot = || format!("cannot copy {} to {}", from.join(rel).display(), to.display());
+                let folder = RunFolder::prepare(&to).with_context(cannot)?;
+                folder.copy_from(&from.join(rel)).with_context(cannot)?;
+                folder.finish().with_context(cannot)?;
+            }
+            lockstorm::report::matrix::write(&dir, &matrix)
+                .with_context(|| format!("cannot write the matrix to {}", dir.display()))?;
+            if let Some(path) = &junit_file {
+                write_junit(path, "lockstorm matrix", junit::matrix_suites(&matrix, &dir))?;
+            }
+            Ok(super::matrix::print_totals(&matrix, &dir))
         }
     }
 }

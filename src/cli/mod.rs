@@ -54,7 +54,7 @@ fn styled_bar(quiet: bool, len: u64, template: &str) -> ProgressBar {
 }
 
 /// The default output folder, with the shard in its name.
-fn default_out(base: PathBuf, shard: Option<Shard>) -> PathBuf {
+pub(crate) fn default_out(base: PathBuf, shard: Option<Shard>) -> PathBuf {
     match shard {
         None => base,
         Some(s) => {

@@ -172,6 +172,7 @@ pub fn run(a: Args) -> Result<bool> {
             first_seed: first,
             seeds,
             vary: Vec::new(),
+            matrix: None,
         }
         .write(&dir);
         if let Err(e) = written {

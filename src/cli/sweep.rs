@@ -84,6 +84,7 @@ pub fn run(a: Args) -> Result<bool> {
             first_seed: plan.first_seed,
             seeds: plan.seeds,
             vary,
+            matrix: None,
         }
         .write(&dir)
         .with_context(|| format!("cannot write {}", dir.join(run::shard::FILE).display()))?;

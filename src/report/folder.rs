@@ -114,6 +114,12 @@ impl RunFolder {
         write_manifest(&self.dir, &BTreeSet::new())
     }
 
+    /// Copies the run in `from` (another folder of lockstorm's, e.g. a shard's cell) into
+    /// this folder, all but its manifest; [`RunFolder::finish`] then lists it.
+    pub fn copy_from(&self, from: &Path) -> Result<(), ReportError> {
+        copy_tree(from, &self.dir)
+    }
+
     /// Nothing was written after all: the manifest [`RunFolder::prepare`] wrote goes,
     /// and the folder with it if that leaves it empty.
     pub fn discard(self) {
@@ -130,6 +136,21 @@ fn vouched() -> Vec<String> {
         names.push(format!("{stem}.svg"));
     }
     names
+}
+
+fn copy_tree(from: &Path, to: &Path) -> Result<(), ReportError> {
+    for e in std::fs::read_dir(from).map_err(io_err(from))? {
+        let e = e.map_err(io_err(from))?;
+        let (src, dst) = (e.path(), to.join(e.file_name()));
+        let kind = e.file_type().map_err(io_err(&src))?;
+        if kind.is_dir() {
+            std::fs::create_dir_all(&dst).map_err(io_err(&dst))?;
+            copy_tree(&src, &dst)?;
+        } else if kind.is_file() && e.file_name() != MANIFEST {
+            std::fs::copy(&src, &dst).map_err(io_err(&src))?;
+        }
+    }
+    Ok(())
 }
 
 /// Sets `partial` and `partial_reason` in `dir`'s summary.json.

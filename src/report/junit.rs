@@ -303,6 +303,7 @@ pub fn matrix_suites(m: &Matrix, out: &Path) -> Vec<TestSuite> {
                         }
                     },
                     Cell::NotApplicable => skipped("no template for this adapter's node layout"),
+                    Cell::OtherShard => skipped("run by another shard of this matrix"),
                     Cell::CannotRun { why } => skipped(&format!("cannot run: {why}")),
                     Cell::Refused { why, .. } => skipped(&format!("refused: {why}")),
                     Cell::Error { why, report, rerun } => {

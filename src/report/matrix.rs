@@ -92,6 +92,9 @@ pub enum Cell {
         rerun: String,
     },
     Ran(Box<Ran>),
+    /// A sharded matrix (`--shard`): another shard runs this cell; `lockstorm merge`
+    /// puts it in.
+    OtherShard,
 }
 
 /// A cell that ran: its seeds' tally.
@@ -359,6 +362,7 @@ impl Ran {
 pub fn summary(cell: &Cell) -> String {
     match cell {
         Cell::NotApplicable => "n/a".into(),
+        Cell::OtherShard => "in another shard".into(),
         Cell::CannotRun { .. } => "cannot run here".into(),
         Cell::Refused { .. } => "not on this backend yet".into(),
         Cell::Error { .. } => "ended in an error".into(),
@@ -671,6 +675,13 @@ fn markdown(m: &Matrix) -> String {
         for (f, c) in m.faults.iter().zip(&a.cells) {
             match c {
                 Cell::NotApplicable => {}
+                Cell::OtherShard => {
+                    let _ = writeln!(
+                        s,
+                        "- {}: in another shard (`lockstorm merge` puts it in)",
+                        f.title
+                    );
+                }
                 Cell::CannotRun { why } => {
                     let _ = writeln!(s, "- {}: cannot run here: {why}", f.title);
                 }
@@ -768,6 +779,7 @@ fn html(m: &Matrix) -> String {
         for c in &a.cells {
             let (class, body) = match c {
                 Cell::NotApplicable => ("na", "n/a".to_string()),
+                Cell::OtherShard => ("na", "in another shard".to_string()),
                 Cell::CannotRun { why } => ("other", format!("cannot run here: {}", esc(why))),
                 Cell::Refused { why, rerun } => (
                     "other",

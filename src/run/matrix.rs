@@ -22,6 +22,7 @@
 //! list); a cell whose finding departs from it is flagged with what was found, and
 //! `lockstorm matrix` exits 1 when any cell departs.
 
+use super::shard::{MatrixRun, Shard, ShardFile};
 use super::{Outcome, SeedResult};
 use crate::checker::Findings;
 use crate::lifecycle::RunOutput;
@@ -58,6 +59,9 @@ pub struct MatrixOptions {
     pub seeds: u64,
     /// Runs at once.
     pub jobs: usize,
+    /// `--shard I/N`: every N-th cell that runs (an adapter's fault with a template), from
+    /// the I-th; `lockstorm merge` puts the shards' folders together.
+    pub shard: Option<Shard>,
 }
 
 /// The default number of seeds per cell.
@@ -82,6 +86,8 @@ pub enum MatrixError {
     Real(RealError),
     #[error("stopped by a signal before the matrix was done")]
     Stopped,
+    #[error("{0}")]
+    Shard(String),
 }
 
 /// The fault columns: every template stem of both layouts, in name order, with the
@@ -248,6 +254,22 @@ pub fn run_matrix(options: &MatrixOptions, progress: &(dyn Fn(&str) + Sync)) -> 
             }));
         }
     }
+    // A shard runs every count-th planned cell; the others are another shard's.
+    let mut elsewhere = vec![false; cells.len()];
+    if let Some(shard) = options.shard {
+        let planned = cells.iter().filter(|c| c.is_some()).count();
+        shard.check_fits(planned, "cells").map_err(MatrixError::Shard)?;
+        let mut k = 0;
+        for (cell, other) in cells.iter_mut().zip(&mut elsewhere) {
+            if cell.is_some() {
+                if !shard.picks(k) {
+                    *cell = None;
+                    *other = true;
+                }
+                k += 1;
+            }
+        }
+    }
     // Each cell's folder is checked, and emptied of what the last matrix wrote there,
     // before any seed runs: a folder holding files lockstorm did not write stops the
     // matrix now, not after an hour of runs.
@@ -383,9 +405,10 @@ pub fn run_matrix(options: &MatrixOptions, progress: &(dyn Fn(&str) + Sync)) -> 
     if crate::shutdown::requested().is_some() {
         return Err(MatrixError::Stopped);
     }
-    let mut done = done
-        .into_iter()
-        .map(|m| m.into_inner().unwrap_or_else(|e| e.into_inner()));
+    let mut done = done.into_iter().zip(elsewhere).map(|(m, other)| match other {
+        true => Some(Cell::OtherShard),
+        false => m.into_inner().unwrap_or_else(|e| e.into_inner()),
+    });
     let rows = chosen
         .iter()
         .map(|a| AdapterRow {
@@ -432,7 +455,50 @@ pub fn run_matrix(options: &MatrixOptions, progress: &(dyn Fn(&str) + Sync)) -> 
         adapters: rows,
     };
     crate::report::matrix::write(&options.out, &matrix)?;
+    if let Some(shard) = options.shard {
+        shard_file(options, shard, seeds)?
+            .write(&options.out)
+            .map_err(|e| {
+                MatrixError::Real(RealError::Io(
+                    format!("write {}", options.out.join(super::shard::FILE).display()),
+                    e,
+                ))
+            })?;
+    }
     Ok(matrix)
+}
+
+/// A matrix shard's shard.json: the adapter list's text and every option that decides
+/// the cells, so merge refuses shards of different matrices.
+fn shard_file(options: &MatrixOptions, shard: Shard, seeds: u64) -> Result<ShardFile, MatrixError> {
+    let text = std::fs::read_to_string(&options.list).map_err(|source| MatrixError::List {
+        path: options.list.display().to_string(),
+        source,
+    })?;
+    Ok(ShardFile {
+        format: super::shard::FORMAT,
+        kind: super::shard::Kind::Matrix,
+        shard,
+        source: super::shard::Source {
+            path: options.list.clone(),
+            text,
+            overrides: Vec::new(),
+            backend: Some(crate::scenario::Backend::Redis),
+        },
+        first_seed: options.seed,
+        seeds,
+        vary: Vec::new(),
+        matrix: Some(MatrixRun {
+            catalogue: options.catalogue.clone(),
+            adapters: options.adapters.clone(),
+            faults: options.faults.clone(),
+            worker: options
+                .worker
+                .as_ref()
+                .map(|(spec, kind)| format!("{} --worker-kind {}", spec.rerun_args(), kind.folder())),
+            algorithm: options.algorithm.clone(),
+        }),
+    })
 }
 
 /// A cell's scenarios, one per setting of the template's grid: the template with the

@@ -9,10 +9,17 @@
 //! seed again for its history and findings (the simulator is deterministic), so the
 //! merged summary.json, history.jsonl, narrative.md and index.html are the bytes one
 //! unsharded run writes. Wall-clock figures are summed from the shards' timing.json.
+//!
+//! A matrix's shards ([`merge_matrix`]) each hold the whole table with the other
+//! shards' cells marked as theirs: merge takes every cell from the one shard that ran
+//! it (checking that it is the shard its position picks), and names the cell folders to
+//! copy. The merged matrix.json and README.md are one run's, all but its wall time
+//! (the longest shard's: the time on that many machines).
 
 use super::shard::{seed_list, Kind, ShardFile};
 use super::sweep::Sweep;
 use super::{reported_outcome, reported_seed, Outcome, SeedResult};
+use crate::report::matrix::{Cell, Matrix};
 use crate::report::timing::{self, Timing};
 use crate::scenario::{Backend, Scenario, ScenarioError};
 use std::path::{Path, PathBuf};
@@ -35,6 +42,12 @@ pub enum Merged {
     Sweep {
         sweep: Sweep,
         timing: Timing,
+    },
+    Matrix {
+        matrix: Box<Matrix>,
+        /// Each cell's folder (relative to the matrix folder) and the shard folder
+        /// that holds it.
+        folders: Vec<(String, PathBuf)>,
     },
 }
 
@@ -118,7 +131,99 @@ pub fn merge(dirs: &[PathBuf]) -> Result<Merged, MergeError> {
             sweep: merge_cells(&files, dirs)?,
             timing,
         }),
+        Kind::Matrix => {
+            let (matrix, folders) = merge_matrix(&files, dirs)?;
+            Ok(Merged::Matrix {
+                matrix: Box::new(matrix),
+                folders,
+            })
+        }
     }
+}
+
+/// The shards' matrix.json put together: every cell from the shard that ran it.
+fn merge_matrix(
+    files: &[ShardFile],
+    dirs: &[PathBuf],
+) -> Result<(Matrix, Vec<(String, PathBuf)>), MergeError> {
+    let invalid = |m: String| MergeError::Invalid(m);
+    let mut parts: Vec<(PathBuf, Matrix)> = Vec::new();
+    for dir in dirs {
+        let path = dir.join("matrix.json");
+        let m: Matrix = serde_json::from_value(read_json(&path)?)
+            .map_err(|e| invalid(format!("{}: not a matrix: {e}", path.display())))?;
+        parts.push((path, m));
+    }
+    let (first_path, first) = &parts[0];
+    let shape = |m: &Matrix| {
+        (
+            m.seed,
+            m.seeds,
+            m.command.clone(),
+            m.faults.iter().map(|f| f.id.clone()).collect::<Vec<_>>(),
+            m.adapters
+                .iter()
+                .map(|a| (a.name.clone(), a.cells.len()))
+                .collect::<Vec<_>>(),
+        )
+    };
+    for (path, m) in &parts[1..] {
+        if shape(m) != shape(first) || m.adapters.iter().any(|a| a.cells.len() != m.faults.len()) {
+            return Err(invalid(format!(
+                "{} and {} are not shards of one matrix (seeds, faults or adapters differ)",
+                first_path.display(),
+                path.display()
+            )));
+        }
+    }
+    let mut merged = first.clone();
+    merged.wall_secs = parts.iter().map(|(_, m)| m.wall_secs).fold(0.0, f64::max);
+    let mut folders = Vec::new();
+    // Planned cells (those with a template) are numbered across rows, as the matrix
+    // numbered them for --shard.
+    let mut planned = 0usize;
+    for (ai, row) in merged.adapters.iter_mut().enumerate() {
+        for (fi, cell) in row.cells.iter_mut().enumerate() {
+            let here: Vec<&Cell> = parts.iter().map(|(_, m)| &m.adapters[ai].cells[fi]).collect();
+            if here.iter().all(|c| matches!(c, Cell::NotApplicable)) {
+                *cell = Cell::NotApplicable;
+                continue;
+            }
+            let Some(owner) = files.iter().position(|f| f.shard.picks(planned)) else {
+                unreachable!("one of every shard index picks each position");
+            };
+            for (si, c) in here.iter().enumerate() {
+                let theirs = matches!(c, Cell::OtherShard);
+                if (si == owner) == theirs || matches!(c, Cell::NotApplicable) {
+                    return Err(invalid(format!(
+                        "{}: cell {}/{} is not where shard {} puts it",
+                        parts[si].0.display(),
+                        row.name,
+                        merged.faults[fi].id,
+                        files[si].shard
+                    )));
+                }
+            }
+            *cell = here[owner].clone();
+            let has_folder = match &*cell {
+                Cell::Ran(_) => true,
+                Cell::Error { report, .. } => !report.is_empty(),
+                _ => false,
+            };
+            if has_folder {
+                folders.push((
+                    format!("{}/{}", row.name, merged.faults[fi].id),
+                    dirs[owner].clone(),
+                ));
+            }
+            planned += 1;
+        }
+        row.library = row.cells.iter().find_map(|c| match c {
+            Cell::Ran(r) => r.library.clone(),
+            _ => None,
+        });
+    }
+    Ok((merged, folders))
 }
 
 fn read_json(path: &Path) -> Result<serde_json::Value, MergeError> {

@@ -1,5 +1,5 @@
-//! Sharding: `--shard i/n` runs every n-th seed (of `scenario`) or grid cell (of
-//! `sweep`), starting with the i-th (counted from 0), so n machines of an existing
+//! Sharding: `--shard i/n` runs every n-th seed (of `scenario`), grid cell (of `sweep`)
+//! or library cell (of `matrix`), starting with the i-th (counted from 0), so n machines of an existing
 //! engine (a CI matrix, a Kubernetes Indexed Job) split one run with no scheduler of
 //! lockstorm's own; `lockstorm merge` ([`super::merge`]) puts the shards back together.
 //!
@@ -139,6 +139,20 @@ impl Source {
 pub enum Kind {
     Scenario,
     Sweep,
+    Matrix,
+}
+
+/// What a matrix shard was asked besides its adapter list (the shard file's `source`):
+/// merge refuses shards that disagree on any of it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MatrixRun {
+    pub catalogue: PathBuf,
+    /// `--adapters` and `--faults` (empty: all).
+    pub adapters: Vec<String>,
+    pub faults: Vec<String>,
+    /// `--worker` (as its rerun arguments), `--worker-kind` and `--algorithm`.
+    pub worker: Option<String>,
+    pub algorithm: Option<String>,
 }
 
 /// shard.json: what `merge` needs besides the shard's results.
@@ -154,6 +168,9 @@ pub struct ShardFile {
     /// A sweep's `--vary` arguments, as given.
     #[serde(default)]
     pub vary: Vec<String>,
+    /// A matrix's options (its `source` is the adapter list).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub matrix: Option<MatrixRun>,
 }
 
 impl ShardFile {
