@@ -137,6 +137,11 @@ fn a_worker_that_breaks_the_protocol_is_a_clear_error_and_the_history_is_kept() 
             Some("in_reply_to"),
         ),
         (
+            "bad-node",
+            "named node 7 in its ok, but the hello gave it 1 nodes",
+            Some("\"nodes\""),
+        ),
+        (
             "no-hello",
             "before answering the hello",
             Some("No module named 'no_such_library'"),
@@ -547,4 +552,74 @@ fn a_worker_row_takes_the_predictions_of_the_family_its_user_names() {
     let readme = std::fs::read_to_string(out.join("README.md")).unwrap();
     assert!(readme.contains("Its algorithm predicts:"), "{readme}");
     assert!(readme.contains("asynchronous replica"), "{readme}");
+}
+
+/// A `--worker` row says what its adapter chose (`--worker-options`) and predicts what its
+/// author read in the library's source (`--predicts FILE`, over the family's); a
+/// prediction of a fault the catalogue has not is a one-line error before anything runs.
+#[test]
+fn a_worker_row_carries_its_options_line_and_its_own_predictions() {
+    let dir = tempfile::tempdir().unwrap();
+    let own = dir.path().join("predicts.toml");
+    let matrix = |predicts: &str, out: &Path| {
+        std::fs::write(&own, predicts).unwrap();
+        lockstorm()
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .args([
+                "matrix",
+                "--worker",
+                "python3 tests/workers/naive_setnx.py",
+                "--worker-kind",
+                "single",
+                "--algorithm",
+                "single",
+                "--worker-options",
+                "blocking bound 1 s",
+                "--faults",
+                "01-clean",
+                "--seeds",
+                "1",
+                "--predicts",
+            ])
+            .arg(&own)
+            .arg("--out")
+            .arg(out)
+            .output()
+            .unwrap()
+    };
+    let out = dir.path().join("typo");
+    let o = matrix(
+        "[predicts]\n\"99-no-such-fault\" = { verdict = \"safe\", why = \"x\" }\n",
+        &out,
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("predicts fault \"99-no-such-fault\""), "{err}");
+    assert!(!out.exists(), "nothing ran");
+
+    let out = dir.path().join("libraries");
+    let o = matrix(
+        "[predicts]\n\"01-clean\" = { verdict = \"unsafe\", why = \"its release deletes any holder's key (naive_setnx.py:1)\" }\n",
+        &out,
+    );
+    let m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("matrix.json")).unwrap()).unwrap();
+    let row = &m["adapters"][0];
+    assert_eq!(row["options"], "blocking bound 1 s", "{row}");
+    assert_eq!(
+        row["predicts"][0]["verdict"], "unsafe",
+        "its own over the family's: {row}"
+    );
+    assert!(row["predicts"][0]["why"]
+        .as_str()
+        .unwrap()
+        .contains("naive_setnx.py:1"));
+    let command = m["command"].as_str().unwrap();
+    assert!(
+        command.contains("--worker-options 'blocking bound 1 s'") && command.contains("--predicts "),
+        "{command}"
+    );
+    // The clean cell is safe, so the prediction departs, and the exit status says so.
+    assert!(!row["cells"][0]["departs"].is_null(), "{row}");
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
 }

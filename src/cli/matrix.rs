@@ -48,6 +48,16 @@ pub struct Args {
     /// Without it the row predicts nothing and departs from nothing.
     #[arg(long, value_name = "FAMILY", requires = "worker")]
     algorithm: Option<String>,
+    /// With --worker: its row's options line, the settings its adapter chooses where it
+    /// does not keep the library's defaults (e.g. "blocking bound 1 s"), shown beside
+    /// every cell as a listed adapter's `options` is.
+    #[arg(long, value_name = "TEXT", requires = "worker", default_value = "")]
+    worker_options: String,
+    /// With --worker: its own predictions, a TOML file with a [predicts] table (per fault
+    /// id, { verdict = "safe", "unsafe", "tolerant" or "stale_write", why = "... (file.py:123)" }), over
+    /// the family's of --algorithm.
+    #[arg(long, value_name = "FILE", requires = "worker")]
+    predicts: Option<PathBuf>,
     /// Seeds per cell.
     #[arg(long, default_value_t = lockstorm::run::matrix::DEFAULT_SEEDS, value_parser = clap::value_parser!(u64).range(1..=10_000))]
     seeds: u64,
@@ -76,6 +86,8 @@ pub fn run(a: Args) -> Result<bool> {
         worker,
         worker_kind,
         algorithm,
+        worker_options,
+        predicts,
         seeds,
         jobs,
         shard,
@@ -100,6 +112,8 @@ pub fn run(a: Args) -> Result<bool> {
         jobs: jobs_or_all(jobs),
         worker,
         algorithm,
+        worker_options,
+        predicts,
         shard,
     };
     let m = lockstorm::run::matrix::run_matrix(&options, &|cell| eprintln!("{cell}"))?;

@@ -265,6 +265,7 @@ impl Served {
                 fence: self.fence,
                 value: Some(value),
                 took_ms: None,
+                nodes: None,
             })?,
         }
         Ok(())
@@ -275,6 +276,8 @@ impl Served {
         let now = self.now();
         for o in std::mem::take(&mut self.out) {
             let validity = |until_us: u64| Some((until_us.saturating_sub(now.mono_us) / 1_000) as f64);
+            // The nodes an acquisition or extension holds: the protocol's `nodes`.
+            let mut held_on: Option<Vec<usize>> = None;
             let reply = match o {
                 Output::Send { node, req, cmd } => {
                     let reply = Answer {
@@ -302,9 +305,11 @@ impl Served {
                     token,
                     valid_until_mono_us,
                     fence,
+                    nodes,
                     ..
                 } => {
                     self.fence = fence;
+                    held_on = (!nodes.is_empty()).then(|| nodes.iter().collect());
                     Some((
                         true,
                         validity(valid_until_mono_us),
@@ -325,8 +330,13 @@ impl Served {
                 Output::NotAcquired { token, .. } => Some((false, None, Some(token.to_string()), None)),
                 Output::Released { .. } => Some((true, None, None, None)),
                 Output::Extended {
-                    valid_until_mono_us, ..
-                } => Some((true, validity(valid_until_mono_us), None, None)),
+                    valid_until_mono_us,
+                    nodes,
+                    ..
+                } => {
+                    held_on = (!nodes.is_empty()).then(|| nodes.iter().collect());
+                    Some((true, validity(valid_until_mono_us), None, None))
+                }
                 Output::NotExtended { .. } => Some((false, None, None, None)),
             };
             if let Some((ok, validity_ms, token, fence)) = reply {
@@ -343,6 +353,7 @@ impl Served {
                         fence,
                         value: None,
                         took_ms,
+                        nodes: held_on,
                     },
                     false => FromWorker::Fail {
                         in_reply_to: id,

@@ -55,6 +55,11 @@ pub struct MatrixOptions {
     /// `--algorithm FAMILY` (with `worker`): the family whose predictions the worker's
     /// row takes from the list's `[predictions.FAMILY]`.
     pub algorithm: Option<String>,
+    /// `--worker-options TEXT` (with `worker`): the row's options line, the settings the
+    /// worker chose where it does not keep its library's defaults.
+    pub worker_options: String,
+    /// `--predicts FILE` (with `worker`): the worker's own predictions, over its family's.
+    pub predicts: Option<PathBuf>,
     /// Seeds per cell.
     pub seeds: u64,
     /// Runs at once.
@@ -87,7 +92,7 @@ pub enum MatrixError {
     #[error("stopped by a signal before the matrix was done")]
     Stopped,
     #[error("{0}")]
-    Shard(String),
+    Invalid(String),
 }
 
 /// The fault columns: every template stem of both layouts, in name order, with the
@@ -221,18 +226,34 @@ pub fn run_matrix(options: &MatrixOptions, progress: &(dyn Fn(&str) + Sync)) -> 
     let started = Instant::now();
     let chosen = match &options.worker {
         Some((spec, kind)) => {
-            let adapter = Adapter::from_worker(spec, *kind);
-            vec![match &options.algorithm {
-                Some(family) => {
-                    let predicts = adapters::family(&options.list, family)?;
-                    adapter.with_family(family, predicts)
-                }
-                None => adapter,
-            }]
+            let mut adapter = Adapter::from_worker(spec, *kind);
+            adapter.options = options.worker_options.clone();
+            if let Some(family) = &options.algorithm {
+                let predicts = adapters::family(&options.list, family)?;
+                adapter = adapter.with_family(family, predicts);
+            }
+            if let Some(path) = &options.predicts {
+                adapter.predicts.extend(adapters::predicts_file(path)?);
+            }
+            vec![adapter]
         }
         None => adapters::select(adapters::load(&options.list)?, &options.adapters, &options.list)?,
     };
     let faults = columns(&options.catalogue, &options.faults)?;
+    if let Some(path) = &options.predicts {
+        let all = columns(&options.catalogue, &[])?;
+        if let Some(id) = chosen[0]
+            .predicts
+            .keys()
+            .find(|id| !all.iter().any(|f| &f.id == *id))
+        {
+            return Err(MatrixError::Invalid(format!(
+                "{}: predicts fault {id:?}, which the catalogue has not (its faults: {})",
+                path.display(),
+                all.iter().map(|f| f.id.as_str()).collect::<Vec<_>>().join(", ")
+            )));
+        }
+    }
     let seeds = options.seeds.max(1);
     // Every cell: its plan, or None where the adapter's layout has no such fault.
     let mut cells: Vec<Option<Plan>> = Vec::with_capacity(chosen.len() * faults.len());
@@ -258,7 +279,7 @@ pub fn run_matrix(options: &MatrixOptions, progress: &(dyn Fn(&str) + Sync)) -> 
     let mut elsewhere = vec![false; cells.len()];
     if let Some(shard) = options.shard {
         let planned = cells.iter().filter(|c| c.is_some()).count();
-        shard.check_fits(planned, "cells").map_err(MatrixError::Shard)?;
+        shard.check_fits(planned, "cells").map_err(MatrixError::Invalid)?;
         let mut k = 0;
         for (cell, other) in cells.iter_mut().zip(&mut elsewhere) {
             if cell.is_some() {
@@ -440,13 +461,25 @@ pub fn run_matrix(options: &MatrixOptions, progress: &(dyn Fn(&str) + Sync)) -> 
         wall_secs: started.elapsed().as_secs_f64(),
         command: match &options.worker {
             Some((spec, kind)) => format!(
-                "cargo run --release -- matrix --seeds {seeds}{} --worker-kind {}{}",
+                "cargo run --release -- matrix --seeds {seeds}{} --worker-kind {}{}{}{}",
                 spec.rerun_args(),
                 kind.folder(),
                 options
                     .algorithm
                     .as_ref()
                     .map(|f| format!(" --algorithm {f}"))
+                    .unwrap_or_default(),
+                match options.worker_options.as_str() {
+                    "" => String::new(),
+                    o => format!(" --worker-options {}", crate::worker::shell_word(o)),
+                },
+                options
+                    .predicts
+                    .as_ref()
+                    .map(|p| format!(
+                        " --predicts {}",
+                        crate::worker::shell_word(&p.display().to_string())
+                    ))
                     .unwrap_or_default()
             ),
             None => format!("cargo run --release -- matrix --seeds {seeds}"),
@@ -497,6 +530,14 @@ fn shard_file(options: &MatrixOptions, shard: Shard, seeds: u64) -> Result<Shard
                 .as_ref()
                 .map(|(spec, kind)| format!("{} --worker-kind {}", spec.rerun_args(), kind.folder())),
             algorithm: options.algorithm.clone(),
+            worker_options: options.worker_options.clone(),
+            predicts: match &options.predicts {
+                Some(p) => Some(std::fs::read_to_string(p).map_err(|source| MatrixError::List {
+                    path: p.display().to_string(),
+                    source,
+                })?),
+                None => None,
+            },
         }),
     })
 }

@@ -153,6 +153,11 @@ pub struct MatrixRun {
     /// `--worker` (as its rerun arguments), `--worker-kind` and `--algorithm`.
     pub worker: Option<String>,
     pub algorithm: Option<String>,
+    /// `--worker-options` and the text of `--predicts FILE`.
+    #[serde(default)]
+    pub worker_options: String,
+    #[serde(default)]
+    pub predicts: Option<String>,
 }
 
 /// shard.json: what `merge` needs besides the shard's results.

@@ -204,6 +204,26 @@ pub fn family(path: &Path, family: &str) -> Result<BTreeMap<String, Prediction>,
         })
 }
 
+/// A worker's own predictions (`--predicts FILE`): a TOML file with a `[predicts]` table,
+/// per fault id `{ verdict, why }`, as an adapter's `predicts` in the list.
+pub fn predicts_file(path: &Path) -> Result<BTreeMap<String, Prediction>, AdapterError> {
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Own {
+        predicts: BTreeMap<String, Prediction>,
+    }
+    let shown = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|source| AdapterError::Io {
+        path: shown.clone(),
+        source,
+    })?;
+    let own: Own = toml::from_str(&text).map_err(|e| AdapterError::Invalid {
+        path: shown,
+        message: e.message().trim().to_string(),
+    })?;
+    Ok(own.predicts)
+}
+
 /// Reads the adapter list.
 pub fn load(path: &Path) -> Result<Vec<Adapter>, AdapterError> {
     let shown = path.display().to_string();

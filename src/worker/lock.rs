@@ -46,6 +46,8 @@ pub struct Answered {
     pub fence: Option<u64>,
     /// How long the library's call took, as the worker measured it (`took_ms`).
     pub took_ms: Option<f64>,
+    /// The nodes the worker says the hold is on (empty: not said).
+    pub nodes: NodeSet,
 }
 
 /// The believed validity end of a hold with no expiry: it lasts until its release is
@@ -148,8 +150,8 @@ impl WorkerLock {
                 .saturating_add(validity_us)
                 .min(crate::limits::MAX_TIME_US)
         };
-        // A worker names no nodes and no attempts: empty and 0 say "not reported".
-        let nodes = NodeSet::default();
+        // A worker names its nodes if it can (empty: not said), never its attempts (0).
+        let nodes = answer.nodes;
         match (request, answer.kind) {
             (Request::Acquire { .. }, AnswerKind::Ok) => out.push(Output::Acquired {
                 token,
@@ -195,6 +197,7 @@ mod tests {
             expires: true,
             fence: Some(4),
             took_ms: None,
+            nodes: NodeSet::default(),
         }
     }
 
@@ -230,6 +233,28 @@ mod tests {
     }
 
     #[test]
+    fn the_nodes_a_worker_names_are_the_holds_nodes() {
+        let mut w = worker(HoldFrom::Answer);
+        let mut out = Vec::new();
+        w.acquire(at(1_000), LockId(0), Mode::Exclusive);
+        let mut nodes = NodeSet::default();
+        nodes.insert(0);
+        nodes.insert(2);
+        w.on_answer(at(2_000), Answered { nodes, ..ok(None) }, &mut out);
+        assert!(
+            matches!(out[0], Output::Acquired { nodes: held, .. } if held.iter().collect::<Vec<_>>() == [0, 2]),
+            "{out:?}"
+        );
+        out.clear();
+        w.extend(at(3_000), LockId(0));
+        w.on_answer(at(4_000), ok(None), &mut out);
+        assert!(
+            matches!(out[0], Output::Extended { nodes: held, .. } if held.is_empty()),
+            "not said: {out:?}"
+        );
+    }
+
+    #[test]
     fn the_callers_hold_starts_when_the_library_returned_if_the_worker_says_so() {
         // The library returned 2 ms after the request, then the worker was stopped
         // before it answered, and the answer came in 2.5 s later: the caller has held
@@ -239,6 +264,7 @@ mod tests {
         w.acquire(at(1_000), LockId(0), Mode::Exclusive);
         let answer = Answered {
             took_ms: Some(2.0),
+            nodes: NodeSet::default(),
             ..ok(Some(1_000.0))
         };
         w.on_answer(at(2_503_000), answer, &mut out);
@@ -254,6 +280,7 @@ mod tests {
         w.acquire(at(4_000_000), LockId(0), Mode::Exclusive);
         let late = Answered {
             took_ms: Some(9e9),
+            nodes: NodeSet::default(),
             ..ok(Some(1_000.0))
         };
         w.on_answer(at(4_001_000), late, &mut out);
@@ -335,6 +362,7 @@ mod tests {
                 expires: true,
                 fence: None,
                 took_ms: None,
+                nodes: NodeSet::default(),
             };
             w.on_answer(at(0), answer, &mut out);
             assert!(

@@ -149,6 +149,11 @@ pub enum FromWorker {
         /// answer).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         took_ms: Option<f64>,
+        /// The nodes the acquisition (or extension) holds, as indices into the hello's
+        /// `nodes`, if the library says: the hold is on them (else on the nodes whose
+        /// lines carry its `token`), and a fault aimed at the holder's nodes strikes them.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        nodes: Option<Vec<usize>>,
     },
     /// Definitely not done.
     Fail {
@@ -329,7 +334,8 @@ mod tests {
                 token: Some("8f2c".into()),
                 fence: Some(12),
                 value: None,
-                took_ms: None
+                took_ms: None,
+                nodes: None
             }
         );
         let forever: FromWorker =

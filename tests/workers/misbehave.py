@@ -7,6 +7,7 @@ the first acquire request:
   crash     writes to stderr and exits with status 3
   silent    never answers (and keeps reading)
   wrong-id  answers an id it was not asked
+  bad-node  says its hold is on node 7 (the hello gave it one node)
   no-hello  fails before the hello, like a library that does not import
   mark:PATH behaves, and creates PATH at its first acquire (the run has started)
 Every other request gets a plain `ok` (no Redis behind it: these tests are about the
@@ -45,5 +46,7 @@ for line in sys.stdin:
         continue
     elif kind == "acquire" and mode == "wrong-id":
         send({"type": "ok", "in_reply_to": rid + 100})
+    elif kind == "acquire" and mode == "bad-node":
+        send({"type": "ok", "in_reply_to": rid, "nodes": [0, 7]})
     else:
         send({"type": "ok", "in_reply_to": rid, "value": request.get("value")})

@@ -165,22 +165,22 @@ fn line(t_us: u64, node: NodeId, key: &str, action: NodeAction, token: Option<St
 }
 
 /// The lock a key belongs to: `L3`, `w_{L3}` and `r_{L3}` are lock L3's; a worker
-/// library's own key is the lock's if it ends in the lock's name after a separator
-/// (`redlock:L3`). Other keys (the fencing counter, the fair queue) are none.
+/// library's own key is the lock's if it holds the lock's name as a word of its own,
+/// between separators or the key's ends (`redlock:L3`, `lock_L3`, `{L3}:time`: a
+/// semaphore's clock key is part of its lock's state too). lockstorm's other keys (the
+/// fencing counter, the fair queue) are none.
 fn lock_of(key: &str) -> Option<String> {
-    let inner = ["w_{", "r_{"]
-        .iter()
-        .find_map(|p| key.strip_prefix(p).and_then(|k| k.strip_suffix('}')))
-        .unwrap_or(key);
-    let head = inner.trim_end_matches(|c: char| c.is_ascii_digit());
-    if head.len() == inner.len() {
+    // lockstorm's own keys that are no lock's state: the fencing counter, the fair queue.
+    if key.starts_with("fence_{") || key.starts_with("fair_{") {
         return None;
     }
-    let before = head.strip_suffix('L')?;
-    if before.ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_' || c == '{') {
-        return None;
-    }
-    Some(inner[before.len()..].to_string())
+    let b = key.as_bytes();
+    let apart = |i: usize| b.get(i).is_none_or(|c| !c.is_ascii_alphanumeric());
+    key.match_indices('L').find_map(|(i, _)| {
+        let digits = b[i + 1..].iter().take_while(|c| c.is_ascii_digit()).count();
+        let end = i + 1 + digits;
+        (digits > 0 && (i == 0 || apart(i - 1)) && apart(end)).then(|| key[i..end].to_string())
+    })
 }
 
 #[cfg(test)]
@@ -228,6 +228,12 @@ mod tests {
         assert_eq!(lock_of("w_{L12}").as_deref(), Some("L12"));
         assert_eq!(lock_of("r_{L0}").as_deref(), Some("L0"));
         assert_eq!(lock_of("redlock:L4").as_deref(), Some("L4"));
+        // Libraries' own names: a prefix with an underscore, a hash tag with a suffix.
+        assert_eq!(lock_of("lock_L0").as_deref(), Some("L0"));
+        assert_eq!(lock_of("{L7}:time").as_deref(), Some("L7"));
+        assert_eq!(lock_of("laravel_cache:L10").as_deref(), Some("L10"));
+        assert_eq!(lock_of("L3x"), None);
+        assert_eq!(lock_of("CL3"), None);
         assert_eq!(lock_of("fence_{L0}"), None);
         assert_eq!(lock_of("fair_{L0}"), None);
         assert_eq!(lock_of("XL3"), None);

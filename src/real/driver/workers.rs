@@ -312,6 +312,7 @@ impl Driver<'_> {
         };
         let mut expires_now = true;
         let mut took = None;
+        let mut held_on = crate::algorithm::NodeSet::default();
         let (kind, validity_ms, fence) = match message {
             FromWorker::Ok {
                 validity_ms,
@@ -320,9 +321,20 @@ impl Driver<'_> {
                 value,
                 token,
                 took_ms,
+                nodes,
                 ..
             } => {
                 took = took_ms;
+                for n in nodes.unwrap_or_default() {
+                    if n >= self.scenario.nodes {
+                        let what = format!(
+                            "named node {n} in its ok, but the hello gave it {} nodes (indices from 0)",
+                            self.scenario.nodes
+                        );
+                        return self.fail(t, c, &what, Some(&line));
+                    }
+                    held_on.insert(n);
+                }
                 if let Request::Write { seq, .. } = open.request {
                     let expected = protocol::write_value(c, seq);
                     if value.as_deref() != Some(expected.as_str()) {
@@ -354,6 +366,7 @@ impl Driver<'_> {
             expires: expires_now,
             fence,
             took_ms: took,
+            nodes: held_on,
         };
         let now = self.now(c, received_us.min(t));
         self.clients[c].on_answer(now, answer, &mut self.out);
