@@ -8,6 +8,7 @@ the first acquire request:
   silent    never answers (and keeps reading)
   wrong-id  answers an id it was not asked
   bad-node  says its hold is on node 7 (the hello gave it one node)
+  old       refuses the hello: it needs protocol 9
   no-hello  fails before the hello, like a library that does not import
   mark:PATH behaves, and creates PATH at its first acquire (the run has started)
 Every other request gets a plain `ok` (no Redis behind it: these tests are about the
@@ -30,7 +31,10 @@ def send(message):
 for line in sys.stdin:
     request = json.loads(line)
     kind, rid = request["type"], request["id"]
-    if kind == "hello":
+    if kind == "hello" and mode == "old":
+        send({"type": "error", "in_reply_to": rid, "message": "this worker needs protocol 9, lockstorm speaks %d" % request["protocol"]})
+        sys.exit(0)
+    elif kind == "hello":
         send({"type": "hello_ok", "in_reply_to": rid, "library": "misbehave", "version": mode})
     elif kind == "acquire" and mode == "garbage":
         send_raw = "this is not a protocol message"

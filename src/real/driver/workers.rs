@@ -152,6 +152,19 @@ impl Workers {
                     }
                     greeted[c] = true;
                 }
+                // The worker's own refusal (a protocol version it does not speak, a
+                // library that does not import), in its words.
+                Ok(FromWorker::Error {
+                    in_reply_to: 0,
+                    message,
+                    ..
+                }) => {
+                    let what = format!(
+                        "refused the hello: {}",
+                        message.as_deref().unwrap_or("(no message)")
+                    );
+                    return Err(RealError::Worker(w.breach(c, &what, None)));
+                }
                 Ok(_) => {
                     let what = "answered the hello with something other than hello_ok to id 0";
                     return Err(RealError::Worker(w.breach(c, what, Some(&line))));
