@@ -12,28 +12,33 @@
  * Str::random() (16 characters), one per lock object. No validity, no extension, no
  * fencing token.
  *
- * Defaults, as read from the installed packages (adapters/python/defaults_check.py reads them
- * again and checks this header and the adapter's `options` line in adapters.toml):
- * - RedisStore::lock($name, $seconds = 0, $owner = null): no expiry unless the user gives
- *   seconds; this adapter passes the hello's ttl_ms / 1000 as the seconds, which Laravel
- *   takes as an int (PhpRedisLock::__construct(..., int $seconds, ...); RedisLock's
- *   `EX $this->seconds`): whole seconds, a fraction cut off, and a ttl below 1 s would be 0,
- *   no expiry (the catalogue's ttls are 1 s and 2 s).
- * - Lock::get(): one try, non-blocking (Lock::block($seconds) would retry every 250 ms,
- *   `$sleepMilliseconds = 250`); lockstorm's client retrying after a fail is the user's loop.
- * - RedisStore's prefix '' and connection 'default' (RedisStore::__construct).
+ * Defaults, as read from the installed php-illuminate-cache 8.83.26+dfsg-2 and
+ * php-illuminate-redis 8.83.26+dfsg-2 (adapters/python/defaults_check.py reads them again,
+ * through adapters/php/defaults.php, and checks this header and the adapter's `options` line
+ * in adapters.toml):
+ * - RedisStore::lock($name, $seconds = 0, $owner = null) (Cache/RedisStore.php:190): lock
+ *   seconds default 0 (no expiry) unless the user gives seconds; this adapter passes the
+ *   hello's ttl_ms / 1000 as the seconds, which Laravel takes as an int
+ *   (PhpRedisLock::__construct(..., int $seconds, ...), Cache/PhpRedisLock.php:18;
+ *   RedisLock's `EX $this->seconds`, Cache/RedisLock.php:38): whole seconds, a fraction cut
+ *   off, and a ttl below 1 s would be 0, no expiry (the catalogue's ttls are 1 s and 2 s).
+ * - Lock::get() (Cache/Lock.php:88): a non-blocking get(), one try; block() sleeps 250 ms
+ *   between tries (`$sleepMilliseconds = 250`, Cache/Lock.php:40) and is not used:
+ *   lockstorm's client retrying after a fail is the user's loop.
+ * - RedisStore's prefix '' and connection 'default' (Cache/RedisStore.php:47).
  * - The client, built by RedisManager from a connection config with nothing but the host
  *   and the port:
- *   - phpredis (PhpRedisConnector::establishConnection): `connect(host, port, timeout 0.0,
- *     null, retry_interval 0, read_timeout 0.0)`; phpredis 5.3.7 takes 0 as
- *     default_socket_timeout (60 s in php.ini) for both. PhpRedisConnection::command makes a
- *     new client when phpredis says the server "went away".
+ *   - phpredis 5.3.7 (Redis/Connectors/PhpRedisConnector.php:135-153): `connect(host, port,
+ *     timeout, null, retry_interval 0, read_timeout)` with timeout 0 s and read_timeout 0 s,
+ *     which phpredis takes as default_socket_timeout 60 s (php.ini).
+ *     PhpRedisConnection::command (Redis/Connections/PhpRedisConnection.php:530-541) makes
+ *     a new client when phpredis says the server "went away".
  *   - predis 1.1.10: PredisConnector::connect passes `['timeout' => 10.0]` as a client
  *     option, which predis 1.1 does not apply to a connection (only the connection
  *     parameters, here the host and port, are): predis's 5 s connect timeout
- *     (Predis/Connection/StreamConnection.php, createStreamSocket: `: 5.0`), reads and
- *     writes at default_socket_timeout (60 s); predis reconnects by itself on the next
- *     command after a lost connection.
+ *     (Predis/Connection/StreamConnection.php:125, createStreamSocket), reads and writes at
+ *     default_socket_timeout 60 s; predis reconnects by itself on the next command after a
+ *     lost connection.
  *
  * The mapping: acquire -> a new lock object `$store->lock($lock, ttl_ms / 1000)` and its
  * get(): true -> ok, false -> fail; both carry token = owner(). release -> release(): true
@@ -41,7 +46,7 @@
  * Capabilities: no extend, no validity (lockstorm counts the ttl), no fencing; exclusive.
  */
 
-require __DIR__ . '/protocol.php';
+require_once __DIR__ . '/protocol.php';
 
 use Lockstorm\Params;
 use function Lockstorm\debian_version;

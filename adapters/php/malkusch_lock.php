@@ -18,18 +18,22 @@
  * else deletes the token everywhere and throws LockReleaseException unless a majority
  * deleted it. No validity reported, no extension, no fencing token.
  *
- * Defaults, as read from the installed package (adapters/python/defaults_check.py reads them
- * again and checks this header and the adapter's `options` line in adapters.toml):
- * - PHPRedisMutex($redisAPIs, $name, int $timeout = 3): this adapter passes the hello's
- *   ttl_ms / 1000 as the timeout, as a user sets the lock's lifetime; the library takes an
- *   int (whole seconds, a fraction cut off). The same number bounds lock()'s spinning
- *   (util/Loop.php, Loop::execute: deadline = microtime(true) + timeout), so the acquire at
- *   its defaults is bounded by the ttl: no bound of the adapter's.
- * - The keys live timeout + 1 s (SpinlockMutex::lock: `$this->timeout + 1`).
+ * Defaults, as read from the installed php-malkusch-lock 2.2.1+ds-1 and phpredis 5.3.7
+ * (adapters/python/defaults_check.py reads them again, through adapters/php/defaults.php, and
+ * checks this header and the adapter's `options` line in adapters.toml):
+ * - PHPRedisMutex($redisAPIs, $name, int $timeout = 3) (mutex/PHPRedisMutex.php:41): the
+ *   timeout default 3 s; this adapter passes the hello's ttl_ms / 1000 as the timeout, as a
+ *   user sets the lock's lifetime; the library takes an int (whole seconds, a fraction cut
+ *   off). The same number bounds lock()'s spinning (util/Loop.php:94, Loop::execute:
+ *   `$deadline = microtime(true) + $this->timeout`), so the acquire at its defaults is
+ *   bounded by the ttl: no bound of the adapter's.
+ * - The keys live timeout + 1 s (mutex/SpinlockMutex.php:73, `$this->timeout + 1`).
+ * - Between tries it sleeps 0.01 s x 1.25^i, at most 0.5 s (a random time up to twice that,
+ *   capped; util/Loop.php, MINIMUM_WAIT_US and MAXIMUM_WAIT_US).
  * - The client: phpredis `new \Redis()` and `connect($host, $port)` per node, as the
- *   library's documentation shows it: phpredis 5.3.7 defaults, 0 connect and read
- *   timeouts, which mean default_socket_timeout (60 s in php.ini); no reconnect after a
- *   connection is lost and a reconnect failed (measured: "went away" for good).
+ *   library's documentation shows it: phpredis's 0 connect and read timeouts, which mean
+ *   default_socket_timeout 60 s (php.ini); no reconnect after a connection is lost and a
+ *   reconnect failed (measured: "went away" for good).
  *
  * The mapping: synchronized() is lock(); code; unlock(), and the adapter calls those two
  * halves as acquire and release (through a subclass that makes the two protected methods
@@ -40,7 +44,7 @@
  * Capabilities: no extend, no validity (lockstorm counts the ttl), no fencing; exclusive.
  */
 
-require __DIR__ . '/protocol.php';
+require_once __DIR__ . '/protocol.php';
 
 use Lockstorm\Params;
 use function Lockstorm\debian_version;

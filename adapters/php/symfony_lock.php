@@ -23,21 +23,24 @@
  *   LockExpiredException (wrapped in LockAcquiringException).
  * - Key::getRemainingLifetime() is that lifetime left, in seconds, as a float.
  *
- * Defaults, as read from the installed package (adapters/python/defaults_check.py reads them
- * again and checks this header and the adapter's `options` line in adapters.toml):
- * - RedisStore($redis): initialTtl 300 s (RedisStore::__construct, `float $initialTtl =
- *   300.0`): the TTL save() sets before the refresh cuts it to the lock's ttl.
- * - LockFactory::createLock($resource, $ttl = 300.0, $autoRelease = true): the user's ttl is
- *   how a user sets the lock's lifetime; this adapter passes the hello's ttl_ms there (as
- *   seconds, a float). autoRelease stays on (the destructor releases a held lock; this
- *   worker's shutdown skips destructors, as the protocol asks).
- * - Lock::acquire($blocking = false): one try, non-blocking (a blocking acquire would
- *   retry every 100 ms +- 10 ms without bound); lockstorm's client retrying after a fail
- *   is the user's loop.
+ * Defaults, as read from the installed php-symfony-lock 5.4.53+dfsg-0+deb12u1 and phpredis
+ * 5.3.7 (adapters/python/defaults_check.py reads them again, through adapters/php/defaults.php,
+ * and checks this header and the adapter's `options` line in adapters.toml):
+ * - RedisStore($redis): initialTtl 300 s (RedisStore.php:43, RedisStore::__construct, `float
+ *   $initialTtl = 300.0`): the TTL save() sets before the refresh cuts it to the lock's ttl.
+ * - LockFactory::createLock($resource, $ttl = 300.0, $autoRelease = true) (LockFactory.php:44):
+ *   createLock ttl 300 s unless the user gives one, and a user's ttl is how a user sets the
+ *   lock's lifetime: this adapter passes the hello's ttl_ms there (as seconds, a float).
+ *   autoRelease on (the destructor releases a held lock; this worker's shutdown skips
+ *   destructors, as the protocol asks).
+ * - Lock::acquire($blocking = false) (Lock.php:77): a non-blocking acquire, one try (a
+ *   blocking one would retry every 100 ms +- 10 ms without bound, Lock.php:88); lockstorm's
+ *   client retrying after a fail is the user's loop.
  * - The client: phpredis `new \Redis()` and `connect($host, $port)`, as Symfony's Lock
- *   documentation shows it: phpredis 5.3.7 defaults, 0 connect and read timeouts, which
- *   mean default_socket_timeout (60 s in php.ini); no reconnect after a connection is lost
- *   and a reconnect failed (measured: the object then answers "went away" for good).
+ *   documentation shows it: phpredis's 0 connect and read timeouts, which mean
+ *   default_socket_timeout 60 s (php.ini); no reconnect after a connection is lost and a
+ *   reconnect failed (measured: the object then answers "went away" for good, and
+ *   RedisStore::evaluate, RedisStore.php:258-273, uses the client as given).
  *
  * The mapping: acquire -> a new Lock from LockFactory::createLockFromKey(new Key($lock),
  * $ttl) (createLock does exactly that; the Key in hand gives the token), then acquire()
@@ -53,7 +56,7 @@
  * Capabilities: extend, validity; no fencing; modes exclusive, read, write.
  */
 
-require __DIR__ . '/protocol.php';
+require_once __DIR__ . '/protocol.php';
 
 use Lockstorm\Params;
 use function Lockstorm\caused_by;

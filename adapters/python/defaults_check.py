@@ -417,6 +417,42 @@ def kept_rust(binary, constructor, forbidden):
     return problems
 
 
+# --- The PHP libraries (Debian's packages), read by adapters/php/defaults.php ---------------
+
+PHP = ROOT / "adapters" / "php"
+# adapters.toml name -> the adapter's file
+PHP_ADAPTERS = {
+    "symfony-lock-redis": "symfony_lock.php",
+    "symfony-lock-combined": "symfony_lock.php",
+    "laravel-cache-lock": "laravel_cache_lock.php",
+    "laravel-cache-lock-predis": "laravel_cache_lock.php",
+    "malkusch-lock": "malkusch_lock.php",
+}
+
+
+def php_defaults():
+    """adapters/php/defaults.php, given the hello: per PHP adapter, the defaults it read from
+    the installed packages (`facts`) and the adapter's settings that differ (`problems`)."""
+    import json
+    import shutil
+    import subprocess
+
+    if shutil.which("php") is None:
+        raise EnvironmentMissing("php not found (apt-get install php-cli; ./test installs the PHP libraries)")
+    run = subprocess.run(
+        ["php", PHP / "defaults.php"], input=json.dumps(HELLO), capture_output=True, text=True, cwd=ROOT
+    )
+    if run.returncode != 0:
+        raise EnvironmentMissing(f"adapters/php/defaults.php failed: {run.stderr.strip() or run.stdout.strip()}")
+    return json.loads(run.stdout)
+
+
+def php_header(file):
+    """The adapter's first /** ... */ block, without its leading stars."""
+    m = re.search(r"/\*\*(.*?)\*/", read(PHP / file), re.S)
+    return "" if m is None else "\n".join(re.sub(r"^\s*\* ?", "", line) for line in m.group(1).splitlines())
+
+
 # --- The adapters --------------------------------------------------------------------------
 
 
@@ -463,6 +499,10 @@ def main():
             facts, forbidden = facts(folders, deps)
             kept = lambda b=binary, c=constructor, f=forbidden: kept_rust(b, c, f)  # noqa: E731
             rows.append((name, rust_header(binary), facts, kept))
+        php = php_defaults()
+        for name, file in PHP_ADAPTERS.items():
+            kept = lambda problems=php[name]["problems"]: problems  # noqa: E731
+            rows.append((name, php_header(file), php[name]["facts"], kept))
     except ImportError as exc:
         print(f"defaults_check: {exc} in {sys.executable} (run adapters/setup)", file=sys.stderr)
         return 2
