@@ -5,7 +5,10 @@ adapter's header and `options` line in adapters/adapters.toml say which.
 For each library it reads the defaults from the installed code: the Python libraries in
 .venv by import (`inspect.signature`, class attributes, attrs fields), the Rust crates
 (rslock, redlock, and the two redis crates they use) from their sources in the cargo
-registry, at the versions adapters/rust/Cargo.lock pins. Then, per adapter:
+registry, at the versions adapters/rust/Cargo.lock pins, and the PHP libraries (Debian's
+packages under /usr/share/php) through adapters/php/defaults.php, which reads them by
+reflection and from their source and builds the PHP adapters' objects from the same hello.
+Then, per adapter:
 
 - **stated**: every default, written as the check words it ("5 s socket timeout",
   "3 tries", ...), appears in the adapter's `options` line and in its header (module
@@ -15,7 +18,9 @@ registry, at the versions adapters/rust/Cargo.lock pins. Then, per adapter:
   setting, to ones built with nothing but the nodes and the ttl (and, for a library whose
   default acquire blocks without bound, the bound: the hello's retry window); a Rust
   adapter calls none of its crate's setters (`pub fn ...(&mut self, ...)`) and builds
-  its manager with `new(params.redis_urls())`.
+  its manager with `new(params.redis_urls())`; a PHP adapter's objects (stores, locks,
+  mutexes, client configuration) hold the libraries' defaults but for the ttl, and its
+  source makes the library calls at their defaults (adapters/php/defaults.php).
 
     .venv/bin/python adapters/python/defaults_check.py
 
