@@ -20,6 +20,7 @@ declare(strict_types=1);
 require __DIR__ . '/symfony_lock.php';
 require __DIR__ . '/laravel_cache_lock.php';
 require __DIR__ . '/malkusch_lock.php';
+require __DIR__ . '/symfony_semaphore.php';
 
 use Lockstorm\Params;
 use function Lockstorm\debian_version;
@@ -179,6 +180,39 @@ $out['malkusch-lock'] = [
         'timeout default ' . seconds($mutexTimeout),
         "keys live timeout + $plus s",
         'sleeps ' . seconds($loop->getConstant('MINIMUM_WAIT_US') / 1e6) . ' x 1.25^i, at most ' . seconds($loop->getConstant('MAXIMUM_WAIT_US') / 1e6),
+    ],
+    'problems' => $problems,
+];
+
+// --- Symfony Semaphore ------------------------------------------------------------------------
+include_once 'Symfony/Component/Semaphore/autoload.php';
+$semWeight = parameter_default(Symfony\Component\Semaphore\SemaphoreFactory::class, 'createSemaphore', 'weight');
+$semTtl = parameter_default(Symfony\Component\Semaphore\SemaphoreFactory::class, 'createSemaphore', 'ttlInSecond');
+$semAutoRelease = parameter_default(Symfony\Component\Semaphore\SemaphoreFactory::class, 'createSemaphore', 'autoRelease');
+$limit = new ReflectionParameter([Symfony\Component\Semaphore\SemaphoreFactory::class, 'createSemaphore'], 'limit');
+$now = in_source(Symfony\Component\Semaphore\Store\RedisStore::class, '/\$args = \[\s*\$this->getUniqueToken\(\$key\),\s*(time|microtime)\(/')[1];
+$a = new SymfonySemaphore();
+$a->build($p, $unconnected);
+$key = new Symfony\Component\Semaphore\Key('L0', SymfonySemaphore::LIMIT);
+$semaphore = $a->factory->createSemaphoreFromKey($key, $a->ttlS);
+$problems = same('semaphore ttl', private_property($semaphore, Symfony\Component\Semaphore\Semaphore::class, 'ttlInSecond'), (float) $ttlS);
+$problems = array_merge($problems, same('semaphore autoRelease', private_property($semaphore, Symfony\Component\Semaphore\Semaphore::class, 'autoRelease'), $semAutoRelease));
+$problems = array_merge($problems, same('Key weight', $key->getWeight(), $semWeight));
+$problems = array_merge($problems, same('Key limit', $key->getLimit(), 1));
+$problems = array_merge($problems, calls('symfony_semaphore.php', $phpredisConnect + [
+    'createSemaphoreFromKey($key, $this->ttlS)' => 'the ttl and nothing else',
+    'new Symfony\Component\Semaphore\Key($lock, self::LIMIT)' => 'limit 1, the default weight',
+]));
+$out['symfony-semaphore'] = [
+    'facts' => [
+        package('php-symfony-semaphore'),
+        $phpredis,
+        $socket,
+        $limit->isDefaultValueAvailable() ? 'limit default ' . $limit->getDefaultValue() : 'limit 1 (no default',
+        "weight $semWeight",
+        'semaphore ttl ' . seconds($semTtl),
+        $semAutoRelease ? 'autoRelease on' : 'autoRelease off',
+        $now === 'time' ? "the client's time() (whole seconds)" : "the client's microtime()",
     ],
     'problems' => $problems,
 ];

@@ -68,6 +68,7 @@ ADAPTERS = {
     "laravel_cache_lock": (["php", ROOT / "adapters/php/laravel_cache_lock.php", "phpredis"], True, None),
     "laravel_cache_lock_predis": (["php", ROOT / "adapters/php/laravel_cache_lock.php", "predis"], True, None),
     "malkusch_lock": (["php", ROOT / "adapters/php/malkusch_lock.php"], True, None),
+    "symfony_semaphore": (["php", ROOT / "adapters/php/symfony_semaphore.php"], True, None),
 }
 
 # Adapters whose library does not say that a release found the lock not held: the check
@@ -79,6 +80,12 @@ RELEASE_NOT_HELD_PASSES = {
         " not held passes"
     )
     for name in ("symfony_lock_redis", "symfony_lock_combined")
+} | {
+    "symfony_semaphore": (
+        "Symfony's Semaphore::release() deletes the token and says nothing about whether it was"
+        " there (Symfony/Component/Semaphore/Semaphore.php, release), so a release of a lock not"
+        " held passes"
+    )
 }
 
 # Adapters whose library's refused acquire waits until the holder's ttl is over: the

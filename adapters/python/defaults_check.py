@@ -432,6 +432,7 @@ PHP_ADAPTERS = {
     "laravel-cache-lock": "laravel_cache_lock.php",
     "laravel-cache-lock-predis": "laravel_cache_lock.php",
     "malkusch-lock": "malkusch_lock.php",
+    "symfony-semaphore": "symfony_semaphore.php",
 }
 
 
