@@ -5,7 +5,10 @@ adapter's header and `options` line in adapters/adapters.toml say which.
 For each library it reads the defaults from the installed code: the Python libraries in
 .venv by import (`inspect.signature`, class attributes, attrs fields), the Rust crates
 (rslock, redlock, and the two redis crates they use) from their sources in the cargo
-registry, at the versions adapters/rust/Cargo.lock pins. Then, per adapter:
+registry, at the versions adapters/rust/Cargo.lock pins, and the PHP libraries (Debian's
+packages under /usr/share/php) through adapters/php/defaults.php, which reads them by
+reflection and from their source and builds the PHP adapters' objects from the same hello.
+Then, per adapter:
 
 - **stated**: every default, written as the check words it ("5 s socket timeout",
   "3 tries", ...), appears in the adapter's `options` line and in its header (module
@@ -15,7 +18,9 @@ registry, at the versions adapters/rust/Cargo.lock pins. Then, per adapter:
   setting, to ones built with nothing but the nodes and the ttl (and, for a library whose
   default acquire blocks without bound, the bound: the hello's retry window); a Rust
   adapter calls none of its crate's setters (`pub fn ...(&mut self, ...)`) and builds
-  its manager with `new(params.redis_urls())`.
+  its manager with `new(params.redis_urls())`; a PHP adapter's objects (stores, locks,
+  mutexes, client configuration) hold the libraries' defaults but for the ttl, and its
+  source makes the library calls at their defaults (adapters/php/defaults.php).
 
     .venv/bin/python adapters/python/defaults_check.py
 
@@ -417,6 +422,43 @@ def kept_rust(binary, constructor, forbidden):
     return problems
 
 
+# --- The PHP libraries (Debian's packages), read by adapters/php/defaults.php ---------------
+
+PHP = ROOT / "adapters" / "php"
+# adapters.toml name -> the adapter's file
+PHP_ADAPTERS = {
+    "symfony-lock-redis": "symfony_lock.php",
+    "symfony-lock-combined": "symfony_lock.php",
+    "laravel-cache-lock": "laravel_cache_lock.php",
+    "laravel-cache-lock-predis": "laravel_cache_lock.php",
+    "malkusch-lock": "malkusch_lock.php",
+    "symfony-semaphore": "symfony_semaphore.php",
+}
+
+
+def php_defaults():
+    """adapters/php/defaults.php, given the hello: per PHP adapter, the defaults it read from
+    the installed packages (`facts`) and the adapter's settings that differ (`problems`)."""
+    import json
+    import shutil
+    import subprocess
+
+    if shutil.which("php") is None:
+        raise EnvironmentMissing("php not found (apt-get install php-cli; ./test installs the PHP libraries)")
+    run = subprocess.run(
+        ["php", PHP / "defaults.php"], input=json.dumps(HELLO), capture_output=True, text=True, cwd=ROOT
+    )
+    if run.returncode != 0:
+        raise EnvironmentMissing(f"adapters/php/defaults.php failed: {run.stderr.strip() or run.stdout.strip()}")
+    return json.loads(run.stdout)
+
+
+def php_header(file):
+    """The adapter's first /** ... */ block, without its leading stars."""
+    m = re.search(r"/\*\*(.*?)\*/", read(PHP / file), re.S)
+    return "" if m is None else "\n".join(re.sub(r"^\s*\* ?", "", line) for line in m.group(1).splitlines())
+
+
 # --- The adapters --------------------------------------------------------------------------
 
 
@@ -463,6 +505,10 @@ def main():
             facts, forbidden = facts(folders, deps)
             kept = lambda b=binary, c=constructor, f=forbidden: kept_rust(b, c, f)  # noqa: E731
             rows.append((name, rust_header(binary), facts, kept))
+        php = php_defaults()
+        for name, file in PHP_ADAPTERS.items():
+            kept = lambda problems=php[name]["problems"]: problems  # noqa: E731
+            rows.append((name, php_header(file), php[name]["facts"], kept))
     except ImportError as exc:
         print(f"defaults_check: {exc} in {sys.executable} (run adapters/setup)", file=sys.stderr)
         return 2
