@@ -12,16 +12,17 @@ lock never expires. No quorum, no validity, no extension, no fencing token, no t
 value is `1`).
 
 Passed from the hello: the first node's address, as `RedisHuey(host=..., port=...)`. No
-ttl: `lock_task(name)` at its default `ttl=None`, a lock with no expiry (`"expires":
+ttl: `lock_task(name)` at its default, ttl=None, no expiry: a lock that lives until released (`"expires":
 false`). (A ttl is refused by this storage on the Redis 7.0 that lockstorm runs:
 put_if_empty raises NotImplementedError without HEXPIRE.) Everything else is the
 library's default, as read from huey 3.5.4 and redis-py 8.1.0 (the matrix prints
 adapters.toml's `options` line beside every cell; adapters/python/defaults_check.py
 checks both against the installed libraries):
 - The client (huey/storage.py, RedisStorage.__init__: `ConnectionPool(**connection_params)`
-  and `Redis(connection_pool=...)`; redis/connection.py, AbstractConnection.__init__): a
-  5 s socket timeout, a 5 s connect timeout, and no retries: a pool built from host and
-  port gets the connection's defaults, not the retry policy redis.Redis(host, port) makes.
+  and `Redis(connection_pool=...)`; redis/connection.py, AbstractConnection.__init__):
+  redis-py 8.1.0's connection defaults, a 5 s socket timeout, a 5 s connect timeout, and no
+  retries: a pool built from host and port gets the connection's defaults, not the retry
+  policy redis.Redis(host, port) makes.
 - The huey (huey/api.py, Huey.__init__): name 'huey'.
 - The acquire (huey/api.py, TaskLock.acquire): one try, TaskLockedException when the field
   is there, answered `fail`. No bound of ours.

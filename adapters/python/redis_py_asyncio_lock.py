@@ -9,7 +9,7 @@ Passed from the hello: the first node's address, as `redis.asyncio.Redis(host, p
 and `ttl_ms` as `Lock(timeout=ttl_ms / 1000)`; `extend(ttl, replace_ttl=True)` makes the
 key's TTL the ttl again. Everything else is the library's default, as read from redis-py
 8.1.0 (the matrix prints adapters.toml's `options` line beside every cell;
-adapters/python/defaults_check.py checks both against the installed library):
+adapters/python/defaults_check.py checks both against the installed library), redis-py 8.1.0 (redis.asyncio):
 - The client (redis/asyncio/client.py, Redis.__init__; the values in redis/_defaults.py):
   a 5 s socket timeout, a 5 s connect timeout, and 10 retries with jittered exponential
   backoff (base 10 ms, cap 1 s) on connection and timeout errors

@@ -24,7 +24,7 @@ libraries):
   (base 10 ms, cap 1 s) on connection and timeout errors (redis/retry.py, Retry.__init__).
 - The owner (redisrwlock/redisrwlock.py, RwlockClient.__init__): node 'localhost', pid
   this process's pid: each worker is an owner of its own.
-- The acquire (RwlockClient.lock): `timeout=0`, "no-wait, no-retry": one try, status
+- The acquire (RwlockClient.lock): timeout=0, one try ("no-wait, no-retry"), status
   FAIL when a conflicting grant is there, answered `fail`. No bound of ours.
 One acquire's Rwlock is kept per lock name for the hold and unlocked on release; its key
 name, `lock:<name>:<mode>:<owner>`, is the `token` on ok and fail (one per owner, mode and

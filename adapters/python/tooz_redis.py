@@ -20,9 +20,11 @@ from tooz 9.1.0 and redis-py 8.1.0 (the matrix prints adapters.toml's `options` 
 beside every cell; adapters/python/defaults_check.py checks both against the installed
 libraries):
 - The client (tooz/drivers/redis.py, RedisDriver._make_client: redis.Redis(host, port,
-  socket_timeout=CLIENT_DEFAULT_SOCKET_TO); redis/client.py, Redis.__init__): a 30 s
-  socket timeout (tooz's), a 5 s connect timeout, and 10 retries with jittered
-  exponential backoff (base 10 ms, cap 1 s) on connection and timeout errors (redis-py's).
+  socket_timeout=CLIENT_DEFAULT_SOCKET_TO); redis/client.py, Redis.__init__): tooz's 30 s
+  socket timeout, redis-py 8.1.0's 5 s connect timeout, and 10 retries with jittered
+  exponential backoff (base 10 ms, cap 1 s) on connection and timeout errors (redis-py's);
+  above them tooz retries a connection error 15 times (_handle_failures) before it raises
+  ToozConnectionError.
 - The coordinator (tooz/coordination.py, CoordinationDriver.start): `start_heart=False`,
   no heartbeat thread: a lock is extended only when its holder calls heartbeat.
 - The lock: redis-py's sleep 0.1 s between tries; the acquire

@@ -21,8 +21,8 @@ both against the installed libraries):
 - The acquire (walrus/lock.py, Lock.acquire): `block=True`, which tries, then waits in
   `BLPOP` for up to ttl // 1000 seconds (1 without a ttl) and tries again, without bound.
 The bound (the one choice): that default acquire never gives up, which no workload can
-measure, and walrus has no timeout to bound it with: the acquire is `block=False`, one
-try (a retry window of 0). Between acquires lockstorm's client retries, as a user's loop
+measure, and walrus has no timeout to bound it with: the acquire is block=False, one try (a
+retry window of 0). Between acquires lockstorm's client retries, as a user's loop
 would.
 One Lock per lock name, kept for the worker's life (as `lock = db.lock(name)` is used): its
 lock_id is the same for every acquisition of that worker. The `token` on ok and fail is
