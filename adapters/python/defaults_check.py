@@ -338,6 +338,20 @@ def redisrwlock_facts():
     ]
 
 
+def celery_once_facts():
+    """celery_once/backends/redis.py: Redis.__init__ (settings.get defaults)."""
+    from celery_once.backends import Redis
+
+    source = inspect.getsource(Redis.__init__)
+    blocking = re.search(r'settings\.get\("blocking", (\w+)\)', source)
+    timeout = re.search(r'settings\.get\("blocking_timeout", ([\d.]+)\)', source)
+    if blocking is None or timeout is None:
+        raise AssertionError("celery_once Redis.__init__ no longer reads as this check expects: read it again")
+    facts = redis_py() + [f"blocking {blocking.group(1)}"]
+    facts.append("one try" if blocking.group(1) == "False" else f"blocking_timeout {timeout.group(1)} s")
+    return facts
+
+
 # --- Kept: the adapter's objects against ones built with the library's defaults ------------
 
 
@@ -576,6 +590,20 @@ def kept_redisrwlock():
     return problems + differences("RwlockClient", a.client, expected, ["node", "pid"])
 
 
+def kept_celery_once():
+    from celery_once.backends import Redis
+    from celery_once_lock import CeleryOnceLock
+
+    a = CeleryOnceLock()
+    a.hello(HELLO)
+    expected = Redis({"url": "redis://%s:%d" % FIRST})
+    problems = client_differences("backend.redis", a.backend.redis, FIRST)
+    problems += differences("backend", a.backend, expected, ["blocking", "blocking_timeout"])
+    if a.timeout_s != TTL_S:
+        problems.append(f"lock timeout {a.timeout_s!r}, the ttl is {TTL_S!r} s")
+    return problems
+
+
 # --- The Rust crates' defaults, read from their sources in the cargo registry --------------
 
 
@@ -736,6 +764,7 @@ def main():
             ("huey", "huey_lock", huey_facts, kept_huey),
             ("portalocker", "portalocker_redis", portalocker_facts, kept_portalocker),
             ("redisrwlock", "redisrwlock_rw", redisrwlock_facts, kept_redisrwlock),
+            ("celery-once", "celery_once_lock", celery_once_facts, kept_celery_once),
         ]
         rows = [(name, python_header(module), facts(), kept) for name, module, facts, kept in python]
         folders, deps = crate_sources()
