@@ -63,6 +63,7 @@ ADAPTERS = {
     "portalocker_redis": ([PY, ROOT / "adapters/python/portalocker_redis.py"], True, None),
     "redisrwlock_rw": ([PY, ROOT / "adapters/python/redisrwlock_rw.py"], True, None),
     "celery_once_lock": ([PY, ROOT / "adapters/python/celery_once_lock.py"], True, None),
+    "coredis_lock": ([PY, ROOT / "adapters/python/coredis_lock.py"], True, None),
     "rslock": (
         [RUST / "rslock_worker"],
         True,

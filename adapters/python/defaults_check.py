@@ -352,6 +352,26 @@ def celery_once_facts():
     return facts
 
 
+def coredis_facts():
+    """coredis/client/basic.py, Redis.__init__; coredis/patterns/lock/__init__.py,
+    Lock.__init__."""
+    import coredis
+    from coredis.patterns.lock import Lock
+
+    client, lock = defaults_of(coredis.Redis.__init__), defaults_of(Lock.__init__)
+    policy = client["retry_policy"]
+    facts = [
+        f"coredis {version('coredis')}",
+        seconds(client["stream_timeout"], "stream timeout"),
+        seconds(client["connect_timeout"], "connect timeout"),
+        f"{policy._RetryPolicy__retries} retries {policy._ConstantRetryPolicy__delay:g} s apart",
+        f"sleep {lock['sleep']:g} s",
+    ]
+    if lock["blocking"] and lock["blocking_timeout"] is None:
+        facts.append(BLOCKS_WITHOUT_BOUND)
+    return facts
+
+
 # --- Kept: the adapter's objects against ones built with the library's defaults ------------
 
 
@@ -604,6 +624,22 @@ def kept_celery_once():
     return problems
 
 
+def kept_coredis():
+    import coredis
+    from coredis.patterns.lock import Lock
+    from coredis_lock import CoredisLock
+
+    a = CoredisLock()
+    a.configure(HELLO)  # what hello builds before it enters the client (which connects)
+    expected = coredis.Redis(host=FIRST[0], port=FIRST[1])
+    settings = sorted(set(expected.connection_pool.connection_kwargs) - {"processing_budget"})
+    problems = differences("client", a.client.connection_pool.connection_kwargs, expected.connection_pool.connection_kwargs, settings)
+    if repr(a.client.retry_policy) != repr(expected.retry_policy):
+        problems.append(f"client.retry_policy = {a.client.retry_policy!r}, the default is {expected.retry_policy!r}")
+    names = ["name", "timeout", "sleep", "blocking", "blocking_timeout"]
+    return problems + differences("Lock", a.lock("L0"), Lock(expected, "L0", timeout=TTL_S, blocking_timeout=WINDOW_S), names)
+
+
 # --- The Rust crates' defaults, read from their sources in the cargo registry --------------
 
 
@@ -765,6 +801,7 @@ def main():
             ("portalocker", "portalocker_redis", portalocker_facts, kept_portalocker),
             ("redisrwlock", "redisrwlock_rw", redisrwlock_facts, kept_redisrwlock),
             ("celery-once", "celery_once_lock", celery_once_facts, kept_celery_once),
+            ("coredis", "coredis_lock", coredis_facts, kept_coredis),
         ]
         rows = [(name, python_header(module), facts(), kept) for name, module, facts, kept in python]
         folders, deps = crate_sources()
