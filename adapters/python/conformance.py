@@ -42,7 +42,9 @@ PY = ROOT / ".venv" / "bin" / "python"
 RUST = ROOT / "adapters" / "rust" / "target" / "release"
 ANSWER_TIMEOUT_S = 15
 EXIT_TIMEOUT_S = 1.0
-TTL_MS = 10_000
+# Longer than any library's own default acquire waits (sherlock tries for 10 s, counted in
+# tries, so a bit longer), so a held lock cannot expire under a second client's acquire.
+TTL_MS = 20_000
 
 # name -> (argv, whether it really locks (the example grants every acquire), why it cannot
 # run with the monotonic clock faked, if it cannot: adapters/README.md, "Clock faults")
@@ -52,6 +54,16 @@ ADAPTERS = {
     "redlock_py": ([PY, ROOT / "adapters/python/redlock_py.py"], True, None),
     "aioredlock_redlock": ([PY, ROOT / "adapters/python/aioredlock_redlock.py"], True, None),
     "python_redis_lock": ([PY, ROOT / "adapters/python/python_redis_lock.py"], True, None),
+    "redis_py_asyncio_lock": ([PY, ROOT / "adapters/python/redis_py_asyncio_lock.py"], True, None),
+    "sherlock_lock": ([PY, ROOT / "adapters/python/sherlock_lock.py"], True, None),
+    "walrus_lock": ([PY, ROOT / "adapters/python/walrus_lock.py"], True, None),
+    "dramatiq_mutex": ([PY, ROOT / "adapters/python/dramatiq_mutex.py"], True, None),
+    "tooz_redis": ([PY, ROOT / "adapters/python/tooz_redis.py"], True, None),
+    "huey_lock": ([PY, ROOT / "adapters/python/huey_lock.py"], True, None),
+    "portalocker_redis": ([PY, ROOT / "adapters/python/portalocker_redis.py"], True, None),
+    "redisrwlock_rw": ([PY, ROOT / "adapters/python/redisrwlock_rw.py"], True, None),
+    "celery_once_lock": ([PY, ROOT / "adapters/python/celery_once_lock.py"], True, None),
+    "coredis_lock": ([PY, ROOT / "adapters/python/coredis_lock.py"], True, None),
     "rslock": (
         [RUST / "rslock_worker"],
         True,

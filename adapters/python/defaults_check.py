@@ -196,6 +196,187 @@ def python_redis_lock_facts():
     return facts
 
 
+def redis_py_asyncio():
+    """redis-py's asyncio client: redis/asyncio/client.py, Redis.__init__."""
+    import redis.asyncio
+
+    d = defaults_of(redis.asyncio.Redis.__init__)
+    retry = d["retry"]
+    backoff = retry._backoff
+    return [
+        f"redis-py {version('redis')} (redis.asyncio)",
+        seconds(d["socket_timeout"], "socket timeout"),
+        seconds(d["socket_connect_timeout"] or d["socket_timeout"], "connect timeout"),
+        f"{retry.get_retries()} retries" if retry.get_retries() else "no retries",
+        f"base {backoff._base * 1000:g} ms, cap {backoff._cap:g} s",
+    ]
+
+
+def redis_py_asyncio_lock_facts():
+    """redis-py's asyncio Lock: redis/asyncio/client.py, Redis.lock."""
+    import redis.asyncio
+
+    d = defaults_of(redis.asyncio.Redis.lock)
+    facts = redis_py_asyncio() + [f"sleep {d['sleep']:g} s"]
+    if d["blocking"] and d["blocking_timeout"] is None:
+        facts.append(BLOCKS_WITHOUT_BOUND)
+    return facts
+
+
+def sherlock_facts():
+    """sherlock/__init__.py, _Configuration.__init__ (the global defaults every lock takes);
+    sherlock/lock.py, BaseLock.acquire (`blocking=True`)."""
+    import sherlock
+
+    c = sherlock._configuration
+    blocking = defaults_of(sherlock.RedisLock.acquire)["blocking"]
+    return redis_py() + [
+        "no namespace" if c.namespace is None else f"namespace {c.namespace!r}",
+        f"a try every {c.retry_interval:g} s" if blocking else "one try",
+        f"{c.timeout:g} s timeout",
+    ]
+
+
+def walrus_facts():
+    """walrus/lock.py, Lock.__init__ and Lock.acquire (no timeout parameter)."""
+    from walrus import Lock
+
+    acquire = defaults_of(Lock.acquire)
+    facts = redis_py() + ["32 random bytes"]
+    if acquire["block"] and "timeout" not in acquire:
+        facts.append("block=False, one try")  # blocks without bound, and nothing bounds it
+    return facts
+
+
+def dramatiq_facts():
+    """dramatiq/rate_limits/concurrent.py, ConcurrentRateLimiter.__init__;
+    rate_limiter.py, RateLimiter.acquire."""
+    from dramatiq.rate_limits import ConcurrentRateLimiter
+
+    init, acquire = defaults_of(ConcurrentRateLimiter.__init__), defaults_of(ConcurrentRateLimiter.acquire)
+    return redis_py() + [
+        f"limit {init['limit']}",
+        "raise_on_failure=True" if acquire["raise_on_failure"] else "raise_on_failure=False",
+        "one try",
+    ]
+
+
+def tooz_facts():
+    """tooz/drivers/redis.py: RedisDriver.CLIENT_DEFAULT_SOCKET_TO, _make_client (only the
+    socket timeout is set), _handle_failures, RedisLock.acquire; tooz/coordination.py,
+    CoordinationDriver.start."""
+    import redis
+    from tooz import coordination
+    from tooz.drivers import redis as tooz_redis
+
+    client = defaults_of(redis.Redis.__init__)
+    retry = client["retry"]
+    start = defaults_of(coordination.CoordinationDriver.start)
+    acquire = defaults_of(tooz_redis.RedisLock.acquire)
+    lock = defaults_of(redis.Redis.lock)
+    facts = [
+        f"tooz's {tooz_redis.RedisDriver.CLIENT_DEFAULT_SOCKET_TO} s socket timeout",
+        f"redis-py {version('redis')}'s {client['socket_connect_timeout']:g} s connect timeout",
+        f"{retry.get_retries()} retries",
+        f"base {retry._backoff._base * 1000:g} ms, cap {retry._backoff._cap:g} s",
+        f"retries a connection error {defaults_of(tooz_redis._handle_failures)['n_tries']} times",
+        "start_heart=False" if not start["start_heart"] else "start_heart=True",
+        f"sleep {lock['sleep']:g} s",
+    ]
+    if acquire["blocking"] is True and acquire["timeout"] is None:
+        facts.append(BLOCKS_WITHOUT_BOUND)
+    return facts
+
+
+def huey_facts():
+    """huey/storage.py, RedisStorage.__init__ (a ConnectionPool from host and port: the
+    connection's defaults, redis/connection.py, AbstractConnection.__init__); huey/api.py,
+    Huey.__init__ and Huey.lock_task."""
+    import huey
+    from redis.connection import AbstractConnection
+
+    conn = defaults_of(AbstractConnection.__init__)
+    retries = conn["retry"].get_retries() if conn["retry"] is not None else 0
+    return [
+        f"redis-py {version('redis')}'s connection defaults",
+        seconds(conn["socket_timeout"], "socket timeout"),
+        seconds(conn["socket_connect_timeout"], "connect timeout"),
+        f"{retries} retries" if retries else "no retries",
+        f"name '{defaults_of(huey.Huey.__init__)['name']}'",
+        "ttl=None, no expiry" if defaults_of(huey.Huey.lock_task)["ttl"] is None else "a ttl",
+        "one try",
+    ]
+
+
+def portalocker_facts():
+    """portalocker/redis.py: RedisLock.DEFAULT_REDIS_KWARGS and RedisLock.__init__;
+    portalocker/utils.py: DEFAULT_TIMEOUT, DEFAULT_CHECK_INTERVAL (LockBase.__init__)."""
+    from portalocker import redis as pl_redis
+    from portalocker import utils
+
+    init = defaults_of(pl_redis.RedisLock.__init__)
+    kwargs = pl_redis.RedisLock.DEFAULT_REDIS_KWARGS
+    facts = redis_py() + [
+        f"health_check_interval {kwargs['health_check_interval']:g} s",
+        f"timeout {utils.DEFAULT_TIMEOUT:g} s",
+        f"check_interval {utils.DEFAULT_CHECK_INTERVAL:g} s",
+        f"unavailable_timeout {init['unavailable_timeout']:g} s",
+        f"thread_sleep_time {init['thread_sleep_time']:g} s",
+    ]
+    if init["self_check_interval"] is None:
+        facts.append("no self-check")
+    if not init["fencing"]:
+        facts.append("no fencing")
+    if init["interrupt_on_lost"] is None:  # True in 4.x: the adapter's one departure
+        facts.append("interrupt_on_lost=False")
+    return facts
+
+
+def redisrwlock_facts():
+    """redisrwlock/redisrwlock.py: RwlockClient.__init__ and RwlockClient.lock."""
+    from redisrwlock import RwlockClient
+
+    init, lock = defaults_of(RwlockClient.__init__), defaults_of(RwlockClient.lock)
+    return redis_py() + [
+        f"node '{init['node']}'",
+        f"timeout={lock['timeout']:g}, one try" if lock["timeout"] == 0 else f"timeout={lock['timeout']:g}",
+    ]
+
+
+def celery_once_facts():
+    """celery_once/backends/redis.py: Redis.__init__ (settings.get defaults)."""
+    from celery_once.backends import Redis
+
+    source = inspect.getsource(Redis.__init__)
+    blocking = re.search(r'settings\.get\("blocking", (\w+)\)', source)
+    timeout = re.search(r'settings\.get\("blocking_timeout", ([\d.]+)\)', source)
+    if blocking is None or timeout is None:
+        raise AssertionError("celery_once Redis.__init__ no longer reads as this check expects: read it again")
+    facts = redis_py() + [f"blocking {blocking.group(1)}"]
+    facts.append("one try" if blocking.group(1) == "False" else f"blocking_timeout {timeout.group(1)} s")
+    return facts
+
+
+def coredis_facts():
+    """coredis/client/basic.py, Redis.__init__; coredis/patterns/lock/__init__.py,
+    Lock.__init__."""
+    import coredis
+    from coredis.patterns.lock import Lock
+
+    client, lock = defaults_of(coredis.Redis.__init__), defaults_of(Lock.__init__)
+    policy = client["retry_policy"]
+    facts = [
+        f"coredis {version('coredis')}",
+        seconds(client["stream_timeout"], "stream timeout"),
+        seconds(client["connect_timeout"], "connect timeout"),
+        f"{policy._RetryPolicy__retries} retries {policy._ConstantRetryPolicy__delay:g} s apart",
+        f"sleep {lock['sleep']:g} s",
+    ]
+    if lock["blocking"] and lock["blocking_timeout"] is None:
+        facts.append(BLOCKS_WITHOUT_BOUND)
+    return facts
+
+
 # --- Kept: the adapter's objects against ones built with the library's defaults ------------
 
 
@@ -304,6 +485,164 @@ def kept_python_redis_lock():
     if a.timeout_s != math.ceil(WINDOW_S):
         problems.append(f"acquire timeout {a.timeout_s!r}, the retry window rounded up is {math.ceil(WINDOW_S)}")
     return problems
+
+
+def kept_redis_py_asyncio_lock():
+    import redis.asyncio
+    from redis_py_asyncio_lock import RedisPyAsyncioLock
+
+    a = RedisPyAsyncioLock()
+    a.hello(HELLO)
+    lock = a.lock("L0")
+    expected = a.client.lock("L0", timeout=TTL_S, blocking_timeout=WINDOW_S)
+    names = ["name", "timeout", "sleep", "blocking", "blocking_timeout", "thread_local", "raise_on_release_error"]
+    default = redis.asyncio.Redis(host=FIRST[0], port=FIRST[1])
+    kwargs, expected_kwargs = a.client.connection_pool.connection_kwargs, default.connection_pool.connection_kwargs
+    problems = differences("client", kwargs, expected_kwargs, CLIENT_SETTINGS)
+    return problems + differences("Lock", lock, expected, names)
+
+
+def kept_sherlock():
+    import sherlock
+    from sherlock_lock import SherlockLock
+
+    a = SherlockLock()
+    a.hello(HELLO)
+    expected = sherlock.RedisLock("L0", client=a.client, expire=int(TTL_S))
+    names = ["lock_name", "namespace", "expire", "timeout", "retry_interval"]
+    return client_differences("client", a.client, FIRST) + differences("RedisLock", a.lock("L0"), expected, names)
+
+
+def kept_walrus():
+    from walrus_lock import WalrusLock
+
+    a = WalrusLock()
+    a.hello(HELLO)
+    expected = a.db.lock("L0", ttl=HELLO["ttl_ms"])
+    problems = client_differences("db", a.db, FIRST) + differences("Lock", a.lock("L0"), expected, ["name", "ttl"])
+    if len(a.lock("L0")._lock_id) != len(expected._lock_id):
+        problems.append("the Lock's lock_id is not the library's default")
+    return problems
+
+
+def kept_dramatiq():
+    from dramatiq.rate_limits import ConcurrentRateLimiter
+    from dramatiq_mutex import DramatiqMutex
+
+    a = DramatiqMutex()
+    a.hello(HELLO)
+    expected = ConcurrentRateLimiter(a.backend, "L0", ttl=HELLO["ttl_ms"])
+    problems = client_differences("backend.client", a.backend.client, FIRST)
+    return problems + differences("limiter", a.limiter("L0"), expected, ["key", "limit", "ttl"])
+
+
+def kept_tooz():
+    from unittest import mock
+
+    from tooz import coordination
+    from tooz.drivers.redis import RedisDriver
+    from tooz_redis import ToozRedis
+
+    a = ToozRedis()
+    starts = []
+    # start() connects; record how the adapter calls it instead
+    with mock.patch.object(RedisDriver, "start", lambda self, *args, **kw: starts.append((args, kw))):
+        a.hello(HELLO)
+    url = "redis://%s:%d" % FIRST
+    expected = coordination.get_coordinator(url, b"lockstorm-client-0", lock_timeout=TTL_S)
+    names = ["lock_timeout", "timeout", "membership_timeout", "namespace"]
+    problems = differences("coordinator", a.coordinator, expected, names)
+    if starts != [((), {})]:
+        problems.append(f"the coordinator is started with {starts!r}, not start()")
+    client = a.coordinator._make_client(a.coordinator._parsed_url, a.coordinator._options, a.coordinator.timeout)
+    default = expected._make_client(expected._parsed_url, expected._options, expected.timeout)
+    kwargs, expected_kwargs = client.connection_pool.connection_kwargs, default.connection_pool.connection_kwargs
+    problems += differences("client", kwargs, expected_kwargs, CLIENT_SETTINGS)
+    if a.window_s != WINDOW_S:
+        problems.append(f"acquire timeout {a.window_s!r}, the hello's retry window is {WINDOW_S!r}")
+    return problems
+
+
+def kept_huey():
+    import huey
+    from huey_lock import HueyLock
+
+    a = HueyLock()
+    a.hello(HELLO)
+    expected = huey.RedisHuey(host=FIRST[0], port=FIRST[1])
+    kwargs, expected_kwargs = a.huey.storage.pool.connection_kwargs, expected.storage.pool.connection_kwargs
+    settings = CLIENT_SETTINGS + ["orig_socket_timeout", "orig_socket_connect_timeout"]
+    kwargs, expected_kwargs = ({n: k.get(n) for n in settings} for k in (kwargs, expected_kwargs))
+    problems = differences("pool", kwargs, expected_kwargs, settings)
+    problems += differences("pool", a.huey.storage.pool, expected.storage.pool, ["max_connections"])
+    problems += differences("huey", a.huey, expected, ["name"])
+    return problems + differences("TaskLock", a.lock("L0"), expected.lock_task("L0"), ["_ttl", "_key"])
+
+
+def kept_portalocker():
+    from portalocker import LockFlags
+    from portalocker import redis as pl_redis
+    from portalocker_redis import PortalockerRedis
+
+    a = PortalockerRedis()
+    a.hello(HELLO)
+    problems = []
+    for mode, flags in [("exclusive", LockFlags.EXCLUSIVE), ("write", LockFlags.EXCLUSIVE), ("read", LockFlags.SHARED)]:
+        lock = a.lock("L0", mode)
+        expected = pl_redis.RedisLock("L0", redis_kwargs={"host": FIRST[0], "port": FIRST[1]}, flags=flags)
+        names = ["channel", "connection", "timeout", "check_interval", "fail_when_locked", "thread_sleep_time"]
+        names += ["unavailable_timeout", "redis_kwargs", "flags", "self_check_interval", "fencing"]
+        names += ["subscription_connection_factory"]
+        problems += differences(f"RedisLock({mode})", lock, expected, names)
+        if lock.interrupt_on_lost is not False or lock.on_lost is None:
+            problems.append(f"RedisLock({mode}): the loss must come through on_lost, with interrupt_on_lost=False")
+    return problems
+
+
+def kept_redisrwlock():
+    from unittest import mock
+
+    import redis
+    from redisrwlock import RwlockClient
+    from redisrwlock_rw import RedisRwlock
+
+    a = RedisRwlock()
+    # RwlockClient names its connection (CLIENT SETNAME) as it is made: no server here
+    with mock.patch.object(redis.Redis, "client_setname", lambda self, name: True):
+        a.hello(HELLO)
+        expected = RwlockClient(redis=a.client.redis)
+    problems = client_differences("client", a.client.redis, FIRST)
+    return problems + differences("RwlockClient", a.client, expected, ["node", "pid"])
+
+
+def kept_celery_once():
+    from celery_once.backends import Redis
+    from celery_once_lock import CeleryOnceLock
+
+    a = CeleryOnceLock()
+    a.hello(HELLO)
+    expected = Redis({"url": "redis://%s:%d" % FIRST})
+    problems = client_differences("backend.redis", a.backend.redis, FIRST)
+    problems += differences("backend", a.backend, expected, ["blocking", "blocking_timeout"])
+    if a.timeout_s != TTL_S:
+        problems.append(f"lock timeout {a.timeout_s!r}, the ttl is {TTL_S!r} s")
+    return problems
+
+
+def kept_coredis():
+    import coredis
+    from coredis.patterns.lock import Lock
+    from coredis_lock import CoredisLock
+
+    a = CoredisLock()
+    a.configure(HELLO)  # what hello builds before it enters the client (which connects)
+    expected = coredis.Redis(host=FIRST[0], port=FIRST[1])
+    settings = sorted(set(expected.connection_pool.connection_kwargs) - {"processing_budget"})
+    problems = differences("client", a.client.connection_pool.connection_kwargs, expected.connection_pool.connection_kwargs, settings)
+    if repr(a.client.retry_policy) != repr(expected.retry_policy):
+        problems.append(f"client.retry_policy = {a.client.retry_policy!r}, the default is {expected.retry_policy!r}")
+    names = ["name", "timeout", "sleep", "blocking", "blocking_timeout"]
+    return problems + differences("Lock", a.lock("L0"), Lock(expected, "L0", timeout=TTL_S, blocking_timeout=WINDOW_S), names)
 
 
 # --- The Rust crates' defaults, read from their sources in the cargo registry --------------
@@ -495,6 +834,16 @@ def main():
             ("redlock-py", "redlock_py", redlock_py_facts, kept_redlock_py),
             ("aioredlock", "aioredlock_redlock", aioredlock_facts, kept_aioredlock),
             ("python-redis-lock", "python_redis_lock", python_redis_lock_facts, kept_python_redis_lock),
+            ("redis-py-asyncio-lock", "redis_py_asyncio_lock", redis_py_asyncio_lock_facts, kept_redis_py_asyncio_lock),
+            ("sherlock", "sherlock_lock", sherlock_facts, kept_sherlock),
+            ("walrus", "walrus_lock", walrus_facts, kept_walrus),
+            ("dramatiq-mutex", "dramatiq_mutex", dramatiq_facts, kept_dramatiq),
+            ("tooz", "tooz_redis", tooz_facts, kept_tooz),
+            ("huey", "huey_lock", huey_facts, kept_huey),
+            ("portalocker", "portalocker_redis", portalocker_facts, kept_portalocker),
+            ("redisrwlock", "redisrwlock_rw", redisrwlock_facts, kept_redisrwlock),
+            ("celery-once", "celery_once_lock", celery_once_facts, kept_celery_once),
+            ("coredis", "coredis_lock", coredis_facts, kept_coredis),
         ]
         rows = [(name, python_header(module), facts(), kept) for name, module, facts, kept in python]
         folders, deps = crate_sources()

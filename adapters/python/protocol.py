@@ -19,6 +19,10 @@ An adapter is an object with these methods (each the mapping onto one library, n
     fence(lock)         -> the fencing token of the current hold, or None (optional: only
                            for libraries that issue fencing tokens)
 
+A library that tells its caller of a loss (a watchdog, an `on_lost` callback) reports it
+with `lost(lock, reason)`, from any thread: version 2's unsolicited `lost` line, written
+between whole answers and sent only when the hello asked for version 2 or later.
+
 An exception escaping an adapter method is an unknown outcome: it is answered `error` with
 the exception's type and message, which lockstorm records as `info`. `write` is answered
 here: it echoes the value with the hold's fence. When stdin closes, the worker answers what
@@ -54,6 +58,29 @@ def error(message, token=None):
     """Unknown outcome, or a request this worker cannot serve. `token`: the library's lock
     value the acquire used, if the library exposes it (the key may be on a node)."""
     return _with_token({"type": "error", "message": message}, token)
+
+
+_out = None  # the protocol's stdout, set by run()
+_out_lock = threading.Lock()  # one whole line at a time: answers and lost lines
+_lost_ok = False  # the hello asked for version 2 or later, which has `lost`
+
+
+def lost(lock, reason=None):
+    """Version 2's unsolicited `lost`: the library says it no longer holds `lock`. Safe to
+    call from a library's thread (a watchdog, a callback); a no-op before the hello or
+    when lockstorm speaks version 1."""
+    if _out is None or not _lost_ok:
+        return
+    message = {"type": "lost", "lock": lock}
+    if reason:
+        message["reason"] = reason
+    _write(message)
+
+
+def _write(message):
+    with _out_lock:
+        _out.write(json.dumps(message, separators=(",", ":")) + "\n")
+        _out.flush()
 
 
 def _with_token(answer, token):
@@ -152,6 +179,8 @@ class _Worker:
                 self.refused += f" in {sys.executable} (adapters/setup installs the libraries into .venv/)"
             return error(self.refused)
         self.capabilities = info["capabilities"]
+        global _lost_ok
+        _lost_ok = asked >= 2
         return {"type": "hello_ok", **info}
 
 
@@ -176,7 +205,8 @@ def _read_lines(requests):
 def run(adapter):
     """Serves requests until stdin closes."""
     logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    out = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    global _out
+    out = _out = os.fdopen(os.dup(1), "w", encoding="utf-8")
     os.dup2(2, 1)
     sys.stdout = sys.stderr
     requests = queue.SimpleQueue()
@@ -185,7 +215,8 @@ def run(adapter):
     while True:
         line = requests.get()
         if line is None:
-            out.flush()
+            with _out_lock:
+                out.flush()
             os._exit(0)  # no interpreter shutdown: library threads must not hold the exit up
         try:
             msg = json.loads(line)
@@ -201,5 +232,4 @@ def run(adapter):
             logging.exception("%s %s", msg.get("type"), msg.get("lock"))
             answer = error(describe(exc))
         answer["in_reply_to"] = msg["id"]
-        out.write(json.dumps(answer, separators=(",", ":")) + "\n")
-        out.flush()
+        _write(answer)
