@@ -11,6 +11,10 @@ the check. Every answer must come within 15 s and every stdout line must be a
 protocol message. A check that cannot run says why on a `skip` line.
 
     .venv/bin/python adapters/python/conformance.py [--only NAME ...] [--faketime wall|all]
+    python3 adapters/python/conformance.py --worker "python3 my_worker.py"
+
+`--worker` checks a worker that is not listed (a library author's, before its first
+`lockstorm matrix --worker` run): one shell-quoted command, run from the current folder.
 
 `--faketime` starts the workers under libfaketime, as lockstorm does for a client clock
 fault (the findings are in adapters/README.md): `wall` fakes the wall clock only
@@ -27,6 +31,7 @@ import ctypes
 import json
 import os
 import queue
+import shlex
 import shutil
 import signal
 import socket
@@ -467,7 +472,19 @@ def main():
     parser.add_argument("--only", nargs="+", choices=sorted(ADAPTERS), help="check only these adapters")
     parser.add_argument("--faketime", choices=["wall", "all"], help="run the workers under libfaketime")
     parser.add_argument("--faketime-spec", default="+0 x2", help='the fake time (default "+0 x2")')
+    parser.add_argument(
+        "--worker",
+        metavar="COMMAND",
+        help='check this worker instead of the listed adapters: one shell-quoted command, e.g. "python3 my_worker.py"',
+    )
     args = parser.parse_args()
+    names = args.only or list(ADAPTERS)
+    if args.worker:
+        argv = shlex.split(args.worker)
+        if not argv:
+            parser.error("--worker: an empty command")
+        ADAPTERS["worker"] = (argv, True, None)
+        names = ["worker"]
     # Ctrl-C or SIGTERM: stop the servers and workers through the finally blocks.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(130))
     report = Report()
@@ -484,7 +501,7 @@ def main():
         print(f"conformance: {exc}", file=sys.stderr)
         return 2
     try:
-        for name in args.only or ADAPTERS:
+        for name in names:
             argv, locks, no_fake_monotonic = ADAPTERS[name]
             if args.faketime == "all" and no_fake_monotonic:
                 report.skip(name, "every check", f"cannot run with the monotonic clock faked: {no_fake_monotonic}")
