@@ -36,7 +36,12 @@ fn touched(fault: &str, extra: &str, backend: Backend, seed: u64) -> (Touched, b
 /// As [`touched`], with lockstorm's lock of kind `algorithm`.
 fn touched_as(algorithm: &str, fault: &str, extra: &str, backend: Backend, seed: u64) -> (Touched, bool) {
     let base = BASE.replace("kind = \"redlock\"", &format!("kind = \"{algorithm}\""));
-    let text = format!("{base}{extra}\n[[faults]]\n{fault}\n");
+    let backend_line = if backend == Backend::Sim {
+        ""
+    } else {
+        "backend = \"redis\"\n"
+    };
+    let text = format!("{backend_line}{base}{extra}\n[[faults]]\n{fault}\n");
     let mut s = Scenario::parse(&text, "touch.toml", "touch").unwrap_or_else(|e| panic!("{e}\n{text}"));
     s.backend = backend;
     let output = match backend {
@@ -211,4 +216,30 @@ fn a_fault_that_touches_nothing_of_the_lock_is_not_exercised_on_both_drivers() {
             crash.touched.describe()
         );
     }
+}
+
+/// The same touches through the worker protocol: lockstorm's own lock as a worker
+/// process, whose holds are read from its `ok` answers (their `nodes`) and the node
+/// lines, with its proxies cutting and holding its messages and SIGSTOP pausing it.
+#[test]
+fn touch_kinds_through_a_worker_process_on_real_redis_servers() {
+    let worker = format!("worker = [{:?}, \"worker\"]\n", env!("CARGO_BIN_EXE_lockstorm"));
+    let kinds = KINDS
+        .iter()
+        .filter(|k| k.real && k.extra.is_empty() && k.algorithm == "redlock");
+    let mut ran = 0;
+    for k in kinds {
+        let (t, exercised) = touched_as(k.algorithm, k.fault, &worker, Backend::Redis, 1);
+        assert!(
+            (k.shows)(&t) && exercised,
+            "worker: {} (seed 1): touched {} ({t:?}), exercised {exercised}",
+            k.name,
+            t.describe()
+        );
+        ran += 1;
+    }
+    assert!(
+        ran >= 6,
+        "crash, node pause and clock, client pause (two), partition, delay"
+    );
 }
