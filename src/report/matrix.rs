@@ -53,6 +53,11 @@ pub struct AdapterRow {
     pub name: String,
     pub runtime: String,
     pub kind: String,
+    /// The lock's algorithm family (the adapter list's `algorithm`: "redlock", "single",
+    /// ...), by which the page groups rows within a language. None in a matrix.json from
+    /// before rows kept it, or for a worker given no family.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub family: Option<String>,
     pub command: String,
     /// What the library promises, from the adapter list.
     pub promise: String,
