@@ -22,6 +22,7 @@ pub mod html;
 pub mod interactive;
 pub mod junit;
 pub mod matrix;
+pub mod matrix_page;
 pub mod narrative;
 pub mod node_order;
 pub mod plots;

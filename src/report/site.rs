@@ -81,15 +81,21 @@ fn sweep_finding(sweep: &Value) -> String {
     )
 }
 
-/// A matrix cell with a violation or a stale write (matrix.json of this version, or
-/// of one from before cells kept seed counts).
+/// A matrix cell with a violation or a stale write (in a matrix.json from before cells
+/// kept seed counts).
 fn cell_unsafe(c: &Value) -> bool {
     let some = |key: &str| c[key].as_u64().unwrap_or(0) > 0;
     some("unsafe_seeds") || some("stale_seeds") || c["lock_safe"] == false || c["resource"] == "unsafe"
 }
 
-/// What the library matrix found, from its matrix.json.
+/// What the library matrix found, from its matrix.json: which libraries held under
+/// every fault they ran and which broke under which faults
+/// ([`super::matrix_page::headline`]); for a matrix.json too old to read as a
+/// [`super::matrix::Matrix`], which libraries broke somewhere.
 fn matrix_finding(m: &Value) -> String {
+    if let Ok(matrix) = serde_json::from_value::<super::matrix::Matrix>(m.clone()) {
+        return super::matrix_page::headline(&matrix);
+    }
     let adapters = m["adapters"].as_array().map_or(&[][..], Vec::as_slice);
     let faults = m["faults"].as_array().map_or(0, Vec::len);
     let broken: Vec<&str> = adapters
@@ -102,7 +108,7 @@ fn matrix_finding(m: &Value) -> String {
         .filter_map(|a| a["name"].as_str())
         .collect();
     format!(
-        "{} libraries × {} faults; lock or resource unsafe under some fault: {}.",
+        "{} libraries × {} faults (a matrix.json of an older lockstorm); lock or resource unsafe under some fault: {}.",
         adapters.len(),
         faults,
         if broken.is_empty() {
@@ -260,6 +266,37 @@ mod tests {
         // A folder outside any `reports` folder leaves no site behind.
         refresh(tmp.path()).unwrap();
         assert!(!tmp.path().join("index.html").exists());
+    }
+
+    #[test]
+    fn the_matrix_line_names_who_held_and_who_broke_under_what() {
+        let ran = |unsafe_seeds: u64| {
+            serde_json::json!({
+                "status": "ran", "seeds": 10, "seeds_asked": 10, "unsafe_seeds": unsafe_seeds,
+                "not_exercised_seeds": 0, "rate": {"rate": 0.0, "low": 0.0, "high": 0.3},
+                "violations": unsafe_seeds, "stale_seeds": 0, "stale_writes": 0,
+                "resource_writes": 0, "stuck_seeds": 0, "availability": 1.0, "unknown": 0.0,
+                "stalls": 0, "stall_seeds": 0, "stall_max_us": 0, "liveness": "none",
+                "worker_errors": 0, "reported_seed": 1, "report": "x/index.html",
+                "rerun": "", "rerun_all": "",
+            })
+        };
+        let row = |name: &str, cells: Vec<Value>| {
+            serde_json::json!({"name": name, "runtime": "rust", "kind": "multi",
+                "command": name, "promise": "", "cells": cells})
+        };
+        let m = serde_json::json!({
+            "seed": 1, "seeds": 10, "command": "lockstorm matrix",
+            "faults": [
+                {"id": "01-clean", "title": "Clean", "about": ""},
+                {"id": "05-client-pause", "title": "A client paused", "about": ""},
+            ],
+            "adapters": [row("held", vec![ran(0), ran(0)]), row("broke", vec![ran(0), ran(3)])],
+        });
+        assert_eq!(
+            matrix_finding(&m),
+            "1 of 2 libraries safe under every fault they ran (held); two clients held the lock at once: broke (client pause)."
+        );
     }
 }
 

@@ -436,6 +436,7 @@ pub fn run_matrix(options: &MatrixOptions, progress: &(dyn Fn(&str) + Sync)) -> 
             name: a.name.clone(),
             runtime: a.runtime.clone(),
             kind: a.kind.folder().into(),
+            family: a.algorithm.clone(),
             command: a.command.join(" "),
             promise: a.promise.clone(),
             options: a.options.clone(),
