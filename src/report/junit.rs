@@ -302,7 +302,7 @@ pub fn matrix_suites(m: &Matrix, out: &Path) -> Vec<TestSuite> {
                             status
                         }
                     },
-                    Cell::NotApplicable => skipped("no template for this adapter's node layout"),
+                    Cell::NotApplicable => skipped("no template for this adapter's node layout, or a read-write one and a lock without read and write modes"),
                     Cell::OtherShard => skipped("run by another shard of this matrix"),
                     Cell::CannotRun { why } => skipped(&format!("cannot run: {why}")),
                     Cell::Refused { why, .. } => skipped(&format!("refused: {why}")),

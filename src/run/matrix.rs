@@ -224,7 +224,7 @@ fn keep_lower(slot: &mut Option<Kept>, kept: Kept) {
 /// Returns the matrix and whether every cell's finding is as its library predicts.
 pub fn run_matrix(options: &MatrixOptions, progress: &(dyn Fn(&str) + Sync)) -> Result<Matrix, MatrixError> {
     let started = Instant::now();
-    let chosen = match &options.worker {
+    let mut chosen = match &options.worker {
         Some((spec, kind)) => {
             let mut adapter = Adapter::from_worker(spec, *kind);
             adapter.options = options.worker_options.clone();
@@ -255,9 +255,11 @@ pub fn run_matrix(options: &MatrixOptions, progress: &(dyn Fn(&str) + Sync)) -> 
         }
     }
     let seeds = options.seeds.max(1);
-    // Every cell: its plan, or None where the adapter's layout has no such fault.
+    // Every cell: its plan, or None where the adapter's layout has no such fault, or
+    // where the fault is a read-write one (its clients take read and write locks) and
+    // the adapter's lock has no such modes: its family's prediction does not apply there.
     let mut cells: Vec<Option<Plan>> = Vec::with_capacity(chosen.len() * faults.len());
-    for (ai, a) in chosen.iter().enumerate() {
+    for (ai, a) in chosen.iter_mut().enumerate() {
         for f in &faults {
             let template = options
                 .catalogue
@@ -267,10 +269,16 @@ pub fn run_matrix(options: &MatrixOptions, progress: &(dyn Fn(&str) + Sync)) -> 
                 cells.push(None);
                 continue;
             }
+            let settings = cell_scenarios(&template, a)?;
+            if !applies(a, &settings) {
+                a.predicts.remove(&f.id);
+                cells.push(None);
+                continue;
+            }
             cells.push(Some(Plan {
                 adapter: ai,
                 rel: format!("{}/{}", a.name, f.id),
-                settings: cell_scenarios(&template, a)?,
+                settings,
                 prediction: a.predicts.get(&f.id).cloned(),
             }));
         }
@@ -576,6 +584,13 @@ fn cell_scenarios(template: &Path, a: &Adapter) -> Result<Vec<(Option<GridSettin
         out.push((setting, scenario));
     }
     Ok(out)
+}
+
+/// Whether a cell's template applies to adapter `a`'s lock: a read-write template (its
+/// clients take read locks, `clients.read_share` above 0) only to a lock with read and
+/// write modes (the adapter's `read_write`).
+fn applies(a: &Adapter, settings: &[(Option<GridSetting>, Scenario)]) -> bool {
+    a.read_write || settings.iter().all(|(_, s)| s.clients.read_share == 0.0)
 }
 
 /// A catalogue template's `expect` is the built-in lock's: under a library, its own
@@ -1094,5 +1109,37 @@ mod tests {
             "every fault says what it does: {cols:?}"
         );
         assert!(columns(&catalogue, &["nope".into()]).is_err());
+    }
+
+    #[test]
+    fn a_read_write_template_applies_only_to_a_read_write_lock() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let list = root.join("adapters/adapters.toml");
+        let all = adapters::load(&list).unwrap();
+        let named = |n: &str| all.iter().find(|a| a.name == n).unwrap().clone();
+        let (own, exclusive) = (named("lockstorm-single"), named("redis-py-lock"));
+        assert!(own.read_write && !exclusive.read_write);
+        let single = root.join("scenarios/matrix/single");
+        let flood = cell_scenarios(&single.join("23-reader-flood.toml"), &exclusive).unwrap();
+        assert!(applies(&own, &flood));
+        assert!(
+            !applies(&exclusive, &flood),
+            "an exclusive lock takes no read locks"
+        );
+        let clean = cell_scenarios(&single.join("01-clean.toml"), &exclusive).unwrap();
+        assert!(applies(&own, &clean) && applies(&exclusive, &clean));
+        // Every template from 20 on is a read-write one, in both layouts.
+        for layout in ["multi", "single"] {
+            for e in std::fs::read_dir(root.join("scenarios/matrix").join(layout)).unwrap() {
+                let path = e.unwrap().path();
+                let name = path.file_name().unwrap().to_string_lossy().into_owned();
+                let cells = cell_scenarios(&path, &exclusive).unwrap();
+                assert_eq!(
+                    applies(&exclusive, &cells),
+                    name.as_str() < "20",
+                    "{layout}/{name}"
+                );
+            }
+        }
     }
 }

@@ -41,6 +41,11 @@ pub struct Adapter {
     pub kind: AdapterKind,
     #[serde(default)]
     pub faketime: bool,
+    /// Whether the library's lock has read and write modes (a read-write lock): only
+    /// such a library runs the catalogue's read-write templates (`clients.read_share`
+    /// above 0); for the others those cells are not applicable.
+    #[serde(default)]
+    pub read_write: bool,
     /// What the library promises, in a sentence or two (shown in the matrix).
     #[serde(default)]
     pub promise: String,
@@ -132,6 +137,7 @@ impl Adapter {
             runtime: "worker".into(),
             kind,
             faketime: worker.faketime,
+            read_write: false,
             promise: String::new(),
             options: String::new(),
             list: None,
