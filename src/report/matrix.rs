@@ -77,7 +77,8 @@ pub struct AdapterRow {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(tag = "status", rename_all = "snake_case")]
 pub enum Cell {
-    /// The fault has no template for this adapter's node layout.
+    /// The fault has no template for this adapter's node layout, or it takes read and
+    /// write locks and the adapter's lock is exclusive only.
     NotApplicable,
     /// The library cannot run here at all (its command is missing, its hello fails).
     CannotRun {

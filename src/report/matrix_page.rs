@@ -102,7 +102,11 @@ fn short(cell: &Cell, predicted: Option<&Prediction>) -> Short {
         title,
     };
     match cell {
-        Cell::NotApplicable => plain("na", "n/a", "no template for this node layout".into()),
+        Cell::NotApplicable => plain(
+            "na",
+            "n/a",
+            "no template for this node layout, or a read-write fault and an exclusive lock".into(),
+        ),
         Cell::OtherShard => plain("na", "shard", summary(cell)),
         Cell::CannotRun { why } => plain("err", "can't run", format!("cannot run here: {why}")),
         Cell::Refused { why, .. } => plain("err", "not yet", format!("not on this backend yet: {why}")),
@@ -481,7 +485,7 @@ const LEGEND: [(&str, &str, &str); 5] = [
         "n.e.",
         "not exercised: too few seeds' faults touched anything where the lock could break, so the cell proves nothing",
     ),
-    ("na", "n/a", "the fault has no template for the library's node layout"),
+    ("na", "n/a", "the fault has no template for the library's node layout, or it needs read and write modes the lock has not"),
     (
         "err",
         "error",

@@ -188,11 +188,11 @@ struct Acc {
     results: Vec<SeedResult>,
     /// Per seed that ran, the few figures the tally needs beyond its result.
     figures: Vec<Figures>,
-    /// The first seed's run of each report rank ([`SeedResult::report_rank`]: with a
-    /// finding, not exercised, exercised; by seed, not by finish): which one the cell
-    /// reports is the scenario's rule ([`super::reported_seed`]), picked when every seed
-    /// has run.
-    first: [Option<Kept>; 3],
+    /// The first seed's run of each rank (by seed, not by finish): exercised, not
+    /// exercised, another finding ([`SeedResult::report_rank`]), and unsafe. The cell
+    /// reports its first unsafe seed, else the scenario's rule
+    /// ([`super::reported_seed`]), picked when every seed has run.
+    first: [Option<Kept>; 4],
     /// Seeds whose worker broke the protocol: (seed, message), and the lowest one's run.
     errors: Vec<(u64, String)>,
     error_run: Option<(u64, RunOutput)>,
@@ -213,6 +213,9 @@ struct Figures {
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
+
+/// The rank of an unsafe seed among [`Acc::first`]'s slots (above the report ranks).
+const UNSAFE: usize = 3;
 
 fn keep_lower(slot: &mut Option<Kept>, kept: Kept) {
     if slot.as_ref().is_none_or(|k| kept.result.seed < k.result.seed) {
@@ -283,6 +286,12 @@ pub fn run_matrix(options: &MatrixOptions, progress: &(dyn Fn(&str) + Sync)) -> 
             }));
         }
     }
+    // A shard's description is read before anything runs (the adapter list may be gone
+    // or unreadable by the end, and a shard without one cannot be merged).
+    let shard_file = match options.shard {
+        Some(shard) => Some(shard_file(options, shard, seeds)?),
+        None => None,
+    };
     // A shard runs every count-th planned cell; the others are another shard's.
     let mut elsewhere = vec![false; cells.len()];
     if let Some(shard) = options.shard {
@@ -360,18 +369,22 @@ pub fn run_matrix(options: &MatrixOptions, progress: &(dyn Fn(&str) + Sync)) -> 
                         writes: findings.resource.writes,
                     });
                     acc.results.push(result.clone());
-                    let rank = usize::from(result.report_rank());
+                    let rank = if result.safe {
+                        usize::from(result.report_rank())
+                    } else {
+                        UNSAFE
+                    };
                     let kept = Kept {
                         result,
                         output,
                         findings,
                     };
-                    if acc.first[2].is_none() || rank == 2 {
+                    if acc.first[UNSAFE].is_none() || rank == UNSAFE {
                         keep_lower(&mut acc.first[rank], kept);
                     }
-                    if rank == 2 {
-                        // A seed with a finding is reported: the others' runs are not needed.
-                        acc.first[..2].fill_with(|| None);
+                    if rank == UNSAFE {
+                        // An unsafe seed is reported: the others' runs are not needed.
+                        acc.first[..UNSAFE].fill_with(|| None);
                     }
                 }
                 Some(Err(RealError::Worker(why))) => {
@@ -497,15 +510,13 @@ pub fn run_matrix(options: &MatrixOptions, progress: &(dyn Fn(&str) + Sync)) -> 
         adapters: rows,
     };
     crate::report::matrix::write(&options.out, &matrix)?;
-    if let Some(shard) = options.shard {
-        shard_file(options, shard, seeds)?
-            .write(&options.out)
-            .map_err(|e| {
-                MatrixError::Real(RealError::Io(
-                    format!("write {}", options.out.join(super::shard::FILE).display()),
-                    e,
-                ))
-            })?;
+    if let Some(file) = shard_file {
+        file.write(&options.out).map_err(|e| {
+            MatrixError::Real(RealError::Io(
+                format!("write {}", options.out.join(super::shard::FILE).display()),
+                e,
+            ))
+        })?;
     }
     Ok(matrix)
 }
@@ -722,10 +733,14 @@ fn finish_cell(
             touched: r.touched.clone(),
         }));
         if i == reported {
-            // The scenario's rule: an unsafe seed; else, when the setting reads not
-            // exercised, its first seed not exercised (its page shows what the faults
-            // missed); else its first exercised seed.
-            let wanted = super::reported_seed(&results, scenario.min_exercised);
+            // The first unsafe seed; else the scenario's rule: a seed with another
+            // finding, else, when the setting reads not exercised, its first seed not
+            // exercised (its page shows what the faults missed), else its first exercised
+            // seed.
+            let wanted = match results.iter().find(|r| !r.safe) {
+                Some(r) => r.seed,
+                None => super::reported_seed(&results, scenario.min_exercised),
+            };
             let run = acc
                 .first
                 .iter_mut()
@@ -914,6 +929,9 @@ fn tally(results: &[SeedResult], figures: &[&Figures], probe: bool) -> Ran {
 fn departs(predicted: Predicted, r: &Ran) -> Option<String> {
     let exercised = r.seeds - r.not_exercised_seeds;
     if r.verdict() == "not exercised" {
+        if predicted == Predicted::NotExercised {
+            return None;
+        }
         return Some(format!(
             "predicted {}, but too few seeds were exercised ({exercised} of {}, {} needed): the prediction is untested",
             predicted.name(),
@@ -923,6 +941,15 @@ fn departs(predicted: Predicted, r: &Ran) -> Option<String> {
     }
     let safe_on = || format!("safe on all {exercised} exercised seeds");
     match predicted {
+        // The fault touches nothing this lock relies on: it should read not exercised.
+        Predicted::NotExercised if r.unsafe_seeds > 0 => Some(format!(
+            "predicted not exercised, found two holders at once on {}/{exercised} seeds",
+            r.unsafe_seeds
+        )),
+        Predicted::NotExercised => Some(format!(
+            "predicted not exercised (the fault touches nothing this lock relies on), but {exercised} of {} seeds were",
+            r.seeds
+        )),
         Predicted::Unsafe if r.unsafe_seeds == 0 => Some(format!("predicted unsafe, found {}", safe_on())),
         Predicted::Safe | Predicted::Tolerant | Predicted::StaleWrite if r.unsafe_seeds > 0 => Some(format!(
             "predicted {}, found two holders at once on {}/{} seeds",
@@ -1018,6 +1045,13 @@ mod tests {
             "not exercised (0 of 10 seeds exercised, 8 needed)"
         );
         assert!(departs(Predicted::Safe, &r).is_some_and(|d| d.contains("untested")));
+        // A fault that touches nothing the lock relies on is predicted so: no departure,
+        // and one where it was exercised after all.
+        assert_eq!(departs(Predicted::NotExercised, &r), None);
+        let exercised = tally_of(&(1..=10).map(|s| seed(s, true)).collect::<Vec<_>>());
+        assert!(
+            departs(Predicted::NotExercised, &exercised).is_some_and(|d| d.contains("10 of 10 seeds were"))
+        );
         // The one rule: 8 of 10 (the default share, 0.8) is enough, 7 is not.
         r.not_exercised_seeds = 3;
         assert_eq!(r.verdict(), "not exercised");

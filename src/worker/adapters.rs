@@ -90,6 +90,9 @@ pub enum Predicted {
     Tolerant,
     /// The lock stays safe but the guarded resource takes a stale write (no fencing).
     StaleWrite,
+    /// The fault touches nothing the lock relies on (a wall-clock jump on a lock timed
+    /// by the monotonic clock): the cell reads not exercised, and that is the finding.
+    NotExercised,
 }
 
 impl Predicted {
@@ -99,6 +102,7 @@ impl Predicted {
             Predicted::Safe => "safe",
             Predicted::Tolerant => "safe and fault-tolerant",
             Predicted::StaleWrite => "a stale write",
+            Predicted::NotExercised => "not exercised (the fault touches nothing it relies on)",
         }
     }
 }
