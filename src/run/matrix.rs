@@ -244,12 +244,10 @@ pub fn run_matrix(options: &MatrixOptions, progress: &(dyn Fn(&str) + Sync)) -> 
     };
     let faults = columns(&options.catalogue, &options.faults)?;
     if let Some(path) = &options.predicts {
+        // The file's own ids: a family's come from the list, not from this file.
         let all = columns(&options.catalogue, &[])?;
-        if let Some(id) = chosen[0]
-            .predicts
-            .keys()
-            .find(|id| !all.iter().any(|f| &f.id == *id))
-        {
+        let own = adapters::predicts_file(path)?;
+        if let Some(id) = own.keys().find(|id| !all.iter().any(|f| &f.id == *id)) {
             return Err(MatrixError::Invalid(format!(
                 "{}: predicts fault {id:?}, which the catalogue has not (its faults: {})",
                 path.display(),
