@@ -304,6 +304,28 @@ fn doc_commands(name: &str) -> Vec<String> {
         .collect()
 }
 
+/// Runs a docs command line as a shell would, in `dir`, with this lockstorm first on the
+/// PATH, shard index `index` and `env`; fails the test unless it succeeds.
+fn run_doc_command(dir: &Path, command: &str, index: usize, env: &[(&str, &std::ffi::OsStr)]) {
+    let bin = Path::new(env!("CARGO_BIN_EXE_lockstorm")).parent().unwrap();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(command)
+        .current_dir(dir)
+        .env("PATH", &path)
+        .env("JOB_COMPLETION_INDEX", index.to_string())
+        .envs(env.iter().copied())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{command}: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 #[test]
 fn the_command_lines_in_docs_run_as_written() {
     let tmp = tempfile::tempdir().unwrap();
@@ -313,29 +335,14 @@ fn the_command_lines_in_docs_run_as_written() {
         "duration = \"2s\"\nnodes = 3\n[clients]\ncount = 3\n",
     )
     .unwrap();
-    let bin = Path::new(env!("CARGO_BIN_EXE_lockstorm"))
-        .parent()
-        .unwrap()
-        .to_path_buf();
-    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let results = dir.join("results");
     let sh = |command: &str, index: usize| {
-        let out = Command::new("sh")
-            .arg("-c")
-            .arg(command)
-            .current_dir(dir)
-            .env("PATH", &path)
-            .env("SCENARIO", "small.toml")
-            .env("SEEDS", "8")
-            .env("RESULTS", dir.join("results"))
-            .env("JOB_COMPLETION_INDEX", index.to_string())
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{command}: {}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let env = [
+            ("SCENARIO", "small.toml".as_ref()),
+            ("SEEDS", "8".as_ref()),
+            ("RESULTS", results.as_os_str()),
+        ];
+        run_doc_command(dir, command, index, &env);
     };
     let mut ran = 0;
     for doc in [
@@ -372,11 +379,6 @@ fn the_matrix_recipe_in_docs_runs_as_written() {
         "[[adapter]]\nname = \"missing\"\ncommand = [\"no-such-lock-worker\"]\nruntime = \"none\"\nkind = \"multi\"\n",
     )
     .unwrap();
-    let bin = Path::new(env!("CARGO_BIN_EXE_lockstorm"))
-        .parent()
-        .unwrap()
-        .to_path_buf();
-    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
     let catalogue = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/matrix");
     let commands = doc_commands("github-actions-matrix.yml");
     assert_eq!(
@@ -387,23 +389,12 @@ fn the_matrix_recipe_in_docs_runs_as_written() {
     for command in &commands {
         let runs = if command.contains("--shard") { 4 } else { 1 };
         for i in 0..runs {
-            let out = Command::new("sh")
-                .arg("-c")
-                .arg(command)
-                .current_dir(dir)
-                .env("PATH", &path)
-                .env("LIST", "list.toml")
-                .env("CATALOGUE", &catalogue)
-                .env("SEEDS", "2")
-                .env("JOB_COMPLETION_INDEX", i.to_string())
-                .output()
-                .unwrap();
-            assert!(
-                out.status.success(),
-                "{command}: {}{}",
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
-            );
+            let env = [
+                ("LIST", "list.toml".as_ref()),
+                ("CATALOGUE", catalogue.as_os_str()),
+                ("SEEDS", "2".as_ref()),
+            ];
+            run_doc_command(dir, command, i, &env);
         }
     }
     let m: serde_json::Value =

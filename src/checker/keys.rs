@@ -109,11 +109,7 @@ impl Keys {
 
     /// The values live on `node` at `t_us`.
     pub fn on_node(&self, node: usize, t_us: u64) -> impl Iterator<Item = &LiveKey> {
-        self.live
-            .range((node, Token::new(""))..)
-            .take_while(move |((n, _), _)| *n == node)
-            .flat_map(|(_, values)| values.iter())
-            .filter(move |k| k.live_at(t_us))
+        self.on_node_keys(node, t_us).map(|(_, k)| k)
     }
 
     /// The values live on `node` at `t_us`, each with its key's name.

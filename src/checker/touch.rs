@@ -136,6 +136,20 @@ impl Target {
         }
     }
 
+    /// A clock jump (of a node or a client): it acts at its instant only.
+    fn is_jump(&self) -> bool {
+        matches!(
+            self,
+            Target::Client {
+                hit: ClientHit::Clock { stays: true },
+                ..
+            } | Target::Node {
+                hit: NodeHit::Clock { stays: true },
+                ..
+            }
+        )
+    }
+
     /// The process this fault stops, if it stops one (node or client): faults that stop
     /// the same process while it is stopped are one outage.
     fn outage(&self) -> Option<(bool, usize)> {
@@ -536,16 +550,7 @@ impl Collector {
         });
         // A jump acts at its instant: it is over once counted (its end line, if any,
         // finds nothing active).
-        let jump = matches!(
-            target,
-            Target::Client {
-                hit: ClientHit::Clock { stays: true },
-                ..
-            } | Target::Node {
-                hit: NodeHit::Clock { stays: true },
-                ..
-            }
-        );
+        let jump = target.is_jump();
         self.targets.push(target);
         if !jump {
             self.active.insert(f.id, index);
