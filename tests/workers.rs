@@ -608,7 +608,7 @@ fn a_worker_row_carries_its_options_line_and_its_own_predictions() {
     );
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("predicts fault \"99-no-such-fault\""), "{err}");
+    assert!(err.contains("names fault \"99-no-such-fault\""), "{err}");
     assert!(!out.exists(), "nothing ran");
 
     let out = dir.path().join("libraries");
@@ -636,4 +636,71 @@ fn a_worker_row_carries_its_options_line_and_its_own_predictions() {
     // The clean cell is safe, so the prediction departs, and the exit status says so.
     assert!(!row["cells"][0]["departs"].is_null(), "{row}");
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+}
+
+/// `--worker-read-write` runs a read-write worker on the catalogue's read-write templates
+/// too (without it they are not applicable to the row), and a `[documents]` table in the
+/// `--predicts` file marks the cells whose finding contradicts the library's own
+/// documentation, with its words and where.
+#[test]
+fn a_read_write_worker_runs_the_read_write_faults_and_its_documentation_is_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    let own = dir.path().join("claims.toml");
+    std::fs::write(
+        &own,
+        "[documents]\n\"01-clean\" = { says = \"unsafe\", quote = \"never use this lock\", source = \"README:3\" }\n",
+    )
+    .unwrap();
+    let matrix = |read_write: bool, out: &Path| {
+        let mut c = lockstorm();
+        c.current_dir(env!("CARGO_MANIFEST_DIR")).args([
+            "matrix",
+            "--worker",
+            "lockstorm worker",
+            "--worker-kind",
+            "single",
+            "--faults",
+            "01-clean,22-reader-release-lost",
+            "--seeds",
+            "1",
+            "--predicts",
+        ]);
+        c.arg(&own).arg("--out").arg(out);
+        if read_write {
+            c.arg("--worker-read-write");
+        }
+        c.output().unwrap()
+    };
+    let json = |out: &Path| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(out.join("matrix.json")).unwrap()).unwrap()
+    };
+    let out = dir.path().join("exclusive");
+    let o = matrix(false, &out);
+    let m = json(&out);
+    assert_eq!(
+        m["adapters"][0]["cells"][1]["status"],
+        "not_applicable",
+        "{}",
+        text(&o)
+    );
+
+    let out = dir.path().join("read-write");
+    let o = matrix(true, &out);
+    let m = json(&out);
+    let row = &m["adapters"][0];
+    assert_eq!(row["cells"][1]["status"], "ran", "{}\n{row}", text(&o));
+    assert_eq!(row["cells"][0]["unsafe_seeds"], 0, "{row}");
+    assert_eq!(row["documents"][0]["says"], "unsafe", "{row}");
+    assert!(
+        m["command"].as_str().unwrap().contains("--worker-read-write"),
+        "{m}"
+    );
+    let readme = std::fs::read_to_string(out.join("README.md")).unwrap();
+    assert!(readme.contains("Its documentation says:"), "{readme}");
+    assert!(readme.contains("\"never use this lock\" (README:3)"), "{readme}");
+    let page = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert!(
+        page.contains("contradicts its documentation: its documentation says unsafe, found safe on all 1 exercised seeds"),
+        "{page}"
+    );
 }

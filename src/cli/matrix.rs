@@ -54,10 +54,17 @@ pub struct Args {
     #[arg(long, value_name = "TEXT", requires = "worker", default_value = "")]
     worker_options: String,
     /// With --worker: its own predictions, a TOML file with a [predicts] table (per fault
-    /// id, { verdict = "safe", "unsafe", "tolerant" or "stale_write", why = "... (file.py:123)" }), over
-    /// the family's of --algorithm.
+    /// id, { verdict = "safe", "unsafe", "tolerant", "stale_write" or "not_exercised", why =
+    /// "... (file.py:123)" }), over the family's of --algorithm, and optionally a
+    /// [documents] table (per fault id, { says = VERDICT, quote = "the docs' words",
+    /// source = "README.md, Caveats" }): the cells whose finding contradicts the library's
+    /// documentation are marked.
     #[arg(long, value_name = "FILE", requires = "worker")]
     predicts: Option<PathBuf>,
+    /// With --worker: its lock has read and write modes (its hello lists them), so it
+    /// also runs the catalogue's read-write templates (20-26).
+    #[arg(long, requires = "worker")]
+    worker_read_write: bool,
     /// Seeds per cell.
     #[arg(long, default_value_t = lockstorm::run::matrix::DEFAULT_SEEDS, value_parser = clap::value_parser!(u64).range(1..=10_000))]
     seeds: u64,
@@ -88,6 +95,7 @@ pub fn run(a: Args) -> Result<bool> {
         algorithm,
         worker_options,
         predicts,
+        worker_read_write,
         seeds,
         jobs,
         shard,
@@ -113,6 +121,7 @@ pub fn run(a: Args) -> Result<bool> {
         worker,
         algorithm,
         worker_options,
+        worker_read_write,
         predicts,
         shard,
     };

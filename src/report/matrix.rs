@@ -6,7 +6,7 @@
 
 use super::ReportError;
 use crate::outcome::sweep::Rate;
-use crate::worker::adapters::Prediction;
+use crate::worker::adapters::{Documented, Predicted, Prediction};
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 use std::path::Path;
@@ -70,7 +70,35 @@ pub struct AdapterRow {
     /// Per fault column, what the library's algorithm predicts (from the adapter list).
     #[serde(default)]
     pub predicts: Vec<Option<Prediction>>,
+    /// Per fault column, what the library's documentation says (from the adapter list).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub documents: Vec<Option<Documented>>,
     pub cells: Vec<Cell>,
+}
+
+impl AdapterRow {
+    /// Where the cell of fault column `i` contradicts what the library's documentation
+    /// says: the documentation's claim, its words and where, then what was found.
+    pub fn contradicts_docs(&self, i: usize) -> Option<String> {
+        let doc = self.documents.get(i)?.as_ref()?;
+        let Some(Cell::Ran(r)) = self.cells.get(i) else {
+            return None;
+        };
+        // A claim the cell did not test (too few seeds exercised, too few probe
+        // acquisitions judged) is not contradicted.
+        if r.verdict() == "not exercised" || (doc.says == Predicted::Tolerant && r.tolerant().is_none()) {
+            return None;
+        }
+        let found = r.departs_from(doc.says)?;
+        let found = found.strip_prefix("predicted ").map_or(found.clone(), |rest| {
+            // "predicted safe, found ..." reads "says safe, found ..." here.
+            format!("says {rest}")
+        });
+        Some(format!(
+            "its documentation {found} (\"{}\", {})",
+            doc.quote, doc.source
+        ))
+    }
 }
 
 /// What one adapter did under one fault.
@@ -268,6 +296,59 @@ fn default_min_exercised() -> f64 {
 }
 
 impl Ran {
+    /// Why the finding departs from `predicted` (a library's prediction, or what its
+    /// documentation says), or `None` when it does not.
+    pub fn departs_from(&self, predicted: Predicted) -> Option<String> {
+        let r = self;
+        let exercised = r.seeds - r.not_exercised_seeds;
+        if r.verdict() == "not exercised" {
+            if predicted == Predicted::NotExercised {
+                return None;
+            }
+            return Some(format!(
+                "predicted {}, but too few seeds were exercised ({exercised} of {}, {} needed): the prediction is untested",
+                predicted.name(),
+                r.seeds,
+                crate::outcome::needed(r.seeds as usize, r.min_exercised)
+            ));
+        }
+        let safe_on = || format!("safe on all {exercised} exercised seeds");
+        match predicted {
+            // The fault touches nothing this lock relies on: it should read not exercised.
+            Predicted::NotExercised if r.unsafe_seeds > 0 => Some(format!(
+                "predicted not exercised, found two holders at once on {}/{exercised} seeds",
+                r.unsafe_seeds
+            )),
+            Predicted::NotExercised => Some(format!(
+                "predicted not exercised (the fault touches nothing this lock relies on), but {exercised} of {} seeds were",
+                r.seeds
+            )),
+            Predicted::Unsafe if r.unsafe_seeds == 0 => Some(format!("predicted unsafe, found {}", safe_on())),
+            Predicted::Safe | Predicted::Tolerant | Predicted::StaleWrite if r.unsafe_seeds > 0 => Some(format!(
+                "predicted {}, found two holders at once on {}/{} seeds",
+                predicted.name(),
+                r.unsafe_seeds,
+                exercised
+            )),
+            Predicted::Tolerant => match (&r.tolerance, r.tolerant()) {
+                (Some(t), Some(false)) => Some(format!(
+                    "predicted fault-tolerant, found {} of {} uncontended acquisitions failed while a majority was reachable",
+                    t.failed, t.judged
+                )),
+                (Some(t), None) => Some(format!(
+                    "predicted fault-tolerant, but only {} uncontended acquisitions were judged during the faults (at least {} needed): the prediction is untested",
+                    t.judged_during_faults,
+                    MIN_TOLERANCE_JUDGED
+                )),
+                _ => None,
+            },
+            Predicted::StaleWrite if r.stale_seeds == 0 => {
+                Some(format!("predicted a stale write, found none on {} seeds", r.seeds))
+            }
+            _ => None,
+        }
+    }
+
     /// "unsafe", "safe" or "not exercised", by the one rule of [`crate::outcome`]: safe
     /// needs the share `min_exercised` of its seeds exercised, in each setting of its
     /// grid; unsafe if any setting is.

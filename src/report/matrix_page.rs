@@ -9,7 +9,7 @@
 
 use super::matrix::{summary, AdapterRow, Cell, FaultColumn, Matrix, Ran};
 use super::words::esc;
-use crate::worker::adapters::Prediction;
+use crate::worker::adapters::{Documented, Prediction};
 use std::fmt::Write as _;
 
 /// A fault's number, from its id: "03" of "03-majority-crash-restart" (the whole id
@@ -82,6 +82,8 @@ pub const UNEXERCISED: &str = "◦";
 pub const STALE: &str = "✎";
 /// A lock stuck after the heal, or seeds that ended in an error.
 pub const TROUBLE: &str = "!";
+/// The finding contradicts what the library's own documentation says.
+pub const CONTRADICTS_DOCS: &str = "¶";
 
 /// A cell as the grid shows it: its colour class, a few characters, its marks, the page
 /// it links and the full line as its tooltip.
@@ -177,6 +179,19 @@ fn ran_short(r: &Ran, cell: &Cell, predicted: Option<&Prediction>) -> Short {
         link: Some(r.report.clone()),
         title: summary(cell),
     }
+}
+
+/// Row `a`'s cell of fault column `i`, marked where it contradicts the library's
+/// documentation.
+fn row_short(a: &AdapterRow, i: usize) -> Short {
+    let mut sh = short(&a.cells[i], a.predicts.get(i).and_then(Option::as_ref));
+    if let Some(c) = a.contradicts_docs(i) {
+        sh.marks.push(Mark {
+            sign: CONTRADICTS_DOCS,
+            title: format!("contradicts its documentation: {c}"),
+        });
+    }
+    sh
 }
 
 /// The cell as a table cell: the tally linking `link` (made relative by the caller),
@@ -493,7 +508,7 @@ const LEGEND: [(&str, &str, &str); 5] = [
     ),
 ];
 
-const MARKS: [(&str, &str); 4] = [
+const MARKS: [(&str, &str); 5] = [
     (
         DEPARTS,
         "the finding departs from what the library's algorithm predicts",
@@ -506,6 +521,10 @@ const MARKS: [(&str, &str); 4] = [
     (
         TROUBLE,
         "a lock stuck after the heal, or seeds that ended in an error",
+    ),
+    (
+        CONTRADICTS_DOCS,
+        "the finding contradicts what the library's own documentation says (hover it for the words and where)",
     ),
 ];
 
@@ -576,8 +595,8 @@ pub(super) fn html(m: &Matrix) -> String {
                 esc(&tip),
                 esc(a.library.as_deref().unwrap_or(&a.kind))
             );
-            for (i, (f, c)) in m.faults.iter().zip(&a.cells).enumerate() {
-                let cell = short(c, a.predicts.get(i).and_then(Option::as_ref));
+            for (i, f) in m.faults.iter().enumerate().take(a.cells.len()) {
+                let cell = row_short(a, i);
                 s.push_str(&short_td(&cell, cell.link.as_deref(), f));
             }
             s.push_str("</tr>");
@@ -668,7 +687,7 @@ pub(super) fn library_page(a: &AdapterRow, faults: &[FaultColumn]) -> String {
     let local = |r: &str| r.strip_prefix(&format!("{}/", a.name)).unwrap_or(r).to_string();
     for (i, (f, cell)) in faults.iter().zip(&a.cells).enumerate() {
         let predicted = a.predicts.get(i).and_then(Option::as_ref);
-        let mut sh = short(cell, predicted);
+        let mut sh = row_short(a, i);
         sh.class = match sh.class {
             "safe" => "short safe",
             "unsafe" => "short unsafe",
@@ -678,9 +697,18 @@ pub(super) fn library_page(a: &AdapterRow, faults: &[FaultColumn]) -> String {
         };
         let link = sh.link.as_deref().map(local);
         let badge = short_td(&sh, link.as_deref(), f);
-        let prediction = predicted
+        let mut prediction = predicted
             .map(|p| format!("<b>{}</b>: {}", esc(p.verdict.name()), esc(&p.why)))
             .unwrap_or_default();
+        if let Some(d) = a.documents.get(i).and_then(Option::as_ref) {
+            let _ = write!(
+                prediction,
+                "<br>Its documentation says <b>{}</b>: “{}” ({})",
+                esc(d.says.name()),
+                esc(&d.quote),
+                esc(&d.source)
+            );
+        }
         let mut line = esc(&summary(cell));
         let mut reruns = String::new();
         match cell {
@@ -688,6 +716,9 @@ pub(super) fn library_page(a: &AdapterRow, faults: &[FaultColumn]) -> String {
                 let _ = write!(line, "; liveness findings: {}", esc(&r.liveness));
                 if let Some(d) = &r.departs {
                     let _ = write!(line, "<br><b>Not as predicted</b>: {}", esc(d));
+                }
+                if let Some(c) = a.contradicts_docs(i) {
+                    let _ = write!(line, "<br><b>Contradicts its documentation</b>: {}", esc(&c));
                 }
                 if let Some(e) = &r.worker_error {
                     let _ = write!(line, "<br>error: {}", esc(e));
@@ -729,8 +760,8 @@ pub(super) fn library_page(a: &AdapterRow, faults: &[FaultColumn]) -> String {
 }
 
 /// A cell in README.md's grid: the tally, linking the report, and its marks.
-fn markdown_cell(c: &Cell, predicted: Option<&Prediction>) -> String {
-    let sh = short(c, predicted);
+fn markdown_cell(a: &AdapterRow, i: usize) -> String {
+    let sh = row_short(a, i);
     let marks: String = sh.marks.iter().map(|m| m.sign).collect();
     let text = match &sh.link {
         Some(l) => format!("[{}]({l})", sh.text),
@@ -809,12 +840,8 @@ pub(super) fn markdown(m: &Matrix) -> String {
         s.push('\n');
         for a in rows {
             let _ = write!(s, "| [{0}](#{0}) |", a.name);
-            for (i, c) in a.cells.iter().enumerate() {
-                let _ = write!(
-                    s,
-                    " {} |",
-                    markdown_cell(c, a.predicts.get(i).and_then(Option::as_ref))
-                );
+            for i in 0..a.cells.len() {
+                let _ = write!(s, " {} |", markdown_cell(a, i));
             }
             s.push('\n');
         }
@@ -864,6 +891,26 @@ pub(super) fn markdown(m: &Matrix) -> String {
             let _ = writeln!(s, "Its algorithm predicts:\n");
             for (f, p) in predicted {
                 let _ = writeln!(s, "- {}: **{}**: {}", f.title, p.verdict.name(), p.why);
+            }
+            s.push('\n');
+        }
+        let documented: Vec<(&FaultColumn, &Documented)> = m
+            .faults
+            .iter()
+            .zip(&a.documents)
+            .filter_map(|(f, d)| Some((f, d.as_ref()?)))
+            .collect();
+        if !documented.is_empty() {
+            let _ = writeln!(s, "Its documentation says:\n");
+            for (f, d) in documented {
+                let _ = writeln!(
+                    s,
+                    "- {}: **{}**: \"{}\" ({})",
+                    f.title,
+                    d.says.name(),
+                    d.quote,
+                    d.source
+                );
             }
             s.push('\n');
         }
@@ -1138,5 +1185,62 @@ mod tests {
             }
         }
         assert!(page.contains("<b>Not as predicted</b>: predicted safe, found a stale write"));
+    }
+
+    #[test]
+    fn a_cell_that_contradicts_the_librarys_documentation_is_marked_and_says_where() {
+        let doc =
+            |says: &str| serde_json::json!({"says": says, "quote": "the docs' words", "source": "README:7"});
+        let mut r = row(
+            "lib",
+            "python",
+            None,
+            vec![
+                ran("lib", "clean", 0, &[]),
+                ran("lib", "crash", 2, &[]),
+                ran("lib", "jump", 0, &[]),
+            ],
+        );
+        // Claimed safe and safe; claimed safe and unsafe; claimed tolerant with no probe
+        // judged (untested: no contradiction).
+        r["documents"] = serde_json::json!([doc("safe"), doc("safe"), doc("tolerant")]);
+        let m: Matrix = serde_json::from_value(serde_json::json!({
+            "seed": 1, "seeds": 2, "command": "lockstorm matrix",
+            "faults": [fault("clean"), fault("crash"), fault("jump")],
+            "adapters": [r],
+        }))
+        .unwrap();
+        let a = &m.adapters[0];
+        let marked: Vec<bool> = (0..3).map(|i| a.contradicts_docs(i).is_some()).collect();
+        assert_eq!(marked, [false, true, false]);
+        let why = a.contradicts_docs(1).unwrap();
+        assert!(
+            why.starts_with("its documentation says safe, found two holders at once on 2/2 seeds (\"the docs' words\", README:7)"),
+            "{why}"
+        );
+        let cells = grid_cells(&html(&m));
+        let with_mark: Vec<&str> = cells
+            .iter()
+            .filter(|(text, _)| text.contains(CONTRADICTS_DOCS))
+            .map(|(text, _)| text.as_str())
+            .collect();
+        assert_eq!(with_mark.len(), 1, "{cells:?}");
+        assert!(with_mark[0].starts_with("2/2"), "{with_mark:?}");
+        let page = library_page(a, &m.faults);
+        assert!(
+            page.contains("<b>Contradicts its documentation</b>: its documentation says safe"),
+            "{page}"
+        );
+        assert!(
+            page.contains("Its documentation says <b>safe and fault-tolerant</b>: “"),
+            "{page}"
+        );
+        assert!(page.contains("” (README:7)"), "{page}");
+        let md = markdown(&m);
+        assert!(
+            md.contains(&format!("2/2](lib/crash/index.html)** {CONTRADICTS_DOCS}")),
+            "{md}"
+        );
+        assert!(md.contains("Its documentation says:"), "{md}");
     }
 }

@@ -30,7 +30,7 @@ use crate::real::{RealError, RealOptions};
 use crate::report::folder::RunFolder;
 use crate::report::matrix::{AdapterRow, Cell, FaultColumn, Matrix, Ran, Tolerance};
 use crate::scenario::{GridSetting, Override, Scenario, ScenarioError};
-use crate::worker::adapters::{self, Adapter, AdapterError, AdapterKind, Predicted, Prediction};
+use crate::worker::adapters::{self, Adapter, AdapterError, AdapterKind, Prediction};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -58,7 +58,11 @@ pub struct MatrixOptions {
     /// `--worker-options TEXT` (with `worker`): the row's options line, the settings the
     /// worker chose where it does not keep its library's defaults.
     pub worker_options: String,
-    /// `--predicts FILE` (with `worker`): the worker's own predictions, over its family's.
+    /// `--worker-read-write` (with `worker`): its lock has read and write modes, so it
+    /// runs the catalogue's read-write templates too.
+    pub worker_read_write: bool,
+    /// `--predicts FILE` (with `worker`): the worker's own predictions, over its family's,
+    /// and what its library's documentation says.
     pub predicts: Option<PathBuf>,
     /// Seeds per cell.
     pub seeds: u64,
@@ -235,8 +239,11 @@ pub fn run_matrix(options: &MatrixOptions, progress: &(dyn Fn(&str) + Sync)) -> 
                 let predicts = adapters::family(&options.list, family)?;
                 adapter = adapter.with_family(family, predicts);
             }
+            adapter.read_write = options.worker_read_write;
             if let Some(path) = &options.predicts {
-                adapter.predicts.extend(adapters::predicts_file(path)?);
+                let own = adapters::predicts_file(path)?;
+                adapter.predicts.extend(own.predicts);
+                adapter.documents = own.documents;
             }
             vec![adapter]
         }
@@ -247,9 +254,10 @@ pub fn run_matrix(options: &MatrixOptions, progress: &(dyn Fn(&str) + Sync)) -> 
         // The file's own ids: a family's come from the list, not from this file.
         let all = columns(&options.catalogue, &[])?;
         let own = adapters::predicts_file(path)?;
-        if let Some(id) = own.keys().find(|id| !all.iter().any(|f| &f.id == *id)) {
+        let unknown = own.faults().find(|id| !all.iter().any(|f| &f.id == *id)).cloned();
+        if let Some(id) = unknown {
             return Err(MatrixError::Invalid(format!(
-                "{}: predicts fault {id:?}, which the catalogue has not (its faults: {})",
+                "{}: names fault {id:?}, which the catalogue has not (its faults: {})",
                 path.display(),
                 all.iter().map(|f| f.id.as_str()).collect::<Vec<_>>().join(", ")
             )));
@@ -273,6 +281,7 @@ pub fn run_matrix(options: &MatrixOptions, progress: &(dyn Fn(&str) + Sync)) -> 
             let settings = cell_scenarios(&template, a)?;
             if !applies(a, &settings) {
                 a.predicts.remove(&f.id);
+                a.documents.remove(&f.id);
                 cells.push(None);
                 continue;
             }
@@ -461,6 +470,10 @@ pub fn run_matrix(options: &MatrixOptions, progress: &(dyn Fn(&str) + Sync)) -> 
             options: a.options.clone(),
             library: None,
             predicts: faults.iter().map(|f| a.predicts.get(&f.id).cloned()).collect(),
+            documents: match a.documents.is_empty() {
+                true => Vec::new(),
+                false => faults.iter().map(|f| a.documents.get(&f.id).cloned()).collect(),
+            },
             cells: faults
                 .iter()
                 .map(|_| done.next().flatten().unwrap_or(Cell::NotApplicable))
@@ -481,9 +494,14 @@ pub fn run_matrix(options: &MatrixOptions, progress: &(dyn Fn(&str) + Sync)) -> 
         wall_secs: started.elapsed().as_secs_f64(),
         command: match &options.worker {
             Some((spec, kind)) => format!(
-                "cargo run --release -- matrix --seeds {seeds}{} --worker-kind {}{}{}{}",
+                "cargo run --release -- matrix --seeds {seeds}{} --worker-kind {}{}{}{}{}",
                 spec.rerun_args(),
                 kind.folder(),
+                if options.worker_read_write {
+                    " --worker-read-write"
+                } else {
+                    ""
+                },
                 options
                     .algorithm
                     .as_ref()
@@ -549,6 +567,7 @@ fn shard_file(options: &MatrixOptions, shard: Shard, seeds: u64) -> Result<Shard
                 .map(|(spec, kind)| format!("{} --worker-kind {}", spec.rerun_args(), kind.folder())),
             algorithm: options.algorithm.clone(),
             worker_options: options.worker_options.clone(),
+            worker_read_write: options.worker_read_write,
             predicts: match &options.predicts {
                 Some(p) => Some(std::fs::read_to_string(p).map_err(|source| MatrixError::List {
                     path: p.display().to_string(),
@@ -805,7 +824,7 @@ fn finish_cell(
     ran.settings = settings;
     ran.seeds_touched = seeds_touched;
     if let Some(p) = &plan.prediction {
-        ran.departs = departs(p.verdict, &ran);
+        ran.departs = ran.departs_from(p.verdict);
     }
     Ok(Cell::Ran(Box::new(ran)))
 }
@@ -923,60 +942,10 @@ fn tally(results: &[SeedResult], figures: &[&Figures], probe: bool) -> Ran {
     }
 }
 
-/// Why a cell's finding departs from its prediction, or `None` when it does not.
-fn departs(predicted: Predicted, r: &Ran) -> Option<String> {
-    let exercised = r.seeds - r.not_exercised_seeds;
-    if r.verdict() == "not exercised" {
-        if predicted == Predicted::NotExercised {
-            return None;
-        }
-        return Some(format!(
-            "predicted {}, but too few seeds were exercised ({exercised} of {}, {} needed): the prediction is untested",
-            predicted.name(),
-            r.seeds,
-            crate::outcome::needed(r.seeds as usize, r.min_exercised)
-        ));
-    }
-    let safe_on = || format!("safe on all {exercised} exercised seeds");
-    match predicted {
-        // The fault touches nothing this lock relies on: it should read not exercised.
-        Predicted::NotExercised if r.unsafe_seeds > 0 => Some(format!(
-            "predicted not exercised, found two holders at once on {}/{exercised} seeds",
-            r.unsafe_seeds
-        )),
-        Predicted::NotExercised => Some(format!(
-            "predicted not exercised (the fault touches nothing this lock relies on), but {exercised} of {} seeds were",
-            r.seeds
-        )),
-        Predicted::Unsafe if r.unsafe_seeds == 0 => Some(format!("predicted unsafe, found {}", safe_on())),
-        Predicted::Safe | Predicted::Tolerant | Predicted::StaleWrite if r.unsafe_seeds > 0 => Some(format!(
-            "predicted {}, found two holders at once on {}/{} seeds",
-            predicted.name(),
-            r.unsafe_seeds,
-            exercised
-        )),
-        Predicted::Tolerant => match (&r.tolerance, r.tolerant()) {
-            (Some(t), Some(false)) => Some(format!(
-                "predicted fault-tolerant, found {} of {} uncontended acquisitions failed while a majority was reachable",
-                t.failed, t.judged
-            )),
-            (Some(t), None) => Some(format!(
-                "predicted fault-tolerant, but only {} uncontended acquisitions were judged during the faults (at least {} needed): the prediction is untested",
-                t.judged_during_faults,
-                crate::report::matrix::MIN_TOLERANCE_JUDGED
-            )),
-            _ => None,
-        },
-        Predicted::StaleWrite if r.stale_seeds == 0 => {
-            Some(format!("predicted a stale write, found none on {} seeds", r.seeds))
-        }
-        _ => None,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::worker::adapters::Predicted;
 
     fn seed(seed: u64, safe: bool) -> SeedResult {
         SeedResult {
@@ -1042,14 +1011,16 @@ mod tests {
             r.tally_text(),
             "not exercised (0 of 10 seeds exercised, 8 needed)"
         );
-        assert!(departs(Predicted::Safe, &r).is_some_and(|d| d.contains("untested")));
+        assert!(r
+            .departs_from(Predicted::Safe)
+            .is_some_and(|d| d.contains("untested")));
         // A fault that touches nothing the lock relies on is predicted so: no departure,
         // and one where it was exercised after all.
-        assert_eq!(departs(Predicted::NotExercised, &r), None);
+        assert_eq!(r.departs_from(Predicted::NotExercised), None);
         let exercised = tally_of(&(1..=10).map(|s| seed(s, true)).collect::<Vec<_>>());
-        assert!(
-            departs(Predicted::NotExercised, &exercised).is_some_and(|d| d.contains("10 of 10 seeds were"))
-        );
+        assert!(exercised
+            .departs_from(Predicted::NotExercised)
+            .is_some_and(|d| d.contains("10 of 10 seeds were")));
         // The one rule: 8 of 10 (the default share, 0.8) is enough, 7 is not.
         r.not_exercised_seeds = 3;
         assert_eq!(r.verdict(), "not exercised");
@@ -1067,14 +1038,14 @@ mod tests {
     fn a_finding_departs_from_its_prediction_with_the_reason() {
         let safe = tally_of(&(1..=4).map(|s| seed(s, true)).collect::<Vec<_>>());
         let unsafe_ = tally_of(&(1..=4).map(|s| seed(s, s != 2)).collect::<Vec<_>>());
-        assert_eq!(departs(Predicted::Safe, &safe), None);
+        assert_eq!(safe.departs_from(Predicted::Safe), None);
         assert_eq!(
-            departs(Predicted::Unsafe, &safe).as_deref(),
+            safe.departs_from(Predicted::Unsafe).as_deref(),
             Some("predicted unsafe, found safe on all 4 exercised seeds")
         );
-        assert_eq!(departs(Predicted::Unsafe, &unsafe_), None);
+        assert_eq!(unsafe_.departs_from(Predicted::Unsafe), None);
         assert_eq!(
-            departs(Predicted::Safe, &unsafe_).as_deref(),
+            unsafe_.departs_from(Predicted::Safe).as_deref(),
             Some("predicted safe, found two holders at once on 1/4 seeds")
         );
         let mut tolerant = safe.clone();
@@ -1088,17 +1059,21 @@ mod tests {
             tolerant.tolerance_text(),
             "3 of 40 uncontended acquisitions failed while a majority was reachable"
         );
-        assert!(departs(Predicted::Tolerant, &tolerant).is_some_and(|d| d.contains("3 of 40")));
+        assert!(tolerant
+            .departs_from(Predicted::Tolerant)
+            .is_some_and(|d| d.contains("3 of 40")));
         tolerant.tolerance.as_mut().unwrap().failed = 0;
-        assert_eq!(departs(Predicted::Tolerant, &tolerant), None);
+        assert_eq!(tolerant.departs_from(Predicted::Tolerant), None);
         assert!(tolerant.tolerance_text().starts_with("ok"));
         // "ok" needs enough acquisitions judged during the faults; fewer is untested.
         tolerant.tolerance.as_mut().unwrap().judged_during_faults = 3;
         assert!(tolerant
             .tolerance_text()
             .starts_with("not judged (3 uncontended acquisitions during the faults"));
-        assert!(departs(Predicted::Tolerant, &tolerant).is_some_and(|d| d.contains("untested")));
-        assert!(departs(Predicted::StaleWrite, &safe).is_some());
+        assert!(tolerant
+            .departs_from(Predicted::Tolerant)
+            .is_some_and(|d| d.contains("untested")));
+        assert!(safe.departs_from(Predicted::StaleWrite).is_some());
     }
 
     #[test]

@@ -156,6 +156,9 @@ pub struct MatrixRun {
     /// `--worker-options` and the text of `--predicts FILE`.
     #[serde(default)]
     pub worker_options: String,
+    /// `--worker-read-write`.
+    #[serde(default)]
+    pub worker_read_write: bool,
     #[serde(default)]
     pub predicts: Option<String>,
 }

@@ -67,6 +67,22 @@ pub struct Adapter {
     /// entries, then (after [`load`]) its family's for the faults it does not name.
     #[serde(default)]
     pub predicts: BTreeMap<String, Prediction>,
+    /// What the library's own documentation says it does under a fault, per fault id
+    /// (quoted, with where): the matrix marks the cells whose finding contradicts it.
+    #[serde(default)]
+    pub documents: BTreeMap<String, Documented>,
+}
+
+/// What a library's documentation says of its lock under one fault: the finding it
+/// claims (or warns of), in its own words, and where it says so.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Documented {
+    pub says: Predicted,
+    /// The documentation's words (a short quote).
+    pub quote: String,
+    /// Where: a file and line of the installed package, or a page and section.
+    pub source: String,
 }
 
 /// What an algorithm predicts under one fault, and why, in a line.
@@ -148,6 +164,7 @@ impl Adapter {
             adhoc: true,
             algorithm: None,
             predicts: BTreeMap::new(),
+            documents: BTreeMap::new(),
         }
     }
 
@@ -214,24 +231,37 @@ pub fn family(path: &Path, family: &str) -> Result<BTreeMap<String, Prediction>,
         })
 }
 
-/// A worker's own predictions (`--predicts FILE`): a TOML file with a `[predicts]` table,
-/// per fault id `{ verdict, why }`, as an adapter's `predicts` in the list.
-pub fn predicts_file(path: &Path) -> Result<BTreeMap<String, Prediction>, AdapterError> {
-    #[derive(Deserialize)]
-    #[serde(deny_unknown_fields)]
-    struct Own {
-        predicts: BTreeMap<String, Prediction>,
+/// A worker's own claims (`--predicts FILE`): its predictions and what its library's
+/// documentation says, as an adapter's `predicts` and `documents` in the list.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Own {
+    #[serde(default)]
+    pub predicts: BTreeMap<String, Prediction>,
+    #[serde(default)]
+    pub documents: BTreeMap<String, Documented>,
+}
+
+impl Own {
+    /// The fault ids the file names, for the caller to check against the catalogue.
+    pub fn faults(&self) -> impl Iterator<Item = &String> {
+        self.predicts.keys().chain(self.documents.keys())
     }
+}
+
+/// A worker's own predictions (`--predicts FILE`): a TOML file with a `[predicts]` table,
+/// per fault id `{ verdict, why }`, and a `[documents]` table, per fault id `{ says,
+/// quote, source }`, as an adapter's `predicts` and `documents` in the list.
+pub fn predicts_file(path: &Path) -> Result<Own, AdapterError> {
     let shown = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|source| AdapterError::Io {
         path: shown.clone(),
         source,
     })?;
-    let own: Own = toml::from_str(&text).map_err(|e| AdapterError::Invalid {
+    toml::from_str(&text).map_err(|e| AdapterError::Invalid {
         path: shown,
         message: e.message().trim().to_string(),
-    })?;
-    Ok(own.predicts)
+    })
 }
 
 /// Reads the adapter list.
@@ -315,6 +345,18 @@ mod tests {
                     .join(format!("{fault}.toml"));
                 assert!(template.is_file(), "{}: no {}", a.name, template.display());
                 assert!(!p.why.trim().is_empty(), "{} under {fault}", a.name);
+            }
+            for (fault, d) in &a.documents {
+                let template = root
+                    .join("scenarios/matrix")
+                    .join(a.kind.folder())
+                    .join(format!("{fault}.toml"));
+                assert!(template.is_file(), "{}: documents {}", a.name, template.display());
+                assert!(
+                    !d.quote.trim().is_empty() && !d.source.trim().is_empty(),
+                    "{} under {fault}",
+                    a.name
+                );
             }
         }
     }
