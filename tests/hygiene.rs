@@ -139,6 +139,54 @@ fn check_into_a_closed_pipe_exits_quietly() {
     assert!(matches!(out.status.code(), Some(0 | 1)), "{:?} {e}", out.status);
 }
 
+/// Issue 40: every command that prints carries on when its stdout is closed (`| true`,
+/// `| head -1`) or full (`> /dev/full`): the run, its report and its exit status are the
+/// same as with a reader; only the printed copy is lost.
+#[test]
+fn a_closed_or_full_stdout_loses_the_printed_copy_not_the_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let scenario = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/partition.toml");
+    let scenario = scenario.to_str().unwrap();
+    let run = |out: &str, stdout: Stdio, close: bool| {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_lockstorm"))
+            .current_dir(tmp.path())
+            .args(["scenario", scenario, "--seeds", "2", "--out", out])
+            .stdout(stdout)
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        if close {
+            drop(child.stdout.take());
+        }
+        child.wait_with_output().unwrap()
+    };
+    let open = run("open", Stdio::piped(), false);
+    assert!(!String::from_utf8_lossy(&open.stdout).is_empty());
+    let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+    for (out, o) in [("closed", run("closed", Stdio::piped(), true)), ("full", run("full", full.into(), false))] {
+        let e = stderr(&o);
+        assert!(!e.contains("panicked"), "{out}: {e}");
+        assert_eq!(o.status.code(), open.status.code(), "{out}: {e}");
+        let a = summary(&tmp.path().join("open"));
+        let b = summary(&tmp.path().join(out));
+        assert_eq!(b["partial"], false, "{out}: {b}");
+        assert_eq!(a["as_expected"], b["as_expected"], "{out}");
+        assert_eq!(a["seeds"], b["seeds"], "{out}");
+    }
+    // A command that prints a line per state, read by `head -1`.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_lockstorm"))
+        .current_dir(tmp.path())
+        .args(["explore", scenario])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let o = child.wait_with_output().unwrap();
+    let e = stderr(&o);
+    assert!(!e.contains("panicked") && o.status.code() != Some(101), "{e}");
+}
+
 /// Item 7: tampered shard.json files give exit 2, not an abort.
 #[test]
 fn merge_refuses_tampered_shard_descriptions() {

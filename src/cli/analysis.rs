@@ -53,7 +53,7 @@ pub fn run(a: Args) -> Result<bool> {
         write_junit(path, "lockstorm analysis", suites)?;
     }
     for c in &cases {
-        println!(
+        out!(
             "{:<32} {:<13} ({}/{} seeds unsafe, {} not exercised, expected {}) {}",
             c.name,
             c.verdict,
@@ -68,6 +68,6 @@ pub fn run(a: Args) -> Result<bool> {
             }
         );
     }
-    println!("analysis in {}", out.join("README.md").display());
+    out!("analysis in {}", out.join("README.md").display());
     Ok(cases.iter().all(|c| c.as_expected))
 }

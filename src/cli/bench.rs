@@ -67,12 +67,12 @@ pub fn run(a: Args) -> Result<bool> {
 fn bench(nodes: usize, iterations: usize) -> Result<bool> {
     let series = lockstorm::real::bench::run(nodes, iterations)?;
     let base = series[0].p50_us.max(1) as f64;
-    println!(
+    out!(
         "{:<38} {:>8} {:>10} {:>10} {:>10}",
         "series", "samples", "p50", "p99", "p50 ratio"
     );
     for s in &series {
-        println!(
+        out!(
             "{:<38} {:>8} {:>10} {:>10} {:>9.2}x",
             s.name,
             s.samples,
@@ -81,17 +81,17 @@ fn bench(nodes: usize, iterations: usize) -> Result<bool> {
             s.p50_us as f64 / base
         );
     }
-    println!("({nodes} local redis-server nodes; ratios are to the single SET NX PX p50)");
+    out!("({nodes} local redis-server nodes; ratios are to the single SET NX PX p50)");
     Ok(true)
 }
 
 fn bench_protocol(clients: usize, rounds: usize) -> Result<bool> {
     let [direct, through] = lockstorm::run::bench::run(clients, rounds, 3_000)?;
-    println!("{:<44} {:>10} {:>12}", "series", "cycles", "cycles/s");
+    out!("{:<44} {:>10} {:>12}", "series", "cycles", "cycles/s");
     for r in [&direct, &through] {
-        println!("{:<44} {:>10} {:>12.0}", r.name, r.cycles, r.per_second());
+        out!("{:<44} {:>10} {:>12.0}", r.name, r.cycles, r.per_second());
     }
-    println!(
+    out!(
         "through the protocol: {:.2}x the in-process rate (goal: at least 0.5x); Redlock on 5 local \
          redis-servers, {rounds} alternating rounds of 3 s each",
         through.per_second() / direct.per_second().max(1e-9)
@@ -122,15 +122,15 @@ fn bench_sim(a: &Args) -> Result<bool> {
         || "unknown".into(),
         |b| format!("{:.1} MiB", b as f64 / (1 << 20) as f64),
     );
-    println!(
+    out!(
         "{:>16} {:>16} {:>16} {:>12}",
         "lock ops/s", "checked/s", "JSONL checked/s", "peak RSS"
     );
-    println!(
+    out!(
         "{:>16.0} {:>16.0} {:>16.0} {:>12}",
         b.lock_ops_per_sec, b.checked_per_sec, b.jsonl_checked_per_sec, peak
     );
-    println!(
+    out!(
         "({}, seed {seed}: {} lock ops, {} history events, {:.1} MB of JSONL; medians of {} rounds \
          on one thread, the JSONL's lines parsed by {})",
         file.display(),
@@ -144,7 +144,7 @@ fn bench_sim(a: &Args) -> Result<bool> {
             n => format!("{n} workers"),
         }
     );
-    println!(
+    out!(
         "explorer: {:.0} states/s ({} states, {} transitions, {}; {}, on one thread, median of {} rounds)",
         e.states_per_sec,
         e.states,
@@ -167,8 +167,8 @@ fn print_peers(
     virtual_secs: f64,
     states_per_sec: f64,
 ) {
-    println!();
-    println!("{}", peer::header());
+    out!();
+    out!("{}", peer::header());
     let mut notes = Vec::new();
     match &m.turmoil {
         Ok(t) => {
@@ -178,7 +178,7 @@ fn print_peers(
                 ours: b.lock_ops_per_sec,
                 theirs: t.lock_ops_per_sec,
             };
-            println!("{}", c.row());
+            out!("{}", c.row());
             notes.push(format!(
                 "lockstorm: {} lock ops in {virtual_secs:.0} virtual s, {:.0} per virtual s (its liveness phase included)",
                 b.lock_ops,
@@ -196,15 +196,15 @@ fn print_peers(
                 ours: states_per_sec,
                 theirs: s.states_per_sec,
             };
-            println!("{}", c.row());
+            out!("{}", c.row());
             notes.push(peer::stateright_counts(s));
         }
         Err(why) => notes.push(format!("stateright: not compared ({why})")),
     }
     for n in notes {
-        println!("({n})");
+        out!("({n})");
     }
-    println!(
+    out!(
         "(peer binaries {}; see docs/peers.md for what each model covers)",
         m.how
     );

@@ -11,6 +11,6 @@ pub struct Args {
 }
 
 pub fn run(a: Args) -> Result<bool> {
-    println!("lockstorm clean: {}", lockstorm::real::clean(a.all)?);
+    out!("lockstorm clean: {}", lockstorm::real::clean(a.all)?);
     Ok(true)
 }

@@ -97,10 +97,10 @@ pub fn run(a: Args) -> Result<bool> {
     .map_err(|e| anyhow::anyhow!("{}: {e}", a.file.display()))?;
     bar.finish_and_clear();
     if !a.quiet {
-        println!("scope: {}", done.scope.describe());
+        out!("scope: {}", done.scope.describe());
     }
     let Some(cx) = &done.counterexample else {
-        println!("{}: {}", scenario.name, done.headline());
+        out!("{}: {}", scenario.name, done.headline());
         return Ok(done.agrees_with(&scenario));
     };
     let dir = a
@@ -109,7 +109,7 @@ pub fn run(a: Args) -> Result<bool> {
         .unwrap_or_else(|| Path::new("reports").join(&cx.reproduction.name));
     if a.quiet {
         explore::write_reproduction(&done, cx, &dir)?;
-        println!(
+        out!(
             "{}: {}; report in {}",
             scenario.name,
             done.headline(),
@@ -117,15 +117,15 @@ pub fn run(a: Args) -> Result<bool> {
         );
         return Ok(done.agrees_with(&scenario));
     }
-    println!("{}: {}", scenario.name, done.headline());
-    println!("\n{}", cx.numbered_story());
+    out!("{}: {}", scenario.name, done.headline());
+    out!("\n{}", cx.numbered_story());
     let written = explore::write_reproduction(&done, cx, &dir)?;
     let how = if cx.reproduced {
         "reproduced"
     } else {
         "NOT reproduced"
     };
-    println!("  reproduction: {} ({how} on the simulator)", written.display());
-    println!("  report: {}", dir.join("index.html").display());
+    out!("  reproduction: {} ({how} on the simulator)", written.display());
+    out!("  report: {}", dir.join("index.html").display());
     Ok(done.agrees_with(&scenario))
 }

@@ -150,7 +150,7 @@ pub fn print_totals(m: &lockstorm::report::matrix::Matrix, out: &std::path::Path
         let off = ran.iter().filter(|r| r.departs.is_some()).count();
         departed += off;
         let elsewhere = a.cells.iter().filter(|c| matches!(c, Cell::OtherShard)).count();
-        println!(
+        out!(
             "{:<24} {} of {} cells ran{}, {off} not as predicted",
             a.name,
             ran.len(),
@@ -162,14 +162,14 @@ pub fn print_totals(m: &lockstorm::report::matrix::Matrix, out: &std::path::Path
             }
         );
     }
-    println!(
+    out!(
         "matrix in {} ({} seeds per cell, {:.0} s)",
         out.join("README.md").display(),
         m.seeds,
         m.wall_secs
     );
     if errored > 0 {
-        println!("{errored} cell(s) ended in an error on every seed: nothing was judged there");
+        out!("{errored} cell(s) ended in an error on every seed: nothing was judged there");
     }
     // The libraries' own predictions decide, not the built-in lock's `expect`; a cell
     // that judged nothing (every seed ended in an error) fails the gate too.

@@ -8,6 +8,16 @@
 //! output folders and how durations are printed; how a run's verdict is printed (by
 //! `scenario` and `merge`) is in [`verdict`].
 
+/// `println!` that does not panic when stdout is closed (`lockstorm ... | head -1`, a
+/// full disk behind `> file`): what a command prints is a copy of what it writes into
+/// its report folder, so a reader that went away loses the copy, never the run.
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout(), $($arg)*);
+    }};
+}
+
 pub mod analysis;
 pub mod bench;
 pub mod check;

@@ -28,19 +28,19 @@ pub fn run(a: Args) -> Result<bool> {
     if let Some(sweep) = data::<Sweep>(dir, lockstorm::report::sweep::JSON)? {
         let drawn = lockstorm::report::sweep::write(dir, &sweep)?;
         lockstorm::report::site::refresh(dir)?;
-        println!("{}: redrew sweep.csv and {}", dir.display(), drawn.join(", "));
+        out!("{}: redrew sweep.csv and {}", dir.display(), drawn.join(", "));
         return Ok(true);
     }
     if let Some(matrix) = data::<lockstorm::report::matrix::Matrix>(dir, lockstorm::report::matrix::JSON)? {
         lockstorm::report::matrix::write(dir, &matrix)?;
-        println!(
+        out!(
             "{}: rendered README.md and index.html from matrix.json",
             dir.display()
         );
         return Ok(true);
     }
     let findings = lockstorm::report::rerender(dir)?;
-    println!(
+    out!(
         "{}: {} violation(s), {} liveness finding(s); report in {}",
         dir.display(),
         findings.violations.len(),

@@ -210,12 +210,12 @@ pub fn run(a: Args) -> Result<bool> {
         // `report DIR` redraws from history.jsonl, which a multi-seed run stopped before
         // its reported seed's history was made does not have.
         if dir.join("history.jsonl").is_file() {
-            println!(
+            out!(
                 "  the verdict covers what ran before the stop; `lockstorm report {}` redraws the report",
                 dir.display()
             );
         } else {
-            println!("  the verdict covers what ran before the stop; the reported seed recorded no history, so summary.json is the whole report");
+            out!("  the verdict covers what ran before the stop; the reported seed recorded no history, so summary.json is the whole report");
         }
     }
     Ok(outcome.as_expected)

@@ -63,7 +63,7 @@ pub fn run(a: Args) -> Result<bool> {
             .stopped
             .as_ref()
             .map_or_else(String::new, |why| format!(" (stopped early: {why})"));
-        println!(
+        out!(
             "{} seed {seed}: shrunk to {} ({}) in {} runs{stopped}; report in {}",
             original.name,
             written.name,
@@ -73,22 +73,22 @@ pub fn run(a: Args) -> Result<bool> {
         );
         return Ok(outcome.as_expected);
     }
-    println!(
+    out!(
         "{} seed {seed}: shrunk to {} ({}) in {} runs",
         original.name, written.name, shrunk.kind, shrunk.runs
     );
     for line in shrunk.summary(&original) {
-        println!("  {line}");
+        out!("  {line}");
     }
     if let Some(story) = shrunk.first_story() {
-        println!("\n{}", story.markdown());
+        out!("\n{}", story.markdown());
     }
     if let Some(why) = &shrunk.stopped {
-        println!("  stopped early: {why}");
+        out!("  stopped early: {why}");
     }
     let file = written.path.as_ref().expect("written with a path");
-    println!("  scenario: {}", file.display());
-    println!("  report: {}", dir.join("index.html").display());
-    println!("  rerun: {}", written.rerun_command(seed));
+    out!("  scenario: {}", file.display());
+    out!("  report: {}", dir.join("index.html").display());
+    out!("  rerun: {}", written.rerun_command(seed));
     Ok(outcome.as_expected)
 }

@@ -101,7 +101,7 @@ pub(super) fn write_sweep(dir: &Path, sweep: &Sweep, timing: &Timing, quiet: boo
     const ROWS: usize = 60;
     if !quiet && sweep.cells.len() <= ROWS {
         let keys: Vec<&str> = sweep.axes.iter().map(|a| a.key.as_str()).collect();
-        println!(
+        out!(
             "{:>28} {:>14} {:>14} {:>8} {:>10}",
             keys.join(" / "),
             "unsafe seeds",
@@ -110,7 +110,7 @@ pub(super) fn write_sweep(dir: &Path, sweep: &Sweep, timing: &Timing, quiet: boo
             "p99 acq"
         );
         for c in &sweep.cells {
-            println!(
+            out!(
                 "{:>28} {:>14} {:>14} {:>7.1}% {:>10}",
                 c.values.join(" / "),
                 format!("{}/{}", c.unsafe_seeds, c.seeds),
@@ -122,7 +122,7 @@ pub(super) fn write_sweep(dir: &Path, sweep: &Sweep, timing: &Timing, quiet: boo
     }
     let unsafe_cells = sweep.cells.iter().filter(|c| c.unsafe_seeds > 0).count();
     let stale_cells = sweep.cells.iter().filter(|c| c.stale_seeds > 0).count();
-    println!(
+    out!(
         "{}: {} cells x {} seeds, {unsafe_cells} cells with a violation, {stale_cells} with a stale write; {} and {}.svg in {}",
         sweep.scenario,
         sweep.cells.len(),

@@ -9,13 +9,13 @@ use std::path::Path;
 
 /// One row per seed (the first 20), then the driver's rates.
 pub(super) fn print_table(scenario: &Scenario, outcome: &Outcome) {
-    println!(
+    out!(
         "{:>12} {:>9} {:>9} {:>7} {:>7} {:>10} {:>8} {:>11} {:>11}",
         "seed", "ops", "acquired", "failed", "unknown", "violations", "avail", "p50 acq", "p99 acq"
     );
     const ROWS: usize = 20;
     for r in outcome.seeds.iter().take(ROWS) {
-        println!(
+        out!(
             "{:>12} {:>9} {:>9} {:>7} {:>7} {:>10} {:>7.1}% {:>11} {:>11}",
             r.seed,
             r.sim.lock_ops,
@@ -32,7 +32,7 @@ pub(super) fn print_table(scenario: &Scenario, outcome: &Outcome) {
         let more = &outcome.seeds[ROWS..];
         let unsafe_more = more.iter().filter(|r| !r.safe).count();
         let idle_more = more.iter().filter(|r| r.verdict == Verdict::NotExercised).count();
-        println!(
+        out!(
             "{:>12} ({} more seeds, {unsafe_more} of them unsafe, {idle_more} not exercised)",
             "...",
             more.len()
@@ -55,14 +55,14 @@ pub(super) fn print_table(scenario: &Scenario, outcome: &Outcome) {
         rates.push(format!("{:.0} lock operations/s", outcome.sim_lock_ops_per_sec()));
     }
     if !rates.is_empty() {
-        println!("{what} {} ({})", rates.join(", "), scenario.name);
+        out!("{what} {} ({})", rates.join(", "), scenario.name);
     }
 }
 
 /// The verdict line, with the report's folder (all that --quiet prints), then what
 /// backs the verdict.
 pub(super) fn print_verdict(scenario: &Scenario, outcome: &Outcome, dir: &Path, quiet: bool) {
-    println!("{}", verdict_line(scenario, outcome, dir));
+    out!("{}", verdict_line(scenario, outcome, dir));
     if !quiet {
         print_evidence(scenario, outcome);
     }
@@ -90,11 +90,11 @@ fn verdict_line(scenario: &Scenario, outcome: &Outcome, dir: &Path) -> String {
 fn print_evidence(scenario: &Scenario, outcome: &Outcome) {
     if let Some(why) = &outcome.not_exercised {
         // Why a run with no violation proved nothing: never as expected.
-        println!("  not exercised: {why}");
+        out!("  not exercised: {why}");
     } else if let Some(idle) = outcome.seeds.iter().find(|s| s.verdict == Verdict::NotExercised) {
         // Enough seeds were exercised; say what the others missed.
         let e = outcome.exercised();
-        println!(
+        out!(
             "  {} ({} needed); seed {} was not: {}",
             e.words(),
             e.needed,
@@ -103,7 +103,7 @@ fn print_evidence(scenario: &Scenario, outcome: &Outcome) {
         );
     }
     for v in outcome.findings.violations.iter().take(3) {
-        println!(
+        out!(
             "  violation: clients {} and {} both held {} from {} to {} (seed {})",
             v.first.client,
             v.second.client,
@@ -115,7 +115,7 @@ fn print_evidence(scenario: &Scenario, outcome: &Outcome) {
     }
     if scenario.expect_resource.is_some() || !outcome.resource_safe {
         let r = &outcome.findings.resource;
-        println!(
+        out!(
             "  guarded resource: {} ({} writes, {} rejected by fencing)",
             if outcome.resource_safe { "safe" } else { "UNSAFE" },
             r.writes,
@@ -123,13 +123,13 @@ fn print_evidence(scenario: &Scenario, outcome: &Outcome) {
         );
     }
     if !outcome.findings.fence_regressions.is_empty() {
-        println!(
+        out!(
             "  fencing: {} tokens did not grow after an earlier hold ended (see summary.json)",
             outcome.findings.fence_regressions.len()
         );
     }
     for v in outcome.findings.resource_violations.iter().take(3) {
-        println!(
+        out!(
             "  stale write: client {} wrote to {} at {} after its hold ended, {} (seed {})",
             v.client,
             v.lock,
@@ -139,7 +139,7 @@ fn print_evidence(scenario: &Scenario, outcome: &Outcome) {
         );
     }
     for (mode, w) in &outcome.findings.stats.waits {
-        println!(
+        out!(
             "  wait {:?}: p50 {} p99 {} max {} ({} acquired, {} unfinished)",
             mode,
             ms(w.p50_us),
@@ -151,11 +151,11 @@ fn print_evidence(scenario: &Scenario, outcome: &Outcome) {
     }
     const SHOWN: usize = 5;
     for l in outcome.findings.liveness.iter().take(SHOWN) {
-        println!("  liveness: {}", serde_json::to_string(l).unwrap_or_default());
+        out!("  liveness: {}", serde_json::to_string(l).unwrap_or_default());
     }
     let stats = &outcome.findings.stats;
     if stats.unavailable_us > 0 {
-        println!(
+        out!(
             "  availability penalty: {} ({:.1}% of the workload) with a lock free but out of reach (seed {})",
             secs(stats.unavailable_us),
             stats.unavailable_share * 100.0,
@@ -163,25 +163,25 @@ fn print_evidence(scenario: &Scenario, outcome: &Outcome) {
         );
     }
     if outcome.findings.liveness.len() > SHOWN {
-        println!(
+        out!(
             "  ... {} more liveness findings in summary.json",
             outcome.findings.liveness.len() - SHOWN
         );
     }
     if !outcome.availability_ok {
-        println!(
+        out!(
             "  availability below the scenario's min_availability of {:.1}%",
             scenario.min_availability.unwrap_or(0.0) * 100.0
         );
     }
     if !outcome.safe || !outcome.live || !outcome.as_expected {
-        println!("  rerun: {}", scenario.rerun_command(outcome.reported_seed));
+        out!("  rerun: {}", scenario.rerun_command(outcome.reported_seed));
     }
     let f = &outcome.findings;
     if !f.is_safe() || !f.is_live() || !f.is_resource_safe() {
         match scenario.shrink_command(outcome.reported_seed) {
-            Some(command) => println!("  shrink: {command}"),
-            None => println!("  shrink: none ({})", lockstorm::scenario::SHRINK_NO_WORKER),
+            Some(command) => out!("  shrink: {command}"),
+            None => out!("  shrink: none ({})", lockstorm::scenario::SHRINK_NO_WORKER),
         }
     }
 }
