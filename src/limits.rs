@@ -14,6 +14,16 @@ pub const MAX_NODES: usize = 64;
 /// Clients of a run (each is a row of the report and a link to every node).
 pub const MAX_CLIENTS: usize = 10_000;
 
+/// Lock names of a run (`clients.locks`): each is a name in the history's dense table and
+/// a row of the checker's state; a million keeps a run's tables under about 100 MB (100
+/// million took 4.6 GB).
+pub const MAX_LOCKS: i64 = 1_000_000;
+
+/// The largest scenario file: a scenario is a few kilobytes; 1 MiB holds thousands of
+/// scripted faults. A larger file (a 64 MB list of 10^6 faults, /dev/zero) is refused
+/// before it is parsed.
+pub const MAX_SCENARIO_BYTES: u64 = 1 << 20;
+
 /// The longest time anything in a scenario or a history may take or say, in
 /// microseconds: 10^15 us, about 31 years. Sums of a few such times still fit in a u64.
 pub const MAX_TIME_US: u64 = 1_000_000_000_000_000;

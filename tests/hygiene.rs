@@ -163,7 +163,10 @@ fn a_closed_or_full_stdout_loses_the_printed_copy_not_the_run() {
     let open = run("open", Stdio::piped(), false);
     assert!(!String::from_utf8_lossy(&open.stdout).is_empty());
     let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
-    for (out, o) in [("closed", run("closed", Stdio::piped(), true)), ("full", run("full", full.into(), false))] {
+    for (out, o) in [
+        ("closed", run("closed", Stdio::piped(), true)),
+        ("full", run("full", full.into(), false)),
+    ] {
         let e = stderr(&o);
         assert!(!e.contains("panicked"), "{out}: {e}");
         assert_eq!(o.status.code(), open.status.code(), "{out}: {e}");
@@ -185,6 +188,40 @@ fn a_closed_or_full_stdout_loses_the_printed_copy_not_the_run() {
     let o = child.wait_with_output().unwrap();
     let e = stderr(&o);
     assert!(!e.contains("panicked") && o.status.code() != Some(101), "{e}");
+}
+
+/// Issue 40: inputs that would exhaust the machine are refused before anything is sized
+/// by them: a scenario that is no regular file or larger than a scenario can be, and a
+/// count of lock names past the limit.
+#[test]
+fn a_scenario_too_large_or_endless_and_too_many_locks_are_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    refused(
+        &lockstorm(tmp.path(), &["scenario", "/dev/zero"]),
+        "/dev/zero: cannot read: not a regular file",
+    );
+    let mut big = String::from("name = \"big\"\n");
+    while big.len() <= 1 << 20 {
+        big.push_str("# padding padding padding padding padding padding padding padding\n");
+    }
+    write(tmp.path(), "big.toml", &big);
+    refused(
+        &lockstorm(tmp.path(), &["scenario", "big.toml"]),
+        "larger than 1024 KiB",
+    );
+    let scenario = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/partition.toml");
+    refused(
+        &lockstorm(
+            tmp.path(),
+            &[
+                "scenario",
+                scenario.to_str().unwrap(),
+                "--set",
+                "clients.locks=4294967295",
+            ],
+        ),
+        "clients.locks = 4294967295: at most 1000000 lock names",
+    );
 }
 
 /// Item 7: tampered shard.json files give exit 2, not an abort.

@@ -69,7 +69,11 @@ fn bench(nodes: usize, iterations: usize) -> Result<bool> {
     let base = series[0].p50_us.max(1) as f64;
     out!(
         "{:<38} {:>8} {:>10} {:>10} {:>10}",
-        "series", "samples", "p50", "p99", "p50 ratio"
+        "series",
+        "samples",
+        "p50",
+        "p99",
+        "p50 ratio"
     );
     for s in &series {
         out!(
@@ -124,11 +128,17 @@ fn bench_sim(a: &Args) -> Result<bool> {
     );
     out!(
         "{:>16} {:>16} {:>16} {:>12}",
-        "lock ops/s", "checked/s", "JSONL checked/s", "peak RSS"
+        "lock ops/s",
+        "checked/s",
+        "JSONL checked/s",
+        "peak RSS"
     );
     out!(
         "{:>16.0} {:>16.0} {:>16.0} {:>12}",
-        b.lock_ops_per_sec, b.checked_per_sec, b.jsonl_checked_per_sec, peak
+        b.lock_ops_per_sec,
+        b.checked_per_sec,
+        b.jsonl_checked_per_sec,
+        peak
     );
     out!(
         "({}, seed {seed}: {} lock ops, {} history events, {:.1} MB of JSONL; medians of {} rounds \

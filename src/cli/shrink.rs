@@ -75,7 +75,10 @@ pub fn run(a: Args) -> Result<bool> {
     }
     out!(
         "{} seed {seed}: shrunk to {} ({}) in {} runs",
-        original.name, written.name, shrunk.kind, shrunk.runs
+        original.name,
+        written.name,
+        shrunk.kind,
+        shrunk.runs
     );
     for line in shrunk.summary(&original) {
         out!("  {line}");

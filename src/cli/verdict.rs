@@ -11,7 +11,15 @@ use std::path::Path;
 pub(super) fn print_table(scenario: &Scenario, outcome: &Outcome) {
     out!(
         "{:>12} {:>9} {:>9} {:>7} {:>7} {:>10} {:>8} {:>11} {:>11}",
-        "seed", "ops", "acquired", "failed", "unknown", "violations", "avail", "p50 acq", "p99 acq"
+        "seed",
+        "ops",
+        "acquired",
+        "failed",
+        "unknown",
+        "violations",
+        "avail",
+        "p50 acq",
+        "p99 acq"
     );
     const ROWS: usize = 20;
     for r in outcome.seeds.iter().take(ROWS) {

@@ -305,10 +305,27 @@ pub const SHRINK_NO_WORKER: &str = "shrink reruns the simulator, which runs lock
 
 /// The text of a scenario file, with an error naming it.
 pub fn read_text(path: &Path) -> Result<String, ScenarioError> {
-    std::fs::read_to_string(path).map_err(|error| ScenarioError::Io {
+    use std::io::Read as _;
+    let io = |error| ScenarioError::Io {
         path: path.display().to_string(),
         error,
-    })
+    };
+    let too = |what: String| io(std::io::Error::new(std::io::ErrorKind::InvalidData, what));
+    let file = std::fs::File::open(path).map_err(io)?;
+    // Not a regular file (a FIFO, /dev/zero): it could block or never end.
+    if !file.metadata().map_err(io)?.is_file() {
+        return Err(too("not a regular file".into()));
+    }
+    let limit = crate::limits::MAX_SCENARIO_BYTES;
+    let mut bytes = Vec::new();
+    file.take(limit + 1).read_to_end(&mut bytes).map_err(io)?;
+    if bytes.len() as u64 > limit {
+        return Err(too(format!(
+            "larger than {} KiB, the most a scenario may be",
+            limit >> 10
+        )));
+    }
+    String::from_utf8(bytes).map_err(|_| too("not UTF-8 text".into()))
 }
 
 /// Turns a toml error into one line: position, the message, and the offending line's key.

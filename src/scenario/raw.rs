@@ -5,7 +5,7 @@ use super::faults::{resolve_faults, RawFault, RawNemesis};
 use super::{invalid, Backend, Clients, Dur, Expect, Invalid, Network, RawDist, Scenario, Targets};
 use crate::algorithm::{AlgorithmConfig, AlgorithmKind, Extend, Fanout, Mistakes, Release, TokenScope};
 use crate::fault::{Nemesis, Persistence, Replication};
-use crate::limits::{MAX_CLIENTS, MAX_NODES, MAX_PLANNED_FAULTS};
+use crate::limits::{MAX_CLIENTS, MAX_LOCKS, MAX_NODES, MAX_PLANNED_FAULTS};
 use serde::Deserialize;
 use serde_untagged::UntaggedEnumVisitor;
 
@@ -498,6 +498,12 @@ impl RawScenario {
             return Err(invalid(
                 "clients.locks",
                 format!("clients.locks = {}: at least one lock name", c.locks),
+            ));
+        }
+        if c.locks > MAX_LOCKS {
+            return Err(invalid(
+                "clients.locks",
+                format!("clients.locks = {}: at most {MAX_LOCKS} lock names", c.locks),
             ));
         }
         let read_share = match (c.read_share, a.kind.is_read_write()) {
