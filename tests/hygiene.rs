@@ -380,6 +380,10 @@ fn a_stopped_multi_seed_run_recommends_only_what_works() {
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let s = summary(&tmp.path().join("r"));
     assert_eq!(s["partial"], true, "{s}");
+    // Issue 40: the reason is the signal that stopped the run, said as it happened.
+    let reason = s["partial_reason"].as_str().unwrap();
+    assert!(reason.starts_with("stopped by SIGHUP after "), "{reason}");
+    assert!(!reason.contains("as the report was written"), "{reason}");
     let has_history = tmp.path().join("r/history.jsonl").is_file();
     let recommends = stdout.contains("lockstorm report");
     assert_eq!(recommends, has_history, "{stdout}");

@@ -190,12 +190,16 @@ pub fn run(a: Args) -> Result<bool> {
         }
     };
     if let Some(sig) = shutdown::report_done() {
-        // The signal came as the summary was written: lockstorm exits with its status,
-        // and the summary must not say otherwise.
-        let _ = lockstorm::report::folder::mark_partial(
-            &dir,
-            &format!("stopped by {sig} as the report was written"),
-        );
+        // lockstorm exits with the signal's status, and the summary must not say
+        // otherwise. A signal that stopped the run has said so already ("stopped by
+        // SIGTERM after 3 of 50 seeds"); one that came after the run, as the summary was
+        // written, is said here.
+        if outcome.partial.is_none() {
+            let _ = lockstorm::report::folder::mark_partial(
+                &dir,
+                &format!("stopped by {sig} as the report was written"),
+            );
+        }
     }
     folder.finish().with_context(cannot_write)?;
     if let Some(path) = &junit_file {
