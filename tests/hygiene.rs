@@ -224,6 +224,18 @@ fn a_scenario_too_large_or_endless_and_too_many_locks_are_refused() {
     );
 }
 
+/// Issue 40: `check` on a history with no acquisition (an empty file) is refused, not
+/// read as "no findings".
+#[test]
+fn check_refuses_a_history_with_nothing_to_check() {
+    let tmp = tempfile::tempdir().unwrap();
+    write(tmp.path(), "empty.jsonl", "");
+    refused(
+        &lockstorm(tmp.path(), &["check", "empty.jsonl"]),
+        "no acquire in the history: nothing to check",
+    );
+}
+
 /// Item 7: tampered shard.json files give exit 2, not an abort.
 #[test]
 fn merge_refuses_tampered_shard_descriptions() {

@@ -17,6 +17,10 @@ pub fn run(a: Args) -> Result<bool> {
 
 fn check(path: &Path) -> Result<bool> {
     let findings = checker::check_jsonl(path)?.with_context(|| format!("{} is malformed", path.display()))?;
+    // A history no client acquired in proves nothing: "no findings" would read as safe.
+    if findings.stats.acquires == 0 {
+        anyhow::bail!("{}: no acquire in the history: nothing to check", path.display());
+    }
     let verdict = findings.is_safe() && findings.is_live() && findings.is_resource_safe();
     let text = serde_json::to_string_pretty(&findings)?;
     use std::io::Write as _;
