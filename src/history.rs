@@ -560,6 +560,18 @@ pub fn for_each_line(path: &Path, mut each: impl FnMut(Line<'_>)) -> Result<(), 
     })
 }
 
+/// Opens a history file, refusing what is no regular file before opening it: a FIFO's
+/// open blocks until a writer comes, and a device (/dev/zero) never ends.
+pub(crate) fn open_regular(path: &Path) -> std::io::Result<std::fs::File> {
+    if !std::fs::metadata(path)?.is_file() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not a regular file",
+        ));
+    }
+    std::fs::File::open(path)
+}
+
 /// How many workers parse lines for [`for_each_line`] on this machine: one per core, up
 /// to four; none on one core, where the calling thread parses them itself.
 pub fn line_workers() -> usize {
@@ -581,7 +593,7 @@ fn scan_text(
         path: shown.clone(),
         error,
     };
-    let mut file = std::fs::File::open(path).map_err(io)?;
+    let mut file = open_regular(path).map_err(io)?;
     if offset > 0 {
         file.seek(SeekFrom::Start(offset)).map_err(io)?;
     }

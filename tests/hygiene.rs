@@ -236,6 +236,35 @@ fn check_refuses_a_history_with_nothing_to_check() {
     );
 }
 
+/// Issue 40: a history.jsonl that is a FIFO (whose open blocks until a writer comes) is
+/// refused at once by `report` and `check`, not waited on for ever.
+#[test]
+fn a_history_that_is_a_fifo_is_refused_not_waited_on() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fifo = tmp.path().join("history.jsonl");
+    let c_path = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: mkfifo(3) on a NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
+    for args in [vec!["report", "."], vec!["check", "history.jsonl"]] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_lockstorm"))
+            .current_dir(tmp.path())
+            .args(&args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut status = None;
+        wait_for(&format!("{args:?} to end"), || {
+            status = child.try_wait().unwrap();
+            status.is_some()
+        });
+        let mut e = String::new();
+        std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut e).unwrap();
+        assert_eq!(status.unwrap().code(), Some(2), "{args:?}: {e}");
+        assert!(e.contains("not a regular file"), "{args:?}: {e}");
+    }
+}
+
 /// Item 7: tampered shard.json files give exit 2, not an abort.
 #[test]
 fn merge_refuses_tampered_shard_descriptions() {

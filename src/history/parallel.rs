@@ -76,7 +76,7 @@ pub(super) fn for_each_line(
         path: shown.clone(),
         error,
     };
-    let file = std::fs::File::open(path).map_err(io)?;
+    let file = super::open_regular(path).map_err(io)?;
     let (give_back, free) = sync_channel(2 * workers);
     for _ in 0..2 * workers {
         give_back
