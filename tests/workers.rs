@@ -177,6 +177,24 @@ fn a_worker_that_breaks_the_protocol_is_a_clear_error_and_the_history_is_kept() 
     }
 }
 
+/// Issue 40: a `lost` may come at any time, also right after the hello_ok while the
+/// other clients' hellos are still being answered: it holds nothing and fails nothing.
+#[test]
+fn a_lost_right_after_the_hello_is_no_protocol_breach() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = misbehaving(dir.path(), "early-lost");
+    let text2 = std::fs::read_to_string(&file)
+        .unwrap()
+        .replace("count = 1", "count = 3");
+    std::fs::write(&file, text2).unwrap();
+    let out = dir.path().join("out");
+    let o = run(&file, &out);
+    assert!(matches!(o.status.code(), Some(0 | 1)), "{}", text(&o));
+    assert!(!text(&o).contains("client "), "no worker error: {}", text(&o));
+    let s = summary(&out);
+    assert_eq!(s["partial"], false, "{s}");
+}
+
 #[test]
 fn a_missing_worker_command_or_the_simulator_is_refused_with_exit_2() {
     let dir = tempfile::tempdir().unwrap();

@@ -11,6 +11,8 @@ the first acquire request:
   old       refuses the hello: it needs protocol 9
   no-hello  fails before the hello, like a library that does not import
   mark:PATH behaves, and creates PATH at its first acquire (the run has started)
+  early-lost  says lock L0 lost right after its hello_ok, before any request (the
+            protocol allows a `lost` at any time)
 Every other request gets a plain `ok` (no Redis behind it: these tests are about the
 protocol and the processes).
 """
@@ -36,6 +38,8 @@ for line in sys.stdin:
         sys.exit(0)
     elif kind == "hello":
         send({"type": "hello_ok", "in_reply_to": rid, "library": "misbehave", "version": mode})
+        if mode == "early-lost":
+            send({"type": "lost", "lock": "L0", "reason": "said at once, holding nothing"})
     elif kind == "acquire" and mode == "garbage":
         send_raw = "this is not a protocol message"
         sys.stdout.write(send_raw + "\n")

@@ -165,6 +165,10 @@ impl Workers {
                     );
                     return Err(RealError::Worker(w.breach(c, &what, None)));
                 }
+                // A `lost` may come at any time (docs/worker-protocol.md), also before or
+                // right after the hello_ok; nothing is held before the first request, so
+                // it changes nothing.
+                Ok(FromWorker::Lost { .. }) => {}
                 Ok(_) => {
                     let what = "answered the hello with something other than hello_ok to id 0";
                     return Err(RealError::Worker(w.breach(c, what, Some(&line))));
