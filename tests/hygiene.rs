@@ -265,6 +265,35 @@ fn a_history_that_is_a_fifo_is_refused_not_waited_on() {
     }
 }
 
+/// Issue 40: a second run into the folder a run is writing is refused (exit 2, one line)
+/// instead of mixing its files into the first run's report.
+#[test]
+fn a_second_run_into_a_folder_in_use_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    write(tmp.path(), "long.toml", "duration = \"12h\"\nnodes = 3\n");
+    write(tmp.path(), "short.toml", "duration = \"1s\"\nnodes = 3\n");
+    let mut first = Command::new(env!("CARGO_BIN_EXE_lockstorm"))
+        .current_dir(tmp.path())
+        .args(["scenario", "long.toml", "--quiet", "--out", "r"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let placeholder = tmp.path().join("r/summary.json");
+    wait_for("the first run's placeholder summary", || placeholder.is_file());
+    let second = lockstorm(tmp.path(), &["scenario", "short.toml", "--quiet", "--out", "r"]);
+    first.kill().unwrap();
+    first.wait().unwrap();
+    refused(&second, "another lockstorm run is writing into this folder");
+    // The folder is the first run's: its partial summary names its scenario.
+    assert_eq!(
+        summary(&tmp.path().join("r"))["scenario"],
+        "long",
+        "{}",
+        stderr(&second)
+    );
+}
+
 /// Item 7: tampered shard.json files give exit 2, not an abort.
 #[test]
 fn merge_refuses_tampered_shard_descriptions() {

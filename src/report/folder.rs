@@ -51,6 +51,10 @@ const PLOT_STEMS: &[&str] = &[
 /// The folder of a run in progress.
 pub struct RunFolder {
     dir: PathBuf,
+    /// The folder itself, open and locked (`flock`) while this run writes into it: a
+    /// second run with the same `--out` is refused instead of mixing its files in. The
+    /// kernel drops the lock when lockstorm exits, whatever the way.
+    _lock: std::fs::File,
     /// Marks the summary partial if lockstorm must stop without finishing the report.
     _on_abort: Option<Cleanup>,
 }
@@ -60,6 +64,7 @@ impl RunFolder {
     /// holds anything lockstorm did not write.
     pub fn prepare(dir: &Path) -> Result<RunFolder, ReportError> {
         std::fs::create_dir_all(dir).map_err(io_err(dir))?;
+        let lock = lock_dir(dir)?;
         let (ours, others) = sort_out(dir, false)?;
         if !others.is_empty() {
             const SHOWN: usize = 3;
@@ -79,6 +84,7 @@ impl RunFolder {
         write_names(dir, &vouched())?;
         Ok(RunFolder {
             dir: dir.to_path_buf(),
+            _lock: lock,
             _on_abort: None,
         })
     }
@@ -126,6 +132,27 @@ impl RunFolder {
         let _ = std::fs::remove_file(self.dir.join(MANIFEST));
         let _ = std::fs::remove_dir(&self.dir);
     }
+}
+
+/// Opens `dir` and takes its exclusive lock, or says which run holds it.
+fn lock_dir(dir: &Path) -> Result<std::fs::File, ReportError> {
+    use std::os::fd::AsRawFd as _;
+    let file = std::fs::File::open(dir).map_err(io_err(dir))?;
+    // SAFETY: flock(2) on a descriptor this function owns.
+    if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+        let e = std::io::Error::last_os_error();
+        return Err(ReportError::Folder {
+            path: dir.display().to_string(),
+            message: match e.raw_os_error() {
+                Some(libc::EWOULDBLOCK) => {
+                    "another lockstorm run is writing into this folder; choose another --out, or wait for it"
+                        .into()
+                }
+                _ => format!("cannot lock it: {e}"),
+            },
+        });
+    }
+    Ok(file)
 }
 
 /// Every name a run may write: what a folder's manifest vouches for while it runs.
