@@ -154,57 +154,70 @@ async fn accept_loop(
             let Ok(up) = TcpStream::connect(upstream).await else {
                 return;
             };
-            let _ = down.set_nodelay(true);
-            let _ = up.set_nodelay(true);
-            let (mut down_r, mut down_w) = down.into_split();
-            let (mut up_r, mut up_w) = up.into_split();
-            let note = |dir| {
-                notes.as_ref().map(|(client, n)| Noter {
-                    client: *client,
-                    node: n.node,
-                    dir,
-                    tx: n.tx.clone(),
-                    replies: n.replies.clone(),
-                })
-            };
-            let to_node = pump(
-                &mut down_r,
-                &mut up_w,
-                state.clone(),
-                |s| s.cut_to_node,
-                note(LinkDir::ToNode),
-            );
-            let to_client = pump(
-                &mut up_r,
-                &mut down_w,
-                state,
-                |s| s.cut_to_client,
-                note(LinkDir::ToClient),
-            );
-            // When either direction ends (EOF or error), close both: the peer sees a close.
-            let client_left = tokio::select! {
-                end = to_node => end == Ended::Source,
-                _ = to_client => false,
-            };
-            // A gracefully closed connection stays in the kernel's connection-tracking
-            // table for two minutes (TIME_WAIT), a reset one for ten seconds. A library
-            // that opens a connection per command, doubled by this proxy, fills the table,
-            // and the kernel then drops loopback packets (`server::conntrack_full`). So a
-            // connection the client closed ends with a reset on both sides: every request
-            // the client sent has been written to the node (which reads what is queued
-            // before it sees the reset), and nobody is left to read a reply. When the node
-            // closed or failed first, the client's side closes gracefully, so it still gets
-            // every reply that was sent. (A dropped write half would send a FIN first, so
-            // the halves are reunited.)
-            if let Ok(up) = up_r.reunite(up_w) {
-                let _ = up.set_zero_linger();
-            }
-            if client_left {
-                if let Ok(down) = down_r.reunite(down_w) {
-                    let _ = down.set_zero_linger();
-                }
-            }
+            relay(down, up, state, notes).await;
         });
+    }
+}
+
+/// Carries one accepted connection (`down`, from the client) to its upstream connection
+/// (`up`) both ways until either side ends, holding and delaying bytes as `state` says
+/// and telling `notes` what that did; then closes both as the comment inside says.
+/// Also the relay of a Sentinel deployment's links (`super::sentinel::mesh`).
+pub(super) async fn relay(
+    down: TcpStream,
+    up: TcpStream,
+    state: watch::Receiver<LinkState>,
+    notes: Option<(usize, Notes)>,
+) {
+    let _ = down.set_nodelay(true);
+    let _ = up.set_nodelay(true);
+    let (mut down_r, mut down_w) = down.into_split();
+    let (mut up_r, mut up_w) = up.into_split();
+    let note = |dir| {
+        notes.as_ref().map(|(client, n)| Noter {
+            client: *client,
+            node: n.node,
+            dir,
+            tx: n.tx.clone(),
+            replies: n.replies.clone(),
+        })
+    };
+    let to_node = pump(
+        &mut down_r,
+        &mut up_w,
+        state.clone(),
+        |s| s.cut_to_node,
+        note(LinkDir::ToNode),
+    );
+    let to_client = pump(
+        &mut up_r,
+        &mut down_w,
+        state,
+        |s| s.cut_to_client,
+        note(LinkDir::ToClient),
+    );
+    // When either direction ends (EOF or error), close both: the peer sees a close.
+    let client_left = tokio::select! {
+        end = to_node => end == Ended::Source,
+        _ = to_client => false,
+    };
+    // A gracefully closed connection stays in the kernel's connection-tracking
+    // table for two minutes (TIME_WAIT), a reset one for ten seconds. A library
+    // that opens a connection per command, doubled by this proxy, fills the table,
+    // and the kernel then drops loopback packets (`server::conntrack_full`). So a
+    // connection the client closed ends with a reset on both sides: every request
+    // the client sent has been written to the node (which reads what is queued
+    // before it sees the reset), and nobody is left to read a reply. When the node
+    // closed or failed first, the client's side closes gracefully, so it still gets
+    // every reply that was sent. (A dropped write half would send a FIN first, so
+    // the halves are reunited.)
+    if let Ok(up) = up_r.reunite(up_w) {
+        let _ = up.set_zero_linger();
+    }
+    if client_left {
+        if let Ok(down) = down_r.reunite(down_w) {
+            let _ = down.set_zero_linger();
+        }
     }
 }
 
