@@ -30,6 +30,7 @@ pub mod node;
 pub mod process;
 pub mod proxy;
 pub mod runtime;
+pub mod sentinel;
 pub mod serve;
 pub mod server;
 pub mod wire;
@@ -58,6 +59,23 @@ pub enum RealError {
     ServerNotReady { node: usize, log: PathBuf, last: String },
     #[error("{0}: {1}")]
     Io(String, std::io::Error),
+    /// A process of a Sentinel deployment ([`sentinel`]) exited while it was starting.
+    #[error("{member} exited at start ({status}); see {}", log.display())]
+    MemberExited {
+        member: String,
+        status: String,
+        log: PathBuf,
+    },
+    /// A process of a Sentinel deployment did not answer PING in time.
+    #[error("{member} did not answer PING within 10s (last try: {last}); see {}", log.display())]
+    MemberNotReady {
+        member: String,
+        log: PathBuf,
+        last: String,
+    },
+    /// Sentinel settings that cannot work, or a deployment that did not come together.
+    #[error("sentinel: {0}")]
+    Sentinel(String),
     #[error("node {node} ({addr}): {message}")]
     Node {
         node: usize,
@@ -126,7 +144,10 @@ impl RealError {
     /// the run.
     pub fn log(&self) -> Option<&std::path::Path> {
         match self {
-            RealError::ServerExited { log, .. } | RealError::ServerNotReady { log, .. } => Some(log),
+            RealError::ServerExited { log, .. }
+            | RealError::ServerNotReady { log, .. }
+            | RealError::MemberExited { log, .. }
+            | RealError::MemberNotReady { log, .. } => Some(log),
             _ => None,
         }
     }
