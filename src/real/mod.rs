@@ -17,7 +17,9 @@
 //! same checker and report as a simulated one. Beside its clients, lockstorm watches each
 //! node's keys itself ([`keyspace`]: key events, snapshots around a kill) for the
 //! history's expiry and loss lines. [`wire`] maps commands to Redis calls;
-//! [`bench`] measures lock latency against one `SET NX PX` round trip.
+//! [`bench`] measures lock latency against one `SET NX PX` round trip. [`sentinel`] is a
+//! real Redis Sentinel deployment (master, replicas, sentinels that decide the failover),
+//! not yet a scenario topology (docs/sentinel.md).
 
 pub mod bench;
 #[cfg(feature = "docker")]
