@@ -173,10 +173,34 @@ fn descends_from(pid: u32, listed: &[u32]) -> bool {
     false
 }
 
-/// Kills every process that carries this process's mark and is neither a listed child
-/// nor in a listed child's process group (a worker's helper, left after the worker
-/// exited or escaped its group with `setsid`), then reaps those that were re-parented
-/// here. Returns how many it killed.
+/// The orphans lockstorm adopted as the subreaper of its descendants: its children that
+/// it did not start, seen as a child in a group other than lockstorm's own that is no
+/// listed child nor the reaper (what lockstorm starts itself and does not list, a
+/// `redis-server --version`, stays in its group). They carry no mark when they cleared
+/// it (`env -u`) or overwrote it (a redis-server's process title): a worker's helper
+/// that daemonized, a wrapper's redis-server.
+fn orphans(me: u32, listed: &[u32]) -> Vec<u32> {
+    let Some((_, my_group, _)) = proc_stat(me) else {
+        return Vec::new();
+    };
+    let reaper = crate::reaper::pid();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|&pid| pid != me && Some(pid) != reaper && !listed.contains(&pid))
+        .filter(|&pid| {
+            proc_stat(pid).is_some_and(|(ppid, group, zombie)| ppid == me && group != my_group && !zombie)
+        })
+        .collect()
+}
+
+/// Kills every process that carries this process's mark, and every orphan lockstorm
+/// adopted ([`orphans`]), that is neither a listed child nor in a listed child's process
+/// group (a worker's helper, left after the worker exited or escaped its group with
+/// `setsid`), then reaps those that were re-parented here. Returns how many it killed.
 pub fn kill_strays() -> usize {
     let me = std::process::id();
     // Locked while it looks and kills: no child is being started meanwhile (see spawn).
@@ -186,7 +210,11 @@ pub fn kill_strays() -> usize {
     let mut killed = Vec::new();
     // A stray may start another before it dies: look again until none is left.
     for _ in 0..10 {
-        let strays: Vec<u32> = marked(owner_mark())
+        let mut candidates = marked(owner_mark());
+        candidates.extend(orphans(me, &listed));
+        candidates.sort_unstable();
+        candidates.dedup();
+        let strays: Vec<u32> = candidates
             .into_iter()
             .filter(|&pid| {
                 proc_stat(pid).is_some_and(|(_, group, zombie)| {

@@ -124,6 +124,15 @@ fn start(exe: &Path) -> std::io::Result<(Child, ChildStdin)> {
     Ok((child, pipe))
 }
 
+/// The reaper's pid while it runs: a child of lockstorm in a group of its own, which
+/// the stray hunt must tell from an orphan ([`crate::children::kill_strays`]).
+pub fn pid() -> Option<u32> {
+    REAPER.lock().ok().and_then(|r| {
+        r.as_ref()
+            .and_then(|r| r.running.as_ref().map(|(child, _)| child.id()))
+    })
+}
+
 /// Closes the pipe and waits for the reaper to finish: called as lockstorm exits, when
 /// everything it watched is already cleaned up.
 pub fn stop() {

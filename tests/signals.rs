@@ -369,6 +369,30 @@ fn a_workers_helpers_do_not_outlive_a_normal_run() {
     assert!(!stdout.contains(" 0 node commands/s"), "{stdout}");
 }
 
+/// Issue 40: a helper that left its group and dropped lockstorm's mark from its
+/// environment (`env -u`, a daemon; a redis-server overwrites it with its title) is an
+/// orphan lockstorm adopted as the subreaper: it does not outlive a normal run either.
+#[test]
+fn an_unmarked_helper_does_not_outlive_a_normal_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pids = tmp.path().join("pids");
+    let text = worker_scenario("2s", &[format!("unmarked:{}", pids.display())]);
+    std::fs::write(tmp.path().join("w.toml"), text).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_lockstorm"))
+        .current_dir(tmp.path())
+        .args(["scenario", "w.toml", "--quiet", "--out", "r"])
+        .output()
+        .unwrap();
+    assert!(
+        matches!(out.status.code(), Some(0 | 1)),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let helpers = helper_pids(&pids, 1);
+    // It really carried no mark (else the mark hunt, not the orphan rule, found it).
+    assert_gone(&helpers);
+}
+
 /// Items 1 and 2: after a SIGKILL of lockstorm, the worker's helpers are gone, and so
 /// is every directory the run made, the worker log folder included.
 #[test]

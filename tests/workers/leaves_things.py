@@ -5,6 +5,9 @@ Usage: leaves_things.py ACTION... where each ACTION runs at the hello:
   fork:PATH     forks a helper that stays in the worker's process group and sleeps;
                 the helper appends its pid to PATH
   setsid:PATH   the same, but the helper calls setsid() first (it leaves the group)
+  unmarked:PATH the same, and the helper then drops lockstorm's mark from its
+                environment (`env -u LOCKSTORM_OWNER sleep 600`), as a daemon that
+                clears its environment or a redis-server rewriting its title does
   flood:BYTES   writes a line FIRST-LINE, BYTES of filler, then LAST-LINE to stderr
 Every request gets a plain `ok` (no Redis behind it: these tests are about processes
 and files).
@@ -15,7 +18,7 @@ import sys
 import time
 
 
-def helper(path, leave_group):
+def helper(path, leave_group, unmarked=False):
     pid = os.fork()
     if pid != 0:
         return
@@ -23,6 +26,8 @@ def helper(path, leave_group):
         os.setsid()
     with open(path, "a") as f:
         f.write(f"{os.getpid()}\n")
+    if unmarked:
+        os.execvp("env", ["env", "-u", "LOCKSTORM_OWNER", "sleep", "600"])
     time.sleep(600)
     os._exit(0)
 
@@ -38,8 +43,8 @@ for line in sys.stdin:
     if kind == "hello":
         for action in sys.argv[1:]:
             what, _, arg = action.partition(":")
-            if what in ("fork", "setsid"):
-                helper(arg, what == "setsid")
+            if what in ("fork", "setsid", "unmarked"):
+                helper(arg, what != "fork", what == "unmarked")
             elif what == "flood":
                 sys.stderr.write("FIRST-LINE\n")
                 chunk = "x" * 1023 + "\n"
