@@ -9,6 +9,12 @@ use std::path::{Path, PathBuf};
 pub struct Args {
     /// The folder holding history.jsonl, e.g. reports/partition.
     dir: PathBuf,
+    /// A library matrix only: judge its cells again against the predictions and the
+    /// documentation claims of this adapter list as it is now (say, after a prediction
+    /// was corrected from the library's source); the verdicts and tallies stay the run's,
+    /// and the page says the claims were read after the run.
+    #[arg(long, value_name = "FILE")]
+    list: Option<PathBuf>,
 }
 
 pub fn run(a: Args) -> Result<bool> {
@@ -25,13 +31,29 @@ pub fn run(a: Args) -> Result<bool> {
             serde_json::from_str(&text).with_context(|| format!("{} is malformed", path.display()))?;
         Ok(Some(value))
     }
+    if a.list.is_some() && !dir.join(lockstorm::report::matrix::JSON).is_file() {
+        anyhow::bail!(
+            "{}: --list judges a library matrix again, and this folder has no matrix.json",
+            dir.display()
+        );
+    }
     if let Some(sweep) = data::<Sweep>(dir, lockstorm::report::sweep::JSON)? {
         let drawn = lockstorm::report::sweep::write(dir, &sweep)?;
         lockstorm::report::site::refresh(dir)?;
         out!("{}: redrew sweep.csv and {}", dir.display(), drawn.join(", "));
         return Ok(true);
     }
-    if let Some(matrix) = data::<lockstorm::report::matrix::Matrix>(dir, lockstorm::report::matrix::JSON)? {
+    if let Some(mut matrix) = data::<lockstorm::report::matrix::Matrix>(dir, lockstorm::report::matrix::JSON)?
+    {
+        if let Some(list) = &a.list {
+            let read = lockstorm::run::matrix::rejudge(&mut matrix, list)?;
+            out!(
+                "{}: judged {} row(s) again against {}",
+                dir.display(),
+                read.len(),
+                list.display()
+            );
+        }
         lockstorm::report::matrix::write(dir, &matrix)?;
         out!(
             "{}: rendered README.md and index.html from matrix.json",

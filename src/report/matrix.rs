@@ -27,6 +27,11 @@ pub struct Matrix {
     pub wall_secs: f64,
     /// The command that regenerates the matrix.
     pub command: String,
+    /// Set when the cells were judged again after the run against claims read later
+    /// (`lockstorm report DIR --list FILE`): where they came from. The verdicts and
+    /// every seed's tally are the run's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rejudged: Option<String>,
     pub faults: Vec<FaultColumn>,
     pub adapters: Vec<AdapterRow>,
 }

@@ -616,6 +616,9 @@ pub(super) fn html(m: &Matrix) -> String {
         wall(m.wall_secs),
         esc(&m.command)
     );
+    if let Some(r) = &m.rejudged {
+        let _ = write!(s, "<p>The cells were judged again: {}.</p>", esc(r));
+    }
     for (class, text, what) in LEGEND {
         let _ = write!(
             s,
@@ -795,6 +798,9 @@ pub(super) fn markdown(m: &Matrix) -> String {
         wall(m.wall_secs),
         m.command
     );
+    if let Some(r) = &m.rejudged {
+        let _ = writeln!(s, "The cells were judged again: {r}.\n");
+    }
     let _ = writeln!(
         s,
         "A cell is the seeds on which two clients held the lock at once, of those exercised \

@@ -523,6 +523,7 @@ pub fn run_matrix(options: &MatrixOptions, progress: &(dyn Fn(&str) + Sync)) -> 
             None => format!("cargo run --release -- matrix --seeds {seeds}"),
         },
         faults,
+        rejudged: None,
         adapters: rows,
     };
     crate::report::matrix::write(&options.out, &matrix)?;
@@ -577,6 +578,55 @@ fn shard_file(options: &MatrixOptions, shard: Shard, seeds: u64) -> Result<Shard
             },
         }),
     })
+}
+
+/// Judges a matrix's cells again against the claims of the adapter list at `list` as it
+/// is now: each listed row takes the list's family, predictions and documentation
+/// (where its cell ran, as the run would have), and every cell's departure is worked
+/// out anew from its tally. The verdicts, tallies and options are the run's; rows the
+/// list no longer has keep the run's claims. Returns the rows it re-read.
+pub fn rejudge(m: &mut Matrix, list: &Path) -> Result<Vec<String>, MatrixError> {
+    let listed = adapters::load(list)?;
+    let mut read = Vec::new();
+    for row in &mut m.adapters {
+        let Some(a) = listed
+            .iter()
+            .find(|a| a.name == row.name && a.kind.folder() == row.kind)
+        else {
+            continue;
+        };
+        // Claims only where the cell ran or tried to (a cell not applicable has none).
+        let applies = |i: usize| !matches!(row.cells.get(i), None | Some(Cell::NotApplicable));
+        let predicts: Vec<Option<Prediction>> = m
+            .faults
+            .iter()
+            .enumerate()
+            .map(|(i, f)| applies(i).then(|| a.predicts.get(&f.id).cloned()).flatten())
+            .collect();
+        let documents: Vec<_> = m
+            .faults
+            .iter()
+            .enumerate()
+            .map(|(i, f)| applies(i).then(|| a.documents.get(&f.id).cloned()).flatten())
+            .collect();
+        row.family = a.algorithm.clone();
+        row.documents = match documents.iter().any(Option::is_some) {
+            true => documents,
+            false => Vec::new(),
+        };
+        for (cell, p) in row.cells.iter_mut().zip(&predicts) {
+            if let Cell::Ran(r) = cell {
+                r.departs = p.as_ref().and_then(|p| r.departs_from(p.verdict));
+            }
+        }
+        row.predicts = predicts;
+        read.push(row.name.clone());
+    }
+    m.rejudged = Some(format!(
+        "predictions and documentation read from {} after the run (lockstorm report --list); the verdicts and tallies are the run's",
+        list.display()
+    ));
+    Ok(read)
 }
 
 /// A cell's scenarios, one per setting of the template's grid: the template with the
@@ -1148,5 +1198,66 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn a_matrix_is_judged_again_against_the_lists_claims_as_they_are_now() {
+        let ran = |unsafe_seeds: u64| {
+            serde_json::json!({
+                "status": "ran", "seeds": 10, "seeds_asked": 10, "unsafe_seeds": unsafe_seeds,
+                "not_exercised_seeds": 0, "rate": {"rate": 0.0, "low": 0.0, "high": 0.3},
+                "violations": unsafe_seeds, "stale_seeds": 0, "stale_writes": 0,
+                "resource_writes": 0, "stuck_seeds": 0, "availability": 1.0, "unknown": 0.0,
+                "stalls": 0, "stall_seeds": 0, "stall_max_us": 0, "liveness": "none",
+                "worker_errors": 0, "reported_seed": 1, "report": "x/index.html",
+                "rerun": "", "rerun_all": "",
+                "departs": "predicted unsafe, found safe on all 10 exercised seeds",
+            })
+        };
+        let row = |name: &str| {
+            serde_json::json!({
+                "name": name, "runtime": "python", "kind": "single", "command": name, "promise": "",
+                "predicts": [{"verdict": "unsafe", "why": "a claim of the run's"}, null],
+                "cells": [ran(0), {"status": "not_applicable"}],
+            })
+        };
+        let mut m: Matrix = serde_json::from_value(serde_json::json!({
+            "seed": 1, "seeds": 10, "command": "lockstorm matrix",
+            "faults": [
+                {"id": "01-clean", "title": "Clean", "about": ""},
+                {"id": "20-writer-clock-ahead", "title": "Writer ahead", "about": ""},
+            ],
+            "adapters": [row("listed"), row("gone")],
+        }))
+        .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let list = dir.path().join("list.toml");
+        std::fs::write(
+            &list,
+            r#"
+            [[adapter]]
+            name = "listed"
+            command = ["x"]
+            runtime = "python"
+            kind = "single"
+            predicts = { "01-clean" = { verdict = "safe", why = "corrected from the source (x.py:1)" }, "20-writer-clock-ahead" = { verdict = "unsafe", why = "not applicable here" } }
+            [adapter.documents]
+            "01-clean" = { says = "unsafe", quote = "never safe", source = "README:1" }
+            "#,
+        )
+        .unwrap();
+        assert_eq!(rejudge(&mut m, &list).unwrap(), ["listed"]);
+        let listed = &m.adapters[0];
+        assert_eq!(listed.predicts[0].as_ref().unwrap().verdict, Predicted::Safe);
+        assert_eq!(listed.predicts[1], None, "no claim where the cell did not apply");
+        let Cell::Ran(r) = &listed.cells[0] else { panic!() };
+        assert_eq!(r.departs, None, "as the corrected prediction says");
+        assert!(listed.contradicts_docs(0).is_some());
+        // A row the list no longer has keeps the run's claims and their judgement.
+        let gone = &m.adapters[1];
+        assert_eq!(gone.predicts[0].as_ref().unwrap().verdict, Predicted::Unsafe);
+        let Cell::Ran(r) = &gone.cells[0] else { panic!() };
+        assert!(r.departs.is_some());
+        assert!(m.rejudged.as_deref().unwrap().contains("list.toml after the run"));
     }
 }
