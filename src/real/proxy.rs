@@ -62,6 +62,10 @@ pub enum Noted {
     Dropped { held: Duration },
     /// Bytes were delayed by this much.
     Delayed { by: Duration },
+    /// Bytes from the client left for the node at `at` (said only with
+    /// [`Notes::sends`]: a worker's hold without a validity ends by the ttl counted from
+    /// its library's last request, not from its return).
+    Sent { at: std::time::Instant },
     /// Bytes from the node are about to reach the client (said only while
     /// [`Notes::replies`] is set: the aimer waits for an acquisition's answers). The
     /// proxy forwards them once the driver answers on `go` (or drops it): a fault the
@@ -76,6 +80,8 @@ pub struct Notes {
     pub tx: mpsc::UnboundedSender<LinkNote>,
     /// Whether to say [`Noted::Answered`] for every chunk that reaches a client.
     pub replies: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    /// Whether to say [`Noted::Sent`] for every chunk that leaves for the node.
+    pub sends: bool,
 }
 
 impl Proxy {
@@ -180,6 +186,7 @@ pub(super) async fn relay(
             dir,
             tx: n.tx.clone(),
             replies: n.replies.clone(),
+            sends: n.sends,
         })
     };
     let to_node = pump(
@@ -237,6 +244,7 @@ struct Noter {
     dir: LinkDir,
     tx: mpsc::UnboundedSender<LinkNote>,
     replies: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    sends: bool,
 }
 
 impl Noter {
@@ -313,6 +321,11 @@ async fn pump(
                 noter.note(Noted::Answered { go });
                 let _ = tokio::time::timeout(Duration::from_secs(1), ready).await;
             }
+        }
+        if let Some(noter) = noter.as_ref().filter(|n| n.sends && n.dir == LinkDir::ToNode) {
+            noter.note(Noted::Sent {
+                at: std::time::Instant::now(),
+            });
         }
         let written = to.write_all(&buf[..n]).await;
         if let Some(h) = &mut holding {

@@ -48,6 +48,10 @@ pub struct Answered {
     pub took_ms: Option<f64>,
     /// The nodes the worker says the hold is on (empty: not said).
     pub nodes: NodeSet,
+    /// The client's clock when the last bytes its library sent before this answer left
+    /// for a node, the earliest of those per node (its proxies saw them): no key this
+    /// answer stands on was set before. `None`: not seen.
+    pub last_sent_mono_us: Option<u64>,
 }
 
 /// The believed validity end of a hold with no expiry: it lasts until its release is
@@ -143,12 +147,20 @@ impl WorkerLock {
             if !answer.expires {
                 return UNTIL_RELEASED;
             }
-            let validity_us = answer
-                .validity_ms
-                .map_or(self.ttl_us, |ms| (ms.max(0.0) * 1_000.0) as u64);
-            from_us
-                .saturating_add(validity_us)
-                .min(crate::limits::MAX_TIME_US)
+            let end = match answer.validity_ms {
+                Some(ms) => from_us.saturating_add((ms.max(0.0) * 1_000.0) as u64),
+                // No validity: the ttl it was given, which the node counts from when it
+                // set the key, not from the library's return. That set came no earlier
+                // than the last request its library sent before the answer (seen at the
+                // proxies), nor than the request to the worker: the hold ends no later
+                // than the key does (counted from the return, a rival's SET landing in
+                // the few ms between the key's expiry and that end read as two holders).
+                None => {
+                    let set_after = answer.last_sent_mono_us.unwrap_or(sent_us).max(sent_us);
+                    from_us.min(set_after).saturating_add(self.ttl_us)
+                }
+            };
+            end.min(crate::limits::MAX_TIME_US)
         };
         // A worker names its nodes if it can (empty: not said), never its attempts (0).
         let nodes = answer.nodes;
@@ -192,6 +204,7 @@ mod tests {
 
     fn ok(validity_ms: Option<f64>) -> Answered {
         Answered {
+            last_sent_mono_us: None,
             kind: AnswerKind::Ok,
             validity_ms,
             expires: true,
@@ -224,11 +237,16 @@ mod tests {
         w.release(at(4_000_000), LockId(0));
         w.on_answer(at(4_000_100), ok(None), &mut out);
         out.clear();
-        // No validity reported: the ttl it was given, from the answer.
+        // No validity reported: the ttl it was given, from the library's last request
+        // before its answer (the key's SET, at the earliest), not from the answer.
         w.acquire(at(5_000_000), LockId(0), Mode::Exclusive);
-        w.on_answer(at(5_300_000), ok(None), &mut out);
+        let answer = Answered {
+            last_sent_mono_us: Some(5_290_000),
+            ..ok(None)
+        };
+        w.on_answer(at(5_300_000), answer, &mut out);
         assert!(
-            matches!(out[0], Output::Acquired { valid_until_mono_us, .. } if valid_until_mono_us == 5_300_000 + 10_000_000)
+            matches!(out[0], Output::Acquired { valid_until_mono_us, .. } if valid_until_mono_us == 5_290_000 + 10_000_000)
         );
     }
 
@@ -363,6 +381,7 @@ mod tests {
                 fence: None,
                 took_ms: None,
                 nodes: NodeSet::default(),
+                last_sent_mono_us: None,
             };
             w.on_answer(at(0), answer, &mut out);
             assert!(
@@ -383,5 +402,38 @@ mod tests {
             "a negative validity is none"
         );
         assert_eq!(w.open(), None);
+    }
+
+    /// Without a validity the hold lasts the ttl counted from when the key can have been
+    /// set at the earliest (the last bytes the library sent before its answer, else the
+    /// request to the worker), never past the ttl from the return: it ends no later than
+    /// the key does, so a rival's SET after the key's expiry is never two holders.
+    #[test]
+    fn without_a_validity_the_ttl_counts_from_the_last_request_the_library_sent() {
+        let ttl_us = 10_000_000;
+        let end = |sent: u64, answered: u64, last_sent: Option<u64>| {
+            let mut w = worker(HoldFrom::Answer);
+            let mut out = Vec::new();
+            w.acquire(at(sent), LockId(0), Mode::Exclusive);
+            let answer = Answered {
+                last_sent_mono_us: last_sent,
+                ..ok(None)
+            };
+            w.on_answer(at(answered), answer, &mut out);
+            match out[0] {
+                Output::Acquired {
+                    valid_until_mono_us, ..
+                } => valid_until_mono_us,
+                ref o => panic!("{o:?}"),
+            }
+        };
+        // One SET 3 ms before the answer: the ttl from that SET, not from the answer.
+        assert_eq!(end(10_000, 15_000, Some(12_000)), 12_000 + ttl_us);
+        // A blocking acquire that waited 900 ms: from its last SET, not from the request.
+        assert_eq!(end(10_000, 915_000, Some(910_000)), 910_000 + ttl_us);
+        // Nothing seen: from the request to the worker.
+        assert_eq!(end(10_000, 15_000, None), 10_000 + ttl_us);
+        // Bytes seen before the request (another operation's) do not count.
+        assert_eq!(end(10_000, 15_000, Some(5_000)), 10_000 + ttl_us);
     }
 }

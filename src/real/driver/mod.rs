@@ -205,6 +205,7 @@ async fn drive(
             node: i,
             tx: notes_tx.clone(),
             replies: replies_wanted.clone(),
+            sends: scenario.clients.worker.is_some(),
         };
         let proxy = Proxy::start_gated(upstream, serving, n_clients, Some(notes))
             .await
@@ -553,6 +554,13 @@ impl Driver<'_> {
                     self.aim_reply(t, note.client, note.node);
                 }
                 let _ = go.send(());
+                return;
+            }
+            Noted::Sent { at } => {
+                let t = at.saturating_duration_since(self.start).as_micros() as u64;
+                if let Some(w) = &mut self.workers {
+                    w.sent(note.client, note.node, t);
+                }
                 return;
             }
             Noted::Held => (LinkAction::Held, None),

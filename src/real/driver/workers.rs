@@ -31,6 +31,8 @@ const HELLO_TIMEOUT: Duration = Duration::from_secs(30);
 struct Open {
     id: u64,
     request: Request,
+    /// When it was written to the worker.
+    sent_us: u64,
     /// When the worker is out of time (moved on by the time it spends paused).
     deadline_us: u64,
 }
@@ -48,9 +50,31 @@ pub(super) struct Workers {
     /// The library's message of the `error` being handled, for the `info` it makes.
     error: Option<String>,
     pub(super) logs: WorkerLogs,
+    /// Per client, per node: when its library's last bytes left for the node (its
+    /// proxies say), for the hold of an answer without a validity.
+    last_sent: Vec<std::collections::BTreeMap<usize, u64>>,
 }
 
 impl Workers {
+    /// Client `c`'s library sent bytes to node `node` at `t`.
+    pub(super) fn sent(&mut self, c: usize, node: usize, t: u64) {
+        if let Some(nodes) = self.last_sent.get_mut(c) {
+            nodes.insert(node, t);
+        }
+    }
+
+    /// The earliest, over the nodes client `c`'s library sent to since `since`, of the
+    /// last bytes it sent each: no key an answer to a request sent at `since` stands on
+    /// was set before.
+    fn keys_set_after(&self, c: usize, since: u64) -> Option<u64> {
+        self.last_sent
+            .get(c)?
+            .values()
+            .copied()
+            .filter(|&t| t >= since)
+            .min()
+    }
+
     /// Starts every client's worker, sends each its hello and waits for every
     /// `hello_ok`. `proxies[n].addr(c)` is client `c`'s address of node `n`.
     pub(super) async fn start(
@@ -78,6 +102,7 @@ impl Workers {
             token: None,
             error: None,
             logs,
+            last_sent: vec![Default::default(); n],
         };
         for c in 0..n {
             let mut clock = match (&libs, faketime_dir) {
@@ -270,6 +295,7 @@ impl Driver<'_> {
         w.open[c] = Some(Open {
             id,
             request,
+            sent_us: t,
             deadline_us,
         });
         if let Err(e) = w.procs[c].send(&line) {
@@ -327,6 +353,7 @@ impl Driver<'_> {
                 Some(&line),
             );
         };
+        let keys_after = w.keys_set_after(c, open.sent_us);
         let mut expires_now = true;
         let mut took = None;
         let mut held_on = crate::algorithm::NodeSet::default();
@@ -384,6 +411,7 @@ impl Driver<'_> {
             fence,
             took_ms: took,
             nodes: held_on,
+            last_sent_mono_us: keys_after.map(|k| self.now(c, k).mono_us),
         };
         let now = self.now(c, received_us.min(t));
         self.clients[c].on_answer(now, answer, &mut self.out);
