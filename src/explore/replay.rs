@@ -161,6 +161,7 @@ pub fn reproduction(scope: &Scope, path: &[Action], resource: bool) -> Scenario 
         nodes: scope.nodes,
         persistence: scope.persistence.clone(),
         replication: scope.replication,
+        sentinel: None,
         algorithm: scope.algorithm.clone(),
         clients: Clients {
             count: scope.clients,

@@ -15,6 +15,7 @@ mod faults;
 mod locate;
 pub mod overrides;
 mod raw;
+mod sentinel;
 mod size;
 mod write;
 
@@ -57,6 +58,9 @@ pub struct Scenario {
     pub persistence: Vec<Persistence>,
     /// Whether every node is a master with an asynchronous replica, and its lag.
     pub replication: Option<Replication>,
+    /// `[sentinel]`: the node is a Redis Sentinel deployment (a master, replicas and
+    /// sentinels that decide its failovers) instead of one server (real backend only).
+    pub sentinel: Option<crate::real::sentinel::Settings>,
     pub algorithm: AlgorithmConfig,
     pub clients: Clients,
     pub network: Network,

@@ -32,6 +32,8 @@ pub struct RawScenario {
     #[serde(default)]
     persistence: RawPersistence,
     replication: Option<RawReplication>,
+    /// A Redis Sentinel deployment instead of the plain node (real backend, one node).
+    sentinel: Option<super::sentinel::RawSentinel>,
     #[serde(default)]
     algorithm: RawAlgorithm,
     #[serde(default)]
@@ -625,6 +627,19 @@ impl RawScenario {
             .as_ref()
             .map(|r| Replication { lag_us: r.lag.us() });
 
+        let sentinel = match &self.sentinel {
+            Some(raw) => Some(raw.resolve(super::sentinel::Context {
+                backend: self.backend,
+                local: matches!(targets, Targets::Local),
+                nodes,
+                algorithm: algorithm.kind,
+                replication: replication.is_some(),
+                worker: clients.worker.is_some(),
+                persistence: persistence[0],
+            })?),
+            None => None,
+        };
+
         let faults = resolve_faults(&self.faults, nodes, clients.count, self.duration, replication)?;
         let nemesis = self.nemesis.resolve(replication, clients.count)?;
         planned_faults(faults.len(), &nemesis, self.duration)?;
@@ -656,6 +671,7 @@ impl RawScenario {
             nodes,
             persistence,
             replication,
+            sentinel,
             algorithm,
             clients,
             network,

@@ -444,3 +444,77 @@ fn a_hello_round_trips_with_the_exact_configuration() {
     };
     assert_eq!(back.algorithm.config.as_ref(), Some(&s.algorithm));
 }
+
+const SENTINEL: &str = "backend = \"redis\"\nnodes = 1\n[algorithm]\nkind = \"single\"\n";
+
+#[test]
+fn a_sentinel_table_takes_settings_defaults_and_its_own_keys() {
+    let s = parse(SENTINEL).unwrap();
+    assert_eq!(s.sentinel, None);
+    let s = parse(&format!("{SENTINEL}[sentinel]\n")).unwrap();
+    assert_eq!(s.sentinel, Some(crate::real::sentinel::Settings::default()));
+    let s = parse(&format!(
+        "{SENTINEL}[sentinel]\nreplicas = 2\nsentinels = 5\nquorum = 3\ndown_after = \"1500ms\"\n\
+         failover_timeout = \"5s\"\nmin_replicas_to_write = 1\nmin_replicas_max_lag = \"2s\"\n"
+    ))
+    .unwrap();
+    let st = s.sentinel.unwrap();
+    assert_eq!((st.replicas, st.sentinels, st.quorum), (2, 5, 3));
+    assert_eq!((st.down_after_ms, st.failover_timeout_ms), (1_500, 5_000));
+    assert_eq!((st.min_replicas_to_write, st.min_replicas_max_lag_s), (1, 2));
+    // Written back as read (shrink and the matrix write scenarios).
+    let again = parse(&s_with_sentinel_written(&format!(
+        "{SENTINEL}[sentinel]\nquorum = 3\nsentinels = 4\n"
+    )))
+    .unwrap();
+    assert_eq!(again.sentinel.unwrap().quorum, 3);
+}
+
+fn s_with_sentinel_written(text: &str) -> String {
+    parse(text).unwrap().to_toml("")
+}
+
+#[test]
+fn a_sentinel_table_where_it_cannot_work_is_refused_in_one_line_naming_the_key() {
+    for (text, needle) in [
+        (
+            format!("{SENTINEL}[sentinel]\nquorum = 4\n"),
+            "quorum 4 with 3 sentinels",
+        ),
+        (format!("{SENTINEL}[sentinel]\nsentinels = 2\n"), "2 sentinel(s)"),
+        (format!("{SENTINEL}[sentinel]\nreplicas = 0\n"), "0 replicas"),
+        (
+            format!("{SENTINEL}[sentinel]\nmin_replicas_to_write = 2\n"),
+            "min_replicas_to_write 2",
+        ),
+        (
+            format!("{SENTINEL}[sentinel]\ndown_after = \"1500us\"\n"),
+            "sentinel.down_after",
+        ),
+        (
+            format!("{SENTINEL}[sentinel]\nmin_replicas_max_lag = \"1500ms\"\n"),
+            "sentinel.min_replicas_max_lag",
+        ),
+        (format!("{SENTINEL}[sentinel]\nquorom = 2\n"), "quorom"),
+        (
+            "nodes = 1\n[algorithm]\nkind = \"single\"\n[sentinel]\n".into(),
+            "backend = \"redis\"",
+        ),
+        (
+            "backend = \"redis\"\nnodes = 3\n[algorithm]\nkind = \"single\"\n[sentinel]\n".into(),
+            "nodes = 3",
+        ),
+        (
+            "backend = \"redis\"\nnodes = 1\n[algorithm]\nkind = \"redlock\"\n[sentinel]\n".into(),
+            "algorithm.kind = \"single\"",
+        ),
+        (
+            format!("{SENTINEL}[replication]\nlag = \"1ms\"\n[sentinel]\n"),
+            "leave out [replication]",
+        ),
+    ] {
+        let msg = parse(&text).unwrap_err().to_string();
+        assert!(msg.contains(needle), "{needle}: {msg}");
+        assert!(!msg.contains('\n'), "one line: {msg}");
+    }
+}

@@ -153,6 +153,21 @@ impl Scenario {
         if let Some(r) = self.replication {
             let _ = writeln!(out, "\n[replication]\nlag = {}", dur(r.lag_us));
         }
+        if let Some(s) = &self.sentinel {
+            let _ = writeln!(
+                out,
+                "\n[sentinel]\nreplicas = {}\nsentinels = {}\nquorum = {}\ndown_after = {}\n\
+                 failover_timeout = {}\nparallel_syncs = {}\nmin_replicas_to_write = {}\nmin_replicas_max_lag = {}",
+                s.replicas,
+                s.sentinels,
+                s.quorum,
+                dur(s.down_after_ms * 1_000),
+                dur(s.failover_timeout_ms * 1_000),
+                s.parallel_syncs,
+                s.min_replicas_to_write,
+                dur(s.min_replicas_max_lag_s * 1_000_000),
+            );
+        }
     }
 
     fn write_algorithm(&self, out: &mut String) {

@@ -7,7 +7,7 @@ use super::super::RealError;
 use crate::fault::Persistence;
 
 /// A deployment's shape and its Sentinel and replication settings.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct Settings {
     /// The name the sentinels monitor the master under (`sentinel monitor <name> ...`).
     pub name: String,

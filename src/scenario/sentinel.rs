@@ -1,0 +1,109 @@
+//! `[sentinel]`: the scenario's one node is a Redis Sentinel deployment (a master, its
+//! replicas by real replication, and the sentinels that decide its failovers) on the
+//! real backend (`crate::real::sentinel`). Parsed strictly like every table; each key
+//! defaults to [`Settings::default`], and what cannot work is refused in one line that
+//! names the key.
+
+use super::{invalid, Backend, Dur, Invalid};
+use crate::algorithm::AlgorithmKind;
+use crate::fault::Persistence;
+use crate::real::sentinel::Settings;
+use serde::Deserialize;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawSentinel {
+    replicas: Option<usize>,
+    sentinels: Option<usize>,
+    quorum: Option<usize>,
+    /// Sentinel's `down-after-milliseconds`.
+    down_after: Option<Dur>,
+    /// Sentinel's `failover-timeout`.
+    failover_timeout: Option<Dur>,
+    parallel_syncs: Option<usize>,
+    min_replicas_to_write: Option<usize>,
+    /// Whole seconds, as Redis takes it.
+    min_replicas_max_lag: Option<Dur>,
+}
+
+/// What the rest of the file says, which `[sentinel]` must agree with.
+pub(super) struct Context {
+    pub backend: Backend,
+    /// `nodes` is a count (lockstorm runs the servers), not addresses.
+    pub local: bool,
+    pub nodes: usize,
+    pub algorithm: AlgorithmKind,
+    pub replication: bool,
+    pub worker: bool,
+    pub persistence: Persistence,
+}
+
+impl RawSentinel {
+    pub(super) fn resolve(&self, cx: Context) -> Result<Settings, Invalid> {
+        let refuse = |why: &str| Err(invalid("sentinel", format!("[sentinel] {why}")));
+        if cx.backend != Backend::Redis || !cx.local {
+            return refuse("runs real redis-server processes lockstorm starts: it needs backend = \"redis\" and nodes = 1");
+        }
+        if cx.nodes != 1 {
+            return refuse(&format!(
+                "is one node (a master with its replicas and sentinels): it needs nodes = 1, not {}",
+                cx.nodes
+            ));
+        }
+        if cx.algorithm != AlgorithmKind::Single {
+            return refuse(&format!(
+                "is for a single-instance lock: it needs algorithm.kind = \"single\", not {:?}",
+                cx.algorithm.name()
+            ));
+        }
+        if cx.replication {
+            return refuse("has replicas of its own: leave out [replication] (lockstorm's own failover)");
+        }
+        if cx.worker {
+            return refuse(
+                "with worker clients is not supported yet (the hello does not carry the sentinels)",
+            );
+        }
+        let d = Settings::default();
+        let ms = |v: Option<Dur>, key: &str, default: u64| -> Result<u64, Invalid> {
+            match v {
+                None => Ok(default),
+                Some(v) if v.us() < 1_000 || !v.us().is_multiple_of(1_000) => Err(invalid(
+                    format!("sentinel.{key}"),
+                    format!("sentinel.{key} = {v}: Sentinel takes whole milliseconds, at least 1ms"),
+                )),
+                Some(v) => Ok(v.us() / 1_000),
+            }
+        };
+        let lag_s = match self.min_replicas_max_lag {
+            None => d.min_replicas_max_lag_s,
+            Some(v) if v.us() == 0 || !v.us().is_multiple_of(1_000_000) => {
+                return Err(invalid(
+                    "sentinel.min_replicas_max_lag",
+                    format!("sentinel.min_replicas_max_lag = {v}: Redis takes whole seconds, at least 1s"),
+                ))
+            }
+            Some(v) => v.us() / 1_000_000,
+        };
+        let settings = Settings {
+            name: d.name.clone(),
+            replicas: self.replicas.unwrap_or(d.replicas),
+            sentinels: self.sentinels.unwrap_or(d.sentinels),
+            quorum: self.quorum.unwrap_or(d.quorum),
+            down_after_ms: ms(self.down_after, "down_after", d.down_after_ms)?,
+            failover_timeout_ms: ms(self.failover_timeout, "failover_timeout", d.failover_timeout_ms)?,
+            parallel_syncs: self.parallel_syncs.unwrap_or(d.parallel_syncs),
+            min_replicas_to_write: self.min_replicas_to_write.unwrap_or(d.min_replicas_to_write),
+            min_replicas_max_lag_s: lag_s,
+            persistence: cx.persistence,
+        };
+        // Settings::check names the setting in its one line ("quorum 4 with 3 sentinels").
+        settings.check().map_err(|e| {
+            invalid(
+                "sentinel",
+                format!("[sentinel] {}", e.to_string().trim_start_matches("sentinel: ")),
+            )
+        })?;
+        Ok(settings)
+    }
+}
