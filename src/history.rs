@@ -93,6 +93,11 @@
 //!   `t_us` (a timer fired `lag_us` late; it ticks every 50 ms and records a lag of
 //!   100 ms or more). Silence then is the harness's: the checker sets aside a liveness
 //!   finding whose window meets a stall, and says so, instead of blaming the lock.
+//! - `sentinel`: what a sentinel of a `[sentinel]` deployment said (`+sdown`, `+odown`,
+//!   `+switch-master` with the old master in `from`, `+failover-end`,
+//!   `+convert-to-slave`, ...), about which member. The keys a switch lost are `node`
+//!   lines (`unreplicated`: the promoted replica lacked the old master's key). The
+//!   checker reads nothing from them; stories cite them.
 //! - `link`: what a link fault did to one message between a client and a node
 //!   ([`LinkEvent`]): `client`, `node`, `dir` (`to_node` or `to_client`), `action`
 //!   (`dropped`, `held` by a cut, `released` after a hold, `delayed`), `by_us` (the
@@ -140,6 +145,7 @@ pub enum Event {
     Node(NodeEvent),
     DriverStall(DriverStall),
     Link(LinkEvent),
+    Sentinel(SentinelLine),
 }
 
 impl Event {
@@ -155,6 +161,7 @@ impl Event {
             Event::Node(n) => n.t_us,
             Event::DriverStall(s) => s.t_us,
             Event::Link(l) => l.t_us,
+            Event::Sentinel(s) => s.t_us,
         }
     }
 }
@@ -264,6 +271,27 @@ impl LinkAction {
             LinkAction::Delayed => "delayed",
         }
     }
+}
+
+/// What a sentinel of a `[sentinel]` deployment said (`+sdown`, `+odown`,
+/// `+switch-master`, `+failover-end`, `+convert-to-slave`, ...), when lockstorm heard it.
+/// Members are named as at the start (`redis0` the first master, `redis1..` its
+/// replicas, `sentinel0..`): roles change at a failover, names do not.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SentinelLine {
+    pub t_us: u64,
+    /// The sentinel that said it.
+    pub sentinel: String,
+    /// The event as Sentinel names its channel (`+switch-master`).
+    pub event: String,
+    /// The instance it is about (for `+switch-master`, the new master): a member's name,
+    /// else its address.
+    pub instance: String,
+    /// `master`, `replica` or `sentinel`, as the sentinel sees it.
+    pub role: String,
+    /// `+switch-master`: the old master.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from: Option<String>,
 }
 
 /// lockstorm's own driver stalled: a timer due at `t_us - lag_us` fired only at `t_us`,

@@ -126,6 +126,34 @@ fn real_replica_failover_with_promotion_later_than_the_ttl_stays_safe() {
     run_scenario("replica-failover-late-promotion");
 }
 
+/// The sentinels decide the failover of a killed master and the history records what
+/// they did: a `+switch-master` from redis0 to redis1, and the holder's key on the
+/// promoted replica (`replicated`, a local link replicates in a millisecond): safe.
+#[test]
+fn real_sentinel_failover_of_a_killed_master_is_recorded_and_stays_safe() {
+    use lockstorm::history::{Event, NodeAction};
+    let history = run_scenario("sentinel-master-crash");
+    let said = |what: &str| {
+        history
+            .iter()
+            .any(|e| matches!(e, Event::Sentinel(s) if s.event == what))
+    };
+    for what in [
+        "+sdown",
+        "+odown",
+        "+switch-master",
+        "+failover-end",
+        "+convert-to-slave",
+    ] {
+        assert!(said(what), "no {what} line");
+    }
+    assert!(history.iter().any(|e| matches!(e, Event::Sentinel(s)
+        if s.event == "+switch-master" && s.from.as_deref() == Some("redis0") && s.instance == "redis1")));
+    assert!(history
+        .iter()
+        .any(|e| matches!(e, Event::Node(n) if n.action == NodeAction::Replicated)));
+}
+
 #[test]
 fn every_real_scenario_file_has_a_test() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/real");
@@ -153,6 +181,7 @@ fn every_real_scenario_file_has_a_test() {
         "release-del",
         "replica-failover",
         "replica-failover-late-promotion",
+        "sentinel-master-crash",
     ];
     assert_eq!(
         names, tested,
@@ -271,6 +300,11 @@ fn the_simulator_agrees_with_real_redis_on_every_real_scenario() {
     files.sort();
     for file in files {
         let mut scenario = Scenario::load(&file).unwrap_or_else(|e| panic!("{e}"));
+        // The simulator does not model Sentinel yet (issue 39, its step 5): the
+        // sentinel scenarios are compared once it does.
+        if scenario.sentinel.is_some() {
+            continue;
+        }
         let mut verdicts = Vec::new();
         for backend in [Backend::Sim, Backend::Redis] {
             scenario.backend = backend;

@@ -72,6 +72,7 @@ impl Bounds {
             Event::Heal { .. } => Ok(()),
             Event::Node(n) => self.node_line(&NodeRef::from(n)),
             Event::DriverStall(s) => time("lag_us", s.lag_us),
+            Event::Sentinel(s) => time("t_us", s.t_us),
             Event::Link(l) => {
                 self.client(l.client)?;
                 self.node(l.node)?;

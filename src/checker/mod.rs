@@ -315,6 +315,7 @@ impl Checker {
             Event::Node(_) => unreachable!("node lines are observed above"),
             Event::DriverStall(s) => self.driver_stalls.push(*s),
             Event::Link(l) => self.exercise.link(self.line, l),
+            Event::Sentinel(_) => {}
         }
         self.tolerance.observe(event, lock);
         Ok(())

@@ -22,6 +22,9 @@ use std::time::Duration;
 pub enum Host {
     Managed(NodeHandle),
     External(SocketAddr),
+    /// A Redis Sentinel deployment (`[sentinel]`): clients find its master through the
+    /// sentinels.
+    Sentinel(super::sentinel::SentinelHandle),
 }
 
 impl Host {
@@ -29,6 +32,7 @@ impl Host {
         match self {
             Host::Managed(n) => n.addr(),
             Host::External(a) => *a,
+            Host::Sentinel(s) => s.first_master,
         }
     }
 }
@@ -68,6 +72,22 @@ impl Nodes {
         news: Option<tokio::sync::mpsc::UnboundedSender<super::keyspace::News>>,
     ) -> Result<Nodes, RealError> {
         let runtime = Runtime::new(scenario.backend, faketime, dir).await?;
+        if let (Some(settings), Runtime::Local { binary, .. }) = (&scenario.sentinel, &runtime) {
+            // The deployment's processes are children of this thread, the driver's.
+            let deployment = super::sentinel::Deployment::start(
+                settings.clone(),
+                binary,
+                &dir.join("sentinel"),
+                tokio::time::Instant::now(),
+            )
+            .await?;
+            return Ok(Nodes {
+                hosts: vec![Host::Sentinel(super::sentinel::SentinelHandle::spawn(
+                    deployment, news,
+                ))],
+                runtime: Some(runtime),
+            });
+        }
         let lag = scenario.replication.map(|r| Duration::from_micros(r.lag_us));
         let per_node = if lag.is_some() { 2 } else { 1 };
         let mut starting = Vec::with_capacity(scenario.nodes);
@@ -113,8 +133,10 @@ impl Nodes {
     /// Kills every process lockstorm started and removes what they leave.
     pub async fn shutdown(self) {
         for h in self.hosts {
-            if let Host::Managed(n) = h {
-                n.shutdown().await;
+            match h {
+                Host::Managed(n) => n.shutdown().await,
+                Host::Sentinel(s) => s.shutdown().await,
+                Host::External(_) => {}
             }
         }
         match self.runtime {

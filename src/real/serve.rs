@@ -132,7 +132,12 @@ impl Served {
         let slots: Vec<Slot> = addrs.iter().map(|_| Slot::default()).collect();
         for (slot, &addr) in slots.iter().zip(&addrs) {
             // A node down at the start is simply not connected yet; requests retry.
-            let _ = connection(slot, addr, Duration::from_secs(5)).await;
+            let _ = connection(
+                slot,
+                &super::driver::conn::Route::Direct(addr),
+                Duration::from_secs(5),
+            )
+            .await;
         }
         let (tx, rx) = mpsc::unbounded_channel();
         let modes = if config.kind.is_read_write() {
@@ -288,7 +293,7 @@ impl Served {
                     };
                     tokio::spawn(request(
                         self.slots[node].clone(),
-                        self.addrs[node],
+                        super::driver::conn::Route::Direct(self.addrs[node]),
                         wire::to_redis(&cmd),
                         self.lifetime,
                         self.tx.clone(),

@@ -197,7 +197,11 @@ impl Gather {
                     self.meta = Some(m.clone());
                 }
             }
-            Event::Belief(_) | Event::Lost(_) | Event::DriverStall(_) | Event::Link(_) => {}
+            Event::Belief(_)
+            | Event::Lost(_)
+            | Event::DriverStall(_)
+            | Event::Link(_)
+            | Event::Sentinel(_) => {}
             Event::Node(n) => {
                 use crate::history::NodeAction;
                 let (t_us, mark) = match n.action {

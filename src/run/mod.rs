@@ -200,6 +200,13 @@ pub fn run(
 ) -> Result<Outcome, RealError> {
     match scenario.backend {
         Backend::Sim if scenario.clients.worker.is_some() => Err(RealError::WorkerOnSimulator),
+        // The simulator does not model Sentinel yet (issue 39): never a plain node instead.
+        Backend::Sim if scenario.sentinel.is_some() => Err(RealError::Sentinel(
+            "[sentinel] runs on the real backend only; the simulator does not model Sentinel yet".into(),
+        )),
+        Backend::Docker if scenario.sentinel.is_some() => Err(RealError::Sentinel(
+            "[sentinel] runs local redis-server processes: use backend = \"redis\"".into(),
+        )),
         Backend::Sim => run_sim(scenario, seeds, jobs, real.history_path.as_deref(), progress),
         Backend::Redis | Backend::Docker => run_real(scenario, seeds, real, progress),
     }

@@ -1,6 +1,12 @@
 //! The driver's I/O: connections through the proxies and requests.
 //! Everything here runs as tokio tasks beside the driver's loop and talks back to it
 //! only through the reply channel, so the loop never waits on a socket.
+//!
+//! A `[sentinel]` node is reached as redis-py's `Sentinel.master_for` reaches it
+//! ([`Route::Sentinel`]): a connection asks the sentinels, in order, for the master's
+//! address and connects there; a broken connection or a `READONLY` reply (a demoted
+//! master) empties the slot, so the next request asks again. The algorithm's state
+//! machine sees a node and its replies, never the sentinels.
 
 use crate::algorithm::ReqId;
 use crate::command::{LockId, Reply};
@@ -13,6 +19,30 @@ use tokio::sync::mpsc;
 
 /// One connection slot per (client, node); emptied when the connection breaks.
 pub(crate) type Slot = Arc<Mutex<Option<MultiplexedConnection>>>;
+
+/// Where a client's requests to a node go.
+#[derive(Clone, Debug)]
+pub(crate) enum Route {
+    /// This address (the node's proxy for the client).
+    Direct(SocketAddr),
+    /// The master the sentinels name when the connection is made.
+    Sentinel {
+        sentinels: Arc<[SocketAddr]>,
+        name: Arc<str>,
+    },
+}
+
+impl Route {
+    /// The address to connect to now; `None` if no sentinel names a master.
+    async fn resolve(&self, timeout: Duration) -> Option<SocketAddr> {
+        match self {
+            Route::Direct(a) => Some(*a),
+            Route::Sentinel { sentinels, name } => {
+                crate::real::sentinel::observe::discover_master(sentinels, name, timeout).await
+            }
+        }
+    }
+}
 
 /// A reply on its way from a request task to the driver.
 pub(crate) struct Answer {
@@ -45,12 +75,13 @@ pub(crate) async fn clear_locks(node: usize, addr: SocketAddr, locks: u32) -> Re
 /// The slot's connection, connecting first if there is none.
 pub(crate) async fn connection(
     slot: &Slot,
-    addr: SocketAddr,
+    route: &Route,
     timeout: Duration,
 ) -> Option<MultiplexedConnection> {
     if let Some(c) = slot.lock().expect("slot lock").clone() {
         return Some(c);
     }
+    let addr = route.resolve(timeout).await?;
     let client = redis::Client::open(format!("redis://{addr}/")).ok()?;
     let config = redis::AsyncConnectionConfig::new()
         .set_connection_timeout(Some(timeout))
@@ -68,14 +99,14 @@ pub(crate) async fn connection(
 /// nothing (the algorithm's timeout makes it an unknown outcome).
 pub(crate) async fn request(
     slot: Slot,
-    addr: SocketAddr,
+    route: Route,
     cmd: redis::Cmd,
     lifetime: Duration,
     tx: mpsc::UnboundedSender<Answer>,
     mut reply: Answer,
 ) {
     let attempt = async {
-        let mut conn = connection(&slot, addr, lifetime).await?;
+        let mut conn = connection(&slot, &route, lifetime).await?;
         let mut result = cmd.query_async::<redis::Value>(&mut conn).await;
         // A node restarted a moment ago may not have its scripts back yet: load them
         // on this connection and retry once, as script-caching clients do.
@@ -85,6 +116,12 @@ pub(crate) async fn request(
         }
         match result {
             Ok(v) => Some(wire::from_redis(&v)),
+            // A master the sentinels demoted: ask them again next time, as redis-py's
+            // SentinelManagedConnection does (it disconnects on READONLY).
+            Err(e) if e.kind() == redis::ErrorKind::Server(redis::ServerErrorKind::ReadOnly) => {
+                *slot.lock().expect("slot lock") = None;
+                Some(Reply::Error)
+            }
             Err(e) if matches!(e.kind(), redis::ErrorKind::Server(_)) => Some(Reply::Error),
             Err(_) => {
                 *slot.lock().expect("slot lock") = None;

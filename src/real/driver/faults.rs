@@ -45,6 +45,19 @@ pub(super) fn check_faults(
         };
         let process =
             "it needs control of the redis-server process, and `nodes` lists servers lockstorm does not run";
+        if scenario.sentinel.is_some() {
+            match &f.fault {
+                Fault::Crash {
+                    node: 0,
+                    power_loss: false,
+                } => continue,
+                _ => {
+                    return refuse(
+                        "with [sentinel] only a crash of node 0 (the current master) is supported yet",
+                    )
+                }
+            }
+        }
         match &f.fault {
             Fault::Partition { .. } | Fault::Delay { .. } => {}
             Fault::Crash { node, power_loss } => {
@@ -309,8 +322,16 @@ impl Driver<'_> {
     /// Hands an operation to a node lockstorm runs (check_faults refused the faults
     /// that need one on servers it does not run).
     fn node_op(&self, node: NodeId, op: NodeOp) {
-        if let Host::Managed(n) = &self.hosts[node] {
-            n.send(op);
+        use crate::real::sentinel::SentinelOp;
+        match &self.hosts[node] {
+            Host::Managed(n) => n.send(op),
+            // check_faults lets only crashes through to a deployment.
+            Host::Sentinel(s) => match op {
+                NodeOp::Crash => s.send(SentinelOp::Crash),
+                NodeOp::Restart => s.send(SentinelOp::Restart),
+                _ => unreachable!("{op:?} on a Sentinel deployment is refused by check_faults"),
+            },
+            Host::External(_) => {}
         }
     }
 

@@ -106,7 +106,8 @@ impl KeyWatch {
             };
             if let Some(mut l) = line(t_us, node, key, action, Some(token.clone())) {
                 l.expire_at_node_us = expire_at;
-                l.lag_us = lag_us.filter(|_| action == NodeAction::Unreplicated);
+                // Zero: a Sentinel failover, whose replica's lag is not measured.
+                l.lag_us = lag_us.filter(|&l| action == NodeAction::Unreplicated && l > 0);
                 out.push(l);
             }
         }

@@ -46,7 +46,7 @@ use crate::lifecycle::{Lifecycle, RunOutput, RunStats};
 use crate::resource::GuardedResource;
 use crate::scenario::{Scenario, Targets};
 use crate::sink::{JsonlFile, Sink, Tee};
-use conn::{clear_locks, connection, request, Answer, Slot};
+use conn::{clear_locks, connection, request, Answer, Route, Slot};
 use faults::{check_faults, needs_faketime, needs_worker_faketime};
 use pauses::{ClientPauses, Held};
 use std::collections::BTreeMap;
@@ -193,6 +193,10 @@ async fn drive(
     for (i, h) in hosts.iter().enumerate() {
         let (upstream, serving) = match h {
             Host::Managed(n) => (n.upstream(), n.serving()),
+            // Built-in clients reach a deployment's master through the sentinels
+            // (`Route::Sentinel`), not through this proxy: it only fills node 0's place,
+            // and the faults that would need it are refused with `[sentinel]`.
+            Host::Sentinel(s) => (proxy::fixed(s.first_master), tokio::sync::watch::channel(true).1),
             Host::External(addr) => {
                 load_scripts(i, *addr).await?;
                 // The probe's lock comes after the workload's.
@@ -239,7 +243,7 @@ async fn drive(
     let connect_timeout = Duration::from_secs(5);
     for (c, row) in slots.iter().enumerate().filter(|_| workers.is_none()) {
         for (n, slot) in row.iter().enumerate() {
-            if connection(slot, proxies[n].addr(c), connect_timeout)
+            if connection(slot, &route(&hosts[n], &proxies[n], c), connect_timeout)
                 .await
                 .is_none()
             {
@@ -306,7 +310,11 @@ async fn drive(
         probe_client: scenario.clients.probe_client(),
     }));
     d.lifecycle.planned(&d.plan);
-    let stopped = d.run(rx, worker_rx, news, notes_rx).await;
+    let sentinel = hosts.iter().find_map(|h| match h {
+        Host::Sentinel(s) => s.take_events(),
+        _ => None,
+    });
+    let stopped = d.run(rx, worker_rx, news, notes_rx, sentinel).await;
     d.aimer.close(&mut d.plan);
     let worker_logs = d.workers.take().map(|mut w| {
         w.shutdown();
@@ -325,6 +333,54 @@ async fn drive(
             output,
         }))),
         None => Ok(output),
+    }
+}
+
+/// A sentinel's event as a history line.
+fn sentinel_line(t_us: u64, e: &crate::real::sentinel::SentinelEvent) -> crate::history::SentinelLine {
+    use crate::real::sentinel::{EventKind, Instance, Role};
+    let name = |i: &Instance| i.member.map_or_else(|| i.addr.to_string(), |m| m.to_string());
+    let event = match &e.kind {
+        EventKind::Sdown => "+sdown".to_string(),
+        EventKind::SdownEnd => "-sdown".into(),
+        EventKind::Odown => "+odown".into(),
+        EventKind::OdownEnd => "-odown".into(),
+        EventKind::TryFailover => "+try-failover".into(),
+        EventKind::ElectedLeader => "+elected-leader".into(),
+        EventKind::FailoverState(s) => format!("+failover-state-{s}"),
+        EventKind::FailoverAbort(s) => format!("-failover-abort-{s}"),
+        EventKind::SwitchMaster { .. } => "+switch-master".into(),
+        EventKind::FailoverEnd => "+failover-end".into(),
+        EventKind::ConvertToSlave => "+convert-to-slave".into(),
+        EventKind::Slave => "+slave".into(),
+    };
+    crate::history::SentinelLine {
+        t_us,
+        sentinel: e.sentinel.to_string(),
+        event,
+        instance: name(&e.instance),
+        role: match e.instance.role {
+            Role::Master => "master",
+            Role::Replica => "replica",
+            Role::Sentinel => "sentinel",
+        }
+        .into(),
+        from: match &e.kind {
+            EventKind::SwitchMaster { from } => Some(name(from)),
+            _ => None,
+        },
+    }
+}
+
+/// Where client `c` sends node `n`'s requests: through the node's proxy, or for a
+/// Sentinel deployment to the master its sentinels name.
+fn route(host: &Host, proxy: &Proxy, c: usize) -> Route {
+    match host {
+        Host::Sentinel(s) => Route::Sentinel {
+            sentinels: s.sentinels.clone().into(),
+            name: s.name.as_str().into(),
+        },
+        _ => Route::Direct(proxy.addr(c)),
     }
 }
 
@@ -418,6 +474,7 @@ impl Driver<'_> {
         mut worker_rx: mpsc::UnboundedReceiver<crate::worker::process::WorkerEvent>,
         mut news: mpsc::UnboundedReceiver<News>,
         mut notes: mpsc::UnboundedReceiver<proxy::LinkNote>,
+        mut sentinel: Option<mpsc::UnboundedReceiver<crate::real::sentinel::SentinelEvent>>,
     ) -> bool {
         let stop = Arc::new(tokio::sync::Notify::new());
         let _wake = {
@@ -469,6 +526,16 @@ impl Driver<'_> {
                     for line in lines {
                         self.history.push(Event::Node(line));
                     }
+                }
+                // Before the news: a switch's `unreplicated` lines follow its line.
+                Some(e) = async {
+                    match sentinel.as_mut() {
+                        Some(r) => r.recv().await,
+                        None => std::future::pending().await,
+                    }
+                } => {
+                    let t = self.now_us();
+                    self.history.push(Event::Sentinel(sentinel_line(t, &e)));
                 }
                 Some(note) = notes.recv() => {
                     let t = self.now_us();
@@ -656,7 +723,7 @@ impl Driver<'_> {
     fn send(&mut self, client: usize, node: NodeId, req: ReqId, cmd: Cmd) {
         self.stats.node_cmds += 1;
         let slot = self.slots[client][node].clone();
-        let addr = self.proxies[node].addr(client);
+        let route = route(&self.hosts[node], &self.proxies[node], client);
         let reply = Answer {
             client,
             req,
@@ -665,7 +732,7 @@ impl Driver<'_> {
         };
         tokio::spawn(request(
             slot,
-            addr,
+            route,
             wire::to_redis(&cmd),
             self.request_lifetime,
             self.tx.clone(),

@@ -52,12 +52,14 @@
 //! deployment (the driver's, a test's).
 
 pub mod events;
+pub mod handle;
 pub mod member;
 pub mod mesh;
 pub mod observe;
 pub mod settings;
 
 pub use events::{EventKind, Instance, Role, SentinelEvent};
+pub use handle::{SentinelHandle, SentinelOp};
 pub use member::Member;
 pub use observe::Replication;
 pub use settings::Settings;

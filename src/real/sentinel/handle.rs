@@ -1,0 +1,178 @@
+//! A [`Deployment`] as the scenario's node 0: a task owns it and carries out the
+//! driver's operations in order, as a plain node's task does (`real/node.rs`), and
+//! forwards the sentinels' events to the driver, so the driver's loop never waits on a
+//! process.
+//!
+//! - A crash kills the *current* master (the one the sentinels name), after reading its
+//!   keys; the restart starts that member again, and the sentinels demote it if they
+//!   have failed over meanwhile. lockstorm never promotes.
+//! - At each `+switch-master` the task reads the new master's keys and reports the
+//!   switch as a failover ([`News::Back`]) beside the killed master's keys: a key it had
+//!   that the new master lacks becomes an `unreplicated` node line.
+
+use super::{Deployment, EventKind, Member, SentinelEvent};
+use crate::real::keyspace::{self, Back, News, Snapshot};
+use std::net::SocketAddr;
+use std::time::Duration;
+use tokio::sync::{mpsc, oneshot};
+
+/// What the driver asks of the deployment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SentinelOp {
+    /// kill -9 of the member the sentinels name as master (the first outage only).
+    Crash,
+    /// The last outage ended: start the killed member again.
+    Restart,
+}
+
+enum Msg {
+    Op(SentinelOp),
+    Shutdown(oneshot::Sender<()>),
+}
+
+/// The driver's side of a deployment.
+pub struct SentinelHandle {
+    tx: mpsc::UnboundedSender<Msg>,
+    /// The sentinels' announced addresses, in order: what a client is configured with.
+    pub sentinels: Vec<SocketAddr>,
+    /// The name the sentinels monitor the master under.
+    pub name: String,
+    /// The master at the start.
+    pub first_master: SocketAddr,
+    events: std::sync::Mutex<Option<mpsc::UnboundedReceiver<SentinelEvent>>>,
+}
+
+impl SentinelHandle {
+    /// Runs `deployment`'s task; `news` gets the key snapshots (with node events on).
+    pub fn spawn(mut deployment: Deployment, news: Option<mpsc::UnboundedSender<News>>) -> SentinelHandle {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let (events_tx, events) = mpsc::unbounded_channel();
+        let raw = deployment.take_events();
+        let handle = SentinelHandle {
+            tx,
+            sentinels: deployment.sentinel_addrs(),
+            name: deployment.settings().name.clone(),
+            first_master: deployment.addr(Member::Data(0)),
+            events: std::sync::Mutex::new(Some(events)),
+        };
+        let task = Task {
+            deployment,
+            news,
+            down: None,
+            before: None,
+        };
+        tokio::spawn(task.run(rx, raw, events_tx));
+        handle
+    }
+
+    pub fn send(&self, op: SentinelOp) {
+        let _ = self.tx.send(Msg::Op(op));
+    }
+
+    /// The sentinels' events, once.
+    pub fn take_events(&self) -> Option<mpsc::UnboundedReceiver<SentinelEvent>> {
+        self.events.lock().expect("events lock").take()
+    }
+
+    /// Carries out what is queued, then kills every process; returns when that is done.
+    pub async fn shutdown(self) {
+        let (done, wait) = oneshot::channel();
+        if self.tx.send(Msg::Shutdown(done)).is_ok() {
+            let _ = wait.await;
+        }
+    }
+}
+
+struct Task {
+    deployment: Deployment,
+    news: Option<mpsc::UnboundedSender<News>>,
+    /// The member a crash killed, until its restart.
+    down: Option<Member>,
+    /// What the killed master held, until a switch reports it.
+    before: Option<Snapshot>,
+}
+
+impl Task {
+    async fn run(
+        mut self,
+        mut rx: mpsc::UnboundedReceiver<Msg>,
+        mut raw: Option<mpsc::UnboundedReceiver<SentinelEvent>>,
+        events: mpsc::UnboundedSender<SentinelEvent>,
+    ) {
+        loop {
+            let event = async {
+                match raw.as_mut() {
+                    Some(r) => r.recv().await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                msg = rx.recv() => match msg {
+                    Some(Msg::Op(op)) => self.apply(op).await,
+                    Some(Msg::Shutdown(done)) => {
+                        drop(self.deployment);
+                        let _ = done.send(());
+                        return;
+                    }
+                    // The driver went away without a shutdown: the deployment's Drop
+                    // kills every process.
+                    None => return,
+                },
+                Some(e) = event => {
+                    let switch = matches!(e.kind, EventKind::SwitchMaster { .. }).then_some(e.instance.member).flatten();
+                    let _ = events.send(e);
+                    if let Some(new) = switch {
+                        self.switched(new).await;
+                    }
+                }
+            }
+        }
+    }
+
+    async fn apply(&mut self, op: SentinelOp) {
+        match op {
+            SentinelOp::Crash if self.down.is_none() => {
+                let master = self
+                    .deployment
+                    .discover_master()
+                    .await
+                    .and_then(|a| self.deployment.member_at(a))
+                    .unwrap_or(Member::Data(0));
+                if let Some(news) = &self.news {
+                    self.before = keyspace::snapshot_before_kill(self.deployment.direct_addr(master)).await;
+                    if let Some(s) = self.before.clone() {
+                        let _ = news.send(News::Present {
+                            node: 0,
+                            snapshot: Box::new(s),
+                        });
+                    }
+                }
+                self.deployment.kill(master);
+                self.down = Some(master);
+            }
+            SentinelOp::Crash => {}
+            SentinelOp::Restart => {
+                if let Some(m) = self.down.take() {
+                    if let Err(e) = self.deployment.restart(m).await {
+                        eprintln!("lockstorm: warning: restart of {m}: {e:#}");
+                    }
+                }
+            }
+        }
+    }
+
+    /// The sentinels switched to `new`: what the killed master held against what the
+    /// new master serves.
+    async fn switched(&mut self, new: Member) {
+        let Some(news) = &self.news else { return };
+        let after = keyspace::snapshot(self.deployment.direct_addr(new)).await;
+        let _ = news.send(News::Back(Box::new(Back {
+            node: 0,
+            before: self.before.take(),
+            after,
+            // A failover; how far the replica trailed is not measured here (zero reads
+            // as unknown).
+            failover_lag: Some(Duration::ZERO),
+        })));
+    }
+}
