@@ -32,6 +32,10 @@ pub struct Matrix {
     /// every seed's tally are the run's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rejudged: Option<String>,
+    /// Cells run again after the run, with the same command at a later lockstorm (a
+    /// defect fixed in between), and why; their tallies replace the run's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rerun: Option<Rerun>,
     pub faults: Vec<FaultColumn>,
     pub adapters: Vec<AdapterRow>,
 }
@@ -41,6 +45,15 @@ fn one() -> u64 {
 }
 fn one_usize() -> usize {
     1
+}
+
+/// Cells of a matrix run again after it (see [`Matrix::rerun`]).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Rerun {
+    /// Why, and with which lockstorm.
+    pub why: String,
+    /// "adapter/fault" of each cell run again.
+    pub cells: Vec<String>,
 }
 
 /// One fault of the catalogue.

@@ -619,6 +619,15 @@ pub(super) fn html(m: &Matrix) -> String {
     if let Some(r) = &m.rejudged {
         let _ = write!(s, "<p>The cells were judged again: {}.</p>", esc(r));
     }
+    if let Some(r) = &m.rerun {
+        let _ = write!(
+            s,
+            "<p>{} cell(s) were run again after the run: {} ({}).</p>",
+            r.cells.len(),
+            esc(&r.why),
+            esc(&r.cells.join(", "))
+        );
+    }
     for (class, text, what) in LEGEND {
         let _ = write!(
             s,
@@ -800,6 +809,15 @@ pub(super) fn markdown(m: &Matrix) -> String {
     );
     if let Some(r) = &m.rejudged {
         let _ = writeln!(s, "The cells were judged again: {r}.\n");
+    }
+    if let Some(r) = &m.rerun {
+        let _ = writeln!(
+            s,
+            "{} cell(s) were run again after the run: {} ({}).\n",
+            r.cells.len(),
+            r.why,
+            r.cells.join(", ")
+        );
     }
     let _ = writeln!(
         s,
@@ -1248,5 +1266,24 @@ mod tests {
             "{md}"
         );
         assert!(md.contains("Its documentation says:"), "{md}");
+    }
+
+    #[test]
+    fn cells_run_again_after_the_run_are_named_with_why() {
+        let mut m: Matrix = serde_json::from_value(serde_json::json!({
+            "seed": 1, "seeds": 2, "command": "lockstorm matrix",
+            "faults": [fault("clean")],
+            "adapters": [row("lib", "python", None, vec![ran("lib", "clean", 0, &[])])],
+        }))
+        .unwrap();
+        assert!(!markdown(&m).contains("run again"));
+        m.rerun = Some(super::super::matrix::Rerun {
+            why: "after the hold fix".into(),
+            cells: vec!["lib/clean".into()],
+        });
+        assert!(
+            markdown(&m).contains("1 cell(s) were run again after the run: after the hold fix (lib/clean).")
+        );
+        assert!(html(&m).contains("1 cell(s) were run again after the run: after the hold fix (lib/clean)."));
     }
 }

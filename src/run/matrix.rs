@@ -524,6 +524,7 @@ pub fn run_matrix(options: &MatrixOptions, progress: &(dyn Fn(&str) + Sync)) -> 
         },
         faults,
         rejudged: None,
+        rerun: None,
         adapters: rows,
     };
     crate::report::matrix::write(&options.out, &matrix)?;
