@@ -323,11 +323,33 @@ impl Ran {
             if predicted == Predicted::NotExercised {
                 return None;
             }
+            // The whole cell's count, or, where that passes, the setting that falls short
+            // (each setting of a grid must be exercised on its own).
+            let short = r
+                .settings
+                .iter()
+                .find(|s| s.verdict() != "safe" && s.unsafe_seeds == 0);
+            let why = match short {
+                Some(s)
+                    if exercised as usize >= crate::outcome::needed(r.seeds as usize, r.min_exercised) =>
+                {
+                    format!(
+                        "setting \"{}\": {} of {} seeds exercised, {} needed",
+                        s.name,
+                        s.seeds - s.not_exercised_seeds,
+                        s.seeds,
+                        crate::outcome::needed(s.seeds as usize, s.min_exercised)
+                    )
+                }
+                _ => format!(
+                    "{exercised} of {}, {} needed",
+                    r.seeds,
+                    crate::outcome::needed(r.seeds as usize, r.min_exercised)
+                ),
+            };
             return Some(format!(
-                "predicted {}, but too few seeds were exercised ({exercised} of {}, {} needed): the prediction is untested",
-                predicted.name(),
-                r.seeds,
-                crate::outcome::needed(r.seeds as usize, r.min_exercised)
+                "predicted {}, but too few seeds were exercised ({why}): the prediction is untested",
+                predicted.name()
             ));
         }
         let safe_on = || format!("safe on all {exercised} exercised seeds");
