@@ -73,6 +73,10 @@ pub struct MatrixOptions {
     pub shard: Option<Shard>,
 }
 
+/// What a cell's report keeps of each worker's log (its start and its end): a matrix
+/// has hundreds of cells, and a chatty library's log is hundreds of kilobytes.
+pub const KEPT_LOG_BYTES: usize = 8 * 1024;
+
 /// The default number of seeds per cell.
 pub const DEFAULT_SEEDS: u64 = 10;
 
@@ -746,7 +750,7 @@ fn finish_cell(
                     MatrixError::Real(RealError::Io(format!("keep the history in {}", dir.display()), e))
                 })?;
             if let Some(logs) = &output.worker_logs {
-                let _ = logs.copy_to(&dir);
+                let _ = logs.copy_capped_to(&dir, KEPT_LOG_BYTES);
             }
             folder.finish()?;
         } else {
@@ -843,7 +847,7 @@ fn finish_cell(
         crate::report::write_with(&dir, scenario, &outcome, keep, crate::report::Plots::Timelines)?;
     let mut library = None;
     if let Some(logs) = &outcome.worker_logs {
-        logs.copy_to(&dir).map_err(|e| {
+        logs.copy_capped_to(&dir, KEPT_LOG_BYTES).map_err(|e| {
             MatrixError::Real(RealError::Io(
                 format!("copy the worker logs to {}", dir.display()),
                 e,
