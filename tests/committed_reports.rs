@@ -7,8 +7,12 @@ use std::path::{Path, PathBuf};
 /// The committed folders and files of reports/ (see .gitignore).
 const COMMITTED: [&str; 5] = ["analysis", "sweeps", "libraries", "README.md", "index.html"];
 
-/// The limit issue 23 set.
-const LIMIT_BYTES: u64 = 25_000_000;
+/// The limit: issue 23 set 25 MB when the library matrix had 7 libraries and 110 cells;
+/// issue 38's matrix (23 libraries, read-write columns, about 380 cells, each with its
+/// reported seed's page and the histories its findings cite) holds about 28 MB of it
+/// with every worker log cut to 8 KB, so the limit is 45 MB until the cited histories
+/// are cut to their cited windows (issue 41).
+const LIMIT_BYTES: u64 = 45_000_000;
 
 fn reports() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("reports")
@@ -37,12 +41,12 @@ fn committed_files() -> Vec<(PathBuf, u64)> {
 }
 
 #[test]
-fn the_committed_reports_stay_under_25_mb_in_one_image_format() {
+fn the_committed_reports_stay_under_45_mb_in_one_image_format() {
     let files = committed_files();
     let total: u64 = files.iter().map(|(_, n)| n).sum();
     assert!(
         total < LIMIT_BYTES,
-        "reports/ holds {:.1} MB in {} files; the limit is 25 MB",
+        "reports/ holds {:.1} MB in {} files; the limit is 45 MB",
         total as f64 / 1e6,
         files.len()
     );
