@@ -25,6 +25,10 @@ pub struct Matrix {
     /// How long the whole matrix took, in wall seconds.
     #[serde(default)]
     pub wall_secs: f64,
+    /// A merged matrix (`lockstorm merge`): each shard's wall seconds, by shard; its
+    /// `wall_secs` is the longest (the shards on machines of their own).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub shard_secs: Vec<f64>,
     /// The command that regenerates the matrix.
     pub command: String,
     /// Set when the cells were judged again after the run against claims read later

@@ -476,6 +476,24 @@ pub(super) fn found(faults: &[FaultColumn], a: &AdapterRow) -> String {
 }
 
 /// Wall seconds as "1 h 02 min", "3 min 20 s" or "12.3 s".
+/// How long the matrix took: its wall time, and for a merged one each shard's and their
+/// sum (the time on one machine, the shards one after another).
+fn took(m: &Matrix) -> String {
+    match m.shard_secs.as_slice() {
+        [] | [_] => wall(m.wall_secs),
+        shards => {
+            let each: Vec<String> = shards.iter().map(|&s| wall(s)).collect();
+            format!(
+                "{} as {} shards, the longest (their wall times: {}; {} one after another)",
+                wall(m.wall_secs),
+                shards.len(),
+                each.join(", "),
+                wall(shards.iter().sum())
+            )
+        }
+    }
+}
+
 fn wall(secs: f64) -> String {
     let whole = secs.round() as u64;
     if whole >= 3_600 {
@@ -613,7 +631,7 @@ pub(super) fn html(m: &Matrix) -> String {
         m.seeds,
         m.seed,
         m.jobs,
-        wall(m.wall_secs),
+        took(m),
         esc(&m.command)
     );
     if let Some(r) = &m.rejudged {
@@ -804,7 +822,7 @@ pub(super) fn markdown(m: &Matrix) -> String {
         m.seeds,
         m.seed,
         m.jobs,
-        wall(m.wall_secs),
+        took(m),
         m.command
     );
     if let Some(r) = &m.rejudged {

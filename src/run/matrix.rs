@@ -529,6 +529,7 @@ pub fn run_matrix(options: &MatrixOptions, progress: &(dyn Fn(&str) + Sync)) -> 
         faults,
         rejudged: None,
         rerun: None,
+        shard_secs: Vec::new(),
         adapters: rows,
     };
     crate::report::matrix::write(&options.out, &matrix)?;

@@ -178,6 +178,14 @@ fn merge_matrix(
     }
     let mut merged = first.clone();
     merged.wall_secs = parts.iter().map(|(_, m)| m.wall_secs).fold(0.0, f64::max);
+    // By shard, whatever order the folders came in.
+    let mut by_shard: Vec<(u64, f64)> = files
+        .iter()
+        .zip(&parts)
+        .map(|(f, (_, m))| (f.shard.index, m.wall_secs))
+        .collect();
+    by_shard.sort_by_key(|(i, _)| *i);
+    merged.shard_secs = by_shard.into_iter().map(|(_, s)| s).collect();
     let mut folders = Vec::new();
     // Planned cells (those with a template) are numbered across rows, as the matrix
     // numbered them for --shard.
