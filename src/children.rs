@@ -183,18 +183,20 @@ fn orphans(me: u32, listed: &[u32]) -> Vec<u32> {
     let Some((_, my_group, _)) = proc_stat(me) else {
         return Vec::new();
     };
-    let reaper = crate::reaper::pid();
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
-    entries
+    let found: Vec<u32> = entries
         .flatten()
         .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|&pid| pid != me && Some(pid) != reaper && !listed.contains(&pid))
+        .filter(|&pid| pid != me && !listed.contains(&pid))
         .filter(|&pid| {
             proc_stat(pid).is_some_and(|(ppid, group, zombie)| ppid == me && group != my_group && !zombie)
         })
-        .collect()
+        .collect();
+    // Asked after the look: a reaper started while it looked is excluded too.
+    let reaper = crate::reaper::pid();
+    found.into_iter().filter(|&pid| Some(pid) != reaper).collect()
 }
 
 /// Kills every process that carries this process's mark, and every orphan lockstorm
