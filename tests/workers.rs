@@ -78,6 +78,11 @@ fn real_scenarios_give_the_same_verdicts_direct_and_through_lockstorm_worker() {
     for file in files {
         let name = file.file_stem().unwrap().to_string_lossy().into_owned();
         let original = std::fs::read_to_string(&file).unwrap();
+        if original.lines().any(|l| l.trim() == "[sentinel]") {
+            // Workers do not run on a Sentinel deployment yet (the hello does not carry
+            // the sentinels: issue 39); the scenario refuses them with exit 2.
+            continue;
+        }
         let through = dir.path().join(format!("{name}.toml"));
         std::fs::write(
             &through,
