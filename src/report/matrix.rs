@@ -111,15 +111,8 @@ impl AdapterRow {
         if r.verdict() == "not exercised" || (doc.says == Predicted::Tolerant && r.tolerant().is_none()) {
             return None;
         }
-        let found = r.departs_from(doc.says)?;
-        let found = found.strip_prefix("predicted ").map_or(found.clone(), |rest| {
-            // "predicted safe, found ..." reads "says safe, found ..." here.
-            format!("says {rest}")
-        });
-        Some(format!(
-            "its documentation {found} (\"{}\", {})",
-            doc.quote, doc.source
-        ))
+        let found = r.departure(doc.says, "its documentation says")?;
+        Some(format!("{found} (\"{}\", {})", doc.quote, doc.source))
     }
 }
 
@@ -321,6 +314,12 @@ impl Ran {
     /// Why the finding departs from `predicted` (a library's prediction, or what its
     /// documentation says), or `None` when it does not.
     pub fn departs_from(&self, predicted: Predicted) -> Option<String> {
+        self.departure(predicted, "predicted")
+    }
+
+    /// [`Ran::departs_from`] a claim that `by` made ("predicted", "its documentation
+    /// says"), in those words.
+    pub fn departure(&self, predicted: Predicted, by: &str) -> Option<String> {
         let r = self;
         let exercised = r.seeds - r.not_exercised_seeds;
         if r.verdict() == "not exercised" {
@@ -352,7 +351,7 @@ impl Ran {
                 ),
             };
             return Some(format!(
-                "predicted {}, but too few seeds were exercised ({why}): the prediction is untested",
+                "{by} {}, but too few seeds were exercised ({why}): the prediction is untested",
                 predicted.name()
             ));
         }
@@ -360,34 +359,34 @@ impl Ran {
         match predicted {
             // The fault touches nothing this lock relies on: it should read not exercised.
             Predicted::NotExercised if r.unsafe_seeds > 0 => Some(format!(
-                "predicted not exercised, found two holders at once on {}/{exercised} seeds",
+                "{by} not exercised, found two holders at once on {}/{exercised} seeds",
                 r.unsafe_seeds
             )),
             Predicted::NotExercised => Some(format!(
-                "predicted not exercised (the fault touches nothing this lock relies on), but {exercised} of {} seeds were",
+                "{by} not exercised (the fault touches nothing this lock relies on), but {exercised} of {} seeds were",
                 r.seeds
             )),
-            Predicted::Unsafe if r.unsafe_seeds == 0 => Some(format!("predicted unsafe, found {}", safe_on())),
+            Predicted::Unsafe if r.unsafe_seeds == 0 => Some(format!("{by} unsafe, found {}", safe_on())),
             Predicted::Safe | Predicted::Tolerant | Predicted::StaleWrite if r.unsafe_seeds > 0 => Some(format!(
-                "predicted {}, found two holders at once on {}/{} seeds",
+                "{by} {}, found two holders at once on {}/{} seeds",
                 predicted.name(),
                 r.unsafe_seeds,
                 exercised
             )),
             Predicted::Tolerant => match (&r.tolerance, r.tolerant()) {
                 (Some(t), Some(false)) => Some(format!(
-                    "predicted fault-tolerant, found {} of {} uncontended acquisitions failed while a majority was reachable",
+                    "{by} fault-tolerant, found {} of {} uncontended acquisitions failed while a majority was reachable",
                     t.failed, t.judged
                 )),
                 (Some(t), None) => Some(format!(
-                    "predicted fault-tolerant, but only {} uncontended acquisitions were judged during the faults (at least {} needed): the prediction is untested",
+                    "{by} fault-tolerant, but only {} uncontended acquisitions were judged during the faults (at least {} needed): the prediction is untested",
                     t.judged_during_faults,
                     MIN_TOLERANCE_JUDGED
                 )),
                 _ => None,
             },
             Predicted::StaleWrite if r.stale_seeds == 0 => {
-                Some(format!("predicted a stale write, found none on {} seeds", r.seeds))
+                Some(format!("{by} a stale write, found none on {} seeds", r.seeds))
             }
             _ => None,
         }

@@ -31,6 +31,7 @@ use crate::report::folder::RunFolder;
 use crate::report::matrix::{AdapterRow, Cell, FaultColumn, Matrix, Ran, Tolerance};
 use crate::scenario::{GridSetting, Override, Scenario, ScenarioError};
 use crate::worker::adapters::{self, Adapter, AdapterError, AdapterKind, Prediction};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -235,7 +236,7 @@ fn keep_lower(slot: &mut Option<Kept>, kept: Kept) {
 /// Returns the matrix and whether every cell's finding is as its library predicts.
 pub fn run_matrix(options: &MatrixOptions, progress: &(dyn Fn(&str) + Sync)) -> Result<Matrix, MatrixError> {
     let started = Instant::now();
-    let mut chosen = match &options.worker {
+    let chosen = match &options.worker {
         Some((spec, kind)) => {
             let mut adapter = Adapter::from_worker(spec, *kind);
             adapter.options = options.worker_options.clone();
@@ -272,7 +273,7 @@ pub fn run_matrix(options: &MatrixOptions, progress: &(dyn Fn(&str) + Sync)) -> 
     // where the fault is a read-write one (its clients take read and write locks) and
     // the adapter's lock has no such modes: its family's prediction does not apply there.
     let mut cells: Vec<Option<Plan>> = Vec::with_capacity(chosen.len() * faults.len());
-    for (ai, a) in chosen.iter_mut().enumerate() {
+    for (ai, a) in chosen.iter().enumerate() {
         for f in &faults {
             let template = options
                 .catalogue
@@ -284,8 +285,7 @@ pub fn run_matrix(options: &MatrixOptions, progress: &(dyn Fn(&str) + Sync)) -> 
             }
             let settings = cell_scenarios(&template, a)?;
             if !applies(a, &settings) {
-                a.predicts.remove(&f.id);
-                a.documents.remove(&f.id);
+                // Its row claims nothing there (`claims`): the cell is not applicable.
                 cells.push(None);
                 continue;
             }
@@ -464,24 +464,24 @@ pub fn run_matrix(options: &MatrixOptions, progress: &(dyn Fn(&str) + Sync)) -> 
     });
     let rows = chosen
         .iter()
-        .map(|a| AdapterRow {
-            name: a.name.clone(),
-            runtime: a.runtime.clone(),
-            kind: a.kind.folder().into(),
-            family: a.algorithm.clone(),
-            command: a.command.join(" "),
-            promise: a.promise.clone(),
-            options: a.options.clone(),
-            library: None,
-            predicts: faults.iter().map(|f| a.predicts.get(&f.id).cloned()).collect(),
-            documents: match a.documents.is_empty() {
-                true => Vec::new(),
-                false => faults.iter().map(|f| a.documents.get(&f.id).cloned()).collect(),
-            },
-            cells: faults
+        .map(|a| {
+            let cells: Vec<Cell> = faults
                 .iter()
                 .map(|_| done.next().flatten().unwrap_or(Cell::NotApplicable))
-                .collect(),
+                .collect();
+            AdapterRow {
+                name: a.name.clone(),
+                runtime: a.runtime.clone(),
+                kind: a.kind.folder().into(),
+                family: a.algorithm.clone(),
+                command: a.command.join(" "),
+                promise: a.promise.clone(),
+                options: a.options.clone(),
+                library: None,
+                predicts: claims(&faults, &cells, &a.predicts),
+                documents: documented(&faults, &cells, &a.documents),
+                cells,
+            }
         })
         .map(|mut row| {
             row.library = row.cells.iter().find_map(|c| match c {
@@ -601,25 +601,9 @@ pub fn rejudge(m: &mut Matrix, list: &Path) -> Result<Vec<String>, MatrixError> 
         else {
             continue;
         };
-        // Claims only where the cell ran or tried to (a cell not applicable has none).
-        let applies = |i: usize| !matches!(row.cells.get(i), None | Some(Cell::NotApplicable));
-        let predicts: Vec<Option<Prediction>> = m
-            .faults
-            .iter()
-            .enumerate()
-            .map(|(i, f)| applies(i).then(|| a.predicts.get(&f.id).cloned()).flatten())
-            .collect();
-        let documents: Vec<_> = m
-            .faults
-            .iter()
-            .enumerate()
-            .map(|(i, f)| applies(i).then(|| a.documents.get(&f.id).cloned()).flatten())
-            .collect();
+        let predicts = claims(&m.faults, &row.cells, &a.predicts);
         row.family = a.algorithm.clone();
-        row.documents = match documents.iter().any(Option::is_some) {
-            true => documents,
-            false => Vec::new(),
-        };
+        row.documents = documented(&m.faults, &row.cells, &a.documents);
         for (cell, p) in row.cells.iter_mut().zip(&predicts) {
             if let Cell::Ran(r) = cell {
                 r.departs = p.as_ref().and_then(|p| r.departs_from(p.verdict));
@@ -633,6 +617,32 @@ pub fn rejudge(m: &mut Matrix, list: &Path) -> Result<Vec<String>, MatrixError> 
         list.display()
     ));
     Ok(read)
+}
+
+/// A row's claims per fault column, from the adapter's claims by fault id: none where
+/// the cell is not applicable (the fault is not for this lock).
+fn claims<T: Clone>(faults: &[FaultColumn], cells: &[Cell], by_id: &BTreeMap<String, T>) -> Vec<Option<T>> {
+    faults
+        .iter()
+        .zip(cells)
+        .map(|(f, c)| match c {
+            Cell::NotApplicable => None,
+            _ => by_id.get(&f.id).cloned(),
+        })
+        .collect()
+}
+
+/// [`claims`] of the library's documentation: empty when it says nothing anywhere.
+fn documented(
+    faults: &[FaultColumn],
+    cells: &[Cell],
+    by_id: &BTreeMap<String, adapters::Documented>,
+) -> Vec<Option<adapters::Documented>> {
+    let documents = claims(faults, cells, by_id);
+    match documents.iter().any(Option::is_some) {
+        true => documents,
+        false => Vec::new(),
+    }
 }
 
 /// A cell's scenarios, one per setting of the template's grid: the template with the
