@@ -45,7 +45,7 @@ impl Default for Settings {
             replicas: 1,
             sentinels: 3,
             quorum: 2,
-            down_after_ms: 1_000,
+            down_after_ms: 2_000,
             failover_timeout_ms: 10_000,
             parallel_syncs: 1,
             min_replicas_to_write: 0,
