@@ -14,7 +14,9 @@
 //!   a lock of its own, which no other client uses, throughout the workload (the probe of
 //!   `[clients] probe`): the fault-tolerance judge counts its acquisitions while a
 //!   majority was reachable, and the availability of an uncontended client is its
-//!   success share.
+//!   success share. `cut` (`lines`, `context`): the file keeps only the lines its report
+//!   cites, with `context` lines either side, of `lines`; the rest are blank ([`cut`]).
+//!   The checker refuses a cut history.
 //! - `invoke`: a client starts an operation: `client`, `op` (`acquire` | `release` |
 //!   `extend`), `lock`, `mode` (`exclusive` | `read` | `write`), and `phase` (`workload`,
 //!   the default, or `probe` for the liveness probes after the heal).
@@ -119,6 +121,7 @@
 //! (lockstorm writes them ascending, each once).
 
 pub mod compact;
+pub mod cut;
 mod parallel;
 
 use crate::algorithm::Mode;
@@ -185,6 +188,19 @@ pub struct Meta {
     /// The probe client (an uncontended lock of its own), if the run has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub probe_client: Option<usize>,
+    /// Set when the file is cut to the lines its report cites ([`cut`]): the checker
+    /// refuses it, since a verdict needs every line.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cut: Option<Cut>,
+}
+
+/// The meta line's `cut`: this file keeps only the lines its report cites, each window
+/// with `context` lines either side, at their own line numbers, of the `lines` lines the
+/// history had; the other lines are blank.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Cut {
+    pub lines: usize,
+    pub context: usize,
 }
 
 /// Which lock library a run's worker clients ran (the meta line's `worker`).

@@ -102,7 +102,7 @@ fn a_streamed_history_gives_the_report_a_history_in_memory_gives() {
                 "{context}"
             );
             // And `lockstorm report DIR`, which reads the file in one pass, draws it again.
-            lockstorm::report::rerender(&stream_dir).unwrap();
+            lockstorm::report::rerender(&stream_dir, lockstorm::report::Keep::Whole).unwrap();
             assert_eq!(
                 differing(&memory, &files(&stream_dir)),
                 Vec::<String>::new(),
@@ -127,4 +127,110 @@ fn an_unwritable_history_file_is_an_error_not_a_panic() {
         err.to_string().contains("/nonexistent-dir/history.jsonl"),
         "{err}"
     );
+}
+
+/// A committed report keeps of a long history the windows its stories cite: each line
+/// the page and narrative cite is in the file at its own number, the rest is blank, the
+/// meta line says so, the checker refuses the file, and the streamed and in-memory
+/// paths cut alike.
+#[test]
+fn a_cited_history_is_cut_to_the_lines_its_pages_cite() {
+    let root = tempfile::tempdir().unwrap();
+    for name in [
+        "client-clock-slow-during-hold",
+        "fencing-pause-unfenced",
+        "replica-failover",
+    ] {
+        let scenario = load(name);
+        let memory_dir = root.path().join(format!("{name}-memory"));
+        let stream_dir = root.path().join(format!("{name}-stream"));
+        std::fs::create_dir_all(&stream_dir).unwrap();
+        let in_memory = run(&scenario, &[scenario.seed], None);
+        let streamed = run(
+            &scenario,
+            &[scenario.seed],
+            Some(stream_dir.join("history.jsonl")),
+        );
+        let whole = {
+            let mut text = Vec::new();
+            let History::Memory(events) = &in_memory.history else {
+                unreachable!()
+            };
+            lockstorm::history::write_jsonl(events, &mut text).unwrap();
+            String::from_utf8(text).unwrap()
+        };
+        let keep = lockstorm::run::analysis::keep_cited(&in_memory);
+        assert_eq!(keep, lockstorm::report::Keep::Cited, "{name} has findings");
+        let rendered = lockstorm::report::write_with(
+            &memory_dir,
+            &scenario,
+            &in_memory,
+            keep,
+            lockstorm::report::Plots::All,
+        )
+        .unwrap();
+        lockstorm::report::write_with(
+            &stream_dir,
+            &scenario,
+            &streamed,
+            keep,
+            lockstorm::report::Plots::All,
+        )
+        .unwrap();
+        let cut = std::fs::read_to_string(memory_dir.join("history.jsonl")).unwrap();
+        assert_eq!(
+            cut,
+            std::fs::read_to_string(stream_dir.join("history.jsonl")).unwrap(),
+            "{name}"
+        );
+        let lockstorm::report::Kept::Cut { windows, lines } = &rendered.history else {
+            panic!("{name}: {:?}", rendered.history);
+        };
+        let (whole, kept): (Vec<&str>, Vec<&str>) = (whole.lines().collect(), cut.lines().collect());
+        assert_eq!(
+            (kept.len(), whole.len()),
+            (*lines, *lines),
+            "{name}: every line keeps its number"
+        );
+        let (page, md) = (
+            std::fs::read_to_string(memory_dir.join("index.html")).unwrap(),
+            std::fs::read_to_string(memory_dir.join("narrative.md")).unwrap(),
+        );
+        let text = format!("{page}{md}");
+        let cited: Vec<usize> = lockstorm::report::cited(&md, &page)
+            .into_iter()
+            .flatten()
+            .collect();
+        assert!(cited.len() > 3, "{name}: the pages cite lines: {cited:?}");
+        for n in cited {
+            assert!(n >= 1 && n <= *lines, "{name}: line {n} of {lines}");
+            if n == 1 {
+                continue; // the meta line, which gains `cut` (below)
+            }
+            assert_eq!(
+                kept[n - 1],
+                whole[n - 1],
+                "{name}: cited line {n} is kept as it was"
+            );
+        }
+        let blank = kept.iter().filter(|l| l.is_empty()).count();
+        assert!(blank > 0, "{name}: a cut keeps less than the whole");
+        for (i, (k, w)) in kept.iter().zip(&whole).enumerate().skip(1) {
+            let inside = windows.iter().any(|r| r.contains(&(i + 1)));
+            assert_eq!(*k, if inside { *w } else { "" }, "{name}: line {}", i + 1);
+        }
+        let meta: serde_json::Value = serde_json::from_str(kept[0]).unwrap();
+        assert_eq!(meta["cut"]["lines"], *lines as u64, "{name}");
+        assert!(
+            kept[0].starts_with(&whole[0][..whole[0].len() - 1]),
+            "{name}: the meta line gains cut at its end: {}",
+            kept[0]
+        );
+        assert!(text.contains("cut to what this page cites"), "{name}");
+        let err = lockstorm::checker::check(
+            &lockstorm::history::read_jsonl(&memory_dir.join("history.jsonl")).unwrap(),
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("meta: cut"), "{name}: {err}");
+    }
 }

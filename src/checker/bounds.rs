@@ -105,6 +105,12 @@ impl Bounds {
     }
 
     fn meta(&mut self, m: &Meta) -> Result<(), String> {
+        if let Some(cut) = m.cut {
+            return Err(format!(
+                "meta: cut: this file keeps only the lines its report cites ({} lines either side) of a {}-line history, and a verdict needs every line; the report's rerun command writes the whole history",
+                cut.context, cut.lines
+            ));
+        }
         if !(1..=MAX_NODES).contains(&m.nodes) {
             return Err(format!(
                 "meta: nodes = {}: a run has 1 to {MAX_NODES} nodes",
@@ -215,6 +221,7 @@ mod tests {
             writer_wait_bound_us: None,
             worker: None,
             probe_client: None,
+            cut: None,
         })
     }
 
@@ -266,6 +273,22 @@ mod tests {
         };
         m.ttl_ms = u64::MAX;
         assert!(check_all(&[Event::Meta(m)]).unwrap_err().contains("ttl_ms"));
+    }
+
+    #[test]
+    fn a_history_cut_to_its_cited_lines_is_refused_for_a_verdict() {
+        let Event::Meta(mut m) = meta(5, 5) else {
+            unreachable!()
+        };
+        m.cut = Some(crate::history::Cut {
+            lines: 3_000,
+            context: 20,
+        });
+        let e = check_all(&[Event::Meta(m)]).unwrap_err();
+        assert!(
+            e.contains("meta: cut") && e.contains("3000-line history") && e.contains("rerun"),
+            "{e}"
+        );
     }
 
     #[test]

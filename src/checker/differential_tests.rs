@@ -284,6 +284,7 @@ fn history_of(bound_us: Option<u64>, steps: &[Step], own_writes: bool) -> Vec<Ev
         writer_wait_bound_us: bound_us,
         worker: None,
         probe_client: None,
+        cut: None,
     })];
     // The token each client holds each lock with; every token each client took, per lock.
     let mut held: BTreeMap<(usize, usize), String> = BTreeMap::new();
@@ -565,6 +566,7 @@ fn history_under_faults(probe: bool, bound_us: u64, steps: &[FaultStep]) -> Vec<
         writer_wait_bound_us: None,
         worker: None,
         probe_client,
+        cut: None,
     })];
     let mut t = 0;
     // Each client's open acquisition: its lock.

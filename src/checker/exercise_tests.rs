@@ -276,6 +276,7 @@ fn meta(algorithm: &str, worker: Option<&str>) -> [Event; 1] {
             command: vec!["w".into()],
         }),
         probe_client: None,
+        cut: None,
     })]
 }
 
@@ -363,6 +364,7 @@ fn the_probe_never_counts() {
         writer_wait_bound_us: None,
         worker: None,
         probe_client: Some(1),
+        cut: None,
     })];
     let mut probe = hold(1, 1_000, 9_000, &[2]);
     for e in &mut probe {

@@ -56,6 +56,7 @@ fn meta(writer_wait_bound_us: Option<u64>) -> Event {
         writer_wait_bound_us,
         worker: None,
         probe_client: None,
+        cut: None,
     })
 }
 

@@ -183,6 +183,7 @@ fn meta(bound: u64) -> Event {
         writer_wait_bound_us: None,
         worker: None,
         probe_client: None,
+        cut: None,
     })
 }
 

@@ -752,6 +752,7 @@ mod tests {
             writer_wait_bound_us: None,
             worker: None,
             probe_client: None,
+            cut: None,
         })
     }
     fn op(t: u64, c: usize, kind: OpKind) -> Op {

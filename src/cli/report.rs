@@ -15,6 +15,13 @@ pub struct Args {
     /// and the page says the claims were read after the run.
     #[arg(long, value_name = "FILE")]
     list: Option<PathBuf>,
+    /// A run's report only: keep of history.jsonl only the windows its stories cite,
+    /// each with 20 lines either side, at their own line numbers (the other lines blank),
+    /// as the committed analysis and library matrix do; with no story to cite it,
+    /// history.jsonl is removed. Use it to commit a report; `check` and `report` refuse
+    /// the cut file afterwards, since a verdict needs every line.
+    #[arg(long)]
+    cut: bool,
 }
 
 pub fn run(a: Args) -> Result<bool> {
@@ -61,7 +68,17 @@ pub fn run(a: Args) -> Result<bool> {
         );
         return Ok(true);
     }
-    let findings = lockstorm::report::rerender(dir)?;
+    if a.cut && !dir.join("history.jsonl").is_file() {
+        anyhow::bail!(
+            "{}: --cut cuts a run's history.jsonl, and this folder has none",
+            dir.display()
+        );
+    }
+    let keep = match a.cut {
+        true => lockstorm::report::Keep::Cited,
+        false => lockstorm::report::Keep::Whole,
+    };
+    let findings = lockstorm::report::rerender(dir, keep)?;
     out!(
         "{}: {} violation(s), {} liveness finding(s); report in {}",
         dir.display(),
@@ -69,5 +86,12 @@ pub fn run(a: Args) -> Result<bool> {
         findings.liveness.len(),
         dir.join("index.html").display()
     );
+    if a.cut {
+        let kept = match dir.join("history.jsonl").is_file() {
+            true => "cut to the windows its stories cite",
+            false => "removed: no story cites a line of it",
+        };
+        out!("{}: history.jsonl {kept}", dir.display());
+    }
     Ok(true)
 }

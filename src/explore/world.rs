@@ -515,6 +515,7 @@ impl World {
                 writer_wait_bound_us: None,
                 worker: None,
                 probe_client: None,
+                cut: None,
             }));
         }
         // As a simulator client starts: think first.

@@ -7,7 +7,7 @@
 use super::narrative::Story;
 use super::view::{Outcome, RunView};
 use super::words::{esc, fault_sentence, secs, span};
-use super::PlotInfo;
+use super::{Kept, PlotInfo};
 use crate::checker::stats::percentile;
 use serde_json::Value;
 use std::fmt::Write as _;
@@ -41,16 +41,14 @@ fn pct(x: f64) -> String {
     format!("{:.1}%", x * 100.0)
 }
 
-/// Renders the page. `anomaly` names the first finding's anomaly in the banner, when
-/// the caller has classified it.
-#[allow(clippy::too_many_arguments)]
+/// Renders the page up to its Files section ([`files`] ends it). `anomaly` names the
+/// first finding's anomaly in the banner, when the caller has classified it.
 pub fn page(
     summary: &Value,
     view: &RunView,
     plots: &[PlotInfo],
     stories: &[Story],
     stale: &[Story],
-    has_history: bool,
     anomaly: Option<&str>,
 ) -> String {
     let f = view.findings;
@@ -151,14 +149,46 @@ pub fn page(
         liveness(&mut h, f);
     }
     faults(&mut h, view);
+    h
+}
 
+/// The end of the page [`page`] begins: its Files section, which says what history.jsonl
+/// keeps (decided from what the rest of the page cites).
+pub fn files(summary: &Value, history: &Kept) -> String {
+    let mut h = String::new();
     h.push_str("<h2>Files</h2><ul><li><a href=\"summary.json\">summary.json</a>: the verdict per seed and the reported seed's findings</li>");
-    if has_history {
-        h.push_str("<li><a href=\"history.jsonl\">history.jsonl</a>: every event of the reported seed (format: src/history.rs)</li>");
-    } else if text(summary, "backend") == "sim" || summary["backend"].is_null() {
-        h.push_str("<li>history.jsonl is not kept here (no finding cites it, and it is long); the rerun command above writes it again, byte for byte</li>");
-    } else {
-        h.push_str("<li>history.jsonl is not kept here (no finding cites it; the committed reports have a size budget); the rerun command above runs the seed again on real servers, which writes a new history, not the same one</li>");
+    let sim = text(summary, "backend") == "sim" || summary["backend"].is_null();
+    let rerun = match sim {
+        true => "the rerun command above writes it again, byte for byte",
+        false => "the rerun command above runs the seed again on real servers, which writes a new history, not the same one",
+    };
+    match history {
+        Kept::Whole => h.push_str("<li><a href=\"history.jsonl\">history.jsonl</a>: every event of the reported seed (format: src/history.rs)</li>"),
+        Kept::Cut { windows, lines } => {
+            let spans: Vec<String> = windows
+                .iter()
+                .map(|w| match w.start() == w.end() {
+                    true => w.start().to_string(),
+                    false => format!("{}–{}", w.start(), w.end()),
+                })
+                .collect();
+            let meta = match windows.first().is_some_and(|w| *w.start() == 1) {
+                true => "its first line, the meta line, says so",
+                false => "and the meta line (line 1), which says so",
+            };
+            let _ = write!(
+                h,
+                "<li><a href=\"history.jsonl\">history.jsonl</a>: cut to what this page cites, each window with {} lines either side: lines {} of {lines}, {meta} (<code>cut</code>). Every other line is blank, so each line keeps its number. <code>lockstorm check</code> refuses it, since a verdict needs every line; {rerun}</li>",
+                crate::history::cut::CONTEXT_LINES,
+                spans.join(", "),
+            );
+        }
+        Kept::Not => {
+            let _ = write!(
+                h,
+                "<li>history.jsonl is not kept here: no story on this page cites its lines, and the committed reports have a size budget; {rerun}</li>"
+            );
+        }
     }
     h.push_str("<li><a href=\"narrative.md\">narrative.md</a>: the story of each violation and stale write</li></ul>\n</body></html>\n");
     h

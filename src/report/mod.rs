@@ -251,6 +251,8 @@ pub struct Rendered {
     pub stale: Vec<narrative::Story>,
     /// summary.json's `availability_in_time` ([`availability_in_time`]).
     pub availability: serde_json::Value,
+    /// What history.jsonl keeps.
+    pub history: Kept,
 }
 
 /// summary.json's `availability_in_time` of the reported seed: where the workload's time
@@ -314,16 +316,80 @@ const STORIES_IN_FULL: usize = 200;
 
 /// Writes the whole report of a run into `dir`, creating it.
 pub fn write(dir: &Path, scenario: &Scenario, outcome: &Outcome) -> Result<Rendered, ReportError> {
-    write_with(dir, scenario, outcome, true, Plots::All)
+    write_with(dir, scenario, outcome, Keep::Whole, Plots::All)
 }
 
-/// Like [`write`]; `keep_history: false` leaves history.jsonl out (a committed
-/// analysis reruns the seed instead of storing megabytes of events).
+/// What a report keeps of its run's history.jsonl: the committed reports have a size
+/// budget (tests/committed_reports.rs), and spend it on what their pages cite.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Keep {
+    Whole,
+    /// The windows the stories cite ([`crate::history::cut`]); the whole history when
+    /// they cover it, none when they cite no line.
+    Cited,
+    /// None: the rerun command writes it again.
+    Nothing,
+}
+
+/// What a report kept of its history, as its page says.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Kept {
+    Whole,
+    /// `windows` of the `lines` lines, at their own line numbers; the rest blank.
+    Cut {
+        windows: Vec<std::ops::RangeInclusive<usize>>,
+        lines: usize,
+    },
+    Not,
+}
+
+impl Keep {
+    /// What `self` keeps of a history of `lines` lines whose pages cite `cited`.
+    fn resolve(self, lines: usize, cited: &[std::ops::RangeInclusive<usize>]) -> Kept {
+        use crate::history::cut;
+        match self {
+            Keep::Whole => Kept::Whole,
+            Keep::Nothing => Kept::Not,
+            Keep::Cited => {
+                let windows = cut::windows(cited, lines);
+                match (windows.is_empty(), cut::kept_lines(&windows) + 1 >= lines) {
+                    (true, _) => Kept::Not,
+                    (false, true) => Kept::Whole,
+                    (false, false) => Kept::Cut { windows, lines },
+                }
+            }
+        }
+    }
+}
+
+/// The history lines a run's narrative.md and index.html (`md`, `page`) cite, which a
+/// cut history keeps ([`Keep::Cited`]): every citation but the interactive timelines'.
+pub fn cited(md: &str, page: &str) -> Vec<std::ops::RangeInclusive<usize>> {
+    let mut cited = crate::history::cut::cited_in(md);
+    cited.extend(crate::history::cut::cited_in(&without_interactive(page)));
+    cited
+}
+
+/// The text of `page` but its interactive timelines, whose tooltips name the line of
+/// every hold they draw: a browsing aid, not a citation the cut must keep.
+fn without_interactive(page: &str) -> String {
+    let mut out = String::with_capacity(page.len());
+    let mut rest = page;
+    while let Some(a) = rest.find("<figure class=interactive>") {
+        out.push_str(&rest[..a]);
+        rest = rest[a..].find("</figure>").map_or("", |b| &rest[a + b..]);
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Like [`write`], keeping of history.jsonl what `keep` says (a committed report keeps
+/// what its stories cite, and the rerun command writes the rest again).
 pub fn write_with(
     dir: &Path,
     scenario: &Scenario,
     outcome: &Outcome,
-    keep_history: bool,
+    keep_history: Keep,
     plots: Plots,
 ) -> Result<Rendered, ReportError> {
     std::fs::create_dir_all(dir).map_err(io_err(dir))?;
@@ -338,6 +404,7 @@ pub fn write_with(
             stories: Vec::new(),
             stale: Vec::new(),
             availability: serde_json::Value::Null,
+            history: Kept::Not,
         }
     } else {
         write_evidence(dir, &summary, outcome, keep_history, plots)?
@@ -362,17 +429,37 @@ fn stopped_before_summary(summary: &serde_json::Value) -> Result<(), ReportError
     }
 }
 
-/// history.jsonl (unless `keep_history` is false), the plots, narrative.md and index.html.
+/// The plots, narrative.md and index.html, then history.jsonl as much of it as
+/// `keep_history` keeps of what they cite.
 fn write_evidence(
     dir: &Path,
     summary: &serde_json::Value,
     outcome: &Outcome,
-    keep_history: bool,
+    keep_history: Keep,
     which: Plots,
 ) -> Result<Rendered, ReportError> {
     let path = dir.join("history.jsonl");
-    let events = match &outcome.history {
-        History::Memory(events) => events,
+    match &outcome.history {
+        History::Memory(events) => {
+            // Whole first, so a report stopped while it renders leaves the history.
+            let whole =
+                |out: std::fs::File| crate::history::write_jsonl(events, std::io::BufWriter::new(out));
+            if keep_history != Keep::Nothing {
+                keep_file(&path, &Kept::Whole, whole)?;
+            }
+            let view = view::RunView::new(events, &outcome.findings);
+            let rendered = render(dir, summary, &view, keep_history, which)?;
+            if let Kept::Cut { windows, lines } = &rendered.history {
+                let mut text = Vec::new();
+                crate::history::write_jsonl(events, &mut text).map_err(io_err(&path))?;
+                keep_file(&path, &rendered.history, |out| {
+                    crate::history::cut::write(&text[..], *lines, windows, std::io::BufWriter::new(out))
+                })?;
+            } else if rendered.history == Kept::Not {
+                keep_file(&path, &Kept::Not, whole)?;
+            }
+            Ok(rendered)
+        }
         History::File { path: from, .. } => {
             // Streamed as it was made: the events stay on disk, and the report reads
             // them once more, then quotes the file.
@@ -383,24 +470,46 @@ fn write_evidence(
             if let Some(e) = file.error() {
                 return Err(e.into());
             }
-            if keep_history {
-                if *from != path {
+            match &rendered.history {
+                // The file is the history already, or a copy of it.
+                Kept::Whole if *from == path => {}
+                Kept::Whole => {
                     std::fs::copy(from, &path).map_err(io_err(&path))?;
                 }
-            } else if path.exists() {
-                std::fs::remove_file(&path).map_err(io_err(&path))?;
+                kept => {
+                    // Read whole before the cut replaces it (`from` may be `path`).
+                    let text = std::fs::read(from).map_err(io_err(from))?;
+                    keep_file(&path, kept, |out| match kept {
+                        Kept::Cut { windows, lines } => crate::history::cut::write(
+                            &text[..],
+                            *lines,
+                            windows,
+                            std::io::BufWriter::new(out),
+                        ),
+                        _ => Ok(()),
+                    })?;
+                }
             }
-            return Ok(rendered);
+            Ok(rendered)
         }
-    };
-    if keep_history {
-        let file = std::fs::File::create(&path).map_err(io_err(&path))?;
-        crate::history::write_jsonl(events, std::io::BufWriter::new(file)).map_err(io_err(&path))?;
-    } else if path.exists() {
-        std::fs::remove_file(&path).map_err(io_err(&path))?;
     }
-    let view = view::RunView::new(events, &outcome.findings);
-    render(dir, summary, &view, keep_history, which)
+}
+
+/// Writes history.jsonl at `path` with `write` when `kept` keeps some of it, else
+/// removes what a previous report left there.
+fn keep_file(
+    path: &Path,
+    kept: &Kept,
+    write: impl FnOnce(std::fs::File) -> std::io::Result<()>,
+) -> Result<(), ReportError> {
+    if *kept == Kept::Not {
+        return match std::fs::remove_file(path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(io_err(path)(e)),
+            _ => Ok(()),
+        };
+    }
+    let file = std::fs::File::create(path).map_err(io_err(path))?;
+    write(file).map_err(io_err(path))
 }
 
 /// Writes `value` to `path` as JSON on one line, atomically ([`write_atomic`]). A
@@ -440,8 +549,11 @@ pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ReportError>
 /// narrative.md and index.html are redrawn (what the last render drew is removed
 /// first). A summary.json already there (with the verdict per seed) is kept; a history
 /// from elsewhere gets one derived from it, and so does a run that was killed before it
-/// wrote its summary (keeping the placeholder's word that it is partial).
-pub fn rerender(dir: &Path) -> Result<Findings, ReportError> {
+/// wrote its summary (keeping the placeholder's word that it is partial). The figures are
+/// the ones the folder had: a library matrix cell's holder timelines alone
+/// ([`Plots::Timelines`]: timeline.svg and no latency-cdf.svg), else all. `keep` says
+/// what history.jsonl keeps afterwards ([`Keep::Cited`]: `lockstorm report --cut`).
+pub fn rerender(dir: &Path, keep: Keep) -> Result<Findings, ReportError> {
     let path = dir.join("history.jsonl");
     // One pass: the checker and the view take each event as it is read; the view then
     // quotes the file.
@@ -500,8 +612,12 @@ pub fn rerender(dir: &Path) -> Result<Findings, ReportError> {
         }
         Err(e) => return Err(io_err(&summary_path)(e)),
     };
+    let plots = match dir.join("timeline.svg").exists() && !dir.join("latency-cdf.svg").exists() {
+        true => Plots::Timelines,
+        false => Plots::All,
+    };
     let others = folder::clear_renders(dir)?;
-    let rendered = render(dir, &summary, &view, true, Plots::All)?;
+    let rendered = render(dir, &summary, &view, keep, plots)?;
     let mut summary = summary;
     add_anomalies(&mut summary, &rendered);
     summary["availability_in_time"] = rendered.availability.clone();
@@ -510,6 +626,16 @@ pub fn rerender(dir: &Path) -> Result<Findings, ReportError> {
     write_json(&summary_path, &summary)?;
     if let Some(e) = file.error() {
         return Err(e.into());
+    }
+    if rendered.history != Kept::Whole {
+        // Read whole before the cut replaces it.
+        let text = std::fs::read(&path).map_err(io_err(&path))?;
+        keep_file(&path, &rendered.history, |out| match &rendered.history {
+            Kept::Cut { windows, lines } => {
+                crate::history::cut::write(&text[..], *lines, windows, std::io::BufWriter::new(out))
+            }
+            _ => Ok(()),
+        })?;
     }
     folder::write_manifest(dir, &others)?;
     Ok(findings)
@@ -563,7 +689,7 @@ pub fn render(
     dir: &Path,
     summary: &serde_json::Value,
     view: &view::RunView,
-    has_history: bool,
+    keep_history: Keep,
     which: Plots,
 ) -> Result<Rendered, ReportError> {
     use plots::{availability::Availability, cdf::Cdf, operations::Operations, timeline::Timeline, Figure};
@@ -701,7 +827,7 @@ pub fn render(
     let mut md = narrative_markdown(summary, view, &stories);
     stale_markdown(&mut md, view, &stale);
     let path = dir.join("narrative.md");
-    std::fs::write(&path, md).map_err(io_err(&path))?;
+    std::fs::write(&path, &md).map_err(io_err(&path))?;
     // The banner names the anomaly of the finding it leads with: the first violation's,
     // else the first stale write's.
     let lead = if view.findings.violations.is_empty() {
@@ -710,13 +836,17 @@ pub fn render(
         stories.first()
     };
     let anomaly = lead.and_then(|s| s.anomaly.as_ref()).map(|n| n.kind.name());
-    let page = html::page(summary, view, &plots, &stories, &stale, has_history, anomaly);
+    let mut page = html::page(summary, view, &plots, &stories, &stale, anomaly);
+    // What history.jsonl keeps follows from what the pages cite.
+    let history = keep_history.resolve(view.history.len(), &cited(&md, &page));
+    page.push_str(&html::files(summary, &history));
     let path = dir.join("index.html");
     std::fs::write(&path, page).map_err(io_err(&path))?;
     Ok(Rendered {
         plots,
         stories,
         stale,
+        history,
         availability: availability_in_time(view),
     })
 }

@@ -3,42 +3,42 @@
 //! `crate::report::analysis`).
 //!
 //! `lockstorm analysis` regenerates reports/analysis/ from scenarios/. A simulated run's
-//! history is kept next to its report when its story cites it (a finding, up to
-//! [`HISTORY_KEEP_EVENTS`] events) or when it is small ([`HISTORY_KEEP_QUIET_EVENTS`]);
-//! otherwise the rerun command in the report writes it again, byte for byte, so the
+//! history is kept whole when it is short ([`HISTORY_KEEP_QUIET_EVENTS`]); otherwise
+//! cut to the windows its stories cite ([`Keep::Cited`]), or not kept when they cite
+//! none, and the rerun command in the report writes it again, byte for byte, so the
 //! committed folder stays small. A real run cannot be rerun byte for byte: its history is
-//! always kept.
+//! always kept whole.
 
 use super::pool;
 use crate::report::analysis::{write_index, Case, Source};
 use crate::report::folder::RunFolder;
-use crate::report::{write_with, Rendered, ReportError};
+use crate::report::{write_with, Keep, Rendered, ReportError};
 use crate::scenario::{Scenario, ScenarioError};
 use std::path::{Path, PathBuf};
 
-/// A history whose report cites it (violations, stale writes, fencing regressions,
-/// liveness findings) is kept up to this many events.
-pub const HISTORY_KEEP_EVENTS: usize = 10_000;
-
-/// A history with no finding to cite is kept up to this many events: its verdict rests
-/// on the summary (the holds each fault met), and the rerun writes it again.
+/// A simulated history of at most this many events is kept whole: its page links to it
+/// whatever it cites, and the rerun writes it again.
 pub const HISTORY_KEEP_QUIET_EVENTS: usize = 2_000;
 
-/// Whether the committed analysis keeps this run's history.jsonl (see the module doc).
-fn keep_history(scenario: &Scenario, outcome: &super::Outcome) -> bool {
-    let events = outcome.history.len();
-    scenario.backend != crate::scenario::Backend::Sim
-        || events <= HISTORY_KEEP_QUIET_EVENTS
-        || keep_cited(outcome)
+/// What the committed analysis keeps of this run's history.jsonl (see the module doc).
+fn keep_history(scenario: &Scenario, outcome: &super::Outcome) -> Keep {
+    if scenario.backend != crate::scenario::Backend::Sim || outcome.history.len() <= HISTORY_KEEP_QUIET_EVENTS
+    {
+        return Keep::Whole;
+    }
+    keep_cited(outcome)
 }
 
-/// A history its report cites, short enough to keep ([`HISTORY_KEEP_EVENTS`]): what the
-/// library matrix keeps too.
-pub fn keep_cited(outcome: &super::Outcome) -> bool {
-    cites_history(outcome) && outcome.history.len() <= HISTORY_KEEP_EVENTS
+/// The windows of its history that a report cites, when it has findings to cite: what
+/// the library matrix keeps too.
+pub fn keep_cited(outcome: &super::Outcome) -> Keep {
+    match cites_history(outcome) {
+        true => Keep::Cited,
+        false => Keep::Nothing,
+    }
 }
 
-/// Whether the report of `outcome` cites its history's lines: a violation, a stale
+/// Whether the report of `outcome` may cite its history's lines: a violation, a stale
 /// write, a fencing regression or a liveness finding.
 fn cites_history(outcome: &super::Outcome) -> bool {
     let f = &outcome.findings;

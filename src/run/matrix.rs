@@ -850,9 +850,9 @@ fn finish_cell(
         None,
     );
     outcome.worker_logs = output.worker_logs;
-    // A cell's history is kept where its report cites it: real histories are long (node
-    // lines with the libraries' 40-digit values), and the committed matrix has a size
-    // budget (tests/committed_reports.rs).
+    // A cell's history is kept as far as its report cites it (the cited windows): real
+    // histories are long (node lines with the libraries' 40-digit values), and the
+    // committed matrix has a size budget (tests/committed_reports.rs).
     let keep = super::analysis::keep_cited(&outcome);
     let rendered =
         crate::report::write_with(&dir, scenario, &outcome, keep, crate::report::Plots::Timelines)?;

@@ -253,6 +253,7 @@ fn run_world<'a>(
         writer_wait_bound_us: scenario.clients.writer_wait_bound_us,
         worker: None,
         probe_client: scenario.clients.probe_client(),
+        cut: None,
     }));
     world.lifecycle.planned(&world.plan);
     world.run(progress);

@@ -308,6 +308,7 @@ async fn drive(
         writer_wait_bound_us: scenario.clients.writer_wait_bound_us,
         worker: d.workers.as_ref().map(Workers::meta),
         probe_client: scenario.clients.probe_client(),
+        cut: None,
     }));
     d.lifecycle.planned(&d.plan);
     let sentinel = hosts.iter().find_map(|h| match h {
