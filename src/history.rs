@@ -421,6 +421,11 @@ pub struct NodeEvent {
     /// `unreplicated`: how far the replica trailed the master.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lag_us: Option<u64>,
+    /// A Redis Sentinel deployment's node (`[sentinel]`): the member that served the
+    /// request, `redis0`, `redis1`, ...: after a failover, or in a split brain, the
+    /// master a client wrote to is not the first one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub member: Option<String>,
 }
 
 /// A write reaching the guarded resource.
@@ -916,6 +921,7 @@ impl NodeLine<'_> {
             expired_at_us: self.expired_at_us,
             expire_at_node_us: self.expire_at_node_us,
             lag_us: self.lag_us,
+            member: None,
         })
     }
 }

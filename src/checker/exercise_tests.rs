@@ -28,6 +28,7 @@ fn node_line(t: u64, node: usize, action: NodeAction, token: &str, client: Optio
         expired_at_us: None,
         expire_at_node_us: None,
         lag_us: None,
+        member: None,
     })
 }
 

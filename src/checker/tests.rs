@@ -423,6 +423,7 @@ fn a_history_file_checked_in_one_pass_gives_what_reading_it_whole_does() {
             expired_at_us: None,
             expire_at_node_us: Some(1_000),
             lag_us: None,
+            member: None,
         })
     };
     for (events, well_formed) in [

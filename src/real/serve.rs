@@ -290,6 +290,7 @@ impl Served {
                         req,
                         reply: crate::command::Reply::Error,
                         sent: None,
+                        served_by: None,
                     };
                     tokio::spawn(request(
                         self.slots[node].clone(),

@@ -37,6 +37,9 @@ pub enum Anomaly {
     KeyLostOnRestart,
     /// A master failed over to a replica that had not yet received the holder's key.
     KeyLostOnFailover,
+    /// Two masters of one Redis Sentinel deployment at once: the sentinels had moved the
+    /// master away from a node that, not yet demoted, still accepted a holder's SET.
+    SplitBrain,
     /// A node's clock jumped or ran fast: the holder's key expired there before the
     /// holder's validity ran out.
     EarlyExpiryByNodeClock,
@@ -73,6 +76,7 @@ impl Anomaly {
         match self {
             Anomaly::KeyLostOnRestart => "key lost on restart",
             Anomaly::KeyLostOnFailover => "key lost on failover",
+            Anomaly::SplitBrain => "split brain",
             Anomaly::EarlyExpiryByNodeClock => "early expiry by a node clock",
             Anomaly::HolderClockSlow => "holder's clock slow",
             Anomaly::HolderPausedPastValidity => "holder paused past validity",
@@ -316,6 +320,9 @@ pub fn name_violation(view: &RunView, v: &Violation, faults: &[&FaultWindow]) ->
             victim: None,
         };
     }
+    if let Some(named) = two_masters(view, (a, &a_sets), (b, &b_sets), &oks) {
+        return named;
+    }
     let (_, a_invoke) = acquire_lines(view.history, a);
     let (_, b_invoke) = acquire_lines(view.history, b);
     // A worker's keys may be seen after its `ok`: the window reaches their lines.
@@ -466,6 +473,106 @@ pub fn name_violation(view: &RunView, v: &Violation, faults: &[&FaultWindow]) ->
         from_node_events: true,
         victim: Some(victim.client),
     }
+}
+
+/// A violation on a Redis Sentinel deployment whose two holds' SETs went to two
+/// different masters (the `member` of their `set` lines): a split brain when one of them
+/// went to a node after the sentinels had switched the master away from it and before
+/// they demoted it (`+convert-to-slave`); else the later SET went to the promoted
+/// replica, whose SET NX succeeding shows it lacked the earlier key: a key lost on
+/// failover. Each cites the set lines and the switch.
+fn two_masters(
+    view: &RunView,
+    (a, a_sets): (&Hold, &BTreeMap<usize, usize>),
+    (b, b_sets): (&Hold, &BTreeMap<usize, usize>),
+    oks: &[usize],
+) -> Option<Named> {
+    let member = |line: usize| match view.history.get(line.checked_sub(1)?) {
+        Some(Event::Node(n)) => n.member.clone(),
+        _ => None,
+    };
+    let (&node, &a_line) = a_sets.iter().next()?;
+    let &b_line = b_sets.get(&node)?;
+    let (a_member, b_member) = (member(a_line)?, member(b_line)?);
+    if a_member == b_member {
+        return None;
+    }
+    // The sentinels' switches and demotions up to the later SET.
+    let sentinel: Vec<(usize, crate::history::SentinelLine)> = view
+        .history
+        .range(0, a_line.max(b_line))
+        .iter()
+        .enumerate()
+        .filter_map(|(i, e)| match e {
+            Event::Sentinel(s) if s.event == "+switch-master" || s.event == "+convert-to-slave" => {
+                Some((i + 1, s.clone()))
+            }
+            _ => None,
+        })
+        .collect();
+    // The first switch away from `m` before `line`, if `m` was not demoted in between.
+    let moved_away = |m: &str, line: usize| -> Option<(usize, String)> {
+        let (switch, to) = sentinel
+            .iter()
+            .find(|(l, s)| *l < line && s.event == "+switch-master" && s.from.as_deref() == Some(m))
+            .map(|(l, s)| (*l, s.instance.clone()))?;
+        let demoted = sentinel
+            .iter()
+            .any(|(l, s)| *l > switch && *l < line && s.event == "+convert-to-slave" && s.instance == m);
+        (!demoted).then_some((switch, to))
+    };
+    let mut lines: Vec<usize> = oks.to_vec();
+    lines.extend([a_line, b_line]);
+    let holds = [(a, a_line, &a_member), (b, b_line, &b_member)];
+    let stale = holds
+        .iter()
+        .find_map(|&(h, line, m)| Some((h, line, m, moved_away(m, line)?)));
+    let named = if let Some((h, line, m, (switch, to))) = stale {
+        let (other, other_line, other_member) = match h.client == a.client && line == a_line {
+            true => (b, b_line, &b_member),
+            false => (a, a_line, &a_member),
+        };
+        lines.push(switch);
+        Named {
+            kind: Anomaly::SplitBrain,
+            cause: format!(
+                "the sentinels had moved the master from {m} to {to} (line {switch}), yet {m}, not demoted, still accepted client {}'s SET (line {line}), while client {}'s went to {other_member} (line {other_line}): two masters at once",
+                h.client, other.client
+            ),
+            lines,
+            from_node_events: true,
+            victim: None,
+        }
+    } else {
+        let ((first, first_line, first_member), (later, later_line, later_member)) = match a_line < b_line {
+            true => (holds[0], holds[1]),
+            false => (holds[1], holds[0]),
+        };
+        let (switch, _) = sentinel
+            .iter()
+            .find(|(l, s)| {
+                *l > first_line
+                    && *l < later_line
+                    && s.event == "+switch-master"
+                    && s.from.as_deref() == Some(first_member.as_str())
+            })
+            .map(|(l, s)| (*l, s.instance.clone()))?;
+        lines.push(switch);
+        Named {
+            kind: Anomaly::KeyLostOnFailover,
+            cause: format!(
+                "client {}'s SET went to {first_member} (line {first_line}); the sentinels then moved the master to {later_member} (line {switch}), where client {}'s SET NX succeeded (line {later_line}), so it did not have the first key",
+                first.client, later.client
+            ),
+            lines,
+            from_node_events: true,
+            victim: Some(first.client),
+        }
+    };
+    let mut named = named;
+    named.lines.sort_unstable();
+    named.lines.dedup();
+    Some(named)
 }
 
 /// A violation on the real backend whose key removal the replies do not pin down: the

@@ -432,6 +432,7 @@ mod tests {
             expired_at_us: None,
             expire_at_node_us: None,
             lag_us: None,
+            member: None,
         })
     }
 

@@ -474,3 +474,98 @@ fn a_modes_name_is_the_one_the_history_writes() {
         );
     }
 }
+
+/// A Sentinel deployment's history, from JSON lines: the SETs name the master that took
+/// them (`member`), the sentinels' switches and demotions are lines of their own.
+fn sentinel_history(lines: &[serde_json::Value]) -> Vec<Event> {
+    let mut h = vec![meta(1, 2)];
+    h.extend(
+        lines
+            .iter()
+            .map(|l| serde_json::from_value::<Event>(l.clone()).unwrap()),
+    );
+    h
+}
+
+fn set_on(t: u64, c: usize, member: &str) -> serde_json::Value {
+    json!({"type": "node", "t_us": t, "node": 0, "lock": "L0", "key": "L0", "action": "set",
+           "client": c, "token": format!("tok{c}"), "ttl_ms": 10_000, "member": member})
+}
+
+fn switch(t: u64, from: &str, to: &str) -> serde_json::Value {
+    json!({"type": "sentinel", "t_us": t, "sentinel": "sentinel0", "event": "+switch-master",
+           "instance": to, "role": "master", "from": from})
+}
+
+fn op(e: Event) -> serde_json::Value {
+    serde_json::to_value(e).unwrap()
+}
+
+/// Two holds whose SETs went to two masters: the old one accepting a SET after the
+/// sentinels moved the master away from it is a split brain; a SET before the switch
+/// and the next on the promoted replica is a key lost on failover. Each names the lines.
+#[test]
+fn two_masters_of_a_sentinel_deployment_are_a_split_brain_or_a_failover() {
+    let story = |h: &[Event]| {
+        let f = check(h).unwrap();
+        let view = RunView::new(h, &f);
+        let v = view.violations().first().cloned().expect("a violation");
+        explain(&view, &v)
+    };
+    // Lines: 2 switch, 3-5 client 1 on redis1, 6-8 client 0 on the old master redis0.
+    let h = sentinel_history(&[
+        switch(1_000, "redis0", "redis1"),
+        op(acq(2_000, 1)),
+        set_on(2_100, 1, "redis1"),
+        op(ok(2_100, 1, 9_000_000, &[0], 1)),
+        op(acq(3_000, 0)),
+        set_on(3_100, 0, "redis0"),
+        op(ok(3_100, 0, 9_000_000, &[0], 1)),
+    ]);
+    let named = story(&h).anomaly.expect("named");
+    assert_eq!(named.kind, super::anomaly::Anomaly::SplitBrain, "{}", named.cause);
+    assert_eq!(named.lines, vec![2, 4, 5, 7, 8]);
+    assert!(
+        named.cause.contains("moved the master from redis0 to redis1 (line 2), yet redis0, not demoted, still accepted client 0's SET (line 7), while client 1's went to redis1 (line 4)"),
+        "{}",
+        named.cause
+    );
+    assert!(
+        story(&h)
+            .why
+            .starts_with("Node 0 granted L0 to both clients (the sentinels"),
+        "{}",
+        story(&h).why
+    );
+
+    // Demoted before it took the SET: no longer a master, so no split brain.
+    let mut demoted = h.clone();
+    demoted.insert(
+        5,
+        serde_json::from_value(json!({"type": "sentinel", "t_us": 2_500, "sentinel": "sentinel0",
+            "event": "+convert-to-slave", "instance": "redis0", "role": "replica"}))
+        .unwrap(),
+    );
+    let named = story(&demoted).anomaly.expect("named");
+    assert_ne!(named.kind, super::anomaly::Anomaly::SplitBrain, "{}", named.cause);
+
+    // Client 0 on redis0 before the switch, client 1 on redis1 after it.
+    let h = sentinel_history(&[
+        op(acq(1_000, 0)),
+        set_on(1_100, 0, "redis0"),
+        op(ok(1_100, 0, 9_000_000, &[0], 1)),
+        switch(2_000, "redis0", "redis1"),
+        op(acq(3_000, 1)),
+        set_on(3_100, 1, "redis1"),
+        op(ok(3_100, 1, 9_000_000, &[0], 1)),
+    ]);
+    let named = story(&h).anomaly.expect("named");
+    assert_eq!(
+        named.kind,
+        super::anomaly::Anomaly::KeyLostOnFailover,
+        "{}",
+        named.cause
+    );
+    assert_eq!(named.lines, vec![3, 4, 5, 7, 8]);
+    assert!(named.cause.contains("client 0's SET went to redis0 (line 3); the sentinels then moved the master to redis1 (line 5), where client 1's SET NX succeeded (line 7)"), "{}", named.cause);
+}

@@ -113,6 +113,13 @@ pub fn why(view: &RunView, a: &Hold, b: &Hold, faults: &[&FaultWindow], named: O
                 named.map_or(String::new(), |n| n.cause.clone())
             )
         }
+        // A Sentinel deployment with two masters: no node lost a key; each granted it.
+        _ if named.is_some_and(|n| n.kind == Anomaly::SplitBrain) => format!(
+            "{} granted {} to both clients ({}",
+            nodes(&shared, true),
+            a.lock,
+            named.map_or(String::new(), |n| n.cause.clone())
+        ),
         (Mode::Exclusive, _) | (_, Mode::Exclusive) => format!(
             "{} granted {} to both clients: when client {}'s successful attempt reached {}, {} no longer had \
              client {}'s key ({}",

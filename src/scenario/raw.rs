@@ -635,6 +635,7 @@ impl RawScenario {
                 algorithm: algorithm.kind,
                 replication: replication.is_some(),
                 worker: clients.worker.is_some(),
+                clients: clients.count,
                 persistence: persistence[0],
             })?),
             None => None,

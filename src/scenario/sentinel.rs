@@ -35,6 +35,7 @@ pub(super) struct Context {
     pub algorithm: AlgorithmKind,
     pub replication: bool,
     pub worker: bool,
+    pub clients: usize,
     pub persistence: Persistence,
 }
 
@@ -63,6 +64,13 @@ impl RawSentinel {
             return refuse(
                 "with worker clients is not supported yet (the hello does not carry the sentinels)",
             );
+        }
+        if cx.clients > crate::real::sentinel::MAX_CLIENTS {
+            return refuse(&format!(
+                "gives each client a loopback IP of its own, for at most {} clients, not {}",
+                crate::real::sentinel::MAX_CLIENTS,
+                cx.clients
+            ));
         }
         let d = Settings::default();
         let ms = |v: Option<Dur>, key: &str, default: u64| -> Result<u64, Invalid> {

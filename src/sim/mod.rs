@@ -486,6 +486,7 @@ impl World<'_> {
                 expired_at_us: e.expired_at_us,
                 expire_at_node_us: e.expire_at_node_us,
                 lag_us: e.lag_us,
+                member: None,
             }));
         }
         self.key_events = events;

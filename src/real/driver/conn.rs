@@ -4,8 +4,9 @@
 //!
 //! A `[sentinel]` node is reached as redis-py's `Sentinel.master_for` reaches it
 //! ([`Route::Sentinel`]): a connection asks the sentinels, in order, for the master's
-//! address and connects there; a broken connection or a `READONLY` reply (a demoted
-//! master) empties the slot, so the next request asks again. The algorithm's state
+//! address and connects there, from the client's own IP; a broken connection, a request
+//! with no answer in time, or a `READONLY` reply (a demoted master) empties the slot, so
+//! the next request asks again. The algorithm's state
 //! machine sees a node and its replies, never the sentinels.
 
 use crate::algorithm::ReqId;
@@ -17,18 +18,21 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::mpsc;
 
-/// One connection slot per (client, node); emptied when the connection breaks.
-pub(crate) type Slot = Arc<Mutex<Option<MultiplexedConnection>>>;
+/// One connection slot per (client, node), with the address it is connected to (for a
+/// Sentinel deployment, the master it found); emptied when the connection breaks.
+pub(crate) type Slot = Arc<Mutex<Option<(MultiplexedConnection, SocketAddr)>>>;
 
 /// Where a client's requests to a node go.
 #[derive(Clone, Debug)]
 pub(crate) enum Route {
     /// This address (the node's proxy for the client).
     Direct(SocketAddr),
-    /// The master the sentinels name when the connection is made.
+    /// The master the sentinels name when the connection is made, connected to from the
+    /// client's own IP in the deployment (`source`), so a partition can cut one client.
     Sentinel {
         sentinels: Arc<[SocketAddr]>,
         name: Arc<str>,
+        source: std::net::Ipv4Addr,
     },
 }
 
@@ -37,7 +41,7 @@ impl Route {
     async fn resolve(&self, timeout: Duration) -> Option<SocketAddr> {
         match self {
             Route::Direct(a) => Some(*a),
-            Route::Sentinel { sentinels, name } => {
+            Route::Sentinel { sentinels, name, .. } => {
                 crate::real::sentinel::observe::discover_master(sentinels, name, timeout).await
             }
         }
@@ -52,6 +56,8 @@ pub(crate) struct Answer {
     /// nobody records them: `lockstorm worker`).
     pub(crate) sent: Option<(crate::command::NodeId, crate::command::Cmd)>,
     pub(crate) reply: Reply,
+    /// The address that answered (set by [`request`]).
+    pub(crate) served_by: Option<SocketAddr>,
 }
 
 /// Deletes the scenario's lock keys on a server someone else runs, left from earlier runs.
@@ -72,27 +78,54 @@ pub(crate) async fn clear_locks(node: usize, addr: SocketAddr, locks: u32) -> Re
     Ok(())
 }
 
-/// The slot's connection, connecting first if there is none.
+/// The slot's connection and where it leads, connecting first if there is none.
 pub(crate) async fn connection(
     slot: &Slot,
     route: &Route,
     timeout: Duration,
-) -> Option<MultiplexedConnection> {
+) -> Option<(MultiplexedConnection, SocketAddr)> {
     if let Some(c) = slot.lock().expect("slot lock").clone() {
         return Some(c);
     }
     let addr = route.resolve(timeout).await?;
-    let client = redis::Client::open(format!("redis://{addr}/")).ok()?;
     let config = redis::AsyncConnectionConfig::new()
         .set_connection_timeout(Some(timeout))
         // Requests are timed out by the algorithm, not by the connection.
         .set_response_timeout(None);
-    let conn = client
-        .get_multiplexed_async_connection_with_config(&config)
-        .await
-        .ok()?;
-    *slot.lock().expect("slot lock") = Some(conn.clone());
-    Some(conn)
+    let conn = match route {
+        Route::Direct(_) => {
+            let client = redis::Client::open(format!("redis://{addr}/")).ok()?;
+            client
+                .get_multiplexed_async_connection_with_config(&config)
+                .await
+                .ok()?
+        }
+        Route::Sentinel { source, .. } => {
+            // From the client's own IP: bound before connecting.
+            let socket = tokio::net::TcpSocket::new_v4().ok()?;
+            socket.bind(SocketAddr::from((*source, 0))).ok()?;
+            let stream = tokio::time::timeout(timeout, socket.connect(addr))
+                .await
+                .ok()?
+                .ok()?;
+            let _ = stream.set_nodelay(true);
+            let (conn, driver) = tokio::time::timeout(
+                timeout,
+                MultiplexedConnection::new_with_config(
+                    &redis::RedisConnectionInfo::default(),
+                    stream,
+                    config,
+                ),
+            )
+            .await
+            .ok()?
+            .ok()?;
+            tokio::spawn(driver);
+            conn
+        }
+    };
+    *slot.lock().expect("slot lock") = Some((conn.clone(), addr));
+    Some((conn, addr))
 }
 
 /// One request: its reply goes to the driver; a broken connection or no answer sends
@@ -106,7 +139,8 @@ pub(crate) async fn request(
     mut reply: Answer,
 ) {
     let attempt = async {
-        let mut conn = connection(&slot, &route, lifetime).await?;
+        let (mut conn, addr) = connection(&slot, &route, lifetime).await?;
+        reply.served_by = Some(addr);
         let mut result = cmd.query_async::<redis::Value>(&mut conn).await;
         // A node restarted a moment ago may not have its scripts back yet: load them
         // on this connection and retry once, as script-caching clients do.
@@ -129,8 +163,15 @@ pub(crate) async fn request(
             }
         }
     };
-    if let Ok(Some(r)) = tokio::time::timeout(lifetime, attempt).await {
-        reply.reply = r;
-        let _ = tx.send(reply);
+    match tokio::time::timeout(lifetime, attempt).await {
+        Ok(Some(r)) => {
+            reply.reply = r;
+            let _ = tx.send(reply);
+        }
+        // No answer in time from a master found through the sentinels: drop the
+        // connection, so the next request asks them again (redis-py's socket timeout
+        // disconnects, and its SentinelManagedConnection rediscovers the master).
+        Err(_) if matches!(route, Route::Sentinel { .. }) => *slot.lock().expect("slot lock") = None,
+        _ => {}
     }
 }

@@ -51,9 +51,13 @@ pub(super) fn check_faults(
                     node: 0,
                     power_loss: false,
                 } => continue,
+                Fault::Partition {
+                    direction: crate::fault::CutDirection::Both,
+                    ..
+                } => continue,
                 _ => {
                     return refuse(
-                        "with [sentinel] only a crash of node 0 (the current master) is supported yet",
+                        "with [sentinel] only a crash of node 0 (the current master) and a partition (both ways) are supported yet",
                     )
                 }
             }
@@ -255,6 +259,7 @@ impl Driver<'_> {
             } => {
                 self.links.cut(&clients, &nodes, direction, on);
                 self.push_links(&clients, &nodes);
+                self.push_sentinel_partition();
             }
             Fault::Delay {
                 nodes,
@@ -333,6 +338,24 @@ impl Driver<'_> {
             },
             Host::External(_) => {}
         }
+    }
+
+    /// A Sentinel deployment's side of the partitions in force on node 0: the clients cut
+    /// from it are cut from its master, which is then cut from the rest of the deployment
+    /// too (docs/sentinel.md, Split brain).
+    fn push_sentinel_partition(&self) {
+        let Some(Host::Sentinel(s)) = self.hosts.first() else {
+            return;
+        };
+        let clients = self.scenario.clients.count;
+        let cut: Vec<usize> = (0..clients)
+            .filter(|&c| self.links.is_cut(self.links.link(c, 0), Direction::ToNode))
+            .collect();
+        s.send(crate::real::sentinel::SentinelOp::Partition {
+            isolated: !cut.is_empty(),
+            cut,
+            clients,
+        });
     }
 
     /// Tells the proxies of `nodes` what their links to `clients` now are.

@@ -162,6 +162,7 @@ fn line(t_us: u64, node: NodeId, key: &str, action: NodeAction, token: Option<St
         expired_at_us: None,
         expire_at_node_us: None,
         lag_us: None,
+        member: None,
     })
 }
 

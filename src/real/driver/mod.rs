@@ -380,6 +380,7 @@ fn route(host: &Host, proxy: &Proxy, c: usize) -> Route {
         Host::Sentinel(s) => Route::Sentinel {
             sentinels: s.sentinels.clone().into(),
             name: s.name.as_str().into(),
+            source: s.client_ip(c),
         },
         _ => Route::Direct(proxy.addr(c)),
     }
@@ -547,7 +548,11 @@ impl Driver<'_> {
                     self.stats.events += 1;
                     // The node applied it whether or not the client is paused.
                     if let Some((node, cmd)) = r.sent.filter(|_| self.scenario.node_events) {
-                        if let Some(line) = node_lines::node_line(&mut self.names, t, r.client, node, cmd, r.reply) {
+                        if let Some(mut line) = node_lines::node_line(&mut self.names, t, r.client, node, cmd, r.reply) {
+                            // Which master of a Sentinel deployment it was.
+                            if let (Host::Sentinel(s), Some(a)) = (&self.hosts[node], r.served_by) {
+                                line.member = s.data_node_at(a).map(str::to_string);
+                            }
                             self.history.push(Event::Node(line));
                         }
                     }
@@ -730,6 +735,7 @@ impl Driver<'_> {
             req,
             reply: Reply::Error,
             sent: Some((node, cmd)),
+            served_by: None,
         };
         tokio::spawn(request(
             slot,

@@ -64,6 +64,7 @@ pub(crate) fn node_line(
         expired_at_us: None,
         expire_at_node_us: None,
         lag_us: None,
+        member: None,
     })
 }
 

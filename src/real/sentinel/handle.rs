@@ -6,6 +6,11 @@
 //! - A crash kills the *current* master (the one the sentinels name), after reading its
 //!   keys; the restart starts that member again, and the sentinels demote it if they
 //!   have failed over meanwhile. lockstorm never promotes.
+//! - A partition cuts the master of the moment it starts (the machine, not the role)
+//!   from every other member (sentinels and replicas) and from the clients it lists;
+//!   the other clients still reach it. Sentinel fails over on the other side, and the
+//!   clients there find the new master: a split brain until the partition heals and the
+//!   sentinels demote the old master.
 //! - At each `+switch-master` the task reads the new master's keys and reports the
 //!   switch as a failover ([`News::Back`]) beside the killed master's keys: a key it had
 //!   that the new master lacks becomes an `unreplicated` node line.
@@ -17,12 +22,20 @@ use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
 
 /// What the driver asks of the deployment.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum SentinelOp {
     /// kill -9 of the member the sentinels name as master (the first outage only).
     Crash,
     /// The last outage ended: start the killed member again.
     Restart,
+    /// What the partitions in force compose to: `isolated`, the master of when the
+    /// first began is cut from every other member and from the clients in `cut` (of
+    /// `clients`); not `isolated`, every such cut heals.
+    Partition {
+        isolated: bool,
+        cut: Vec<usize>,
+        clients: usize,
+    },
 }
 
 enum Msg {
@@ -39,6 +52,9 @@ pub struct SentinelHandle {
     pub name: String,
     /// The master at the start.
     pub first_master: SocketAddr,
+    subnet: u8,
+    /// Each data node's announced address and name (`redis0`, ...).
+    data: Vec<(SocketAddr, String)>,
     events: std::sync::Mutex<Option<mpsc::UnboundedReceiver<SentinelEvent>>>,
 }
 
@@ -53,6 +69,13 @@ impl SentinelHandle {
             sentinels: deployment.sentinel_addrs(),
             name: deployment.settings().name.clone(),
             first_master: deployment.addr(Member::Data(0)),
+            subnet: deployment.subnet,
+            data: deployment
+                .members()
+                .into_iter()
+                .filter(|m| matches!(m, Member::Data(_)))
+                .map(|m| (deployment.addr(m), m.to_string()))
+                .collect(),
             events: std::sync::Mutex::new(Some(events)),
         };
         let task = Task {
@@ -60,9 +83,23 @@ impl SentinelHandle {
             news,
             down: None,
             before: None,
+            isolated: None,
         };
         tokio::spawn(task.run(rx, raw, events_tx));
         handle
+    }
+
+    /// The IP client `c` connects from (the deployment's [`super::Deployment::client_ip`]).
+    pub fn client_ip(&self, c: usize) -> std::net::Ipv4Addr {
+        super::client_ip(self.subnet, c)
+    }
+
+    /// The name of the data node at `addr` (where a client found the master).
+    pub fn data_node_at(&self, addr: SocketAddr) -> Option<&str> {
+        self.data
+            .iter()
+            .find(|(a, _)| *a == addr)
+            .map(|(_, n)| n.as_str())
     }
 
     pub fn send(&self, op: SentinelOp) {
@@ -90,6 +127,8 @@ struct Task {
     down: Option<Member>,
     /// What the killed master held, until a switch reports it.
     before: Option<Snapshot>,
+    /// The member a partition cut off, until it heals.
+    isolated: Option<Member>,
 }
 
 impl Task {
@@ -129,15 +168,41 @@ impl Task {
         }
     }
 
+    /// The member the sentinels name as master now (the first master if none answers).
+    async fn master(&self) -> Member {
+        self.deployment
+            .discover_master()
+            .await
+            .and_then(|a| self.deployment.member_at(a))
+            .unwrap_or(Member::Data(0))
+    }
+
     async fn apply(&mut self, op: SentinelOp) {
         match op {
+            SentinelOp::Partition {
+                isolated,
+                cut,
+                clients,
+            } => {
+                let m = match (isolated, self.isolated) {
+                    (true, Some(m)) => m,
+                    (true, None) => self.master().await,
+                    (false, Some(m)) => m,
+                    (false, None) => return,
+                };
+                for other in self.deployment.members().into_iter().filter(|&o| o != m) {
+                    match isolated {
+                        true => self.deployment.cut(m, other),
+                        false => self.deployment.heal(m, other),
+                    }
+                }
+                for c in 0..clients {
+                    self.deployment.cut_client(c, m, isolated && cut.contains(&c));
+                }
+                self.isolated = isolated.then_some(m);
+            }
             SentinelOp::Crash if self.down.is_none() => {
-                let master = self
-                    .deployment
-                    .discover_master()
-                    .await
-                    .and_then(|a| self.deployment.member_at(a))
-                    .unwrap_or(Member::Data(0));
+                let master = self.master().await;
                 if let Some(news) = &self.news {
                     self.before = keyspace::snapshot_before_kill(self.deployment.direct_addr(master)).await;
                     if let Some(s) = self.before.clone() {

@@ -84,6 +84,8 @@ const SETTLE_TIMEOUT: Duration = Duration::from_secs(30);
 /// A running deployment. Dropping it kills every process.
 pub struct Deployment {
     settings: Settings,
+    /// The third byte of every IP of the deployment (members and clients).
+    subnet: u8,
     /// The data nodes (0..=R) then the sentinels.
     processes: Vec<MemberProcess>,
     mesh: Mesh,
@@ -95,6 +97,19 @@ pub struct Deployment {
 /// so that two lockstorm processes start apart; only for reading logs, since every
 /// member's port is its own anyway.
 static NEXT_SUBNET: AtomicU32 = AtomicU32::new(u32::MAX);
+
+/// The most clients a deployment gives IPs of their own ([`client_ip`]).
+pub const MAX_CLIENTS: usize = 120;
+
+/// Client `c`'s IP in the deployment of `subnet`: 127.77.subnet.(128 + c), above every
+/// member's (127.77.subnet.(2 + k)).
+pub fn client_ip(subnet: u8, c: usize) -> Ipv4Addr {
+    assert!(
+        c < MAX_CLIENTS,
+        "client {c}: a deployment gives IPs to {MAX_CLIENTS} clients"
+    );
+    Ipv4Addr::new(127, 77, subnet, (128 + c) as u8)
+}
 
 fn subnet() -> u8 {
     let _ = NEXT_SUBNET.compare_exchange(u32::MAX, std::process::id(), Ordering::Relaxed, Ordering::Relaxed);
@@ -127,6 +142,7 @@ impl Deployment {
         let master = SocketAddr::from((ip(0), ports[0].0));
         let mut deployment = Deployment {
             settings,
+            subnet,
             processes: Vec::with_capacity(members.len()),
             mesh: Mesh::default(),
             events: None,
@@ -307,6 +323,17 @@ impl Deployment {
             .iter()
             .find(|p| p.announced() == addr)
             .map(|p| p.member)
+    }
+
+    /// The IP client `c` connects from ([`client_ip`]), so that a cut between the client
+    /// and one member ([`Deployment::cut_client`]) leaves its other links up.
+    pub fn client_ip(&self, c: usize) -> Ipv4Addr {
+        client_ip(self.subnet, c)
+    }
+
+    /// Cuts (`true`) or heals the link between client `c` and `member`, both ways.
+    pub fn cut_client(&self, c: usize, member: Member, cut: bool) {
+        self.mesh.set(self.client_ip(c), self.process(member).ip, cut);
     }
 
     /// The sentinels' announced addresses, in order: what a client is configured with.

@@ -85,6 +85,12 @@ impl Settings {
         if self.replicas < 1 {
             return bad("0 replicas: a failover needs at least 1 replica to promote".into());
         }
+        if self.replicas + 1 + self.sentinels > 126 {
+            return bad(format!(
+                "{} replicas and {} sentinels: a deployment has at most 126 members (each its own loopback IP below the clients')",
+                self.replicas, self.sentinels
+            ));
+        }
         if self.down_after_ms == 0 || self.failover_timeout_ms == 0 {
             return bad("down_after_ms and failover_timeout_ms must be more than 0".into());
         }
