@@ -181,6 +181,33 @@ fn real_sentinel_split_brain_gives_the_lock_on_two_masters() {
     );
 }
 
+/// The same split with min-replicas-to-write 1 (max lag 1 s): the isolated master
+/// refuses the holder's side, so only one master grants the lock: safe, and exercised
+/// (the partition held the other client's lock messages back).
+#[test]
+fn real_sentinel_split_brain_with_min_replicas_to_write_stays_safe() {
+    use lockstorm::history::{Event, NodeAction};
+    let history = run_scenario("sentinel-split-brain-min-replicas");
+    let switch = history
+        .iter()
+        .position(|e| matches!(e, Event::Sentinel(s) if s.event == "+switch-master"))
+        .expect("the sentinels still fail over");
+    let convert = history
+        .iter()
+        .position(|e| matches!(e, Event::Sentinel(s) if s.event == "+convert-to-slave"))
+        .unwrap_or(history.len());
+    assert!(
+        !history[switch..convert]
+            .iter()
+            .any(|e| matches!(e, Event::Node(n) if n.action == NodeAction::Set && n.member.as_deref() == Some("redis0"))),
+        "no SET on the isolated old master between the switch and its demotion"
+    );
+    assert!(
+        history.iter().any(|e| matches!(e, Event::Link(_))),
+        "the cut's evidence is in the history"
+    );
+}
+
 #[test]
 fn every_real_scenario_file_has_a_test() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/real");
@@ -210,6 +237,7 @@ fn every_real_scenario_file_has_a_test() {
         "replica-failover-late-promotion",
         "sentinel-master-crash",
         "sentinel-split-brain",
+        "sentinel-split-brain-min-replicas",
     ];
     assert_eq!(
         names, tested,

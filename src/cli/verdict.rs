@@ -188,8 +188,8 @@ fn print_evidence(scenario: &Scenario, outcome: &Outcome) {
     let f = &outcome.findings;
     if !f.is_safe() || !f.is_live() || !f.is_resource_safe() {
         match scenario.shrink_command(outcome.reported_seed) {
-            Some(command) => out!("  shrink: {command}"),
-            None => out!("  shrink: none ({})", lockstorm::scenario::SHRINK_NO_WORKER),
+            Ok(command) => out!("  shrink: {command}"),
+            Err(why) => out!("  shrink: none ({why})"),
         }
     }
 }

@@ -170,7 +170,7 @@ pub fn summary<'a>(scenario: &'a Scenario, outcome: &'a Outcome) -> Summary<'a> 
         reported_seed: outcome.reported_seed,
         rerun: scenario.rerun_command(outcome.reported_seed),
         shrink: has_finding(outcome)
-            .then(|| scenario.shrink_command(outcome.reported_seed))
+            .then(|| scenario.shrink_command(outcome.reported_seed).ok())
             .flatten(),
         worker: scenario.clients.worker.as_ref().map(|w| WorkerSummary {
             command: &w.argv,

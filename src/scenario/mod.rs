@@ -290,22 +290,30 @@ impl Scenario {
     }
 
     /// The command that shrinks this scenario's run with `seed` to a minimal scenario;
-    /// `None` for worker clients, which shrink cannot run ([`SHRINK_NO_WORKER`]).
-    pub fn shrink_command(&self, seed: u64) -> Option<String> {
+    /// else why there is none: worker clients ([`SHRINK_NO_WORKER`]) and a Sentinel
+    /// deployment ([`SHRINK_NO_SENTINEL`]) do not run on the simulator.
+    pub fn shrink_command(&self, seed: u64) -> Result<String, &'static str> {
         if self.clients.worker.is_some() {
-            return None;
+            return Err(SHRINK_NO_WORKER);
+        }
+        if self.sentinel.is_some() {
+            return Err(SHRINK_NO_SENTINEL);
         }
         let file = self.path.as_ref().map_or_else(
             || format!("scenarios/{}.toml", self.name),
             |p| p.display().to_string(),
         );
-        Some(format!("cargo run --release -- shrink {file} --seed {seed}"))
+        Ok(format!("cargo run --release -- shrink {file} --seed {seed}"))
     }
 }
 
 /// Why a run of worker clients has no shrink command.
 pub const SHRINK_NO_WORKER: &str = "shrink reruns the simulator, which runs lockstorm's own algorithms, \
      not a worker's library: rerun the seed on real Redis instead";
+
+/// Why a `[sentinel]` run has no shrink command.
+pub const SHRINK_NO_SENTINEL: &str = "shrink reruns the simulator, which does not model a Redis Sentinel \
+     deployment yet: rerun the seed on real Redis instead";
 
 /// The text of a scenario file, with an error naming it.
 pub fn read_text(path: &Path) -> Result<String, ScenarioError> {

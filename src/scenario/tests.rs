@@ -388,7 +388,7 @@ fn the_probe_client_is_one_more_client_on_a_lock_of_its_own() {
 fn a_rerun_command_names_the_worker_the_run_had() {
     let mut s = Scenario::parse("backend = \"redis\"\n", "t.toml", "t").unwrap();
     assert!(!s.rerun_command(3).contains("--adapter"));
-    assert!(s.shrink_command(3).is_some());
+    assert!(s.shrink_command(3).is_ok());
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(crate::worker::adapters::DEFAULT_LIST);
     let listed = crate::worker::adapters::load(&path).unwrap();
     let pottery = listed.iter().find(|a| a.name == "pottery").unwrap();
@@ -402,7 +402,11 @@ fn a_rerun_command_names_the_worker_the_run_had() {
     assert!(s
         .rerun_command(3)
         .ends_with("--seed 3 --backend redis --worker 'python3 w.py'"));
-    assert_eq!(s.shrink_command(3), None, "shrink cannot run a library");
+    assert_eq!(
+        s.shrink_command(3),
+        Err(super::SHRINK_NO_WORKER),
+        "shrink cannot run a library"
+    );
 }
 
 #[test]

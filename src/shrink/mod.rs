@@ -100,6 +100,13 @@ pub enum ShrinkError {
         crate::scenario::SHRINK_NO_WORKER
     )]
     Worker { scenario: String, command: String },
+    /// A `[sentinel]` run: its failovers are real sentinels', which the simulator does
+    /// not model yet (docs/sentinel.md).
+    #[error(
+        "{scenario}: its node is a Redis Sentinel deployment ([sentinel]): {}",
+        crate::scenario::SHRINK_NO_SENTINEL
+    )]
+    Sentinel { scenario: String },
 }
 
 /// The scenario and seed a report folder names (summary.json's `file` and
@@ -269,6 +276,11 @@ pub fn shrink(
         return Err(ShrinkError::Worker {
             scenario: original.name.clone(),
             command: w.command_line(),
+        });
+    }
+    if original.sentinel.is_some() {
+        return Err(ShrinkError::Sentinel {
+            scenario: original.name.clone(),
         });
     }
     // Shrinking reruns the scenario on the simulator, whatever it ran on.

@@ -194,8 +194,8 @@ async fn drive(
         let (upstream, serving) = match h {
             Host::Managed(n) => (n.upstream(), n.serving()),
             // Built-in clients reach a deployment's master through the sentinels
-            // (`Route::Sentinel`), not through this proxy: it only fills node 0's place,
-            // and the faults that would need it are refused with `[sentinel]`.
+            // (`Route::Sentinel`), not through this proxy: it only fills node 0's place;
+            // the deployment's own relays report the cuts (below).
             Host::Sentinel(s) => (proxy::fixed(s.first_master), tokio::sync::watch::channel(true).1),
             Host::External(addr) => {
                 load_scripts(i, *addr).await?;
@@ -211,6 +211,10 @@ async fn drive(
             replies: replies_wanted.clone(),
             sends: scenario.clients.worker.is_some(),
         };
+        if let Host::Sentinel(s) = h {
+            // The deployment's relays carry the clients' bytes: they say what cuts did.
+            s.note_links(notes.clone());
+        }
         let proxy = Proxy::start_gated(upstream, serving, n_clients, Some(notes))
             .await
             .map_err(|e| RealError::Io(format!("start the proxy for node {i}"), e))?;

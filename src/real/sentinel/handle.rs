@@ -55,6 +55,7 @@ pub struct SentinelHandle {
     subnet: u8,
     /// Each data node's announced address and name (`redis0`, ...).
     data: Vec<(SocketAddr, String)>,
+    notes: super::mesh::ClientNotes,
     events: std::sync::Mutex<Option<mpsc::UnboundedReceiver<SentinelEvent>>>,
 }
 
@@ -70,6 +71,7 @@ impl SentinelHandle {
             name: deployment.settings().name.clone(),
             first_master: deployment.addr(Member::Data(0)),
             subnet: deployment.subnet,
+            notes: deployment.client_notes(),
             data: deployment
                 .members()
                 .into_iter()
@@ -92,6 +94,12 @@ impl SentinelHandle {
     /// The IP client `c` connects from (the deployment's [`super::Deployment::client_ip`]).
     pub fn client_ip(&self, c: usize) -> std::net::Ipv4Addr {
         super::client_ip(self.subnet, c)
+    }
+
+    /// From now on, what cuts do to the clients' bytes to the data nodes is said to
+    /// `notes` (the driver's `link` lines, as node 0's).
+    pub fn note_links(&self, notes: crate::real::proxy::Notes) {
+        *self.notes.lock().unwrap_or_else(|e| e.into_inner()) = Some(notes);
     }
 
     /// The name of the data node at `addr` (where a client found the master).

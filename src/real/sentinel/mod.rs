@@ -168,10 +168,22 @@ impl Deployment {
                 }
             }
         }
+        // Only one deployment's clients connect to its relays: an IP in the clients'
+        // range of the whole 127.77/16 block is one of them.
+        fn client_of(ip: std::net::IpAddr) -> Option<usize> {
+            match ip {
+                std::net::IpAddr::V4(v4) => {
+                    let [a, b, _, d] = v4.octets();
+                    ((a, b) == (127, 77) && d >= 128).then(|| usize::from(d - 128))
+                }
+                std::net::IpAddr::V6(_) => None,
+            }
+        }
         for p in &deployment.processes {
+            let clients = matches!(p.member, Member::Data(_)).then_some(client_of as fn(_) -> _);
             deployment
                 .mesh
-                .front(p.announced(), p.direct())
+                .front(p.announced(), p.direct(), clients)
                 .await
                 .map_err(|e| RealError::Io(format!("listen on {} for {}", p.announced(), p.member), e))?;
         }
@@ -329,6 +341,11 @@ impl Deployment {
     /// and one member ([`Deployment::cut_client`]) leaves its other links up.
     pub fn client_ip(&self, c: usize) -> Ipv4Addr {
         client_ip(self.subnet, c)
+    }
+
+    /// Where the data nodes' relays report what cuts do to clients' bytes, once set.
+    pub fn client_notes(&self) -> mesh::ClientNotes {
+        self.mesh.notes()
     }
 
     /// Cuts (`true`) or heals the link between client `c` and `member`, both ways.
