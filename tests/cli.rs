@@ -528,3 +528,59 @@ fn a_clean_run_with_one_acquisition_is_not_exercised() {
         "too few acquisitions: 1 of at least 2"
     );
 }
+
+/// `report --cut` cuts a run's history only: a folder without one (empty, a library
+/// matrix, a sweep) is refused in one line, exit 2, and nothing in it is rewritten; a
+/// cut history is refused by `report` afterwards, which needs every line.
+#[test]
+fn report_cut_refuses_a_folder_without_a_run_history_and_a_cut_history_is_not_judged_again() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::create_dir(tmp.path().join("empty")).unwrap();
+    std::fs::create_dir(tmp.path().join("matrix")).unwrap();
+    write(&tmp.path().join("matrix"), "matrix.json", "{}");
+    for dir in ["empty", "matrix"] {
+        let out = lockstorm(tmp.path(), &["report", dir, "--cut"]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{dir}: {stderr}");
+        assert_eq!(stderr.trim().lines().count(), 1, "{dir}: {stderr}");
+        assert!(
+            stderr.contains("--cut cuts a run's history.jsonl"),
+            "{dir}: {stderr}"
+        );
+    }
+    assert_eq!(
+        std::fs::read_dir(tmp.path().join("matrix")).unwrap().count(),
+        1,
+        "nothing written"
+    );
+
+    // A run with a violation, cut, then judged again.
+    write(
+        tmp.path(),
+        "broken.toml",
+        "duration = \"3s\"\nnodes = 3\nexpect = \"unsafe\"\n[algorithm]\nquorum = 1\n[clients]\ncount = 4\n",
+    );
+    let out = lockstorm(tmp.path(), &["scenario", "broken.toml", "--out", "run", "-q"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = lockstorm(tmp.path(), &["report", "run", "--cut"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let history = std::fs::read_to_string(tmp.path().join("run/history.jsonl")).unwrap();
+    assert!(
+        history.lines().next().unwrap().contains("\"cut\":"),
+        "the meta line says it is cut"
+    );
+    let out = lockstorm(tmp.path(), &["report", "run"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("meta: cut"), "{stderr}");
+}

@@ -38,6 +38,12 @@ pub fn run(a: Args) -> Result<bool> {
             serde_json::from_str(&text).with_context(|| format!("{} is malformed", path.display()))?;
         Ok(Some(value))
     }
+    if a.cut && !dir.join("history.jsonl").is_file() {
+        anyhow::bail!(
+            "{}: --cut cuts a run's history.jsonl, and this folder has none",
+            dir.display()
+        );
+    }
     if a.list.is_some() && !dir.join(lockstorm::report::matrix::JSON).is_file() {
         anyhow::bail!(
             "{}: --list judges a library matrix again, and this folder has no matrix.json",
@@ -67,12 +73,6 @@ pub fn run(a: Args) -> Result<bool> {
             dir.display()
         );
         return Ok(true);
-    }
-    if a.cut && !dir.join("history.jsonl").is_file() {
-        anyhow::bail!(
-            "{}: --cut cuts a run's history.jsonl, and this folder has none",
-            dir.display()
-        );
     }
     let keep = match a.cut {
         true => lockstorm::report::Keep::Cited,
