@@ -476,23 +476,31 @@ fn write_evidence(
                 Kept::Whole => {
                     std::fs::copy(from, &path).map_err(io_err(&path))?;
                 }
-                kept => {
-                    // Read whole before the cut replaces it (`from` may be `path`).
-                    let text = std::fs::read(from).map_err(io_err(from))?;
-                    keep_file(&path, kept, |out| match kept {
-                        Kept::Cut { windows, lines } => crate::history::cut::write(
-                            &text[..],
-                            *lines,
-                            windows,
-                            std::io::BufWriter::new(out),
-                        ),
-                        _ => Ok(()),
-                    })?;
-                }
+                kept => cut_file(from, &path, kept)?,
             }
             Ok(rendered)
         }
     }
+}
+
+/// Writes at `path` what `kept` keeps of the history file `from` (which may be `path`),
+/// a line at a time: the cut goes to a file beside it, which then replaces `path`; with
+/// nothing kept, `path` is removed.
+fn cut_file(from: &Path, path: &Path, kept: &Kept) -> Result<(), ReportError> {
+    let Kept::Cut { windows, lines } = kept else {
+        return keep_file(path, kept, |_| Ok(()));
+    };
+    let part = path.with_extension("jsonl.cut");
+    let source = std::fs::File::open(from).map_err(io_err(from))?;
+    keep_file(&part, kept, |out| {
+        crate::history::cut::write(
+            std::io::BufReader::new(source),
+            *lines,
+            windows,
+            std::io::BufWriter::new(out),
+        )
+    })?;
+    std::fs::rename(&part, path).map_err(io_err(path))
 }
 
 /// Writes history.jsonl at `path` with `write` when `kept` keeps some of it, else
@@ -628,14 +636,7 @@ pub fn rerender(dir: &Path, keep: Keep) -> Result<Findings, ReportError> {
         return Err(e.into());
     }
     if rendered.history != Kept::Whole {
-        // Read whole before the cut replaces it.
-        let text = std::fs::read(&path).map_err(io_err(&path))?;
-        keep_file(&path, &rendered.history, |out| match &rendered.history {
-            Kept::Cut { windows, lines } => {
-                crate::history::cut::write(&text[..], *lines, windows, std::io::BufWriter::new(out))
-            }
-            _ => Ok(()),
-        })?;
+        cut_file(&path, &path, &rendered.history)?;
     }
     folder::write_manifest(dir, &others)?;
     Ok(findings)
