@@ -521,57 +521,47 @@ fn two_masters(
             .any(|(l, s)| *l > switch && *l < line && s.event == "+convert-to-slave" && s.instance == m);
         (!demoted).then_some((switch, to))
     };
-    let mut lines: Vec<usize> = oks.to_vec();
-    lines.extend([a_line, b_line]);
     let holds = [(a, a_line, &a_member), (b, b_line, &b_member)];
     let stale = holds
         .iter()
-        .find_map(|&(h, line, m)| Some((h, line, m, moved_away(m, line)?)));
-    let named = if let Some((h, line, m, (switch, to))) = stale {
-        let (other, other_line, other_member) = match h.client == a.client && line == a_line {
-            true => (b, b_line, &b_member),
-            false => (a, a_line, &a_member),
-        };
-        lines.push(switch);
-        Named {
-            kind: Anomaly::SplitBrain,
-            cause: format!(
-                "the sentinels had moved the master from {m} to {to} (line {switch}), yet {m}, not demoted, still accepted client {}'s SET (line {line}), while client {}'s went to {other_member} (line {other_line}): two masters at once",
-                h.client, other.client
-            ),
-            lines,
-            from_node_events: true,
-            victim: None,
-        }
+        .enumerate()
+        .find_map(|(i, &(_, line, m))| Some((i, moved_away(m, line)?)));
+    let (kind, cause, victim, switch) = if let Some((i, (switch, to))) = stale {
+        let ((h, line, m), (other, other_line, other_member)) = (holds[i], holds[1 - i]);
+        let cause = format!(
+            "the sentinels had moved the master from {m} to {to} (line {switch}), yet {m}, not demoted, still accepted client {}'s SET (line {line}), while client {}'s went to {other_member} (line {other_line}): two masters at once",
+            h.client, other.client
+        );
+        (Anomaly::SplitBrain, cause, None, switch)
     } else {
         let ((first, first_line, first_member), (later, later_line, later_member)) = match a_line < b_line {
             true => (holds[0], holds[1]),
             false => (holds[1], holds[0]),
         };
-        let (switch, _) = sentinel
-            .iter()
-            .find(|(l, s)| {
-                *l > first_line
-                    && *l < later_line
-                    && s.event == "+switch-master"
-                    && s.from.as_deref() == Some(first_member.as_str())
-            })
-            .map(|(l, s)| (*l, s.instance.clone()))?;
-        lines.push(switch);
-        Named {
-            kind: Anomaly::KeyLostOnFailover,
-            cause: format!(
-                "client {}'s SET went to {first_member} (line {first_line}); the sentinels then moved the master to {later_member} (line {switch}), where client {}'s SET NX succeeded (line {later_line}), so it did not have the first key",
-                first.client, later.client
-            ),
-            lines,
-            from_node_events: true,
-            victim: Some(first.client),
-        }
+        let switch = sentinel.iter().find_map(|(l, s)| {
+            (*l > first_line
+                && *l < later_line
+                && s.event == "+switch-master"
+                && s.from.as_deref() == Some(first_member.as_str()))
+            .then_some(*l)
+        })?;
+        let cause = format!(
+            "client {}'s SET went to {first_member} (line {first_line}); the sentinels then moved the master to {later_member} (line {switch}), where client {}'s SET NX succeeded (line {later_line}), so it did not have the first key",
+            first.client, later.client
+        );
+        (Anomaly::KeyLostOnFailover, cause, Some(first.client), switch)
     };
-    let mut named = named;
-    named.lines.sort_unstable();
-    named.lines.dedup();
+    let mut lines: Vec<usize> = oks.to_vec();
+    lines.extend([a_line, b_line, switch]);
+    lines.sort_unstable();
+    lines.dedup();
+    let named = Named {
+        kind,
+        cause,
+        lines,
+        from_node_events: true,
+        victim,
+    };
     Some(named)
 }
 

@@ -441,23 +441,16 @@ fn write_evidence(
     let path = dir.join("history.jsonl");
     match &outcome.history {
         History::Memory(events) => {
-            // Whole first, so a report stopped while it renders leaves the history.
-            let whole =
-                |out: std::fs::File| crate::history::write_jsonl(events, std::io::BufWriter::new(out));
+            // Whole first, so a report stopped while it renders leaves the history; then
+            // cut to what the pages cite, or removed.
             if keep_history != Keep::Nothing {
-                keep_file(&path, &Kept::Whole, whole)?;
+                keep_file(&path, &Kept::Whole, |out| {
+                    crate::history::write_jsonl(events, std::io::BufWriter::new(out))
+                })?;
             }
             let view = view::RunView::new(events, &outcome.findings);
             let rendered = render(dir, summary, &view, keep_history, which)?;
-            if let Kept::Cut { windows, lines } = &rendered.history {
-                let mut text = Vec::new();
-                crate::history::write_jsonl(events, &mut text).map_err(io_err(&path))?;
-                keep_file(&path, &rendered.history, |out| {
-                    crate::history::cut::write(&text[..], *lines, windows, std::io::BufWriter::new(out))
-                })?;
-            } else if rendered.history == Kept::Not {
-                keep_file(&path, &Kept::Not, whole)?;
-            }
+            cut_file(&path, &path, &rendered.history)?;
             Ok(rendered)
         }
         History::File { path: from, .. } => {
@@ -487,8 +480,11 @@ fn write_evidence(
 /// a line at a time: the cut goes to a file beside it, which then replaces `path`; with
 /// nothing kept, `path` is removed.
 fn cut_file(from: &Path, path: &Path, kept: &Kept) -> Result<(), ReportError> {
-    let Kept::Cut { windows, lines } = kept else {
-        return keep_file(path, kept, |_| Ok(()));
+    let (windows, lines) = match kept {
+        Kept::Cut { windows, lines } => (windows, lines),
+        Kept::Not => return keep_file(path, kept, |_| Ok(())),
+        // Kept where it is: nothing to cut.
+        Kept::Whole => return Ok(()),
     };
     let part = path.with_extension("jsonl.cut");
     let source = std::fs::File::open(from).map_err(io_err(from))?;
@@ -635,9 +631,7 @@ pub fn rerender(dir: &Path, keep: Keep) -> Result<Findings, ReportError> {
     if let Some(e) = file.error() {
         return Err(e.into());
     }
-    if rendered.history != Kept::Whole {
-        cut_file(&path, &path, &rendered.history)?;
-    }
+    cut_file(&path, &path, &rendered.history)?;
     folder::write_manifest(dir, &others)?;
     Ok(findings)
 }

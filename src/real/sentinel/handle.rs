@@ -192,11 +192,11 @@ impl Task {
                 cut,
                 clients,
             } => {
-                let m = match (isolated, self.isolated) {
-                    (true, Some(m)) => m,
-                    (true, None) => self.master().await,
-                    (false, Some(m)) => m,
-                    (false, None) => return,
+                // The member cut off since the first partition began, or now the master.
+                let m = match self.isolated {
+                    Some(m) => m,
+                    None if isolated => self.master().await,
+                    None => return,
                 };
                 for other in self.deployment.members().into_iter().filter(|&o| o != m) {
                     match isolated {

@@ -111,6 +111,18 @@ pub fn client_ip(subnet: u8, c: usize) -> Ipv4Addr {
     Ipv4Addr::new(127, 77, subnet, (128 + c) as u8)
 }
 
+/// The client whose IP `ip` is ([`client_ip`]), for a deployment's relays: only its own
+/// clients connect to them, so the clients' range of the 127.77/16 block is enough.
+fn client_of(ip: std::net::IpAddr) -> Option<usize> {
+    match ip {
+        std::net::IpAddr::V4(v4) => {
+            let [a, b, _, d] = v4.octets();
+            ((a, b) == (127, 77) && d >= 128).then(|| usize::from(d - 128))
+        }
+        std::net::IpAddr::V6(_) => None,
+    }
+}
+
 fn subnet() -> u8 {
     let _ = NEXT_SUBNET.compare_exchange(u32::MAX, std::process::id(), Ordering::Relaxed, Ordering::Relaxed);
     (NEXT_SUBNET.fetch_add(1, Ordering::Relaxed) % 256) as u8
@@ -166,17 +178,6 @@ impl Deployment {
                     }
                     return Err(e);
                 }
-            }
-        }
-        // Only one deployment's clients connect to its relays: an IP in the clients'
-        // range of the whole 127.77/16 block is one of them.
-        fn client_of(ip: std::net::IpAddr) -> Option<usize> {
-            match ip {
-                std::net::IpAddr::V4(v4) => {
-                    let [a, b, _, d] = v4.octets();
-                    ((a, b) == (127, 77) && d >= 128).then(|| usize::from(d - 128))
-                }
-                std::net::IpAddr::V6(_) => None,
             }
         }
         for p in &deployment.processes {
