@@ -1,24 +1,41 @@
-//! Builds the faketime shim (`src/real/faketime_shim.c`) once, at build time, so running
-//! clock faults on real nodes needs no C compiler. The shared object is embedded in the
-//! binary (`src/real/faketime.rs`) and written next to the nodes when a run needs it.
+//! Builds lockstorm's two preload shims once, at build time, so running them needs no C
+//! compiler. Each shared object is embedded in the binary and written out when a run
+//! needs it:
+//! - `src/real/faketime_shim.c` (`src/real/faketime.rs`): clock faults on real nodes;
+//! - `src/real/sentinel/bind_shim.c` (`src/real/sentinel/source.rs`): a worker's
+//!   connections to a Sentinel deployment come from the worker's own loopback IP.
 //!
-//! The `cc` crate finds the same C compiler Rust links with. If it cannot build the shim
-//! (not Linux with glibc, or no compiler), the build still succeeds with an empty shim,
-//! and a real run that needs clock faults says why it cannot run them.
+//! The `cc` crate finds the same C compiler Rust links with. If it cannot build a shim
+//! (not Linux with glibc, or no compiler), the build still succeeds with an empty one,
+//! and a real run that needs it says why it cannot run.
 
 use std::path::PathBuf;
 
 fn main() {
-    let source = "src/real/faketime_shim.c";
+    shim(
+        "src/real/faketime_shim.c",
+        "faketime_shim",
+        "real-backend clock faults will be refused",
+    );
+    shim(
+        "src/real/sentinel/bind_shim.c",
+        "bind_shim",
+        "workers on a Sentinel deployment will be refused",
+    );
+}
+
+/// Builds `source` into `OUT_DIR/NAME.so`, or writes an empty one and says why in
+/// `OUT_DIR/NAME.why`.
+fn shim(source: &str, name: &str, without: &str) {
     println!("cargo:rerun-if-changed={source}");
     let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
-    let shim = out.join("faketime_shim.so");
-    let why_not = build(source, &shim).err();
+    let so = out.join(format!("{name}.so"));
+    let why_not = build(source, &so).err();
     if let Some(why) = &why_not {
-        println!("cargo:warning=faketime shim not built ({why}): real-backend clock faults will be refused");
-        std::fs::write(&shim, b"").expect("write an empty shim into OUT_DIR");
+        println!("cargo:warning={name} not built ({why}): {without}");
+        std::fs::write(&so, b"").expect("write an empty shim into OUT_DIR");
     }
-    std::fs::write(out.join("faketime_shim.why"), why_not.unwrap_or_default()).expect("write into OUT_DIR");
+    std::fs::write(out.join(format!("{name}.why")), why_not.unwrap_or_default()).expect("write into OUT_DIR");
 }
 
 fn build(source: &str, shim: &std::path::Path) -> Result<(), String> {

@@ -634,7 +634,6 @@ impl RawScenario {
                 nodes,
                 algorithm: algorithm.kind,
                 replication: replication.is_some(),
-                worker: clients.worker.is_some(),
                 clients: clients.count,
                 persistence: persistence[0],
             })?),

@@ -34,7 +34,6 @@ pub(super) struct Context {
     pub nodes: usize,
     pub algorithm: AlgorithmKind,
     pub replication: bool,
-    pub worker: bool,
     pub clients: usize,
     pub persistence: Persistence,
 }
@@ -59,11 +58,6 @@ impl RawSentinel {
         }
         if cx.replication {
             return refuse("has replicas of its own: leave out [replication] (lockstorm's own failover)");
-        }
-        if cx.worker {
-            return refuse(
-                "with worker clients is not supported yet (the hello does not carry the sentinels)",
-            );
         }
         if cx.clients > crate::real::sentinel::MAX_CLIENTS {
             return refuse(&format!(

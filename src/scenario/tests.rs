@@ -438,6 +438,7 @@ fn a_hello_round_trips_with_the_exact_configuration() {
         ttl_ms: 10_000,
         seed: 7,
         algorithm: a,
+        sentinel: None,
     })));
     assert!(
         line.starts_with(r#"{"type":"hello","id":0,"protocol":2,"client":1"#),

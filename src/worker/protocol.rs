@@ -45,6 +45,19 @@ pub struct Hello {
     pub ttl_ms: u64,
     pub seed: u64,
     pub algorithm: HelloAlgorithm,
+    /// On a Sentinel deployment (`[sentinel]`): where the sentinels are, and the name
+    /// they watch the master under; `nodes` then holds the master at the start.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sentinel: Option<HelloSentinel>,
+}
+
+/// A Sentinel deployment, as a library's Sentinel client is configured with it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HelloSentinel {
+    /// The name the sentinels monitor the master under (`SENTINEL get-master-addr-by-name`).
+    pub master: String,
+    /// The sentinels' addresses, `host:port`.
+    pub sentinels: Vec<String>,
 }
 
 /// The scenario's algorithm parameters, in the units libraries take.

@@ -227,12 +227,18 @@ async fn drive(
     let workers = match &scenario.clients.worker {
         Some(spec) => {
             let faketime = needs_worker_faketime(&plan).then(|| tmp.join("workers"));
+            let sentinel = hosts.iter().find_map(|h| match h {
+                Host::Sentinel(s) => Some(s),
+                _ => None,
+            });
             Some(
                 Workers::start(
                     scenario,
                     seed,
                     spec,
                     &proxies,
+                    sentinel,
+                    tmp,
                     faketime.as_deref(),
                     worker_tx,
                     &mut worker_rx,

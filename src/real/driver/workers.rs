@@ -16,10 +16,13 @@
 use super::{Driver, Ev};
 use crate::real::faketime::{Faketime, FaketimeLibs};
 use crate::real::proxy::Proxy;
+use crate::real::sentinel::{source::SourceShim, SentinelHandle};
 use crate::real::RealError;
 use crate::scenario::Scenario;
 use crate::worker::process::{self, FromProcess, WorkerEvent, WorkerLogs, WorkerProcess};
-use crate::worker::protocol::{self, Capabilities, FromWorker, Hello, HelloAlgorithm, ToWorker};
+use crate::worker::protocol::{
+    self, Capabilities, FromWorker, Hello, HelloAlgorithm, HelloSentinel, ToWorker,
+};
 use crate::worker::{AnswerKind, Answered, Request, WorkerSpec};
 use std::time::Duration;
 use tokio::sync::mpsc;
@@ -76,12 +79,18 @@ impl Workers {
     }
 
     /// Starts every client's worker, sends each its hello and waits for every
-    /// `hello_ok`. `proxies[n].addr(c)` is client `c`'s address of node `n`.
+    /// `hello_ok`. `proxies[n].addr(c)` is client `c`'s address of node `n`; on a
+    /// Sentinel deployment (`sentinel`) a worker is told the sentinels and the first
+    /// master instead, and connects to them from its own IP (the shim, written into
+    /// `dir`).
+    #[allow(clippy::too_many_arguments)]
     pub(super) async fn start(
         scenario: &Scenario,
         seed: u64,
         spec: &WorkerSpec,
         proxies: &[Proxy],
+        sentinel: Option<&SentinelHandle>,
+        dir: &std::path::Path,
         faketime_dir: Option<&std::path::Path>,
         events: mpsc::UnboundedSender<WorkerEvent>,
         rx: &mut mpsc::UnboundedReceiver<WorkerEvent>,
@@ -93,6 +102,7 @@ impl Workers {
                 .map_err(|e| RealError::Io(format!("create {}", dir.display()), e))?;
         }
         let libs = faketime_dir.map(FaketimeLibs::build).transpose()?;
+        let source = sentinel.map(|_| SourceShim::write(dir)).transpose()?;
         let mut w = Workers {
             spec: spec.clone(),
             procs: Vec::with_capacity(n),
@@ -118,6 +128,9 @@ impl Workers {
                 if let Some(ft) = &mut clock {
                     ft.apply(cmd);
                 }
+                if let (Some(shim), Some(s)) = (&source, sentinel) {
+                    shim.apply(cmd, s.client_ip(c));
+                }
             };
             let p = WorkerProcess::start(spec, c, &w.logs.path(c), prepare, events.clone())
                 .map_err(|e| RealError::Worker(e.to_string()))?;
@@ -128,7 +141,10 @@ impl Workers {
                 protocol: protocol::VERSION,
                 client: c,
                 clients: n,
-                nodes: proxies.iter().map(|p| p.addr(c).to_string()).collect(),
+                nodes: match sentinel {
+                    Some(s) => vec![s.first_master.to_string()],
+                    None => proxies.iter().map(|p| p.addr(c).to_string()).collect(),
+                },
                 locks: (0..scenario.clients.locks.min(1_000))
                     .map(crate::command::LockId)
                     .chain(scenario.clients.probe_lock())
@@ -137,6 +153,10 @@ impl Workers {
                 ttl_ms: scenario.algorithm.ttl_ms,
                 seed,
                 algorithm: HelloAlgorithm::from_config(&scenario.algorithm),
+                sentinel: sentinel.map(|s| HelloSentinel {
+                    master: s.name.clone(),
+                    sentinels: s.sentinels.iter().map(|a| a.to_string()).collect(),
+                }),
             }));
             if let Err(e) = w.procs[c].send(&protocol::to_line(&hello)) {
                 return Err(RealError::Worker(w.breach(

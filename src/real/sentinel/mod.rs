@@ -40,10 +40,10 @@
 //! - a relay on the announced port sees each member's own IP as the peer, so a cut
 //!   between a sentinel and the master makes that sentinel alone say `+sdown`.
 //!
-//! Clients are the part not yet addressed: lockstorm's clients connect from 127.0.0.1
-//! and share one link per member. A per-client cut needs each client's connections to
-//! carry an IP of its own: a socket bound before `connect` for the built-in clients, an
-//! `LD_PRELOAD`ed `connect` that binds first for a worker (beside the faketime shim).
+//! Clients connect from IPs of their own too ([`client_ip`]), so a cut can take one client
+//! off one member: the built-in clients bind their sockets before `connect`; a worker
+//! runs with an `LD_PRELOAD`ed `connect` that binds first ([`source`], beside the
+//! faketime shim).
 //!
 //! Every process is started through [`crate::children`] like every redis-server of
 //! lockstorm's, on the thread that calls [`Deployment::start`]: it is killed when the
@@ -57,6 +57,7 @@ pub mod member;
 pub mod mesh;
 pub mod observe;
 pub mod settings;
+pub mod source;
 
 pub use events::{EventKind, Instance, Role, SentinelEvent};
 pub use handle::{SentinelHandle, SentinelOp};
