@@ -114,6 +114,8 @@ pub enum News {
     /// removed it.
     Key {
         node: usize,
+        /// The member of a Sentinel deployment whose event it is (`redis0`, ...).
+        member: Option<String>,
         key: String,
         note: Note,
         value: Option<String>,
@@ -133,39 +135,22 @@ impl Watcher {
     /// Connects to `addr` (node `node`'s master), turns key events on and subscribes;
     /// returns once subscribed. The watcher sends what it sees to `news` until the
     /// connection ends.
+    ///
+    /// `member`: the data member of a Sentinel deployment at `addr`, which is a master
+    /// or a replica as the sentinels decide. A replica fires the same key events for
+    /// what it applies from its master, which no client wrote there, so the watcher
+    /// drops every event the member fires while its `ROLE` says replica (asked after
+    /// the event: a replica promoted in between is taken as the master it now is).
     pub async fn start(
         node: usize,
         addr: SocketAddr,
+        member: Option<String>,
         news: mpsc::UnboundedSender<News>,
     ) -> Result<Watcher, String> {
-        let (push_tx, push_rx) = mpsc::unbounded_channel();
-        let client =
-            redis::Client::open(format!("redis://{addr}/?protocol=resp3")).map_err(|e| e.to_string())?;
-        let config = redis::AsyncConnectionConfig::new()
-            .set_connection_timeout(Some(Duration::from_secs(10)))
-            .set_response_timeout(None)
-            .set_push_sender(push_tx);
-        let mut conn = tokio::time::timeout(
-            Duration::from_secs(10),
-            client.get_multiplexed_async_connection_with_config(&config),
-        )
-        .await
-        .map_err(|_| "no answer in 10 s".to_string())?
-        .map_err(|e| e.to_string())?;
-        redis::cmd("CONFIG")
-            .arg("SET")
-            .arg("notify-keyspace-events")
-            .arg("Eg$x")
-            .query_async::<()>(&mut conn)
-            .await
-            .map_err(|e| format!("CONFIG SET notify-keyspace-events: {e}"))?;
-        for (channel, _) in EVENTS {
-            conn.subscribe(channel)
-                .await
-                .map_err(|e| format!("SUBSCRIBE {channel}: {e}"))?;
-        }
+        let (conn, push_rx) = subscribe(addr).await?;
         let (ask, asks) = mpsc::unbounded_channel();
-        tokio::spawn(watch(node, conn, push_rx, asks, news));
+        let at = Watched { node, addr, member };
+        tokio::spawn(watch(at, conn, push_rx, asks, news));
         Ok(Watcher { ask })
     }
 
@@ -180,10 +165,83 @@ impl Watcher {
     }
 }
 
+/// What a watcher watches: node `node`'s master at `addr`, or with `member` one data
+/// member of a Sentinel deployment.
+struct Watched {
+    node: usize,
+    addr: SocketAddr,
+    member: Option<String>,
+}
+
+/// Connects to `addr`, turns key events on and subscribes to them.
+async fn subscribe(
+    addr: SocketAddr,
+) -> Result<
+    (
+        redis::aio::MultiplexedConnection,
+        mpsc::UnboundedReceiver<redis::PushInfo>,
+    ),
+    String,
+> {
+    let (push_tx, push_rx) = mpsc::unbounded_channel();
+    let client = redis::Client::open(format!("redis://{addr}/?protocol=resp3")).map_err(|e| e.to_string())?;
+    let config = redis::AsyncConnectionConfig::new()
+        .set_connection_timeout(Some(Duration::from_secs(10)))
+        .set_response_timeout(None)
+        .set_push_sender(push_tx);
+    let mut conn = tokio::time::timeout(
+        Duration::from_secs(10),
+        client.get_multiplexed_async_connection_with_config(&config),
+    )
+    .await
+    .map_err(|_| "no answer in 10 s".to_string())?
+    .map_err(|e| e.to_string())?;
+    redis::cmd("CONFIG")
+        .arg("SET")
+        .arg("notify-keyspace-events")
+        .arg("Eg$x")
+        .query_async::<()>(&mut conn)
+        .await
+        .map_err(|e| format!("CONFIG SET notify-keyspace-events: {e}"))?;
+    for (channel, _) in EVENTS {
+        conn.subscribe(channel)
+            .await
+            .map_err(|e| format!("SUBSCRIBE {channel}: {e}"))?;
+    }
+    Ok((conn, push_rx))
+}
+
+/// A member's watcher whose connection ended while it is kept: the sentinels end every
+/// client's connection when they change a member's role (`CLIENT KILL TYPE normal` and
+/// `pubsub` after `REPLICAOF`), so it subscribes again, for up to this long. What the
+/// member fired between the kill and the new subscription (a few milliseconds) is not
+/// seen.
+const RESUBSCRIBE_FOR: Duration = Duration::from_secs(10);
+
+/// A member's new connection after its watcher's ended; `None` if none came in
+/// [`RESUBSCRIBE_FOR`] or the watcher is no longer kept.
+async fn resubscribe(
+    at: &Watched,
+    asks: &mpsc::UnboundedReceiver<(Back, oneshot::Sender<()>)>,
+) -> Option<(
+    redis::aio::MultiplexedConnection,
+    mpsc::UnboundedReceiver<redis::PushInfo>,
+)> {
+    at.member.as_ref()?;
+    let deadline = tokio::time::Instant::now() + RESUBSCRIBE_FOR;
+    while !asks.is_closed() && tokio::time::Instant::now() < deadline {
+        if let Ok(c) = subscribe(at.addr).await {
+            return Some(c);
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    None
+}
+
 /// The watcher's task: key events in order, the value of each `set`, and the
 /// snapshots asked for, until the connection ends.
 async fn watch(
-    node: usize,
+    at: Watched,
     mut conn: redis::aio::MultiplexedConnection,
     mut pushes: mpsc::UnboundedReceiver<redis::PushInfo>,
     mut asks: mpsc::UnboundedReceiver<(Back, oneshot::Sender<()>)>,
@@ -193,31 +251,21 @@ async fn watch(
     let mut queue: std::collections::VecDeque<(String, Note)> = std::collections::VecDeque::new();
     loop {
         if let Some((key, note)) = queue.pop_front() {
-            let value = match note {
-                Note::Set => read_value(&mut conn, &mut pushes, &mut queue, &key).await,
-                _ => None,
-            };
-            let _ = news.send(News::Key {
-                node,
-                key,
-                note,
-                value,
-            });
+            tell(&at, &mut conn, &mut pushes, &mut queue, key, note, &news).await;
             continue;
         }
         // Pushes first: what the node said before its connection ended is all told.
         tokio::select! {
             biased;
             push = pushes.recv() => match push {
-                None => {
-                    ended(node, &asks);
-                    return;
-                }
-                Some(p) if p.kind == redis::PushKind::Disconnection => {
-                    ended(node, &asks);
-                    return;
-                }
-                Some(p) => queue.extend(event(p)),
+                Some(p) if p.kind != redis::PushKind::Disconnection => queue.extend(event(p)),
+                _ => match resubscribe(&at, &asks).await {
+                    Some((c, p)) => (conn, pushes) = (c, p),
+                    None => {
+                        ended(&at, &asks);
+                        return;
+                    }
+                },
             },
             ask = asks.recv() => {
                 let Some((mut back, done)) = ask else { return };
@@ -225,11 +273,7 @@ async fn watch(
                 // Events that came before the snapshot's reply are told first.
                 drain(&mut pushes, &mut queue);
                 while let Some((key, note)) = queue.pop_front() {
-                    let value = match note {
-                        Note::Set => read_value(&mut conn, &mut pushes, &mut queue, &key).await,
-                        _ => None,
-                    };
-                    let _ = news.send(News::Key { node, key, note, value });
+                    tell(&at, &mut conn, &mut pushes, &mut queue, key, note, &news).await;
                 }
                 back.after = match reply {
                     Ok(Ok(v)) => parse(&v),
@@ -242,20 +286,68 @@ async fn watch(
     }
 }
 
+/// Tells `news` of one key event (with the value a `set` wrote), unless `member` is a
+/// replica now.
+async fn tell(
+    at: &Watched,
+    conn: &mut redis::aio::MultiplexedConnection,
+    pushes: &mut mpsc::UnboundedReceiver<redis::PushInfo>,
+    queue: &mut std::collections::VecDeque<(String, Note)>,
+    key: String,
+    note: Note,
+    news: &mpsc::UnboundedSender<News>,
+) {
+    if at.member.is_some() && is_replica(conn).await {
+        return;
+    }
+    let value = match note {
+        Note::Set => read_value(conn, pushes, queue, &key).await,
+        _ => None,
+    };
+    let _ = news.send(News::Key {
+        node: at.node,
+        member: at.member.clone(),
+        key,
+        note,
+        value,
+    });
+}
+
 /// The watcher's connection ended. The node drops its [`Watcher`] before it kills the
 /// master or shuts down; if it still holds it, the connection was cut under a serving
 /// node (Redis closed it: an output buffer limit, a `CLIENT KILL`), and the node's key
 /// events are missing from here on: say so (true when it did).
-fn ended(node: usize, asks: &mpsc::UnboundedReceiver<(Back, oneshot::Sender<()>)>) -> bool {
+fn ended(at: &Watched, asks: &mpsc::UnboundedReceiver<(Back, oneshot::Sender<()>)>) -> bool {
     let cut = !asks.is_closed();
     if cut {
+        let Watched { node, member, .. } = at;
+        let who = member
+            .as_ref()
+            .map_or(format!("node {node}"), |m| format!("node {node} ({m})"));
         eprintln!(
-            "lockstorm: warning: node {node}: its key watcher's connection ended while the node served; \
+            "lockstorm: warning: {who}: its key watcher's connection ended while it served; \
              the history has no expired lines (and, for worker clients, no set or deleted lines) from it \
              until it restarts"
         );
     }
     cut
+}
+
+/// Whether the node on `conn` is a replica now (`ROLE`); no answer in time reads as
+/// not one, so its event is kept.
+async fn is_replica(conn: &mut redis::aio::MultiplexedConnection) -> bool {
+    let reply = tokio::time::timeout(
+        SNAPSHOT_TIMEOUT,
+        redis::cmd("ROLE").query_async::<redis::Value>(conn),
+    )
+    .await;
+    match reply {
+        Ok(Ok(redis::Value::Array(items))) => matches!(
+            items.first(),
+            Some(redis::Value::BulkString(b)) if b.as_slice() == b"slave"
+        ),
+        _ => false,
+    }
 }
 
 /// The value a `set` of `key` wrote: a `GET` on the watcher's connection, kept only if
@@ -394,7 +486,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let s = server(dir.path());
         let (tx, mut news) = mpsc::unbounded_channel();
-        let w = Watcher::start(0, s.addr(), tx).await.unwrap();
+        let w = Watcher::start(0, s.addr(), None, tx).await.unwrap();
         let client = redis::Client::open(format!("redis://{}/", s.addr())).unwrap();
         let mut c = client.get_multiplexed_async_connection().await.unwrap();
         let _: () = redis::cmd("SET")
@@ -456,12 +548,17 @@ mod tests {
     #[test]
     fn a_watcher_warns_of_its_end_only_while_its_node_still_holds_it() {
         let (ask, asks) = mpsc::unbounded_channel();
+        let at = Watched {
+            node: 3,
+            addr: "127.0.0.1:1".parse().unwrap(),
+            member: None,
+        };
         assert!(
-            ended(3, &asks),
+            ended(&at, &asks),
             "the node still holds the watcher: the cut is news"
         );
         drop(ask);
-        assert!(!ended(3, &asks), "the node let it go before the kill");
+        assert!(!ended(&at, &asks), "the node let it go before the kill");
     }
 
     #[tokio::test]

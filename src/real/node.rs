@@ -173,7 +173,7 @@ impl Node {
         // (and with it the proxy gate and the run's shutdown).
         let started = tokio::time::timeout(
             std::time::Duration::from_secs(10),
-            Watcher::start(self.index, self.processes[0].addr(), news),
+            Watcher::start(self.index, self.processes[0].addr(), None, news),
         )
         .await
         .unwrap_or_else(|_| Err("no answer to CONFIG SET or SUBSCRIBE in 10 s".into()));

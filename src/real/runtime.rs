@@ -82,9 +82,9 @@ impl Nodes {
             )
             .await?;
             return Ok(Nodes {
-                hosts: vec![Host::Sentinel(super::sentinel::SentinelHandle::spawn(
-                    deployment, news,
-                ))],
+                hosts: vec![Host::Sentinel(
+                    super::sentinel::SentinelHandle::spawn(deployment, news).await,
+                )],
                 runtime: Some(runtime),
             });
         }

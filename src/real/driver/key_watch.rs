@@ -22,8 +22,9 @@ use std::collections::BTreeMap;
 pub(crate) struct KeyWatch {
     /// The clients are workers: their keys' sets and deletes come from the key events.
     workers: bool,
-    /// (node, key) → the key's value, `None` if lockstorm did not read it.
-    present: BTreeMap<(NodeId, String), Option<String>>,
+    /// (node, member of a Sentinel deployment, key) → the key's value, `None` if
+    /// lockstorm did not read it.
+    present: BTreeMap<(NodeId, Option<String>, String), Option<String>>,
 }
 
 impl KeyWatch {
@@ -39,10 +40,11 @@ impl KeyWatch {
         match news {
             News::Key {
                 node,
+                member,
                 key,
                 note,
                 value,
-            } => self.key(t_us, node, key, note, value, out),
+            } => self.key(t_us, (node, member), key, note, value, out),
             News::Back(back) => self.back(t_us, &back, out),
             News::Present { node, snapshot } => {
                 for (key, token, expire_at) in alive(&snapshot, snapshot.time_us) {
@@ -64,31 +66,35 @@ impl KeyWatch {
     fn key(
         &mut self,
         t_us: u64,
-        node: NodeId,
+        (node, member): (NodeId, Option<String>),
         key: String,
         note: Note,
         value: Option<String>,
         out: &mut Vec<NodeEvent>,
     ) {
+        let at = (node, member.clone(), key.clone());
         let token = match note {
             Note::Set => {
-                self.present.insert((node, key.clone()), value.clone());
+                self.present.insert(at, value.clone());
                 value
             }
-            Note::Deleted | Note::Expired => self.present.remove(&(node, key.clone())).flatten(),
+            Note::Deleted | Note::Expired => self.present.remove(&at).flatten(),
         };
         if note == Note::Expired || self.workers {
-            out.extend(line(t_us, node, &key, action_of(note), token));
+            out.extend(line(t_us, node, &key, action_of(note), token).map(|mut l| {
+                l.member = member;
+                l
+            }));
         }
     }
 
     fn back(&mut self, t_us: u64, back: &Back, out: &mut Vec<NodeEvent>) {
         let node = back.node;
-        self.present.retain(|(n, _), _| *n != node);
+        self.present.retain(|(n, _, _), _| *n != node);
         let Some(after) = &back.after else { return };
         for e in &after.entries {
             if let Value::Str(v) = &e.value {
-                self.present.insert((node, e.key.clone()), Some(v.clone()));
+                self.present.insert((node, None, e.key.clone()), Some(v.clone()));
             }
         }
         let Some(before) = &back.before else { return };
@@ -194,6 +200,7 @@ mod tests {
     fn key(node: usize, key: &str, note: Note, value: Option<&str>) -> News {
         News::Key {
             node,
+            member: None,
             key: key.into(),
             note,
             value: value.map(str::to_string),
@@ -240,6 +247,44 @@ mod tests {
         assert_eq!(lock_of("fair_{L0}"), None);
         assert_eq!(lock_of("XL3"), None);
         assert_eq!(lock_of("L"), None);
+    }
+
+    /// Two masters of one Sentinel deployment (a split brain) each hold the key: each
+    /// member's lines name it, and an expiry on one carries that member's value, not the
+    /// other's.
+    #[test]
+    fn each_member_of_a_deployment_keeps_its_own_value_and_its_lines_name_it() {
+        let mut w = KeyWatch::new(true);
+        let on = |member: &str, note, value: Option<&str>| News::Key {
+            node: 0,
+            member: Some(member.into()),
+            key: "L0".into(),
+            note,
+            value: value.map(str::to_string),
+        };
+        let mut out = Vec::new();
+        for n in [
+            on("redis0", Note::Set, Some("aa")),
+            on("redis1", Note::Set, Some("bb")),
+            on("redis0", Note::Expired, None),
+            on("redis1", Note::Deleted, None),
+        ] {
+            w.news(7, n, &mut out);
+        }
+        let lines: Vec<_> = out
+            .into_iter()
+            .map(|l| (l.action, l.member, l.token.map(|t| t.to_string())))
+            .collect();
+        let (r0, r1) = (Some("redis0".to_string()), Some("redis1".to_string()));
+        assert_eq!(
+            lines,
+            vec![
+                (NodeAction::Set, r0.clone(), Some("aa".into())),
+                (NodeAction::Set, r1.clone(), Some("bb".into())),
+                (NodeAction::Expired, r0, Some("aa".into())),
+                (NodeAction::Deleted, r1, Some("bb".into())),
+            ]
+        );
     }
 
     #[test]

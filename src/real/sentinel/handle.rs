@@ -14,9 +14,13 @@
 //! - At each `+switch-master` the task reads the new master's keys and reports the
 //!   switch as a failover ([`News::Back`]) beside the killed master's keys: a key it had
 //!   that the new master lacks becomes an `unreplicated` node line.
+//! - With node events on, each data member has a key watcher on its own port (past
+//!   every cut), so worker clients' sets and deletes become node lines naming the
+//!   member, from whichever of them is a master: two in a split brain.
 
 use super::{Deployment, EventKind, Member, SentinelEvent};
-use crate::real::keyspace::{self, Back, News, Snapshot};
+use crate::real::keyspace::{self, Back, News, Snapshot, Watcher};
+use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
@@ -60,8 +64,12 @@ pub struct SentinelHandle {
 }
 
 impl SentinelHandle {
-    /// Runs `deployment`'s task; `news` gets the key snapshots (with node events on).
-    pub fn spawn(mut deployment: Deployment, news: Option<mpsc::UnboundedSender<News>>) -> SentinelHandle {
+    /// Runs `deployment`'s task; `news` gets the key snapshots and each data member's
+    /// key events (with node events on), from when this returns.
+    pub async fn spawn(
+        mut deployment: Deployment,
+        news: Option<mpsc::UnboundedSender<News>>,
+    ) -> SentinelHandle {
         let (tx, rx) = mpsc::unbounded_channel();
         let (events_tx, events) = mpsc::unbounded_channel();
         let raw = deployment.take_events();
@@ -80,13 +88,17 @@ impl SentinelHandle {
                 .collect(),
             events: std::sync::Mutex::new(Some(events)),
         };
-        let task = Task {
+        let mut task = Task {
             deployment,
             news,
+            watchers: BTreeMap::new(),
             down: None,
             before: None,
             isolated: None,
         };
+        for m in task.deployment.members() {
+            task.watch(m).await;
+        }
         tokio::spawn(task.run(rx, raw, events_tx));
         handle
     }
@@ -131,6 +143,8 @@ impl SentinelHandle {
 struct Task {
     deployment: Deployment,
     news: Option<mpsc::UnboundedSender<News>>,
+    /// Each running data member's key watcher (with node events on).
+    watchers: BTreeMap<Member, Watcher>,
     /// The member a crash killed, until its restart.
     down: Option<Member>,
     /// What the killed master held, until a switch reports it.
@@ -157,6 +171,8 @@ impl Task {
                 msg = rx.recv() => match msg {
                     Some(Msg::Op(op)) => self.apply(op).await,
                     Some(Msg::Shutdown(done)) => {
+                        // The watchers first: their connections' end is then no news.
+                        self.watchers.clear();
                         drop(self.deployment);
                         let _ = done.send(());
                         return;
@@ -173,6 +189,22 @@ impl Task {
                     }
                 }
             }
+        }
+    }
+
+    /// Starts data member `m`'s key watcher (with node events on); a member it cannot
+    /// watch is said, and its key events are missing from the history.
+    async fn watch(&mut self, m: Member) {
+        let (Some(news), Member::Data(_)) = (&self.news, m) else {
+            return;
+        };
+        match Watcher::start(0, self.deployment.direct_addr(m), Some(m.to_string()), news.clone()).await {
+            Ok(w) => {
+                self.watchers.insert(m, w);
+            }
+            Err(e) => eprintln!(
+                "lockstorm: warning: {m}: no key watcher ({e}); the history has no set, deleted or expired lines from it"
+            ),
         }
     }
 
@@ -220,14 +252,17 @@ impl Task {
                         });
                     }
                 }
+                // Dropped first: its connection ending is then no warning.
+                self.watchers.remove(&master);
                 self.deployment.kill(master);
                 self.down = Some(master);
             }
             SentinelOp::Crash => {}
             SentinelOp::Restart => {
                 if let Some(m) = self.down.take() {
-                    if let Err(e) = self.deployment.restart(m).await {
-                        eprintln!("lockstorm: warning: restart of {m}: {e:#}");
+                    match self.deployment.restart(m).await {
+                        Ok(()) => self.watch(m).await,
+                        Err(e) => eprintln!("lockstorm: warning: restart of {m}: {e:#}"),
                     }
                 }
             }
