@@ -10,7 +10,7 @@
 //! direct and through the protocol (the differential test) and measures what the
 //! protocol costs (`lockstorm bench --protocol`). Logs go to stderr.
 
-use super::driver::conn::{connection, request, Answer, Slot};
+use super::driver::conn::{connection, request, Answer, Route, Slot};
 use super::wire;
 use crate::algorithm::{self, AlgorithmConfig, AlgorithmKind, LockAlgorithm, Mode, Now, Output};
 use crate::command::LockId;
@@ -94,10 +94,38 @@ struct Pending {
     since_us: u64,
 }
 
+/// Node 0's route on a Sentinel deployment: the sentinels, asked for the master at each
+/// connection as the built-in clients ask them, from the IP lockstorm gave this client
+/// (its source shim's variable; 127.0.0.1, which no cut reaches, without it).
+fn sentinel_route(s: &protocol::HelloSentinel) -> Result<Route, ServeError> {
+    let sentinels = s
+        .sentinels
+        .iter()
+        .map(|a| {
+            a.parse()
+                .map_err(|_| ServeError::Hello(format!("{a:?} is not a sentinel address")))
+        })
+        .collect::<Result<Vec<SocketAddr>, _>>()?;
+    if sentinels.is_empty() {
+        return Err(ServeError::Hello("no sentinel address".into()));
+    }
+    let source = std::env::var(super::sentinel::source::SOURCE_IP_VAR)
+        .ok()
+        .and_then(|ip| ip.parse().ok())
+        .unwrap_or(std::net::Ipv4Addr::LOCALHOST);
+    Ok(Route::Sentinel {
+        sentinels: sentinels.into(),
+        name: s.master.as_str().into(),
+        source,
+    })
+}
+
 struct Served {
     algorithm: Box<dyn LockAlgorithm>,
     slots: Vec<Slot>,
-    addrs: Vec<SocketAddr>,
+    /// Where each node's requests go: its address, or on a Sentinel deployment (the
+    /// hello's `sentinel`) the master its sentinels name.
+    routes: Vec<Route>,
     lifetime: Duration,
     start: Instant,
     timers: BTreeMap<(u64, u64), u64>,
@@ -129,15 +157,14 @@ impl Served {
             return Err(ServeError::Hello("no node address".into()));
         }
         let rng = crate::rng::split(hello.seed, "algorithm", hello.client as u64);
+        let mut routes: Vec<Route> = addrs.iter().map(|&a| Route::Direct(a)).collect();
+        if let Some(s) = &hello.sentinel {
+            routes[0] = sentinel_route(s)?;
+        }
         let slots: Vec<Slot> = addrs.iter().map(|_| Slot::default()).collect();
-        for (slot, &addr) in slots.iter().zip(&addrs) {
+        for (slot, route) in slots.iter().zip(&routes) {
             // A node down at the start is simply not connected yet; requests retry.
-            let _ = connection(
-                slot,
-                &super::driver::conn::Route::Direct(addr),
-                Duration::from_secs(5),
-            )
-            .await;
+            let _ = connection(slot, route, Duration::from_secs(5)).await;
         }
         let (tx, rx) = mpsc::unbounded_channel();
         let modes = if config.kind.is_read_write() {
@@ -152,7 +179,7 @@ impl Served {
         let served = Served {
             algorithm: algorithm::build(&config, nodes, rng),
             slots,
-            addrs,
+            routes,
             lifetime: Duration::from_micros(config.request_timeout_us * 20).max(Duration::from_secs(1)),
             start: Instant::now(),
             timers: BTreeMap::new(),
@@ -294,7 +321,7 @@ impl Served {
                     };
                     tokio::spawn(request(
                         self.slots[node].clone(),
-                        super::driver::conn::Route::Direct(self.addrs[node]),
+                        self.routes[node].clone(),
                         wire::to_redis(&cmd),
                         self.lifetime,
                         self.tx.clone(),
