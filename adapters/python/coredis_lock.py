@@ -9,7 +9,8 @@ what is left (lua/extend.lua). On a cluster client it also waits for replication
 is one instance: no quorum, no validity of its own (the key's TTL is the only clock), no
 fencing token. The token is a uuid1 per acquisition, kept in a ContextVar.
 
-Passed from the hello: the first node's address, as `coredis.Redis(host, port)`, and
+Passed from the hello: the first node's address, as `coredis.Redis(host, port)` (on a
+Sentinel deployment coredis's own `Sentinel(sentinels).primary_for(name)`, entered first), and
 `ttl_ms` as `Lock(timeout=ttl_ms / 1000)`; extend is `extend(ttl)`, which adds the ttl to
 the key's remaining TTL (lockstorm counts the ttl from the answer: the key outlives it).
 Everything else is the library's default, as read from coredis 6.9.0 (the matrix prints
@@ -34,6 +35,7 @@ Capabilities: extend; no validity (lockstorm counts the ttl), no fencing; exclus
 
 import asyncio
 import concurrent.futures
+import contextlib
 import threading
 from importlib.metadata import version
 
@@ -60,8 +62,17 @@ class CoredisLock:
         self.Lock = Lock
         self.LockError = LockError
         p = Params(msg)
-        host, port = p.nodes[0]
-        self.client = coredis.Redis(host=host, port=port)
+        # On a Sentinel deployment the client is the Sentinel's primary, and the Sentinel
+        # (its clients of the sentinels) is entered before it, as coredis asks.
+        self.sentinel = None
+        if p.sentinels:
+            from coredis.sentinel import Sentinel
+
+            self.sentinel = Sentinel(p.sentinels)
+            self.client = self.sentinel.primary_for(p.master_name)
+        else:
+            host, port = p.nodes[0]
+            self.client = coredis.Redis(host=host, port=port)
         self.ttl_s = p.ttl_ms / 1000
         self.window_s = p.retry_window_s
         self.locks = {}  # lock name -> its Lock, made on first use and kept
@@ -70,7 +81,10 @@ class CoredisLock:
         """Enters the client and runs the calls, one after another, in this one task."""
         try:
             self.calls = asyncio.Queue()
-            async with self.client:
+            async with contextlib.AsyncExitStack() as stack:
+                if self.sentinel is not None:
+                    await stack.enter_async_context(self.sentinel)
+                await stack.enter_async_context(self.client)
                 entered.set_result(None)
                 while True:
                     method, args, done = await self.calls.get()

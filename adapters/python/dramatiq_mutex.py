@@ -10,7 +10,8 @@ both re-setting the TTL. There is no owner: a release decrements whoever's count
 No quorum, no validity of its own (the key's TTL is the only clock), no extension, no
 fencing token, no token at all.
 
-Passed from the hello: the first node's address, as the backend's client
+Passed from the hello: the first node's address (on a Sentinel deployment
+`RedisBackend(client=Sentinel(sentinels).master_for(name))`), as the backend's client
 (`RedisBackend(host=..., port=...)`, which builds `redis.Redis(**parameters)`), and
 `ttl_ms` as the limiter's `ttl` (milliseconds). Everything else is the library's default,
 as read from dramatiq 2.2.1 and redis-py 8.1.0 (the matrix prints adapters.toml's
@@ -45,8 +46,11 @@ class DramatiqMutex:
         self.ConcurrentRateLimiter = ConcurrentRateLimiter
         self.RateLimitExceeded = RateLimitExceeded
         p = Params(msg)
-        host, port = p.nodes[0]
-        self.backend = RedisBackend(host=host, port=port)
+        if p.sentinels:
+            self.backend = RedisBackend(client=p.redis())
+        else:
+            host, port = p.nodes[0]
+            self.backend = RedisBackend(host=host, port=port)
         self.ttl_ms = p.ttl_ms
         self.limiters = {}  # lock name -> its limiter, made on first use and kept
         self.holds = {}  # lock name -> the entered acquire() context of the current hold

@@ -11,7 +11,8 @@ ttl needs hash-field TTLs (HEXPIRE, Redis 7.4 or later); without one, the defaul
 lock never expires. No quorum, no validity, no extension, no fencing token, no token (the
 value is `1`).
 
-Passed from the hello: the first node's address, as `RedisHuey(host=..., port=...)`. No
+Passed from the hello: the first node's address, as `RedisHuey(host=..., port=...)` (on a
+Sentinel deployment `RedisHuey(connection_pool=)` of redis-py's `master_for(name)`). No
 ttl: `lock_task(name)` at its default, ttl=None, no expiry: a lock that lives until released (`"expires":
 false`). (A ttl is refused by this storage on the Redis 7.0 that lockstorm runs:
 put_if_empty raises NotImplementedError without HEXPIRE.) Everything else is the
@@ -44,8 +45,12 @@ class HueyLock:
 
         self.TaskLockedException = TaskLockedException
         p = Params(msg)
-        host, port = p.nodes[0]
-        self.huey = huey.RedisHuey(host=host, port=port)
+        if p.sentinels:
+            # RedisHuey takes a pool; a Sentinel deployment's is the master's pool.
+            self.huey = huey.RedisHuey(connection_pool=p.redis().connection_pool)
+        else:
+            host, port = p.nodes[0]
+            self.huey = huey.RedisHuey(host=host, port=port)
         self.locks = {}  # lock name -> its TaskLock, made on first use and kept
         self.held = set()  # lock names this worker holds
         capabilities = {"extend": False, "validity": False, "fencing": False, "modes": ["exclusive"]}

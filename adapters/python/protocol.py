@@ -110,6 +110,27 @@ class Params:
         if not self.nodes:
             raise ValueError("hello names no nodes")
         self.retry_window_s = int(algorithm.get("retry_count", 3)) * delay_max_ms / 1000
+        # A Sentinel deployment (the scenario's [sentinel]): the sentinels' addresses and
+        # the name they watch the master under; `nodes` then holds the first master.
+        sentinel = hello.get("sentinel")
+        self.sentinels = [_host_port(a) for a in sentinel["sentinels"]] if sentinel else None
+        self.master_name = sentinel["master"] if sentinel else None
+
+    def redis(self, redis_class=None):
+        """The redis-py client a user of this deployment holds, at redis-py's defaults: on a
+        Sentinel deployment `Sentinel(sentinels).master_for(name)`, which asks the sentinels
+        for the master when it connects, and again after a connection error; else
+        `Redis(host, port)` of the first node. `redis_class`: a subclass of `redis.Redis`
+        the library builds its client from (walrus's Database)."""
+        import redis
+
+        redis_class = redis_class or redis.Redis
+        if self.sentinels:
+            from redis.sentinel import Sentinel
+
+            return Sentinel(self.sentinels).master_for(self.master_name, redis_class=redis_class)
+        host, port = self.nodes[0]
+        return redis_class(host=host, port=port)
 
 
 def _host_port(address):

@@ -7,7 +7,8 @@ Expiry is in whole seconds. No quorum, no validity of its own (the key's TTL on 
 is the only clock), no fencing token. Each Lock object has one id for its life, so the
 adapter makes a new Lock per acquire, as `with redis_lock.Lock(conn, name, expire=...)` does.
 
-Passed from the hello: the first node's address (one server) and `ttl_ms` as `expire =
+Passed from the hello: the first node's address (one server; on a Sentinel deployment
+redis-py's `Sentinel(sentinels).master_for(name, redis_class=StrictRedis)`) and `ttl_ms` as `expire =
 ttl_ms / 1000`, which the library truncates to whole seconds (`int(expire)`): a 1.5 s ttl
 makes a key that lives 1 s while lockstorm believes the hold lasts 1.5 s, and a ttl under
 1 s makes `EX 0`, which Redis refuses. Both are the library's behaviour, judged as such;
@@ -53,8 +54,7 @@ class PythonRedisLock:
         p = Params(msg)
         self.expire_s = p.ttl_ms / 1000  # the library truncates it to whole seconds
         self.timeout_s = math.ceil(p.retry_window_s) if p.retry_window_s > 0 else None
-        host, port = p.nodes[0]
-        self.client = redis.StrictRedis(host=host, port=port)
+        self.client = p.redis(redis.StrictRedis)
         self.holds = {}  # lock name -> the Lock of the current hold
         capabilities = {"extend": True, "validity": False, "fencing": False, "modes": ["exclusive"]}
         return {"library": "python-redis-lock", "version": version("python-redis-lock"), "capabilities": capabilities}

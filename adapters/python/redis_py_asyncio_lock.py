@@ -5,7 +5,8 @@ What the library promises: the asyncio twin of redis-py's `redis.lock.Lock`:
 One Redis server, no quorum, no validity of its own (the key's TTL on the server is the
 only clock), no fencing token.
 
-Passed from the hello: the first node's address, as `redis.asyncio.Redis(host, port)`,
+Passed from the hello: the first node's address, as `redis.asyncio.Redis(host, port)` (on a
+Sentinel deployment `redis.asyncio.sentinel.Sentinel(sentinels).master_for(name)`),
 and `ttl_ms` as `Lock(timeout=ttl_ms / 1000)`; `extend(ttl, replace_ttl=True)` makes the
 key's TTL the ttl again. Everything else is the library's default, as read from redis-py
 8.1.0 (the matrix prints adapters.toml's `options` line beside every cell;
@@ -41,10 +42,15 @@ class RedisPyAsyncioLock:
 
         self.LockError = LockError
         p = Params(msg)
-        host, port = p.nodes[0]
         self.loop = asyncio.new_event_loop()
         threading.Thread(target=self.loop.run_forever, daemon=True).start()
-        self.client = redis.asyncio.Redis(host=host, port=port)
+        if p.sentinels:
+            from redis.asyncio.sentinel import Sentinel
+
+            self.client = Sentinel(p.sentinels).master_for(p.master_name)
+        else:
+            host, port = p.nodes[0]
+            self.client = redis.asyncio.Redis(host=host, port=port)
         self.ttl_s = p.ttl_ms / 1000
         self.blocking_timeout_s = p.retry_window_s
         self.locks = {}  # lock name -> its Lock, made on first use and kept

@@ -5,7 +5,9 @@ compare-and-act on the token. One Redis server, no quorum. It keeps no validity 
 (the key's TTL on the server is the only clock) and issues no fencing token. redis-py's
 docs leave "deadlock issues" to the user.
 
-Passed from the hello: the first node's address (one server) and `ttl_ms` as
+Passed from the hello: the first node's address (one server), or on a Sentinel deployment
+the sentinels, as `Sentinel(sentinels).master_for(name)` (redis-py's Sentinel client, at
+its defaults, which asks the sentinels for the master at every new connection), and `ttl_ms` as
 `Lock(timeout=ttl_ms / 1000)`; `extend(ttl, replace_ttl=True)` makes the key's TTL the ttl
 again. Everything else is the library's default, as read from redis-py 8.1.0 (the matrix
 prints adapters.toml's `options` line beside every cell; adapters/python/defaults_check.py
@@ -41,8 +43,7 @@ class RedisPyLock:
 
         self.LockError = LockError
         p = Params(msg)
-        host, port = p.nodes[0]
-        self.client = redis.Redis(host=host, port=port)
+        self.client = p.redis()
         self.ttl_s = p.ttl_ms / 1000
         self.blocking_timeout_s = p.retry_window_s
         self.locks = {}  # lock name -> its Lock, made on first use and kept

@@ -12,7 +12,8 @@ redisrwlock`) removes the grants of owners whose named connection is gone. Waiti
 acquires detect deadlocks on a wait-for graph. No quorum, no validity, no extension, no
 fencing token.
 
-Passed from the hello: the first node's address, as the client
+Passed from the hello: the first node's address (on a Sentinel deployment redis-py's
+`Sentinel(sentinels).master_for(name, redis_class=StrictRedis)`), as the client
 (`RwlockClient(redis=redis.StrictRedis(host=..., port=...))`). No ttl: the library takes
 none (`"expires": false`; `ttl_ms` is not passed). Mode: `read` is `Rwlock.READ`, `write`
 and `exclusive` are `Rwlock.WRITE`. Everything else is the library's default, as read from
@@ -46,8 +47,7 @@ class RedisRwlock:
         self.Rwlock = redisrwlock.Rwlock
         self.modes = {"exclusive": redisrwlock.Rwlock.WRITE, "write": redisrwlock.Rwlock.WRITE, "read": redisrwlock.Rwlock.READ}
         p = Params(msg)
-        host, port = p.nodes[0]
-        self.client = redisrwlock.RwlockClient(redis=redis.StrictRedis(host=host, port=port))
+        self.client = redisrwlock.RwlockClient(redis=p.redis(redis.StrictRedis))
         self.holds = {}  # lock name -> the Rwlock of the current hold
         capabilities = {"extend": False, "validity": False, "fencing": False, "modes": ["exclusive", "read", "write"]}
         return {"library": "redisrwlock", "version": version("redisrwlock"), "capabilities": capabilities}

@@ -7,7 +7,8 @@ compare-and-EXPIRE. One Redis server, no quorum, no validity of its own (the key
 the server is the only clock), no fencing token. Keys are the lock's name (no namespace by
 default).
 
-Passed from the hello: the first node's address, as the client (`redis.Redis(host, port)`,
+Passed from the hello: the first node's address (on a Sentinel deployment redis-py's
+`Sentinel(sentinels).master_for(name)`), as the client (`redis.Redis(host, port)`,
 as sherlock builds its own default client, `redis.StrictRedis(host=..., port=...)`:
 sherlock/lock.py, RedisLock.__init__), and `ttl_ms` as `expire`, in seconds. The library
 sends `expire` to EXPIRE, which takes whole seconds only: a whole-second ttl is passed as
@@ -44,13 +45,11 @@ from protocol import Params, fail, ok, run
 
 class SherlockLock:
     def hello(self, msg):
-        import redis
         import sherlock
 
         self.sherlock = sherlock
         p = Params(msg)
-        host, port = p.nodes[0]
-        self.client = redis.Redis(host=host, port=port)
+        self.client = p.redis()
         self.expire = p.ttl_ms // 1000 if p.ttl_ms % 1000 == 0 else p.ttl_ms / 1000
         self.locks = {}  # lock name -> its RedisLock, made on first use and kept
         capabilities = {"extend": True, "validity": False, "fencing": False, "modes": ["exclusive"]}

@@ -12,7 +12,8 @@ timeout (`reacquire`). Redis errors are retried (a connection error up to 15 tim
 key's TTL is the only clock), no fencing token.
 
 Passed from the hello: the first node's address, as the backend URL
-`redis://host:port`, a member id naming the worker's client, and `ttl_ms` as the
+`redis://host:port` (on a Sentinel deployment tooz's own
+`redis://sentinel?sentinel=name&sentinel_fallback=...`), a member id naming the worker's client, and `ttl_ms` as the
 coordinator's `lock_timeout` option, in seconds, which the driver truncates to whole
 seconds (`int(lock_timeout)`, RedisDriver.__init__): a 1.5 s ttl makes a key that lives
 1 s. Extend is the lock's `heartbeat()`. Everything else is the library's default, as read
@@ -45,14 +46,25 @@ from importlib.metadata import version
 from protocol import Params, fail, ok, run
 
 
+def url(p):
+    """tooz's connection URI: the first node, or on a Sentinel deployment the first
+    sentinel with `sentinel=<master name>` and the others as `sentinel_fallback`
+    (tooz/drivers/redis.py, RedisDriver's docstring)."""
+    if not p.sentinels:
+        host, port = p.nodes[0]
+        return f"redis://{host}:{port}"
+    (host, port), *others = p.sentinels
+    fallbacks = "".join(f"&sentinel_fallback={h}:{q}" for h, q in others)
+    return f"redis://{host}:{port}?sentinel={p.master_name}{fallbacks}"
+
+
 class ToozRedis:
     def hello(self, msg):
         from tooz import coordination
 
         p = Params(msg)
-        host, port = p.nodes[0]
         member = f"lockstorm-client-{msg.get('client', 0)}".encode()
-        self.coordinator = coordination.get_coordinator(f"redis://{host}:{port}", member, lock_timeout=p.ttl_ms / 1000)
+        self.coordinator = coordination.get_coordinator(url(p), member, lock_timeout=p.ttl_ms / 1000)
         self.coordinator.start()
         self.window_s = p.retry_window_s
         self.locks = {}  # lock name -> its tooz lock, made on first use and kept

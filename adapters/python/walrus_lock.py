@@ -7,7 +7,8 @@ which a release pushes to. Release is a Lua compare-and-delete on the lock id (a
 push). No quorum, no validity of its own (the key's TTL on the server is the only clock),
 no extension, no fencing token.
 
-Passed from the hello: the first node's address, as walrus's client
+Passed from the hello: the first node's address (on a Sentinel deployment redis-py's
+`Sentinel(sentinels).master_for(name, redis_class=walrus.Database)`), as walrus's client
 (`walrus.Database(host=..., port=...)`, a redis.Redis subclass), and `ttl_ms` as the
 lock's `ttl` (milliseconds, walrus/database.py, Database.lock). Everything else is the
 library's default, as read from walrus 0.9.8 and redis-py 8.1.0 (the matrix prints
@@ -41,8 +42,7 @@ class WalrusLock:
         import walrus
 
         p = Params(msg)
-        host, port = p.nodes[0]
-        self.db = walrus.Database(host=host, port=port)
+        self.db = p.redis(walrus.Database)
         self.ttl_ms = p.ttl_ms
         self.locks = {}  # lock name -> its Lock, made on first use and kept
         capabilities = {"extend": False, "validity": False, "fencing": False, "modes": ["exclusive"]}
