@@ -24,14 +24,19 @@ fn require_redis() {
 
 /// Runs `scenarios/real/NAME.toml`, checks its verdict, and returns its history.
 fn run_scenario(name: &str) -> Vec<lockstorm::history::Event> {
+    run_file(&format!("scenarios/real/{name}.toml"), &[]).0
+}
+
+/// Runs the scenario file at `path` (from the repository) with `args`, checks that it
+/// reads as expected (exit 0), and returns its history and its report folder.
+fn run_file(path: &str, args: &[&str]) -> (Vec<lockstorm::history::Event>, tempfile::TempDir) {
     require_redis();
-    let file = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("scenarios/real")
-        .join(format!("{name}.toml"));
     let out_dir = tempfile::tempdir().expect("temp dir");
     let out = lockstorm()
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
         .arg("scenario")
-        .arg(&file)
+        .arg(path)
+        .args(args)
         .arg("--quiet")
         .arg("--out")
         .arg(out_dir.path())
@@ -40,11 +45,13 @@ fn run_scenario(name: &str) -> Vec<lockstorm::history::Event> {
     assert_eq!(
         out.status.code(),
         Some(0),
-        "{name}: verdict not as expected\nstdout: {}\nstderr: {}",
+        "{path} {args:?}: verdict not as expected\nstdout: {}\nstderr: {}",
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-    lockstorm::history::read_jsonl(&out_dir.path().join("history.jsonl")).expect("history written")
+    let history =
+        lockstorm::history::read_jsonl(&out_dir.path().join("history.jsonl")).expect("history written");
+    (history, out_dir)
 }
 
 #[test]
@@ -178,6 +185,63 @@ fn real_sentinel_split_brain_gives_the_lock_on_two_masters() {
     assert!(
         set_on("redis0"),
         "a SET on the old master after the switch: it still serves its side"
+    );
+}
+
+/// A real library on real sentinels: redis-py's Lock through redis-py's own Sentinel
+/// client (adapters/python/redis_py_lock.py, from the hello's `sentinel`), each worker
+/// connecting from its own IP through the source shim, so the split cuts one worker and
+/// not the other. The cut worker's redis-py times out, asks the sentinels, finds the
+/// promoted replica and takes the lock there while the holder keeps the old master:
+/// the key watchers on the members record both workers' SETs with the member that took
+/// them, and the story names the split brain.
+#[test]
+fn real_sentinel_split_brain_of_a_library_with_a_sentinel_client_is_found_and_named() {
+    use lockstorm::history::{Event, NodeAction};
+    let (history, out_dir) = run_file(
+        "scenarios/matrix-sentinel/single/30-sentinel-split-brain.toml",
+        &["--adapter", "redis-py-lock", "--seed", "1"],
+    );
+    let switch = history
+        .iter()
+        .position(|e| matches!(e, Event::Sentinel(s) if s.event == "+switch-master" && s.from.as_deref() == Some("redis0")))
+        .expect("the sentinels switch the master away from redis0 (seed 1)");
+    let setters = |member: &str| -> std::collections::BTreeSet<usize> {
+        let tokens: Vec<&str> = history[switch..]
+            .iter()
+            .filter_map(|e| match e {
+                Event::Node(n) if n.action == NodeAction::Set && n.member.as_deref() == Some(member) => {
+                    n.token.as_deref()
+                }
+                _ => None,
+            })
+            .collect();
+        history
+            .iter()
+            .filter_map(|e| match e {
+                Event::Ok(o) if o.worker_token.as_deref().is_some_and(|t| tokens.contains(&t)) => {
+                    Some(o.client)
+                }
+                _ => None,
+            })
+            .collect()
+    };
+    let (old, new) = (
+        setters("redis0"),
+        setters("redis1").union(&setters("redis2")).copied().collect(),
+    );
+    assert!(
+        !old.is_empty(),
+        "a worker's SET on the old master after the switch (seed 1)"
+    );
+    assert!(
+        old.is_disjoint(&new) && !new.is_empty(),
+        "the other worker's SET on a promoted replica (seed 1): old {old:?}, new {new:?}"
+    );
+    let story = std::fs::read_to_string(out_dir.path().join("narrative.md")).expect("narrative written");
+    assert!(
+        story.contains("Anomaly: split brain"),
+        "the story names it (seed 1):\n{story}"
     );
 }
 
