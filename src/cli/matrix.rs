@@ -23,8 +23,9 @@ pub struct Args {
     /// The fault catalogue (with multi/ and single/).
     #[arg(long, default_value = "scenarios/matrix")]
     catalogue: PathBuf,
-    /// Where the matrix goes (default: reports/libraries; a shard's:
-    /// reports/libraries.shard-I-of-N).
+    /// Where the matrix goes (default: reports/libraries, or for a catalogue
+    /// scenarios/matrix-NAME reports/libraries-NAME; a shard's: that folder's name with
+    /// .shard-I-of-N).
     #[arg(long)]
     out: Option<PathBuf>,
     /// The first seed of every cell.
@@ -101,7 +102,8 @@ pub fn run(a: Args) -> Result<bool> {
         shard,
         junit: junit_file,
     } = a;
-    let out = out.unwrap_or_else(|| super::default_out(PathBuf::from("reports/libraries"), shard));
+    let out =
+        out.unwrap_or_else(|| super::default_out(lockstorm::run::matrix::default_out(&catalogue), shard));
     let worker = match (worker, worker_kind) {
         (Some(argv), Some(kind)) => Some((
             lockstorm::worker::WorkerSpec::from_command_line(&argv).map_err(anyhow::Error::msg)?,

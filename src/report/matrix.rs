@@ -31,6 +31,9 @@ pub struct Matrix {
     pub shard_secs: Vec<f64>,
     /// The command that regenerates the matrix.
     pub command: String,
+    /// The fault catalogue it ran (`--catalogue`).
+    #[serde(default = "default_catalogue")]
+    pub catalogue: String,
     /// Set when the cells were judged again after the run against claims read later
     /// (`lockstorm report DIR --list FILE`): where they came from. The verdicts and
     /// every seed's tally are the run's.
@@ -47,6 +50,12 @@ pub struct Matrix {
 fn one() -> u64 {
     1
 }
+fn default_catalogue() -> String {
+    DEFAULT_CATALOGUE.into()
+}
+
+/// The fault catalogue `lockstorm matrix` runs unless told another (`--catalogue`).
+pub const DEFAULT_CATALOGUE: &str = "scenarios/matrix";
 fn one_usize() -> usize {
     1
 }

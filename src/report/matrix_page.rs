@@ -817,8 +817,9 @@ pub(super) fn markdown(m: &Matrix) -> String {
     let _ = writeln!(
         s,
         "Every adapter (a lock library behind lockstorm's worker protocol, docs/worker-protocol.md) \
-         against every fault of the catalogue (scenarios/matrix/), {} seed(s) per cell from seed {}, \
+         against every fault of the catalogue ({}/), {} seed(s) per cell from seed {}, \
          on local redis-servers, {} run(s) at once; the whole matrix took {}. Regenerate with `{}`.\n",
+        m.catalogue,
         m.seeds,
         m.seed,
         m.jobs,

@@ -37,6 +37,42 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
+/// The arguments of a regenerating command that choose what ran and where it went,
+/// where they are not the defaults: the catalogue, the adapters and faults and the
+/// first seed.
+fn selection_args(options: &MatrixOptions) -> String {
+    use crate::worker::shell_word;
+    let mut args = String::new();
+    if options.catalogue != Path::new(crate::report::matrix::DEFAULT_CATALOGUE) {
+        args += &format!(
+            " --catalogue {}",
+            shell_word(&options.catalogue.display().to_string())
+        );
+    }
+    if !options.adapters.is_empty() {
+        args += &format!(" --adapters {}", shell_word(&options.adapters.join(",")));
+    }
+    if !options.faults.is_empty() {
+        args += &format!(" --faults {}", shell_word(&options.faults.join(",")));
+    }
+    if options.seed != 1 {
+        args += &format!(" --seed {}", options.seed);
+    }
+    args
+}
+
+/// Where a matrix of `catalogue` goes unless told (`--out`): reports/libraries, or for
+/// a catalogue named matrix-NAME (scenarios/matrix-sentinel) reports/libraries-NAME, so
+/// the regenerating command, which leaves `--out` out (the shards of one matrix write to
+/// folders of their own), writes it where it was.
+pub fn default_out(catalogue: &Path) -> PathBuf {
+    let name = catalogue.file_name().unwrap_or_default().to_string_lossy();
+    match name.strip_prefix("matrix-").filter(|n| !n.is_empty()) {
+        Some(n) => PathBuf::from(format!("reports/libraries-{n}")),
+        None => PathBuf::from("reports/libraries"),
+    }
+}
+
 /// What `lockstorm matrix` was asked.
 #[derive(Clone, Debug)]
 pub struct MatrixOptions {
@@ -498,7 +534,8 @@ pub fn run_matrix(options: &MatrixOptions, progress: &(dyn Fn(&str) + Sync)) -> 
         wall_secs: started.elapsed().as_secs_f64(),
         command: match &options.worker {
             Some((spec, kind)) => format!(
-                "cargo run --release -- matrix --seeds {seeds}{} --worker-kind {}{}{}{}{}",
+                "cargo run --release -- matrix --seeds {seeds}{}{} --worker-kind {}{}{}{}{}",
+                selection_args(options),
                 spec.rerun_args(),
                 kind.folder(),
                 if options.worker_read_write {
@@ -524,8 +561,12 @@ pub fn run_matrix(options: &MatrixOptions, progress: &(dyn Fn(&str) + Sync)) -> 
                     ))
                     .unwrap_or_default()
             ),
-            None => format!("cargo run --release -- matrix --seeds {seeds}"),
+            None => format!(
+                "cargo run --release -- matrix --seeds {seeds}{}",
+                selection_args(options)
+            ),
         },
+        catalogue: options.catalogue.display().to_string(),
         faults,
         rejudged: None,
         rerun: None,
@@ -1182,6 +1223,20 @@ mod tests {
             "every fault says what it does: {cols:?}"
         );
         assert!(columns(&catalogue, &["nope".into()]).is_err());
+    }
+
+    #[test]
+    fn a_catalogue_named_after_the_matrix_gets_a_folder_of_its_own() {
+        assert_eq!(
+            default_out(Path::new("scenarios/matrix")),
+            Path::new("reports/libraries")
+        );
+        assert_eq!(
+            default_out(Path::new("scenarios/matrix-sentinel")),
+            Path::new("reports/libraries-sentinel")
+        );
+        assert_eq!(default_out(Path::new("my/cat")), Path::new("reports/libraries"));
+        assert_eq!(default_out(Path::new("matrix-")), Path::new("reports/libraries"));
     }
 
     #[test]
