@@ -155,13 +155,24 @@ pub fn entries(root: &Path) -> Vec<Entry> {
             });
         }
     }
-    if let Some(m) = read(&root.join("libraries").join("matrix.json")) {
-        out.push(Entry {
-            folder: "libraries".into(),
-            title: "The library matrix: lock libraries under the fault catalogue".into(),
-            page: "libraries/index.html".into(),
-            finding: matrix_finding(&m),
-        });
+    for (folder, title) in [
+        (
+            "libraries",
+            "The library matrix: lock libraries under the fault catalogue",
+        ),
+        (
+            "libraries-sentinel",
+            "The Sentinel matrix: single-instance libraries on real Sentinel failovers and split brains",
+        ),
+    ] {
+        if let Some(m) = read(&root.join(folder).join("matrix.json")) {
+            out.push(Entry {
+                folder: folder.into(),
+                title: title.into(),
+                page: format!("{folder}/index.html"),
+                finding: matrix_finding(&m),
+            });
+        }
     }
     out
 }
