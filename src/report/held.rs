@@ -223,19 +223,25 @@ pub fn with_nodes(view: &RunView, h: &Hold) -> Hold {
 
 /// The line of the set of the hold's key that it kept, by node: a worker's from
 /// [`worker_keys`]; a built-in client's, the last set of its token on each node it
-/// names, between its `invoke` and its `ok`.
+/// names, between its `invoke` and its `ok`. A worker whose `ok` names its nodes is
+/// matched by its library's value (`worker_token`), and its key events, which reach the
+/// history on their own way, may come after its `ok`: the first set of that value on a
+/// node before the client's next request counts where none came before the `ok`.
 pub fn set_lines(view: &RunView, h: &Hold) -> BTreeMap<usize, usize> {
     match worker_keys(view, h) {
         Seen::Keys(k) => return k.kept.iter().map(|k| (k.node, k.set_line)).collect(),
         Seen::Undecided => return BTreeMap::new(),
         Seen::Named => {}
     }
-    let (_, invoke) = acquire_lines(view.history, h);
-    let token: Option<Token> = h.token.clone();
+    let (ok, invoke) = acquire_lines(view.history, h);
+    let (token, end) = match ok.and_then(|o| o.worker_token) {
+        Some(value) => (Some(Token::new(&value)), next_invoke(view, h.client, h.ok_line)),
+        None => (h.token.clone(), h.ok_line + 1),
+    };
     let mut out = BTreeMap::new();
     let mut line = invoke;
     view.history.walk_from(invoke.saturating_sub(1), |e| {
-        if line > h.ok_line {
+        if line >= end {
             return false;
         }
         if let Event::Node(n) = e {
@@ -245,6 +251,7 @@ pub fn set_lines(view: &RunView, h: &Hold) -> BTreeMap<usize, usize> {
                 && n.token == token
                 && n.client.is_none_or(|c| c == h.client)
                 && h.nodes.contains(&n.node)
+                && (line < h.ok_line || !out.contains_key(&n.node))
             {
                 out.insert(n.node, line);
             }
@@ -372,5 +379,32 @@ mod tests {
     fn an_ok_that_names_its_nodes_is_taken_at_its_word() {
         let ok = r#"{"type":"ok","t_us":100,"client":0,"op":"acquire","lock":"L0","mode":"exclusive","token":"t0","valid_until_us":2000,"nodes":[0,1,2]}"#;
         assert_eq!(seen(&[INVOKE.to_string(), ok.to_string()]), Seen::Named);
+    }
+
+    /// `lockstorm worker` names its nodes and its library value differs from lockstorm's
+    /// token: its sets are found by the value, and a set whose key event reached the
+    /// history after the `ok` (a watcher's) counts, up to the client's next request.
+    #[test]
+    fn a_worker_that_names_its_nodes_has_its_sets_found_by_its_value_after_the_ok() {
+        let ok = r#"{"type":"ok","t_us":100,"client":0,"op":"acquire","lock":"L0","mode":"exclusive","token":"t0","valid_until_us":2000,"nodes":[0,1],"worker_token":"v"}"#;
+        let again =
+            r#"{"type":"invoke","t_us":300,"client":0,"op":"release","lock":"L0","mode":"exclusive"}"#;
+        let lines = [
+            INVOKE.to_string(),
+            node(50, 0, "set", "v"),
+            ok.to_string(),
+            node(101, 1, "set", "v"),
+            node(102, 0, "set", "v"),
+            again.to_string(),
+            node(301, 2, "set", "v"),
+        ];
+        let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
+        let h = history(&refs);
+        let f = check(&h).unwrap();
+        let view = RunView::new(&h, &f);
+        let sets = set_lines(&view, &view.holds()[0]);
+        // Node 0: its set before the ok (line 3), not the later one; node 1: after the
+        // ok (line 5); node 2: after the next request, and not one the ok names.
+        assert_eq!(sets, BTreeMap::from([(0, 3), (1, 5)]));
     }
 }
