@@ -917,7 +917,7 @@ fn from_faults(view: &RunView, a: &Hold, b: &Hold, shared: &[usize], faults: &[&
             "fault #{} acted on client {}'s hold: {}; client {} then got the lock",
             w.id,
             a.client,
-            super::words::fault_sentence(&w.fault, view.clients),
+            super::words::fault_sentence(&w.fault, view.clients, view.sentinel),
             b.client
         ),
         None => format!(

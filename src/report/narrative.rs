@@ -261,7 +261,7 @@ pub(super) fn fault_steps(view: &RunView, faults: &[&FaultWindow], from_us: u64,
             t_us: w.start_us,
             text: format!(
                 "{}{since} [fault #{}]",
-                fault_sentence(&w.fault, view.clients),
+                fault_sentence(&w.fault, view.clients, view.sentinel),
                 w.id
             ),
         };

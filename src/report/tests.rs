@@ -260,13 +260,29 @@ fn a_node_clock_jump_is_told_in_the_story_and_marked_on_the_timeline() {
 fn every_fault_kind_has_a_sentence() {
     let all = partition_fault(&[0, 1], &[0, 1, 2]);
     assert_eq!(
-        fault_sentence(&all, 3),
+        fault_sentence(&all, 3, false),
         "the network cuts nodes 0,1 off from every client"
     );
     assert_eq!(
-        fault_sentence(&all, 4),
+        fault_sentence(&all, 4, false),
         "the network cuts nodes 0,1 off from clients 0,1,2"
     );
+    // On a Sentinel deployment the partition splits the network around the master of
+    // the moment, and a crash kills whichever member the sentinels name.
+    let split = partition_fault(&[0], &[0]);
+    assert_eq!(
+        fault_sentence(&split, 2, true),
+        "the network splits node 0's master of the moment off from its replicas, the sentinels and client 0"
+    );
+    let crash = Fault::Crash {
+        node: 0,
+        power_loss: false,
+    };
+    assert_eq!(
+        fault_sentence(&crash, 2, true),
+        "the master the sentinels name for node 0 is killed"
+    );
+    assert_eq!(fault_sentence(&crash, 2, false), "node 0's process is killed");
 }
 
 #[test]

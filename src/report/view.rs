@@ -161,6 +161,9 @@ pub struct RunView<'a> {
     pub write_lines: Vec<usize>,
     /// What the nodes did to the keys that the timeline marks, in history order.
     pub node_marks: Vec<NodeEventMark>,
+    /// Node 0 is a Sentinel deployment (the history has the sentinels' lines), whose
+    /// faults strike the master of the moment and split the network around it.
+    pub sentinel: bool,
 }
 
 /// The name a mode has in the history (`exclusive`, `read`, `write`).
@@ -185,6 +188,7 @@ pub struct Gather {
     end_us: u64,
     max_node: usize,
     max_client: usize,
+    sentinel: bool,
 }
 
 impl Gather {
@@ -197,11 +201,8 @@ impl Gather {
                     self.meta = Some(m.clone());
                 }
             }
-            Event::Belief(_)
-            | Event::Lost(_)
-            | Event::DriverStall(_)
-            | Event::Link(_)
-            | Event::Sentinel(_) => {}
+            Event::Sentinel(_) => self.sentinel = true,
+            Event::Belief(_) | Event::Lost(_) | Event::DriverStall(_) | Event::Link(_) => {}
             Event::Node(n) => {
                 use crate::history::NodeAction;
                 let (t_us, mark) = match n.action {
@@ -316,6 +317,7 @@ impl Gather {
             writes: self.writes,
             write_lines: self.write_lines,
             node_marks: self.node_marks,
+            sentinel: self.sentinel,
         }
     }
 }

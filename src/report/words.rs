@@ -33,8 +33,33 @@ pub fn plural(word: &str, n: usize) -> String {
 }
 
 /// What a fault does, as the rest of a sentence that starts with the time.
-/// `clients` is how many clients the run has, to say "every client".
-pub fn fault_sentence(fault: &Fault, clients: usize) -> String {
+/// `clients` is how many clients the run has, to say "every client"; `sentinel`: node 0
+/// is a Sentinel deployment, where a crash kills the master the sentinels name and a
+/// partition cuts that master off from the replicas and the sentinels as well
+/// (docs/sentinel.md).
+pub fn fault_sentence(fault: &Fault, clients: usize, sentinel: bool) -> String {
+    if sentinel {
+        match fault {
+            Fault::Partition {
+                clients: cut,
+                direction: CutDirection::Both,
+                ..
+            } => {
+                let who = if cut.len() >= clients && clients > 0 {
+                    "every client".to_string()
+                } else {
+                    format!("{} {}", plural("client", cut.len()), list(cut))
+                };
+                return format!(
+                    "the network splits node 0's master of the moment off from its replicas, the sentinels and {who}"
+                );
+            }
+            Fault::Crash {
+                power_loss: false, ..
+            } => return "the master the sentinels name for node 0 is killed".to_string(),
+            _ => {}
+        }
+    }
     let links = |nodes: &[usize], cut: &[usize]| {
         let who = if cut.len() >= clients && clients > 0 {
             "every client".to_string()
