@@ -39,12 +39,12 @@ impl SourceShim {
     }
 
     /// Makes `cmd` connect to the deployment from `ip`: the shim joins whatever
-    /// `LD_PRELOAD` the command already has (libfaketime's, for one).
+    /// `LD_PRELOAD` the command already has (libfaketime's, for one), or else inherits.
     pub fn apply(&self, cmd: &mut Command, ip: Ipv4Addr) {
-        let before = cmd
-            .get_envs()
-            .find(|(k, _)| *k == "LD_PRELOAD")
-            .and_then(|(_, v)| v.map(|v| v.to_os_string()));
+        let before = match cmd.get_envs().find(|(k, _)| *k == "LD_PRELOAD") {
+            Some((_, set)) => set.map(|v| v.to_os_string()),
+            None => std::env::var_os("LD_PRELOAD"),
+        };
         let mut preload = before.unwrap_or_default();
         if !preload.is_empty() {
             preload.push(":");
