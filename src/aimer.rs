@@ -430,6 +430,7 @@ fn resolve(
         }
         Fault::Crash { .. }
         | Fault::Failover { .. }
+        | Fault::ReplicationCut { .. }
         | Fault::Pause { .. }
         | Fault::ClockJump { .. }
         | Fault::ClockRate { .. } => {
@@ -453,7 +454,7 @@ fn resolve(
 fn with_process(fault: &Fault, n: Option<NodeId>, c: Option<ClientId>) -> Fault {
     let mut f = fault.clone();
     match &mut f {
-        Fault::Crash { node, .. } | Fault::Failover { node } => {
+        Fault::Crash { node, .. } | Fault::Failover { node } | Fault::ReplicationCut { node } => {
             if let Some(n) = n {
                 *node = n;
             }

@@ -161,6 +161,107 @@ fn real_sentinel_failover_of_a_killed_master_is_recorded_and_stays_safe() {
         .any(|e| matches!(e, Event::Node(n) if n.action == NodeAction::Replicated)));
 }
 
+/// The master's replication cut before a failover, on real sentinels: the lock taken 3 s
+/// into the cut reaches no replica, the sentinels promote one without it after the kill,
+/// and the other client takes the lock there. The history shows the SET on redis0 while
+/// the cut is active, the switch, and the key `unreplicated` at the switch; the checker
+/// counts the SET against the cut; the story cites the cut.
+#[test]
+fn real_sentinel_replication_cut_before_a_failover_loses_the_key() {
+    use lockstorm::history::{Event, FaultAction, NodeAction};
+    let (history, out) = run_file("scenarios/real/sentinel-replication-cut.toml", &[]);
+    let cut = history
+        .iter()
+        .position(|e| matches!(e, Event::Fault(f) if f.action == FaultAction::Start && f.fault.kind() == "replication_cut"))
+        .expect("the cut starts");
+    let switch = history
+        .iter()
+        .position(|e| matches!(e, Event::Sentinel(s) if s.event == "+switch-master"))
+        .expect("the sentinels fail over");
+    assert!(
+        history[cut..switch]
+            .iter()
+            .any(|e| matches!(e, Event::Node(n) if n.action == NodeAction::Set && n.member.as_deref() == Some("redis0"))),
+        "the holder's SET went to redis0 during the cut"
+    );
+    assert!(
+        history
+            .iter()
+            .any(|e| matches!(e, Event::Node(n) if n.action == NodeAction::Unreplicated)),
+        "the promoted replica lacked the key"
+    );
+    let summary = std::fs::read_to_string(out.path().join("summary.json")).expect("summary");
+    assert!(summary.contains("\"set_while_cut\": 1"), "{summary}");
+    let story = std::fs::read_to_string(out.path().join("narrative.md")).expect("narrative");
+    assert!(story.contains("key lost on failover"), "{story}");
+    assert!(
+        story.contains("while its replicas were cut off from it (since t=") && story.contains(&format!("line {})", cut + 1)),
+        "the story cites the cut: {story}"
+    );
+}
+
+/// min-replicas-to-write on the replication cut: a master whose replicas' last
+/// acknowledgement is older than the lag refuses the SETs taken 3 s into the cut
+/// (NOREPLICAS), so no lock is taken until the cut heals and nothing is lost: no SET
+/// line while the cut is active, no violation, and the cut reads as having touched
+/// nothing of the lock (not exercised). A SET within the lag (0.3 s into the cut) is
+/// accepted and lost as at Redis's defaults: the window the mitigation leaves open.
+#[test]
+fn real_sentinel_min_replicas_closes_the_replication_cut_but_for_its_lag() {
+    use lockstorm::history::{Event, FaultAction, NodeAction};
+    require_redis();
+    let file = "scenarios/real/sentinel-replication-cut.toml";
+    let mitigation = [
+        "--set",
+        "sentinel.min_replicas_to_write=1",
+        "--set",
+        "sentinel.min_replicas_max_lag=1s",
+    ];
+    let out_dir = tempfile::tempdir().expect("temp dir");
+    let out = lockstorm()
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(["scenario", file, "--quiet", "--out"])
+        .arg(out_dir.path())
+        .args(mitigation)
+        .output()
+        .expect("run lockstorm");
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out_dir.path().join("summary.json")).expect("summary"))
+            .expect("summary.json");
+    assert_eq!(
+        summary["verdict"], "not_exercised",
+        "{summary}\nstderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(summary["violations"], serde_json::json!([]));
+    let history = lockstorm::history::read_jsonl(&out_dir.path().join("history.jsonl")).expect("history");
+    let at = |action: FaultAction| {
+        history
+            .iter()
+            .position(|e| matches!(e, Event::Fault(f) if f.action == action && f.fault.kind() == "replication_cut"))
+            .expect("the cut starts and ends")
+    };
+    let (start, end) = (at(FaultAction::Start), at(FaultAction::End));
+    assert!(
+        !history[start..end]
+            .iter()
+            .any(|e| matches!(e, Event::Node(n) if n.action == NodeAction::Set)),
+        "no SET accepted while the replicas were cut off"
+    );
+    assert!(
+        history[end..]
+            .iter()
+            .any(|e| matches!(e, Event::Node(n) if n.action == NodeAction::Set)),
+        "the lock is taken once the cut heals"
+    );
+    let open: Vec<&str> = mitigation
+        .iter()
+        .copied()
+        .chain(["--set", "clients.think.min=300ms", "--set", "clients.think.max=400ms"])
+        .collect();
+    run_file(file, &open);
+}
+
 /// A split brain on real sentinels: the master and the holder on one side of a
 /// partition, the replica, the sentinels and the other client on the other. The
 /// sentinels promote the replica, the other client finds it, and both masters take SETs:
@@ -300,6 +401,7 @@ fn every_real_scenario_file_has_a_test() {
         "replica-failover",
         "replica-failover-late-promotion",
         "sentinel-master-crash",
+        "sentinel-replication-cut",
         "sentinel-split-brain",
         "sentinel-split-brain-min-replicas",
     ];

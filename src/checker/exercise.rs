@@ -53,6 +53,10 @@ fn exercises(target: &Target, t: &Touched) -> bool {
             hit: NodeHit::Clock { .. },
             ..
         } => t.keys_moved > 0,
+        Target::Node {
+            hit: NodeHit::Replication,
+            ..
+        } => t.set_while_cut > 0,
         Target::Client {
             hit: ClientHit::Pause | ClientHit::Clock { .. },
             ..

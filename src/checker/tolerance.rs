@@ -714,7 +714,11 @@ fn touched(fault: &Fault, nodes: usize, wall_clock: bool) -> Vec<(Option<usize>,
         Fault::Partition { nodes, clients, .. } => links(nodes, clients),
         Fault::Delay { nodes, clients, .. } => links(nodes, clients),
         Fault::Loss { nodes, clients, .. } => links(nodes, clients),
-        Fault::Crash { node, .. } | Fault::Failover { node } => vec![(Some(*node), None)],
+        // A replication cut leaves the node reachable, but a master with
+        // min-replicas-to-write refuses writes through it: the whole node is disturbed.
+        Fault::Crash { node, .. } | Fault::Failover { node } | Fault::ReplicationCut { node } => {
+            vec![(Some(*node), None)]
+        }
         Fault::Pause { node, client, .. } | Fault::ClockRate { node, client, .. } => vec![(*node, *client)]
             .into_iter()
             .filter(|p| p.0.is_some() != p.1.is_some())

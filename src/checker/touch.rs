@@ -16,6 +16,9 @@
 //!   pause is active). lockstorm's own exclusive locks time their validity by the
 //!   monotonic clock, which a jump does not move: on their clients a client clock jump
 //!   touches nothing (the read-write kinds send the wall clock to the nodes, so it does);
+//! - a replication cut: the keys **set on the master while its replicas were cut off**
+//!   (the node's `set` lines while it is active, until a crash or failover of the node
+//!   ends the master it cut), which a failover would lose;
 //! - a partition, a delay or a loss: the lock **messages** it dropped, held back (and
 //!   for how long) or delayed (and by how much), from the `link` lines of its links.
 //!
@@ -62,6 +65,8 @@ pub(super) enum Target {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum NodeHit {
     Out,
+    /// Its replicas cut off from its master.
+    Replication,
     /// `stays`: a jump (the clock stays moved), else a rate.
     Clock {
         stays: bool,
@@ -110,6 +115,13 @@ impl Target {
                 Some(node) => Target::Node {
                     node,
                     hit: NodeHit::Out,
+                },
+                None => Target::None,
+            },
+            Fault::ReplicationCut { node: n } => match node(*n) {
+                Some(node) => Target::Node {
+                    node,
+                    hit: NodeHit::Replication,
                 },
                 None => Target::None,
             },
@@ -209,6 +221,9 @@ pub struct Touched {
     /// Live keys whose expiry its clock moved.
     #[serde(skip_serializing_if = "is_zero")]
     pub keys_moved: u64,
+    /// Keys set on the master while its replicas were cut off (a replication cut).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub set_while_cut: u64,
     /// Workload acquisitions granted while the node was out (crash, failover, pause).
     #[serde(skip_serializing_if = "is_zero")]
     pub granted_around: u64,
@@ -282,6 +297,12 @@ impl Touched {
             parts.push(format!(
                 "moved the expiry of {}",
                 n(self.keys_moved, "live key", "live keys")
+            ));
+        }
+        if self.set_while_cut > 0 {
+            parts.push(format!(
+                "kept {} set on the master from its replicas",
+                n(self.set_while_cut, "key", "keys")
             ));
         }
         if self.dropped > 0 {
@@ -497,6 +518,11 @@ impl Collector {
         let mut touched = Touched::default();
         let mut counted = Vec::new();
         match &target {
+            // It acts on the writes that come after it (Collector::node).
+            Target::Node {
+                hit: NodeHit::Replication,
+                ..
+            } => {}
             Target::Node { node, hit } => {
                 for (key, k) in self
                     .keys
@@ -505,7 +531,7 @@ impl Collector {
                 {
                     match hit {
                         NodeHit::Out => touched.keys_down += 1,
-                        NodeHit::Clock { .. } => touched.keys_moved += 1,
+                        NodeHit::Clock { .. } | NodeHit::Replication => touched.keys_moved += 1,
                     }
                     touched.cite(k.line);
                     counted.push((key.to_string(), k.token.as_deref().map(str::to_string)));
@@ -514,6 +540,12 @@ impl Collector {
                     && matches!(f.fault, Fault::Crash { .. } | Fault::Failover { .. })
                 {
                     self.took_down.insert(*node, index);
+                    // The master a replication cut kept apart is gone: what is set on
+                    // the node from now on is another master's.
+                    let node = *node;
+                    self.active.retain(|_, &mut i| {
+                        !matches!(self.targets[i], Target::Node { node: n, hit: NodeHit::Replication } if n == node)
+                    });
                 }
                 self.struck.insert(*node, index);
             }
@@ -620,6 +652,23 @@ impl Collector {
                 }
             }
             NodeAction::Set | NodeAction::Promoted if !probe && !self.healed => {
+                if n.action == NodeAction::Set {
+                    let cut: Vec<usize> = self
+                        .active
+                        .values()
+                        .copied()
+                        .filter(|&i| {
+                            matches!(self.targets[i], Target::Node { node, hit: NodeHit::Replication } if node == n.node)
+                        })
+                        .collect();
+                    for i in cut {
+                        if self.count_once(i, n.key, n.token) {
+                            let t = &mut self.faults[i].touched;
+                            t.set_while_cut += 1;
+                            t.cite(line);
+                        }
+                    }
+                }
                 let hit: Vec<usize> = self
                     .clock_faults()
                     .filter(|&i| matches!(self.targets[i], Target::Node { node, .. } if node == n.node))

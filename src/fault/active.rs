@@ -10,6 +10,8 @@
 //!   last outage ends.
 //! - A node or client is paused while any pause on it is active; what it missed replays
 //!   once, when the last pause ends.
+//! - A node's replicas are cut off from its master while any replication cut of it is
+//!   active; they catch up once, when the last one ends.
 //! - Clock rates multiply, as independent drifts do: a clock that one fault runs at 1.02
 //!   and another at 0.9 runs at 1.02 × 0.9 = 0.918 while both are active, and at 1.02
 //!   again when the second ends. With no rate fault a clock runs at 1.
@@ -44,6 +46,8 @@ pub struct ProcessFaults {
     nodes: usize,
     /// Per node: active crashes and failovers.
     outages: Vec<u32>,
+    /// Per node: active replication cuts.
+    replication_cuts: Vec<u32>,
     /// Per process, nodes first, then clients: active pauses.
     pauses: Vec<u32>,
     /// Per process: the active rate faults as (fault id, rate), so an end removes exactly
@@ -61,6 +65,7 @@ impl ProcessFaults {
         ProcessFaults {
             nodes,
             outages: vec![0; nodes],
+            replication_cuts: vec![0; nodes],
             pauses: vec![0; nodes + clients],
             rates: vec![Vec::new(); nodes + clients],
         }
@@ -77,6 +82,12 @@ impl ProcessFaults {
     /// first outage takes it down, the end of the last one brings it back.
     pub fn outage(&mut self, node: NodeId, on: bool) -> bool {
         flip(&mut self.outages[node], on)
+    }
+
+    /// A replication cut of `node` starts or ends. True when its replicas' link to the
+    /// master changes: the first cut cuts it, the end of the last one heals it.
+    pub fn replication_cut(&mut self, node: NodeId, on: bool) -> bool {
+        flip(&mut self.replication_cuts[node], on)
     }
 
     /// A pause of `p` starts or ends. True when `p` stops (first pause) or resumes (last).
@@ -140,6 +151,17 @@ mod tests {
         assert!(!f.is_down(1));
         assert!(!f.outage(1, false), "an end without a start is ignored");
         assert!(!f.is_down(1));
+    }
+
+    #[test]
+    fn replicas_stay_cut_off_until_the_last_replication_cut_ends() {
+        let mut f = ProcessFaults::new(2, 1);
+        assert!(f.replication_cut(0, true), "the first cut cuts the link");
+        assert!(!f.replication_cut(0, true), "a second one changes nothing");
+        assert!(!f.replication_cut(1, false), "another node's link is its own");
+        assert!(!f.replication_cut(0, false), "one cut is still active");
+        assert!(f.replication_cut(0, false), "the last end heals it");
+        assert!(!f.is_down(0), "a replication cut is no outage");
     }
 
     #[test]

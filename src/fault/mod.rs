@@ -104,6 +104,12 @@ pub enum Fault {
     /// replica is promoted and serves under the node's address with whatever it had
     /// received (seed 002's counterexample). The old master comes back as the replica.
     Failover { node: NodeId },
+    /// The link between the master of `node` (when the fault starts) and its replicas is
+    /// cut both ways: the replicas stop receiving its writes while clients and sentinels
+    /// still reach it. At the fault's end they catch up, as Redis's partial resync does;
+    /// a failover during the cut promotes a replica without what the master took since
+    /// the cut began (issue 39's "replication cut before a failover").
+    ReplicationCut { node: NodeId },
 }
 
 fn is_false(b: &bool) -> bool {
@@ -170,7 +176,9 @@ impl Fault {
             Fault::Partition { nodes, clients, .. }
             | Fault::Delay { nodes, clients, .. }
             | Fault::Loss { nodes, clients, .. } => (nodes.clone(), clients.clone()),
-            Fault::Crash { node, .. } | Fault::Failover { node } => (vec![*node], Vec::new()),
+            Fault::Crash { node, .. } | Fault::Failover { node } | Fault::ReplicationCut { node } => {
+                (vec![*node], Vec::new())
+            }
             Fault::Pause { node, client, .. }
             | Fault::ClockJump { node, client, .. }
             | Fault::ClockRate { node, client, .. } => {
@@ -190,6 +198,7 @@ impl Fault {
             Fault::Delay { .. } => "delay",
             Fault::Loss { .. } => "loss",
             Fault::Failover { .. } => "failover",
+            Fault::ReplicationCut { .. } => "replication_cut",
         }
     }
 }

@@ -522,6 +522,7 @@ fn two_masters(
         (!demoted).then_some((switch, to))
     };
     let holds = [(a, a_line, &a_member), (b, b_line, &b_member)];
+    let mut extra_lines = Vec::new();
     let stale = holds
         .iter()
         .enumerate()
@@ -545,14 +546,27 @@ fn two_masters(
                 && s.from.as_deref() == Some(first_member.as_str()))
             .then_some(*l)
         })?;
+        let cut = replication_cut_at(view, node, first_line, first_member);
+        let while_cut = cut.map_or(String::new(), |w| {
+            format!(
+                " while its replicas were cut off from it (since t={}, fault #{}, line {})",
+                secs(w.start_us),
+                w.id,
+                w.line
+            )
+        });
         let cause = format!(
-            "client {}'s SET went to {first_member} (line {first_line}); the sentinels then moved the master to {later_member} (line {switch}), where client {}'s SET NX succeeded (line {later_line}), so it did not have the first key",
+            "client {}'s SET went to {first_member} (line {first_line}){while_cut}; the sentinels then moved the master to {later_member} (line {switch}), where client {}'s SET NX succeeded (line {later_line}), so it did not have the first key",
             first.client, later.client
         );
+        if let Some(w) = cut {
+            extra_lines.push(w.line);
+        }
         (Anomaly::KeyLostOnFailover, cause, Some(first.client), switch)
     };
     let mut lines: Vec<usize> = oks.to_vec();
     lines.extend([a_line, b_line, switch]);
+    lines.extend(extra_lines);
     lines.sort_unstable();
     lines.dedup();
     let named = Named {
@@ -563,6 +577,30 @@ fn two_masters(
         victim,
     };
     Some(named)
+}
+
+/// The replication cut of Sentinel node `node` in force at history line `line` whose
+/// master (the one the sentinels named when it began: the last `+switch-master` before
+/// it, else the first master, redis0) is `member`.
+fn replication_cut_at<'v>(view: &'v RunView, node: usize, line: usize, member: &str) -> Option<&'v FaultWindow> {
+    let t = view.history.get(line.checked_sub(1)?)?.t_us();
+    let w = view.faults.iter().rfind(|w| {
+        matches!(w.fault, Fault::ReplicationCut { node: n } if n == node)
+            && w.line < line
+            && w.start_us <= t
+            && w.end_us.is_none_or(|end| end > t)
+    })?;
+    let master = view
+        .history
+        .range(0, w.line)
+        .iter()
+        .rev()
+        .find_map(|e| match e {
+            Event::Sentinel(s) if s.event == "+switch-master" => Some(s.instance.clone()),
+            _ => None,
+        })
+        .unwrap_or_else(|| crate::real::sentinel::Member::Data(0).to_string());
+    (master == member).then_some(w)
 }
 
 /// A violation on the real backend whose key removal the replies do not pin down: the
@@ -725,18 +763,48 @@ fn cause(
                 )
             }
             NodeAction::Unreplicated => {
-                // The master's death; a real node's line comes at the promotion.
-                let died_us = faults
-                    .iter()
-                    .rfind(|w| matches!(w.fault, Fault::Failover { node } if node == n) && w.start_us <= e.t_us)
-                    .map_or(e.t_us, |w| w.start_us);
+                // The master's death (on a Sentinel deployment, the crash that killed
+                // it); a real node's line comes at the promotion.
+                let died = faults.iter().rfind(|w| {
+                    w.start_us <= e.t_us
+                        && match w.fault {
+                            Fault::Failover { node } => node == n,
+                            Fault::Crash { node, .. } => view.sentinel && node == n,
+                            _ => false,
+                        }
+                });
+                let died_us = died.map_or(e.t_us, |w| w.start_us);
+                // A replication cut in force when the master died kept the key from
+                // every replica, whatever their lag.
+                let cut = faults.iter().rfind(|w| {
+                    matches!(w.fault, Fault::ReplicationCut { node } if node == n)
+                        && w.start_us <= died_us
+                        && w.end_us.is_none_or(|end| end > died_us)
+                });
+                let replicas = if view.sentinel { "its replicas" } else { "its replica" };
+                let trailed = match cut {
+                    Some(_) => replicas.to_string(),
+                    None => format!("its replica, which trailed it by {}", span(e.lag_us.unwrap_or(0))),
+                };
+                let since = cut.map_or(String::new(), |w| {
+                    lines.push(w.line);
+                    format!(
+                        "; {replicas} had been cut off from it since t={} (fault #{}, line {}), and received none \
+                         of its writes after that",
+                        secs(w.start_us),
+                        w.id,
+                        w.line
+                    )
+                });
+                if let Some(w) = died {
+                    lines.push(w.line);
+                }
                 format!(
-                    "node {n}'s master died at t={} before client {}'s key {} reached its replica, which trailed it \
-                     by {}{} (line {}); the promoted replica served without it",
+                    "node {n}'s master died at t={} before client {}'s key {} reached {trailed}{} (line {}); the \
+                     promoted replica served without it{since}",
                     secs(died_us),
                     a.client,
                     e.key,
-                    span(e.lag_us.unwrap_or(0)),
                     if died_us == e.t_us {
                         String::new()
                     } else {

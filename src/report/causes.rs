@@ -30,7 +30,7 @@ pub fn acts_on(fault: &Fault, parties: &Parties) -> bool {
         Fault::Partition { clients, .. } | Fault::Delay { clients, .. } | Fault::Loss { clients, .. } => {
             clients.iter().any(client)
         }
-        Fault::Crash { node: n, .. } | Fault::Failover { node: n } => node(n),
+        Fault::Crash { node: n, .. } | Fault::Failover { node: n } | Fault::ReplicationCut { node: n } => node(n),
         Fault::Pause {
             node: n, client: c, ..
         }
@@ -62,9 +62,13 @@ pub fn linked<'v>(view: &'v RunView, parties: &Parties, from_us: u64, to_us: u64
 
 /// What a node fault did to the keys on `node`, as a clause: "its wall clock jumped
 /// +10.000 s, so the key expired at once". `None` if the fault is not on that node's
-/// process or clock.
-pub fn key_effect(fault: &Fault, node: usize) -> Option<String> {
+/// process or clock. `sentinel`: the node is a Sentinel deployment, whose killed master
+/// is replaced by a replica, not by what its persistence kept.
+pub fn key_effect(fault: &Fault, node: usize, sentinel: bool) -> Option<String> {
     match *fault {
+        Fault::Crash { node: n, .. } if n == node && sentinel => Some(
+            "its master was killed and the sentinels promoted a replica, with only the writes it had received".into(),
+        ),
         Fault::Crash { node: n, power_loss } if n == node => Some(if power_loss {
             "it lost power and came back with only what its AOF had synced".into()
         } else {
@@ -176,12 +180,12 @@ mod tests {
     fn effects_name_what_happened_to_the_key_or_the_clock() {
         let jump = fault(serde_json::json!({"kind": "clock_jump", "node": 2, "by_us": 10_000_000}));
         assert_eq!(
-            key_effect(&jump, 2).unwrap(),
+            key_effect(&jump, 2, false).unwrap(),
             "its wall clock jumped +10.000 s, so keys there expired that much early"
         );
-        assert_eq!(key_effect(&jump, 1), None, "another node");
+        assert_eq!(key_effect(&jump, 1, false), None, "another node");
         let slow = fault(serde_json::json!({"kind": "clock_rate", "client": 3, "rate": 0.9}));
         assert_eq!(clock_effect(&slow, 3).unwrap(), "its clock ran 10.0% slow");
-        assert_eq!(key_effect(&slow, 3), None, "a client fault is no key effect");
+        assert_eq!(key_effect(&slow, 3, false), None, "a client fault is no key effect");
     }
 }

@@ -57,6 +57,11 @@ pub fn fault_sentence(fault: &Fault, clients: usize, sentinel: bool) -> String {
             Fault::Crash {
                 power_loss: false, ..
             } => return "the master the sentinels name for node 0 is killed".to_string(),
+            Fault::ReplicationCut { .. } => {
+                return "the replication links of node 0's master of the moment are cut: its replicas stop \
+                        receiving its writes, while the clients and the sentinels still reach it"
+                    .to_string()
+            }
             _ => {}
         }
     }
@@ -139,13 +144,22 @@ pub fn fault_sentence(fault: &Fault, clients: usize, sentinel: bool) -> String {
         Fault::Failover { node } => {
             format!("node {node}'s master dies; its asynchronous replica will take over")
         }
+        Fault::ReplicationCut { node } => format!(
+            "node {node}'s master is cut off from its replica: the replica stops receiving its writes, \
+             while the clients still reach it"
+        ),
     }
 }
 
 /// What happens when a fault ends, as the rest of a sentence; `None` for a fault whose
-/// end changes nothing worth telling (an instantaneous clock jump).
-pub fn fault_end_sentence(fault: &Fault, id: usize) -> Option<String> {
+/// end changes nothing worth telling (an instantaneous clock jump). `sentinel`: node 0 is
+/// a Sentinel deployment (see [`fault_sentence`]).
+pub fn fault_end_sentence(fault: &Fault, id: usize, sentinel: bool) -> Option<String> {
     match fault {
+        Fault::Crash { .. } if sentinel => Some(
+            "the killed member starts again (the sentinels demote it to a replica if they promoted another meanwhile)"
+                .to_string(),
+        ),
         Fault::Partition { .. } => Some(format!("the cut of fault #{id} heals")),
         Fault::Crash { node, .. } => Some(format!("node {node} restarts with what its persistence kept")),
         Fault::Pause { node, client, .. } => Some(match (node, client) {
@@ -159,6 +173,9 @@ pub fn fault_end_sentence(fault: &Fault, id: usize) -> Option<String> {
         Fault::Loss { .. } => Some(format!("the message loss of fault #{id} ends")),
         Fault::Failover { node } => Some(format!(
             "node {node}'s replica is promoted and serves as node {node}, with only the writes it had received"
+        )),
+        Fault::ReplicationCut { node } => Some(format!(
+            "the replication cut of fault #{id} heals: node {node}'s replicas catch up with their master"
         )),
     }
 }

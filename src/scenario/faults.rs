@@ -97,6 +97,15 @@ pub(super) enum RawFault {
         node: Option<RawTarget>,
         promote_after: Option<Dur>,
     },
+    /// Cut the master of `node` (0 if omitted) off from its replicas for `duration`
+    /// (until the heal if omitted); clients and sentinels still reach it.
+    ReplicationCut {
+        at: Option<Dur>,
+        when: Option<RawWhen>,
+        after: Option<Dur>,
+        node: Option<RawTarget>,
+        duration: Option<Dur>,
+    },
 }
 
 impl RawFault {
@@ -110,7 +119,8 @@ impl RawFault {
             | RawFault::ClockRate { at, when, after, .. }
             | RawFault::Delay { at, when, after, .. }
             | RawFault::Loss { at, when, after, .. }
-            | RawFault::Failover { at, when, after, .. } => (*at, when.as_ref(), *after),
+            | RawFault::Failover { at, when, after, .. }
+            | RawFault::ReplicationCut { at, when, after, .. } => (*at, when.as_ref(), *after),
         }
     }
 }
@@ -383,6 +393,7 @@ pub(super) fn resolve_faults(
     n_clients: usize,
     run_duration: Dur,
     replication: Option<Replication>,
+    sentinel: bool,
 ) -> Result<Vec<PlannedFault>, Invalid> {
     let mut faults = Vec::with_capacity(raw.len());
     for (i, f) in raw.iter().enumerate() {
@@ -501,6 +512,26 @@ pub(super) fn resolve_faults(
                 (
                     Some(promote_after.unwrap_or(Dur(0))),
                     Fault::Failover {
+                        node: match node {
+                            Some(n) => one(n, a, nodes, "node", i)?,
+                            None => 0,
+                        },
+                    },
+                )
+            }
+            RawFault::ReplicationCut { node, duration, .. } => {
+                if replication.is_none() && !sentinel {
+                    return Err(invalid(
+                        format!("faults[{i}]"),
+                        format!(
+                            "faults[{i}]: a replication cut needs replicas: add `[replication]` with a `lag` \
+                             (simulator) or `[sentinel]` (real backend)"
+                        ),
+                    ));
+                }
+                (
+                    *duration,
+                    Fault::ReplicationCut {
                         node: match node {
                             Some(n) => one(n, a, nodes, "node", i)?,
                             None => 0,

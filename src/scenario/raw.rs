@@ -640,7 +640,14 @@ impl RawScenario {
             None => None,
         };
 
-        let faults = resolve_faults(&self.faults, nodes, clients.count, self.duration, replication)?;
+        let faults = resolve_faults(
+            &self.faults,
+            nodes,
+            clients.count,
+            self.duration,
+            replication,
+            sentinel.is_some(),
+        )?;
         let nemesis = self.nemesis.resolve(replication, clients.count)?;
         planned_faults(faults.len(), &nemesis, self.duration)?;
 

@@ -341,6 +341,10 @@ fn write_fault(out: &mut String, f: &PlannedFault) {
             let _ = writeln!(out, "node = {}", one(*node, rel_nodes));
             duration("promote_after", out);
         }
+        Fault::ReplicationCut { node } => {
+            let _ = writeln!(out, "node = {}", one(*node, rel_nodes));
+            duration("duration", out);
+        }
     }
 }
 

@@ -82,7 +82,7 @@ fn fault_without_client(f: &Fault, gone: usize) -> Option<Fault> {
         Fault::Pause { client, .. } | Fault::ClockJump { client, .. } | Fault::ClockRate { client, .. } => {
             *client = opt_without(*client, gone).ok()?;
         }
-        Fault::Crash { .. } | Fault::Failover { .. } => {}
+        Fault::Crash { .. } | Fault::Failover { .. } | Fault::ReplicationCut { .. } => {}
     }
     Some(f)
 }
@@ -97,7 +97,9 @@ fn fault_without_node(f: &Fault, gone: usize) -> Option<Fault> {
         Fault::Pause { node, .. } | Fault::ClockJump { node, .. } | Fault::ClockRate { node, .. } => {
             *node = opt_without(*node, gone).ok()?;
         }
-        Fault::Crash { node, .. } | Fault::Failover { node } => *node = one_without(*node, gone)?,
+        Fault::Crash { node, .. } | Fault::Failover { node } | Fault::ReplicationCut { node } => {
+            *node = one_without(*node, gone)?
+        }
     }
     Some(f)
 }

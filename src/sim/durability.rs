@@ -60,10 +60,14 @@ impl<S: Clone + Default> Aof<S> {
     }
 }
 
-/// An asynchronous replica: it applies the master's writes `lag_us` after they happen.
+/// An asynchronous replica: it applies the master's writes `lag_us` after they happen,
+/// except while its link to the master is cut: then it keeps what it had received when
+/// the cut began, and catches up when the cut heals (Redis's partial resync).
 #[derive(Clone, Debug, Hash)]
 pub struct Replica<S> {
     pub lag_us: u64,
+    /// While the link is cut: the master's time up to which the replica has its writes.
+    frozen: Option<u64>,
     /// The master's store after each command, oldest first; the front entry is the
     /// replica's current state once older ones are pruned.
     history: VecDeque<(u64, S)>,
@@ -73,14 +77,26 @@ impl<S: Clone + Default> Replica<S> {
     pub fn new(lag_us: u64) -> Self {
         Replica {
             lag_us,
+            frozen: None,
             history: VecDeque::from([(0, S::default())]),
         }
+    }
+
+    /// The master's time up to which the replica has its writes at `now_us`.
+    fn horizon(&self, now_us: u64) -> u64 {
+        let h = now_us.saturating_sub(self.lag_us);
+        self.frozen.map_or(h, |f| f.min(h))
+    }
+
+    /// The link to the master is cut (`true`) at `now_us`, or heals.
+    pub fn cut(&mut self, now_us: u64, cut: bool) {
+        self.frozen = cut.then(|| self.horizon(now_us));
     }
 
     /// Records the master's store after a command at `now_us`.
     pub fn after_command(&mut self, now_us: u64, store: &S) {
         self.history.push_back((now_us, store.clone()));
-        let horizon = now_us.saturating_sub(self.lag_us);
+        let horizon = self.horizon(now_us);
         // Keep the newest snapshot at or before the horizon: the replica's state.
         while self.history.len() > 1 && self.history[1].0 <= horizon {
             self.history.pop_front();
@@ -90,7 +106,7 @@ impl<S: Clone + Default> Replica<S> {
     /// What the replica holds at `now_us` (no earlier than the last command): the
     /// master's store as of `now_us - lag`.
     pub fn state_at(&self, now_us: u64) -> S {
-        let horizon = now_us.saturating_sub(self.lag_us);
+        let horizon = self.horizon(now_us);
         self.history
             .iter()
             .take_while(|(t, _)| *t <= horizon)
@@ -102,8 +118,12 @@ impl<S: Clone + Default> Replica<S> {
     pub fn resync(&mut self, now_us: u64, store: &S) {
         self.history.clear();
         // Dated one lag back, so the replica holds it from now on.
-        self.history
-            .push_back((now_us.saturating_sub(self.lag_us), store.clone()));
+        let at = now_us.saturating_sub(self.lag_us);
+        self.history.push_back((at, store.clone()));
+        // A cut link keeps the replica at what this resync gave it.
+        if self.frozen.is_some() {
+            self.frozen = Some(at);
+        }
     }
 }
 
@@ -138,6 +158,22 @@ mod tests {
             Aof::<S>::new(Persistence::None).recover(5, &store, false),
             S::new()
         );
+    }
+
+    #[test]
+    fn a_cut_replica_keeps_what_it_had_and_catches_up_at_the_heal() {
+        let mut r: Replica<S> = Replica::new(10);
+        r.after_command(100, &vec![1]);
+        r.cut(200, true);
+        r.after_command(300, &vec![1, 2]);
+        r.after_command(400, &vec![1, 2, 3]);
+        assert_eq!(r.state_at(1_000), vec![1], "nothing after the cut arrives");
+        r.cut(1_000, false);
+        assert_eq!(r.state_at(1_000), vec![1, 2, 3], "the heal catches it up");
+        // A cut within the lag keeps only what had arrived by then.
+        r.after_command(2_000, &vec![4]);
+        r.cut(2_005, true);
+        assert_eq!(r.state_at(3_000), vec![1, 2, 3]);
     }
 
     #[test]

@@ -176,6 +176,11 @@ impl World<'_> {
                     }
                 }
             }
+            Fault::ReplicationCut { node } => {
+                if self.procs.replication_cut(node, on) {
+                    self.nodes[node].cut_replication(t, on);
+                }
+            }
             Fault::Failover { node } => {
                 if self.procs.outage(node, on) {
                     if on {

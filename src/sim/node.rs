@@ -239,6 +239,13 @@ impl Node {
         }
     }
 
+    /// The link between the master and its replica is cut (`true`) at `now_us`, or heals.
+    pub fn cut_replication(&mut self, now_us: u64, cut: bool) {
+        if let Some(replica) = &mut self.replica {
+            replica.cut(now_us, cut);
+        }
+    }
+
     /// The master dies at `now_us`: its replica stops receiving writes, trailing by the lag.
     pub fn fail_master(&mut self, now_us: u64) {
         if self.replica.is_none() || self.status != Status::Up {

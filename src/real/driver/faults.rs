@@ -54,10 +54,12 @@ pub(super) fn check_faults(
                 Fault::Partition {
                     direction: crate::fault::CutDirection::Both,
                     ..
-                } => continue,
+                }
+                | Fault::ReplicationCut { node: 0 } => continue,
                 _ => {
                     return refuse(
-                        "with [sentinel] only a crash of node 0 (the current master) and a partition (both ways) are supported yet",
+                        "with [sentinel] only a crash of node 0 (the current master), a replication cut of node 0 \
+                         and a partition (both ways) are supported yet",
                     )
                 }
             }
@@ -116,6 +118,12 @@ pub(super) fn check_faults(
                 return refuse("failover needs [replication] (a replica per node)")
             }
             Fault::Failover { .. } => {}
+            Fault::ReplicationCut { .. } => {
+                return refuse(
+                    "on the real backend a replication cut needs [sentinel]: the links of lockstorm's own \
+                     replicas (`[replication]`) cannot be cut yet",
+                )
+            }
         }
     }
     Ok(())
@@ -309,6 +317,13 @@ impl Driver<'_> {
             Fault::Failover { node } => {
                 if self.procs.outage(node, on) {
                     self.node_op(node, if on { NodeOp::FailMaster } else { NodeOp::Restart });
+                }
+            }
+            Fault::ReplicationCut { node } => {
+                if self.procs.replication_cut(node, on) {
+                    if let Host::Sentinel(s) = &self.hosts[node] {
+                        s.send(crate::real::sentinel::SentinelOp::ReplicationCut { cut: on });
+                    }
                 }
             }
             // Refused by check_faults before the run starts.

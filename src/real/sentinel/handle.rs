@@ -11,6 +11,10 @@
 //!   the other clients still reach it. Sentinel fails over on the other side, and the
 //!   clients there find the new master: a split brain until the partition heals and the
 //!   sentinels demote the old master.
+//! - A replication cut cuts the master of the moment it starts from the other data
+//!   members (its replicas), both ways: the sentinels and the clients still reach it,
+//!   and the replicas stop receiving its writes until it heals. With a partition in
+//!   force too, each link is cut while either asks for it (faults are sets).
 //! - At each `+switch-master` the task reads the new master's keys and reports the
 //!   switch as a failover ([`News::Back`]) beside the killed master's keys: a key it had
 //!   that the new master lacks becomes an `unreplicated` node line.
@@ -40,6 +44,10 @@ pub enum SentinelOp {
         cut: Vec<usize>,
         clients: usize,
     },
+    /// What the replication cuts in force compose to: `cut`, the master of when the first
+    /// began is cut from the other data members; not `cut`, those links heal (unless a
+    /// partition still cuts them).
+    ReplicationCut { cut: bool },
 }
 
 enum Msg {
@@ -95,6 +103,7 @@ impl SentinelHandle {
             down: None,
             before: None,
             isolated: None,
+            replication_cut: None,
         };
         for m in task.deployment.members() {
             task.watch(m).await;
@@ -151,6 +160,8 @@ struct Task {
     before: Option<Snapshot>,
     /// The member a partition cut off, until it heals.
     isolated: Option<Member>,
+    /// The master a replication cut cut off from its replicas, until it heals.
+    replication_cut: Option<Member>,
 }
 
 impl Task {
@@ -230,16 +241,19 @@ impl Task {
                     None if isolated => self.master().await,
                     None => return,
                 };
-                for other in self.deployment.members().into_iter().filter(|&o| o != m) {
-                    match isolated {
-                        true => self.deployment.cut(m, other),
-                        false => self.deployment.heal(m, other),
-                    }
-                }
+                self.isolated = isolated.then_some(m);
+                self.relink();
                 for c in 0..clients {
                     self.deployment.cut_client(c, m, isolated && cut.contains(&c));
                 }
-                self.isolated = isolated.then_some(m);
+            }
+            SentinelOp::ReplicationCut { cut } => {
+                self.replication_cut = match (cut, self.replication_cut) {
+                    (true, Some(m)) => Some(m),
+                    (true, None) => Some(self.master().await),
+                    (false, _) => None,
+                };
+                self.relink();
             }
             SentinelOp::Crash if self.down.is_none() => {
                 let master = self.master().await;
@@ -264,6 +278,25 @@ impl Task {
                         Ok(()) => self.watch(m).await,
                         Err(e) => eprintln!("lockstorm: warning: restart of {m}: {e:#}"),
                     }
+                }
+            }
+        }
+    }
+
+    /// Sets every link between two members to what the partition and the replication
+    /// cut in force compose to: cut while either cuts it, healed otherwise.
+    fn relink(&self) {
+        let members = self.deployment.members();
+        let data = |m: Member| matches!(m, Member::Data(_));
+        for (i, &a) in members.iter().enumerate() {
+            for &b in &members[i + 1..] {
+                let isolated = self.isolated.is_some_and(|m| m == a || m == b);
+                let replication = self
+                    .replication_cut
+                    .is_some_and(|m| (m == a && data(b)) || (m == b && data(a)));
+                match isolated || replication {
+                    true => self.deployment.cut(a, b),
+                    false => self.deployment.heal(a, b),
                 }
             }
         }
