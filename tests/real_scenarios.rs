@@ -190,12 +190,17 @@ fn real_sentinel_replication_cut_before_a_failover_loses_the_key() {
             .any(|e| matches!(e, Event::Node(n) if n.action == NodeAction::Unreplicated)),
         "the promoted replica lacked the key"
     );
-    let summary = std::fs::read_to_string(out.path().join("summary.json")).expect("summary");
-    assert!(summary.contains("\"set_while_cut\": 1"), "{summary}");
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.path().join("summary.json")).expect("summary"))
+            .expect("json");
+    let cut_touch = &summary["exercise"]["faults"][0];
+    assert_eq!(cut_touch["kind"], "replication_cut", "{summary}");
+    assert_eq!(cut_touch["touched"]["set_while_cut"], 1, "{summary}");
     let story = std::fs::read_to_string(out.path().join("narrative.md")).expect("narrative");
     assert!(story.contains("key lost on failover"), "{story}");
     assert!(
-        story.contains("while its replicas were cut off from it (since t=") && story.contains(&format!("line {})", cut + 1)),
+        story.contains("while its replicas were cut off from it (since t=")
+            && story.contains(&format!("line {})", cut + 1)),
         "the story cites the cut: {story}"
     );
 }
@@ -229,7 +234,8 @@ fn real_sentinel_min_replicas_closes_the_replication_cut_but_for_its_lag() {
         serde_json::from_slice(&std::fs::read(out_dir.path().join("summary.json")).expect("summary"))
             .expect("summary.json");
     assert_eq!(
-        summary["verdict"], "not_exercised",
+        summary["verdict"],
+        "not_exercised",
         "{summary}\nstderr: {}",
         String::from_utf8_lossy(&out.stderr)
     );
@@ -238,7 +244,9 @@ fn real_sentinel_min_replicas_closes_the_replication_cut_but_for_its_lag() {
     let at = |action: FaultAction| {
         history
             .iter()
-            .position(|e| matches!(e, Event::Fault(f) if f.action == action && f.fault.kind() == "replication_cut"))
+            .position(
+                |e| matches!(e, Event::Fault(f) if f.action == action && f.fault.kind() == "replication_cut"),
+            )
             .expect("the cut starts and ends")
     };
     let (start, end) = (at(FaultAction::Start), at(FaultAction::End));
@@ -257,7 +265,12 @@ fn real_sentinel_min_replicas_closes_the_replication_cut_but_for_its_lag() {
     let open: Vec<&str> = mitigation
         .iter()
         .copied()
-        .chain(["--set", "clients.think.min=300ms", "--set", "clients.think.max=400ms"])
+        .chain([
+            "--set",
+            "clients.think.min=300ms",
+            "--set",
+            "clients.think.max=400ms",
+        ])
         .collect();
     run_file(file, &open);
 }
@@ -478,6 +491,31 @@ fn loss_is_refused_on_the_real_backend() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(String::from_utf8_lossy(&out.stderr).contains("loss"));
+}
+
+/// A replication cut on lockstorm's own replicas (`[replication]`, no Sentinel) is
+/// refused on the real backend before any server starts: one line, exit 2.
+#[test]
+fn a_replication_cut_without_sentinel_is_refused_on_the_real_backend() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = dir.path().join("cut.toml");
+    std::fs::write(
+        &file,
+        "duration = \"1s\"\nnodes = 1\n[replication]\nlag = \"1ms\"\n[algorithm]\nkind = \"single\"\n\
+         [[faults]]\nat = \"10ms\"\nkind = \"replication_cut\"\n",
+    )
+    .expect("write");
+    let out = lockstorm()
+        .arg("scenario")
+        .arg(&file)
+        .args(["--backend", "redis", "--out"])
+        .arg(dir.path().join("out"))
+        .output()
+        .expect("run lockstorm");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("a replication cut needs [sentinel]"), "{stderr}");
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
 }
 
 #[test]

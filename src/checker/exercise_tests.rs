@@ -202,6 +202,38 @@ fn a_failover_and_a_node_pause_take_down_keys_as_a_crash_does() {
     assert_eq!(touched(&[&on_0, &span(&pause, 5_000, 6_000)]).0.keys_down, 1);
 }
 
+/// A replication cut touches the keys set on its node's master while it is active (the
+/// writes its replicas missed): not those set before or after it, nor those set after a
+/// crash of the node ended the master it cut.
+#[test]
+fn a_replication_cut_counts_the_keys_set_on_its_master_while_it_is_active() {
+    let cut = Fault::ReplicationCut { node: 0 };
+    let (t, exercised) = touched(&[&span(&cut, 500, 6_000), &hold(0, 1_000, 9_000, &[0])]);
+    assert_eq!((t.set_while_cut, exercised), (1, true));
+    assert_eq!(t.lines, vec![3], "the set line");
+    let before = touched(&[&hold(0, 1_000, 9_000, &[0]), &span(&cut, 5_000, 6_000)]);
+    assert_eq!((before.0.set_while_cut, before.1), (0, false));
+    let elsewhere = touched(&[&span(&cut, 500, 6_000), &hold(0, 1_000, 9_000, &[1])]);
+    assert!(!elsewhere.1, "another node's set");
+    // A crash of node 0 at 2 ms: the set at 3 ms is the next master's.
+    let f = check(&history(&[
+        &[fault(500, 0, FaultAction::Start, Origin::Script, &cut)],
+        &[fault(
+            2_000,
+            1,
+            FaultAction::Start,
+            Origin::Script,
+            &Fault::Crash {
+                node: 0,
+                power_loss: false,
+            },
+        )],
+        &hold(0, 3_000, 9_000, &[0]),
+    ]))
+    .unwrap();
+    assert_eq!(f.exercise.faults[0].touched.set_while_cut, 0, "{:?}", f.exercise);
+}
+
 #[test]
 fn a_node_clock_jump_moves_the_keys_live_at_it_and_not_those_set_later() {
     let jump = Fault::ClockJump {

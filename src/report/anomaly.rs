@@ -504,7 +504,9 @@ fn two_masters(
         .iter()
         .enumerate()
         .filter_map(|(i, e)| match e {
-            Event::Sentinel(s) if s.event == "+switch-master" || s.event == "+convert-to-slave" => {
+            Event::Sentinel(s)
+                if s.event == "+switch-master" || s.event == "+convert-to-slave" || s.event == PROMOTING =>
+            {
                 Some((i + 1, s.clone()))
             }
             _ => None,
@@ -539,13 +541,36 @@ fn two_masters(
             true => (holds[0], holds[1]),
             false => (holds[1], holds[0]),
         };
-        let switch = sentinel.iter().find_map(|(l, s)| {
-            (*l > first_line
-                && *l < later_line
-                && s.event == "+switch-master"
-                && s.from.as_deref() == Some(first_member.as_str()))
-            .then_some(*l)
-        })?;
+        // The switch away from the first master; else the leader's promotion of the
+        // later one, after which the leader already names it to a client that asks
+        // (before the sentinels' +switch-master).
+        let between = |l: usize| l > first_line && l < later_line;
+        let (switch, moved) = sentinel
+            .iter()
+            .find_map(|(l, s)| {
+                (between(*l)
+                    && s.event == "+switch-master"
+                    && s.from.as_deref() == Some(first_member.as_str()))
+                .then(|| {
+                    (
+                        *l,
+                        format!("the sentinels then moved the master to {later_member} (line {l})"),
+                    )
+                })
+            })
+            .or_else(|| {
+                sentinel.iter().find_map(|(l, s)| {
+                    (between(*l) && s.event == PROMOTING && s.instance == *later_member).then(|| {
+                        (
+                            *l,
+                            format!(
+                                "{}, leading the failover, then promoted {later_member} (line {l})",
+                                s.sentinel
+                            ),
+                        )
+                    })
+                })
+            })?;
         let cut = replication_cut_at(view, node, first_line, first_member);
         let while_cut = cut.map_or(String::new(), |w| {
             format!(
@@ -556,7 +581,7 @@ fn two_masters(
             )
         });
         let cause = format!(
-            "client {}'s SET went to {first_member} (line {first_line}){while_cut}; the sentinels then moved the master to {later_member} (line {switch}), where client {}'s SET NX succeeded (line {later_line}), so it did not have the first key",
+            "client {}'s SET went to {first_member} (line {first_line}){while_cut}; {moved}, where client {}'s SET NX succeeded (line {later_line}), so it did not have the first key",
             first.client, later.client
         );
         if let Some(w) = cut {
@@ -579,10 +604,19 @@ fn two_masters(
     Some(named)
 }
 
+/// The sentinel event of the failover leader's promotion of a replica (`SLAVEOF NO ONE`);
+/// from then on the leader names that replica as the master, before `+switch-master`.
+const PROMOTING: &str = "+failover-state-send-slaveof-noone";
+
 /// The replication cut of Sentinel node `node` in force at history line `line` whose
 /// master (the one the sentinels named when it began: the last `+switch-master` before
 /// it, else the first master, redis0) is `member`.
-fn replication_cut_at<'v>(view: &'v RunView, node: usize, line: usize, member: &str) -> Option<&'v FaultWindow> {
+fn replication_cut_at<'v>(
+    view: &'v RunView,
+    node: usize,
+    line: usize,
+    member: &str,
+) -> Option<&'v FaultWindow> {
     let t = view.history.get(line.checked_sub(1)?)?.t_us();
     let w = view.faults.iter().rfind(|w| {
         matches!(w.fault, Fault::ReplicationCut { node: n } if n == node)

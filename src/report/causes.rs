@@ -30,7 +30,9 @@ pub fn acts_on(fault: &Fault, parties: &Parties) -> bool {
         Fault::Partition { clients, .. } | Fault::Delay { clients, .. } | Fault::Loss { clients, .. } => {
             clients.iter().any(client)
         }
-        Fault::Crash { node: n, .. } | Fault::Failover { node: n } | Fault::ReplicationCut { node: n } => node(n),
+        Fault::Crash { node: n, .. } | Fault::Failover { node: n } | Fault::ReplicationCut { node: n } => {
+            node(n)
+        }
         Fault::Pause {
             node: n, client: c, ..
         }
@@ -186,6 +188,10 @@ mod tests {
         assert_eq!(key_effect(&jump, 1, false), None, "another node");
         let slow = fault(serde_json::json!({"kind": "clock_rate", "client": 3, "rate": 0.9}));
         assert_eq!(clock_effect(&slow, 3).unwrap(), "its clock ran 10.0% slow");
-        assert_eq!(key_effect(&slow, 3, false), None, "a client fault is no key effect");
+        assert_eq!(
+            key_effect(&slow, 3, false),
+            None,
+            "a client fault is no key effect"
+        );
     }
 }

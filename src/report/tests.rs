@@ -584,4 +584,60 @@ fn two_masters_of_a_sentinel_deployment_are_a_split_brain_or_a_failover() {
     );
     assert_eq!(named.lines, vec![3, 4, 5, 7, 8]);
     assert!(named.cause.contains("client 0's SET went to redis0 (line 3); the sentinels then moved the master to redis1 (line 5), where client 1's SET NX succeeded (line 7)"), "{}", named.cause);
+
+    // The same with redis0's replication cut in force at its SET: the story cites the
+    // cut; a cut of a master the sentinels had already switched away from is not it.
+    let cut = |t: u64, action: &str| {
+        json!({"type": "fault", "t_us": t, "id": 0, "action": action, "origin": "script",
+               "kind": "replication_cut", "node": 0})
+    };
+    let with_cut = |before: &[serde_json::Value]| {
+        let mut lines = before.to_vec();
+        lines.extend([
+            op(acq(1_000, 0)),
+            set_on(1_100, 0, "redis0"),
+            op(ok(1_100, 0, 9_000_000, &[0], 1)),
+            switch(2_000, "redis0", "redis1"),
+            op(acq(3_000, 1)),
+            set_on(3_100, 1, "redis1"),
+            op(ok(3_100, 1, 9_000_000, &[0], 1)),
+        ]);
+        story(&sentinel_history(&lines)).anomaly.expect("named")
+    };
+    let named = with_cut(&[cut(500, "start")]);
+    assert_eq!(named.kind, super::anomaly::Anomaly::KeyLostOnFailover);
+    assert!(
+        named.cause.contains("client 0's SET went to redis0 (line 4) while its replicas were cut off from it (since t=0.001 s, fault #0, line 2); the sentinels"),
+        "{}",
+        named.cause
+    );
+    assert!(named.lines.contains(&2), "{:?}", named.lines);
+    let ended = with_cut(&[cut(500, "start"), cut(600, "end")]);
+    assert!(!ended.cause.contains("cut off"), "{}", ended.cause);
+
+    // The leader names the replica it promotes before the sentinels say +switch-master:
+    // a client that asks in between finds it, and the promotion is the cited line.
+    let h = sentinel_history(&[
+        op(acq(1_000, 0)),
+        set_on(1_100, 0, "redis0"),
+        op(ok(1_100, 0, 9_000_000, &[0], 1)),
+        json!({"type": "sentinel", "t_us": 2_000, "sentinel": "sentinel2",
+               "event": "+failover-state-send-slaveof-noone", "instance": "redis1", "role": "replica"}),
+        op(acq(3_000, 1)),
+        set_on(3_100, 1, "redis1"),
+        op(ok(3_100, 1, 9_000_000, &[0], 1)),
+        switch(4_000, "redis0", "redis1"),
+    ]);
+    let named = story(&h).anomaly.expect("named");
+    assert_eq!(
+        named.kind,
+        super::anomaly::Anomaly::KeyLostOnFailover,
+        "{}",
+        named.cause
+    );
+    assert!(
+        named.cause.contains("sentinel2, leading the failover, then promoted redis1 (line 5), where client 1's SET NX succeeded (line 7)"),
+        "{}",
+        named.cause
+    );
 }

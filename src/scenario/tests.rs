@@ -134,6 +134,11 @@ probability = 0.5
 at = "8s"
 kind = "failover"
 promote_after = "1s"
+[[faults]]
+at = "9s"
+kind = "replication_cut"
+node = 2
+duration = "2s"
 "#,
     )
     .unwrap();
@@ -209,6 +214,8 @@ promote_after = "1s"
     );
     assert_eq!(kinds[7], &Fault::Failover { node: 0 });
     assert_eq!(s.faults[7].duration_us, Some(1_000_000));
+    assert_eq!(kinds[8], &Fault::ReplicationCut { node: 2 });
+    assert_eq!(s.faults[8].duration_us, Some(2_000_000));
 }
 
 #[test]
@@ -230,6 +237,10 @@ fn bad_faults_are_one_line_errors() {
             "either `node` or `client`",
         ),
         ("[[faults]]\nat = \"1s\"\nkind = \"failover\"\n", "needs a replica"),
+        (
+            "[[faults]]\nat = \"1s\"\nkind = \"replication_cut\"\n",
+            "a replication cut needs replicas: add `[replication]` with a `lag` (simulator) or `[sentinel]`",
+        ),
         (
             "[[faults]]\nat = \"1s\"\nkind = \"loss\"\nprobability = 1.5\n",
             "probability",
