@@ -560,8 +560,7 @@ fn the_simulator_agrees_with_real_redis_on_every_real_scenario() {
     files.sort();
     for file in files {
         let mut scenario = Scenario::load(&file).unwrap_or_else(|e| panic!("{e}"));
-        // The simulator does not model Sentinel yet (issue 39, its step 5): the
-        // sentinel scenarios are compared once it does.
+        // Compared with real sentinels in the test below.
         if scenario.sentinel.is_some() {
             continue;
         }
@@ -581,6 +580,60 @@ fn the_simulator_agrees_with_real_redis_on_every_real_scenario() {
             verdicts[1]
         );
     }
+}
+
+/// The simulator's model of a Sentinel deployment (a master, a replica, a failover
+/// timed as the sentinels time it) must agree with real sentinels on every Sentinel
+/// scenario it models: the same verdict on mutual exclusion. Those it does not model
+/// (a split brain, min-replicas-to-write) are refused in one line that says so.
+#[test]
+fn the_simulator_model_of_sentinel_agrees_with_real_sentinels() {
+    use lockstorm::real::RealOptions;
+    use lockstorm::run;
+    use lockstorm::scenario::{Backend, Scenario};
+    require_redis();
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/real");
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .expect("scenarios/real")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("sentinel-"))
+        })
+        .collect();
+    files.sort();
+    let mut compared = Vec::new();
+    for file in files {
+        let mut scenario = Scenario::load(&file).unwrap_or_else(|e| panic!("{e}"));
+        if let Err(why) = scenario.sentinel_on_simulator() {
+            assert!(
+                why.contains("split brain") || why.contains("min-replicas-to-write"),
+                "{}: {why}",
+                file.display()
+            );
+            continue;
+        }
+        let mut verdicts = Vec::new();
+        for backend in [Backend::Sim, Backend::Redis] {
+            scenario.backend = backend;
+            let outcome = run::run(&scenario, &[scenario.seed], 1, &RealOptions::default(), &|_| {})
+                .unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+            verdicts.push(outcome.safe);
+        }
+        assert_eq!(
+            verdicts[0],
+            verdicts[1],
+            "{}: simulator safe={}, real sentinels safe={}",
+            file.display(),
+            verdicts[0],
+            verdicts[1]
+        );
+        compared.push(verdicts[0]);
+    }
+    assert!(
+        compared.contains(&true) && compared.contains(&false),
+        "a safe and an unsafe Sentinel scenario are compared: {compared:?}"
+    );
 }
 
 /// A build without the `docker` feature says how to get containers, in one line.

@@ -200,10 +200,12 @@ pub fn run(
 ) -> Result<Outcome, RealError> {
     match scenario.backend {
         Backend::Sim if scenario.clients.worker.is_some() => Err(RealError::WorkerOnSimulator),
-        // The simulator does not model Sentinel yet (issue 39): never a plain node instead.
-        Backend::Sim if scenario.sentinel.is_some() => Err(RealError::Sentinel(
-            "[sentinel] runs on the real backend only; the simulator does not model Sentinel yet".into(),
-        )),
+        // The simulator's model of a Sentinel deployment (a master, a replica and a
+        // timed failover), or one line on what it leaves out: never a plain node instead.
+        Backend::Sim if scenario.sentinel.is_some() => {
+            let modeled = scenario.sentinel_on_simulator().map_err(RealError::Sentinel)?;
+            run_sim(&modeled, seeds, jobs, real.history_path.as_deref(), progress)
+        }
         Backend::Docker if scenario.sentinel.is_some() => Err(RealError::Sentinel(
             "[sentinel] runs local redis-server processes: use backend = \"redis\"".into(),
         )),

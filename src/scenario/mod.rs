@@ -271,6 +271,8 @@ impl Scenario {
             |p| p.display().to_string(),
         );
         let (features, backend) = match self.backend {
+            // A `[sentinel]` file says backend = "redis": its simulated run says so.
+            Backend::Sim if self.sentinel.is_some() => ("", " --backend sim"),
             Backend::Sim => ("", ""),
             Backend::Redis => ("", " --backend redis"),
             Backend::Docker => (" --features docker", " --backend docker"),
@@ -312,8 +314,9 @@ pub const SHRINK_NO_WORKER: &str = "shrink reruns the simulator, which runs lock
      not a worker's library: rerun the seed on real Redis instead";
 
 /// Why a `[sentinel]` run has no shrink command.
-pub const SHRINK_NO_SENTINEL: &str = "shrink reruns the simulator, which does not model a Redis Sentinel \
-     deployment yet: rerun the seed on real Redis instead";
+pub const SHRINK_NO_SENTINEL: &str = "shrink does not yet reduce a Redis Sentinel deployment (the simulator \
+     models its crash, failover and replication cut with `--backend sim`, not its split brain): rerun the seed \
+     on real Redis instead";
 
 /// The text of a scenario file, with an error naming it.
 pub fn read_text(path: &Path) -> Result<String, ScenarioError> {
