@@ -293,12 +293,12 @@ impl Scenario {
 
     /// The command that shrinks this scenario's run with `seed` to a minimal scenario;
     /// else why there is none: worker clients ([`SHRINK_NO_WORKER`]) and a Sentinel
-    /// deployment ([`SHRINK_NO_SENTINEL`]) do not run on the simulator.
+    /// deployment the simulator does not model ([`SHRINK_NO_SENTINEL`]) do not run on it.
     pub fn shrink_command(&self, seed: u64) -> Result<String, &'static str> {
         if self.clients.worker.is_some() {
             return Err(SHRINK_NO_WORKER);
         }
-        if self.sentinel.is_some() {
+        if self.sentinel_on_simulator().is_err() {
             return Err(SHRINK_NO_SENTINEL);
         }
         let file = self.path.as_ref().map_or_else(
@@ -314,9 +314,9 @@ pub const SHRINK_NO_WORKER: &str = "shrink reruns the simulator, which runs lock
      not a worker's library: rerun the seed on real Redis instead";
 
 /// Why a `[sentinel]` run has no shrink command.
-pub const SHRINK_NO_SENTINEL: &str = "shrink does not yet reduce a Redis Sentinel deployment (the simulator \
-     models its crash, failover and replication cut with `--backend sim`, not its split brain): rerun the seed \
-     on real Redis instead";
+pub const SHRINK_NO_SENTINEL: &str =
+    "shrink reruns the simulator, whose model of a Redis Sentinel deployment \
+     leaves out this scenario's split brain or min-replicas-to-write: rerun the seed on real Redis instead";
 
 /// The text of a scenario file, with an error naming it.
 pub fn read_text(path: &Path) -> Result<String, ScenarioError> {

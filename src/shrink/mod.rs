@@ -100,13 +100,10 @@ pub enum ShrinkError {
         crate::scenario::SHRINK_NO_WORKER
     )]
     Worker { scenario: String, command: String },
-    /// A `[sentinel]` run: its failovers are real sentinels', which the simulator does
-    /// not model yet (docs/sentinel.md).
-    #[error(
-        "{scenario}: its node is a Redis Sentinel deployment ([sentinel]): {}",
-        crate::scenario::SHRINK_NO_SENTINEL
-    )]
-    Sentinel { scenario: String },
+    /// A `[sentinel]` run whose faults the simulator's model of Sentinel leaves out (a
+    /// split brain, min-replicas-to-write): `why` says which (docs/sentinel.md).
+    #[error("{scenario}: its node is a Redis Sentinel deployment ([sentinel]): {why}")]
+    Sentinel { scenario: String, why: String },
 }
 
 /// The scenario and seed a report folder names (summary.json's `file` and
@@ -278,13 +275,14 @@ pub fn shrink(
             command: w.command_line(),
         });
     }
-    if original.sentinel.is_some() {
-        return Err(ShrinkError::Sentinel {
+    // Shrinking reruns the scenario on the simulator, whatever it ran on; a Sentinel
+    // deployment as the simulator models it (a master, a replica, a timed failover).
+    let mut base = original
+        .sentinel_on_simulator()
+        .map_err(|why| ShrinkError::Sentinel {
             scenario: original.name.clone(),
-        });
-    }
-    // Shrinking reruns the scenario on the simulator, whatever it ran on.
-    let mut base = original.clone();
+            why,
+        })?;
     base.backend = Backend::Sim;
     base.targets = Targets::Local;
     let (output, findings) = run(&base, seed);
