@@ -544,41 +544,55 @@ fn unordered_links_are_refused_on_the_real_backend() {
     assert!(err.contains("fifo") && err.contains("simulator-only"), "{err}");
 }
 
-/// The simulator must agree with real Redis on every real scenario: the same verdict on
-/// mutual exclusion. A disagreement means the simulator models a fault wrongly.
-#[test]
-fn the_simulator_agrees_with_real_redis_on_every_real_scenario() {
-    use lockstorm::real::RealOptions;
-    use lockstorm::run;
-    use lockstorm::scenario::{Backend, Scenario};
-    require_redis();
+/// The files of scenarios/real, sorted, whose name `keep` accepts, each loaded.
+fn real_scenarios(keep: impl Fn(&str) -> bool) -> Vec<(std::path::PathBuf, lockstorm::scenario::Scenario)> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/real");
     let mut files: Vec<_> = std::fs::read_dir(dir)
         .expect("scenarios/real")
         .map(|e| e.expect("entry").path())
+        .filter(|p| p.file_name().is_some_and(|n| keep(&n.to_string_lossy())))
         .collect();
     files.sort();
-    for file in files {
-        let mut scenario = Scenario::load(&file).unwrap_or_else(|e| panic!("{e}"));
-        // Compared with real sentinels in the test below.
-        if scenario.sentinel.is_some() {
-            continue;
-        }
-        let mut verdicts = Vec::new();
-        for backend in [Backend::Sim, Backend::Redis] {
-            scenario.backend = backend;
-            let outcome = run::run(&scenario, &[scenario.seed], 1, &RealOptions::default(), &|_| {})
-                .unwrap_or_else(|e| panic!("{}: {e}", file.display()));
-            verdicts.push(outcome.safe);
-        }
-        assert_eq!(
-            verdicts[0],
-            verdicts[1],
-            "{}: simulator safe={}, real Redis safe={}",
-            file.display(),
-            verdicts[0],
-            verdicts[1]
-        );
+    files
+        .into_iter()
+        .map(|f| {
+            let s = lockstorm::scenario::Scenario::load(&f).unwrap_or_else(|e| panic!("{e}"));
+            (f, s)
+        })
+        .collect()
+}
+
+/// Runs `scenario`'s seed on the simulator, then on real Redis, and asserts the same
+/// verdict on mutual exclusion; returns it.
+fn same_verdict_on_both(file: &Path, mut scenario: lockstorm::scenario::Scenario) -> bool {
+    use lockstorm::real::RealOptions;
+    use lockstorm::scenario::Backend;
+    let mut verdicts = Vec::new();
+    for backend in [Backend::Sim, Backend::Redis] {
+        scenario.backend = backend;
+        let outcome = lockstorm::run::run(&scenario, &[scenario.seed], 1, &RealOptions::default(), &|_| {})
+            .unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+        verdicts.push(outcome.safe);
+    }
+    assert_eq!(
+        verdicts[0],
+        verdicts[1],
+        "{}: simulator safe={}, real Redis safe={}",
+        file.display(),
+        verdicts[0],
+        verdicts[1]
+    );
+    verdicts[0]
+}
+
+/// The simulator must agree with real Redis on every real scenario: the same verdict on
+/// mutual exclusion. A disagreement means the simulator models a fault wrongly.
+#[test]
+fn the_simulator_agrees_with_real_redis_on_every_real_scenario() {
+    require_redis();
+    // The Sentinel scenarios are compared with real sentinels in the test below.
+    for (file, scenario) in real_scenarios(|name| !name.starts_with("sentinel-")) {
+        same_verdict_on_both(&file, scenario);
     }
 }
 
@@ -588,47 +602,22 @@ fn the_simulator_agrees_with_real_redis_on_every_real_scenario() {
 /// (a split brain, min-replicas-to-write) are refused in one line that says so.
 #[test]
 fn the_simulator_model_of_sentinel_agrees_with_real_sentinels() {
-    use lockstorm::real::RealOptions;
-    use lockstorm::run;
-    use lockstorm::scenario::{Backend, Scenario};
     require_redis();
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/real");
-    let mut files: Vec<_> = std::fs::read_dir(dir)
-        .expect("scenarios/real")
-        .map(|e| e.expect("entry").path())
-        .filter(|p| {
-            p.file_name()
-                .is_some_and(|n| n.to_string_lossy().starts_with("sentinel-"))
-        })
-        .collect();
-    files.sort();
     let mut compared = Vec::new();
-    for file in files {
-        let mut scenario = Scenario::load(&file).unwrap_or_else(|e| panic!("{e}"));
-        if let Err(why) = scenario.sentinel_on_simulator() {
-            assert!(
+    for (file, scenario) in real_scenarios(|name| name.starts_with("sentinel-")) {
+        assert!(
+            scenario.sentinel.is_some(),
+            "{}: a sentinel- file has [sentinel]",
+            file.display()
+        );
+        match scenario.sentinel_on_simulator() {
+            Ok(_) => compared.push(same_verdict_on_both(&file, scenario)),
+            Err(why) => assert!(
                 why.contains("split brain") || why.contains("min-replicas-to-write"),
                 "{}: {why}",
                 file.display()
-            );
-            continue;
+            ),
         }
-        let mut verdicts = Vec::new();
-        for backend in [Backend::Sim, Backend::Redis] {
-            scenario.backend = backend;
-            let outcome = run::run(&scenario, &[scenario.seed], 1, &RealOptions::default(), &|_| {})
-                .unwrap_or_else(|e| panic!("{}: {e}", file.display()));
-            verdicts.push(outcome.safe);
-        }
-        assert_eq!(
-            verdicts[0],
-            verdicts[1],
-            "{}: simulator safe={}, real sentinels safe={}",
-            file.display(),
-            verdicts[0],
-            verdicts[1]
-        );
-        compared.push(verdicts[0]);
     }
     assert!(
         compared.contains(&true) && compared.contains(&false),
