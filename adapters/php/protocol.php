@@ -289,6 +289,11 @@ function run(object $adapter): void
     $worker = new Worker($adapter);
     while (true) {
         $line = fgets($requests);
+        if ($line === false && !feof($requests) && (stream_get_meta_data($requests)['timed_out'] ?? false)) {
+            // A socket read gives up after default_socket_timeout (60 s) with no bytes: an
+            // idle client (one that has nothing to do while the probe runs) is no EOF.
+            continue;
+        }
         if ($line === false) {
             fflush(STDOUT);
             leave();

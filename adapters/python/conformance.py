@@ -46,6 +46,8 @@ ROOT = Path(__file__).resolve().parents[2]
 PY = ROOT / ".venv" / "bin" / "python"
 RUST = ROOT / "adapters" / "rust" / "target" / "release"
 EXIT_TIMEOUT_S = 1.0
+# Idle time past a PHP worker's (shortened) 1 s socket timeout before its next request.
+IDLE_PAST_TIMEOUT_S = 2.5
 # Longer than any library's own default acquire waits (sherlock tries for 10 s, counted in
 # tries, so a bit longer), so a held lock cannot expire under a second client's acquire.
 TTL_MS = 20_000
@@ -427,6 +429,20 @@ def conform(name, argv, locks, servers, report, log_dir, env=None):
             report.check(name, "a release of a lock not held fails", True)
         else:
             report.skip(name, "a release of a lock not held fails", "a fake lock: holds nothing")
+
+        if argv[0] == "php":
+            # PHP gives up a socket read after default_socket_timeout with no bytes; a
+            # worker with nothing to do for that long (an idle client while the probe
+            # runs) must not take that for EOF. Shortened to 1 s here.
+            step = "answers after idling past its socket timeout"
+            idle = Worker([argv[0], "-d", "default_socket_timeout=1", *argv[1:]], 3, log_dir, env)
+            try:
+                expect(hello(idle, 3, servers.addresses()), "hello_ok")
+                time.sleep(IDLE_PAST_TIMEOUT_S)
+                expect(idle.request("write", lock="L0", value="idle"), "ok")
+            finally:
+                idle.kill()
+            report.check(name, "answers after idling past its socket timeout", True)
 
         step = "shutdown on EOF"
         slow = [w for w in (a, b) if w.close_and_time_exit() is None]
