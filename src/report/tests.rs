@@ -283,6 +283,22 @@ fn every_fault_kind_has_a_sentence() {
         "the master the sentinels name for node 0 is killed"
     );
     assert_eq!(fault_sentence(&crash, 2, false), "node 0's process is killed");
+    // A replication cut: the replicas, not the clients, are cut off; its end catches
+    // them up; a Sentinel crash's end demotes the killed member if another was promoted.
+    let cut = Fault::ReplicationCut { node: 0 };
+    assert_eq!(
+        fault_sentence(&cut, 2, false),
+        "node 0's master is cut off from its replica: the replica stops receiving its writes, while the clients still reach it"
+    );
+    assert!(fault_sentence(&cut, 2, true).contains(
+        "its replicas stop receiving its writes, while the clients and the sentinels still reach it"
+    ));
+    assert_eq!(
+        super::words::fault_end_sentence(&cut, 3, false).as_deref(),
+        Some("the replication cut of fault #3 heals: node 0's replicas catch up with their master")
+    );
+    assert!(super::words::fault_end_sentence(&crash, 1, true)
+        .is_some_and(|s| s.starts_with("the killed member starts again")));
 }
 
 #[test]
