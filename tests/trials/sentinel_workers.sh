@@ -7,6 +7,8 @@
 set -u
 L=target/release/lockstorm
 T=scenarios/matrix-sentinel/single/30-sentinel-split-brain.toml
+# The replication cut: a signal 7 s in comes while the master's replicas are cut off.
+CUT=scenarios/matrix-sentinel/single/32-sentinel-replication-cut.toml
 rounds=${1:-3}
 pass=0 fail=0
 say() { if [ "$1" = ok ]; then pass=$((pass + 1)); else fail=$((fail + 1)); fi; echo "$1: $2"; }
@@ -15,9 +17,10 @@ say() { if [ "$1" = ok ]; then pass=$((pass + 1)); else fail=$((fail + 1)); fi; 
 # Sentinel run meanwhile.
 
 for round in $(seq "$rounds"); do
-  for sig in TERM INT KILL; do
+  for case in "$T:TERM" "$T:INT" "$T:KILL" "$CUT:TERM" "$CUT:KILL"; do
+    file=${case%%:*} sig=${case##*:}
     out=$(mktemp -d)
-    setsid "$L" scenario "$T" --adapter redis-py-lock --seed "$round" --quiet --out "$out/run" >"$out/log" 2>&1 &
+    setsid "$L" scenario "$file" --adapter redis-py-lock --seed "$round" --quiet --out "$out/run" >"$out/log" 2>&1 &
     pid=$!
     sleep 7
     kill -s "$sig" "$pid"
@@ -25,9 +28,9 @@ for round in $(seq "$rounds"); do
     sleep 2
     n=$(pgrep -f "redis-server 127[.]77[.]|redis_py_lock[.]py" | wc -l)
     if [ "$n" -eq 0 ] && [ -s "$out/run/history.jsonl" ]; then
-      say ok "round $round SIG$sig: exit $rc, nothing left, history kept ($(wc -l <"$out/run/history.jsonl") lines)"
+      say ok "round $round $(basename "$file" .toml) SIG$sig: exit $rc, nothing left, history kept ($(wc -l <"$out/run/history.jsonl") lines)"
     else
-      say FAIL "round $round SIG$sig: exit $rc, $n process(es) left, history $(ls "$out/run" 2>&1 | tr '\n' ' ')"
+      say FAIL "round $round $(basename "$file" .toml) SIG$sig: exit $rc, $n process(es) left, history $(ls "$out/run" 2>&1 | tr '\n' ' ')"
       pkill -9 -f "redis-server 127[.]77[.]|redis_py_lock[.]py"
     fi
     rm -rf "$out"
@@ -49,5 +52,9 @@ bad "too many clients on Sentinel" "$L" scenario "$T" --adapter redis-py-lock --
 bad "a one-way partition on Sentinel" "$L" scenario "$T" --adapter redis-py-lock --set 'faults=[{ kind = "partition", at = "1s", nodes = [0], clients = [0], direction = "to_nodes", duration = "1s" }]'
 bad "min_replicas above the replicas" "$L" scenario "$T" --adapter redis-py-lock --set sentinel.min_replicas_to_write=3
 bad "a worker that is not there" "$L" scenario "$T" --worker "no-such-worker-binary"
+bad "a replication cut of a node that is not there" "$L" scenario "$CUT" --set faults.0.node=1
+bad "a replication cut without replicas" "$L" scenario scenarios/partition.toml --set 'faults=[{ kind = "replication_cut", at = "1s" }]'
+bad "the simulator's model asked for a split brain" "$L" scenario "$T" --backend sim
+bad "the simulator's model asked for min-replicas" "$L" scenario "$CUT" --backend sim --set sentinel.min_replicas_to_write=1 --set sentinel.min_replicas_max_lag=1s
 echo "totals: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
