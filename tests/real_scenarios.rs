@@ -467,16 +467,12 @@ fn process_faults_on_servers_lockstorm_does_not_run_are_refused() {
     assert!(err.contains("crash") && err.contains("does not run"), "{err}");
 }
 
-#[test]
-fn loss_is_refused_on_the_real_backend() {
+/// Runs the scenario `text` with `--backend redis`, asserts it is refused with exit
+/// status 2 before any server starts, and returns its stderr.
+fn refused_on_the_real_backend(text: &str) -> String {
     let dir = tempfile::tempdir().expect("temp dir");
-    let file = dir.path().join("loss.toml");
-    std::fs::write(
-        &file,
-        "duration = \"1s\"\nnodes = 1\n[algorithm]\nkind = \"single\"\n\
-         [[faults]]\nat = \"10ms\"\nkind = \"loss\"\nprobability = 0.5\n",
-    )
-    .expect("write");
+    let file = dir.path().join("refused.toml");
+    std::fs::write(&file, text).expect("write");
     let out = lockstorm()
         .arg("scenario")
         .arg(&file)
@@ -484,63 +480,37 @@ fn loss_is_refused_on_the_real_backend() {
         .arg(dir.path().join("out"))
         .output()
         .expect("run lockstorm");
-    assert_eq!(
-        out.status.code(),
-        Some(2),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    stderr
+}
+
+#[test]
+fn loss_is_refused_on_the_real_backend() {
+    let err = refused_on_the_real_backend(
+        "duration = \"1s\"\nnodes = 1\n[algorithm]\nkind = \"single\"\n\
+         [[faults]]\nat = \"10ms\"\nkind = \"loss\"\nprobability = 0.5\n",
     );
-    assert!(String::from_utf8_lossy(&out.stderr).contains("loss"));
+    assert!(err.contains("loss"), "{err}");
 }
 
 /// A replication cut on lockstorm's own replicas (`[replication]`, no Sentinel) is
 /// refused on the real backend before any server starts: one line, exit 2.
 #[test]
 fn a_replication_cut_without_sentinel_is_refused_on_the_real_backend() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let file = dir.path().join("cut.toml");
-    std::fs::write(
-        &file,
+    let err = refused_on_the_real_backend(
         "duration = \"1s\"\nnodes = 1\n[replication]\nlag = \"1ms\"\n[algorithm]\nkind = \"single\"\n\
          [[faults]]\nat = \"10ms\"\nkind = \"replication_cut\"\n",
-    )
-    .expect("write");
-    let out = lockstorm()
-        .arg("scenario")
-        .arg(&file)
-        .args(["--backend", "redis", "--out"])
-        .arg(dir.path().join("out"))
-        .output()
-        .expect("run lockstorm");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("a replication cut needs [sentinel]"), "{stderr}");
-    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    );
+    assert!(err.contains("a replication cut needs [sentinel]"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
 }
 
 #[test]
 fn unordered_links_are_refused_on_the_real_backend() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let file = dir.path().join("unordered.toml");
-    std::fs::write(
-        &file,
+    let err = refused_on_the_real_backend(
         "duration = \"1s\"\nnodes = 1\n[algorithm]\nkind = \"single\"\n[network]\nfifo = false\n",
-    )
-    .expect("write");
-    let out = lockstorm()
-        .arg("scenario")
-        .arg(&file)
-        .args(["--backend", "redis", "--out"])
-        .arg(dir.path().join("out"))
-        .output()
-        .expect("run lockstorm");
-    assert_eq!(
-        out.status.code(),
-        Some(2),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
     );
-    let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("fifo") && err.contains("simulator-only"), "{err}");
 }
 

@@ -531,7 +531,8 @@ impl Collector {
                 {
                     match hit {
                         NodeHit::Out => touched.keys_down += 1,
-                        NodeHit::Clock { .. } | NodeHit::Replication => touched.keys_moved += 1,
+                        NodeHit::Clock { .. } => touched.keys_moved += 1,
+                        NodeHit::Replication => unreachable!("a replication cut counts no key at its start"),
                     }
                     touched.cite(k.line);
                     counted.push((key.to_string(), k.token.as_deref().map(str::to_string)));
