@@ -2,7 +2,7 @@
 //! compiler. Each shared object is embedded in the binary and written out when a run
 //! needs it:
 //! - `src/real/faketime_shim.c` (`src/real/faketime.rs`): clock faults on real nodes;
-//! - `src/real/sentinel/bind_shim.c` (`src/real/sentinel/source.rs`): a worker's
+//! - `src/real/deployment/bind_shim.c` (`src/real/deployment/source.rs`): a worker's
 //!   connections to a Sentinel deployment come from the worker's own loopback IP.
 //!
 //! The `cc` crate finds the same C compiler Rust links with. If it cannot build a shim
@@ -18,7 +18,7 @@ fn main() {
         "real-backend clock faults will be refused",
     );
     shim(
-        "src/real/sentinel/bind_shim.c",
+        "src/real/deployment/bind_shim.c",
         "bind_shim",
         "workers on a Sentinel deployment will be refused",
     );

@@ -192,6 +192,21 @@ pub struct Meta {
     /// refuses it, since a verdict needs every line.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cut: Option<Cut>,
+    /// What node 0 was when it was a deployment of several processes (`[sentinel]`,
+    /// `[cluster]`); histories from before this field say it only by their sentinel lines.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deployment: Option<Deploy>,
+}
+
+/// A deployment as node 0: who decides its failovers, in the words of its stories.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Deploy {
+    /// Redis Sentinel: the sentinels decide, and their events are the `sentinel` lines.
+    Sentinel,
+    /// Redis Cluster: the masters vote; the `sentinel` lines are each node's own view
+    /// (`+pfail`, `+fail`, `+promoted`, `+demoted`).
+    Cluster,
 }
 
 /// The meta line's `cut`: this file keeps only the lines its report cites, each window

@@ -1,4 +1,4 @@
-//! A real Redis Sentinel deployment (src/real/sentinel/): real replication, real
+//! A real Redis Sentinel deployment (src/real/deployment/): real replication, real
 //! sentinels deciding a failover, per-pair cuts between its processes, and no process
 //! left after a drop or a SIGKILL of its owner. Needs redis-server (`apt-get install -y
 //! redis-server`); without it the tests fail and say so.
@@ -10,8 +10,8 @@
 //! two-core machine, with niced processes and a short down-after, stall a process long
 //! enough for the sentinels to see a master down that is not.
 
-use lockstorm::real::sentinel::observe::{ask, ASK_TIMEOUT};
-use lockstorm::real::sentinel::{Deployment, EventKind, Member, SentinelEvent, Settings};
+use lockstorm::real::deployment::observe::{ask, ASK_TIMEOUT};
+use lockstorm::real::deployment::{Deployment, EventKind, Member, SentinelEvent, Settings, Shape};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -47,7 +47,7 @@ fn fast() -> Settings {
 
 async fn start(settings: Settings, dir: &std::path::Path) -> (Deployment, Events) {
     let origin = Instant::now();
-    let mut d = Deployment::start(settings, &binary(), dir, origin)
+    let mut d = Deployment::start(Shape::Sentinel(settings), &binary(), dir, origin)
         .await
         .unwrap_or_else(|e| panic!("the deployment starts: {e}"));
     let rx = d.take_events().expect("events");
@@ -476,10 +476,11 @@ async fn impossible_settings_are_refused_in_one_line_before_anything_starts() {
             "0 replicas",
         ),
     ] {
-        let err = match Deployment::start(settings, &binary(), dir.path(), Instant::now()).await {
-            Ok(_) => panic!("{needle}: started"),
-            Err(e) => e.to_string(),
-        };
+        let err =
+            match Deployment::start(Shape::Sentinel(settings), &binary(), dir.path(), Instant::now()).await {
+                Ok(_) => panic!("{needle}: started"),
+                Err(e) => e.to_string(),
+            };
         assert!(err.contains(needle) && err.lines().count() == 1, "{err}");
     }
     assert_eq!(

@@ -222,6 +222,7 @@ mod tests {
             worker: None,
             probe_client: None,
             cut: None,
+            deployment: None,
         })
     }
 

@@ -310,6 +310,7 @@ fn meta(algorithm: &str, worker: Option<&str>) -> [Event; 1] {
         }),
         probe_client: None,
         cut: None,
+        deployment: None,
     })]
 }
 
@@ -398,6 +399,7 @@ fn the_probe_never_counts() {
         worker: None,
         probe_client: Some(1),
         cut: None,
+        deployment: None,
     })];
     let mut probe = hold(1, 1_000, 9_000, &[2]);
     for e in &mut probe {

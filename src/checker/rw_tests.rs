@@ -57,6 +57,7 @@ fn meta(writer_wait_bound_us: Option<u64>) -> Event {
         worker: None,
         probe_client: None,
         cut: None,
+        deployment: None,
     })
 }
 

@@ -184,6 +184,7 @@ fn meta(bound: u64) -> Event {
         worker: None,
         probe_client: None,
         cut: None,
+        deployment: None,
     })
 }
 

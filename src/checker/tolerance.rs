@@ -757,6 +757,7 @@ mod tests {
             worker: None,
             probe_client: None,
             cut: None,
+            deployment: None,
         })
     }
     fn op(t: u64, c: usize, kind: OpKind) -> Op {

@@ -106,7 +106,7 @@ impl Counterexample {
                     crate::report::narrative::secs(f.t_us),
                     f.id,
                     f.action,
-                    crate::report::words::fault_sentence(&f.fault, self.reproduction.clients.count, false)
+                    crate::report::words::fault_sentence(&f.fault, self.reproduction.clients.count, None)
                 )),
                 Event::Ok(op) => Some(format!(
                     "t={} client {} {:?} ok{}",

@@ -162,6 +162,7 @@ pub fn reproduction(scope: &Scope, path: &[Action], resource: bool) -> Scenario 
         persistence: scope.persistence.clone(),
         replication: scope.replication,
         sentinel: None,
+        cluster: None,
         algorithm: scope.algorithm.clone(),
         clients: Clients {
             count: scope.clients,

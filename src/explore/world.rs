@@ -516,6 +516,7 @@ impl World {
                 worker: None,
                 probe_client: None,
                 cut: None,
+                deployment: None,
             }));
         }
         // As a simulator client starts: think first.

@@ -17,13 +17,15 @@
 //! same checker and report as a simulated one. Beside its clients, lockstorm watches each
 //! node's keys itself ([`keyspace`]: key events, snapshots around a kill) for the
 //! history's expiry and loss lines. [`wire`] maps commands to Redis calls;
-//! [`bench`] measures lock latency against one `SET NX PX` round trip. [`sentinel`] is a
-//! real Redis Sentinel deployment (master, replicas, sentinels that decide the failover),
-//! not yet a scenario topology (docs/sentinel.md).
+//! [`bench`] measures lock latency against one `SET NX PX` round trip. [`deployment`] is a
+//! real deployment of several processes as node 0: Redis Sentinel (master, replicas,
+//! sentinels that decide the failover) or Redis Cluster (masters and replicas that vote),
+//! docs/sentinel.md and docs/cluster.md.
 
 pub mod bench;
 #[cfg(feature = "docker")]
 pub mod container;
+pub mod deployment;
 pub mod driver;
 pub mod faketime;
 pub mod keyspace;
@@ -32,7 +34,6 @@ pub mod node;
 pub mod process;
 pub mod proxy;
 pub mod runtime;
-pub mod sentinel;
 pub mod serve;
 pub mod server;
 pub mod wire;
@@ -78,6 +79,9 @@ pub enum RealError {
     /// Sentinel settings that cannot work, or a deployment that did not come together.
     #[error("sentinel: {0}")]
     Sentinel(String),
+    /// Cluster settings that cannot work, or a cluster that did not come together.
+    #[error("cluster: {0}")]
+    Cluster(String),
     #[error("node {node} ({addr}): {message}")]
     Node {
         node: usize,

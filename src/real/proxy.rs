@@ -168,7 +168,7 @@ async fn accept_loop(
 /// Carries one accepted connection (`down`, from the client) to its upstream connection
 /// (`up`) both ways until either side ends, holding and delaying bytes as `state` says
 /// and telling `notes` what that did; then closes both as the comment inside says.
-/// Also the relay of a Sentinel deployment's links (`super::sentinel::mesh`).
+/// Also the relay of a Sentinel deployment's links (`super::deployment::mesh`).
 pub(super) async fn relay(
     down: TcpStream,
     up: TcpStream,

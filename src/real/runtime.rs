@@ -22,9 +22,9 @@ use std::time::Duration;
 pub enum Host {
     Managed(NodeHandle),
     External(SocketAddr),
-    /// A Redis Sentinel deployment (`[sentinel]`): clients find its master through the
-    /// sentinels.
-    Sentinel(super::sentinel::SentinelHandle),
+    /// A deployment (`[sentinel]`, `[cluster]`): clients find its master through the
+    /// sentinels, or as the master of the lock's slot.
+    Deployment(super::deployment::DeploymentHandle),
 }
 
 impl Host {
@@ -32,7 +32,7 @@ impl Host {
         match self {
             Host::Managed(n) => n.addr(),
             Host::External(a) => *a,
-            Host::Sentinel(s) => s.first_master,
+            Host::Deployment(s) => s.first_master,
         }
     }
 }
@@ -72,18 +72,22 @@ impl Nodes {
         news: Option<tokio::sync::mpsc::UnboundedSender<super::keyspace::News>>,
     ) -> Result<Nodes, RealError> {
         let runtime = Runtime::new(scenario.backend, faketime, dir).await?;
-        if let (Some(settings), Runtime::Local { binary, .. }) = (&scenario.sentinel, &runtime) {
+        if let (Some(shape), Runtime::Local { binary, .. }) = (scenario.deployment(), &runtime) {
+            let folder = match shape {
+                super::deployment::Shape::Sentinel(_) => "sentinel",
+                super::deployment::Shape::Cluster(_) => "cluster",
+            };
             // The deployment's processes are children of this thread, the driver's.
-            let deployment = super::sentinel::Deployment::start(
-                settings.clone(),
+            let deployment = super::deployment::Deployment::start(
+                shape,
                 binary,
-                &dir.join("sentinel"),
+                &dir.join(folder),
                 tokio::time::Instant::now(),
             )
             .await?;
             return Ok(Nodes {
-                hosts: vec![Host::Sentinel(
-                    super::sentinel::SentinelHandle::spawn(deployment, news).await,
+                hosts: vec![Host::Deployment(
+                    super::deployment::DeploymentHandle::spawn(deployment, news).await,
                 )],
                 runtime: Some(runtime),
             });
@@ -135,7 +139,7 @@ impl Nodes {
         for h in self.hosts {
             match h {
                 Host::Managed(n) => n.shutdown().await,
-                Host::Sentinel(s) => s.shutdown().await,
+                Host::Deployment(s) => s.shutdown().await,
                 Host::External(_) => {}
             }
         }

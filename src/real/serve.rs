@@ -109,7 +109,7 @@ fn sentinel_route(s: &protocol::HelloSentinel) -> Result<Route, ServeError> {
     if sentinels.is_empty() {
         return Err(ServeError::Hello("no sentinel address".into()));
     }
-    let source = std::env::var(super::sentinel::source::SOURCE_IP_VAR)
+    let source = std::env::var(super::deployment::source::SOURCE_IP_VAR)
         .ok()
         .and_then(|ip| ip.parse().ok())
         .unwrap_or(std::net::Ipv4Addr::LOCALHOST);

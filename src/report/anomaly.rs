@@ -25,7 +25,7 @@ use super::view::{acquire_lines, began, Began, FaultWindow, RunView};
 use super::words::{list, plural, secs, span};
 use crate::checker::{Hold, HoldEnd, ResourceViolation, Violation};
 use crate::fault::{Fault, PausePoint};
-use crate::history::{Event, LockName, NodeAction, NodeEvent, Token};
+use crate::history::{Deploy, Event, LockName, NodeAction, NodeEvent, Token};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -504,9 +504,7 @@ fn two_masters(
         .iter()
         .enumerate()
         .filter_map(|(i, e)| match e {
-            Event::Sentinel(s)
-                if s.event == "+switch-master" || s.event == "+convert-to-slave" || s.event == PROMOTING =>
-            {
+            Event::Sentinel(s) if switched(s) || demoted(s) || s.event == PROMOTING => {
                 Some((i + 1, s.clone()))
             }
             _ => None,
@@ -516,12 +514,12 @@ fn two_masters(
     let moved_away = |m: &str, line: usize| -> Option<(usize, String)> {
         let (switch, to) = sentinel
             .iter()
-            .find(|(l, s)| *l < line && s.event == "+switch-master" && s.from.as_deref() == Some(m))
+            .find(|(l, s)| *l < line && switched(s) && s.from.as_deref() == Some(m))
             .map(|(l, s)| (*l, s.instance.clone()))?;
-        let demoted = sentinel
+        let was_demoted = sentinel
             .iter()
-            .any(|(l, s)| *l > switch && *l < line && s.event == "+convert-to-slave" && s.instance == m);
-        (!demoted).then_some((switch, to))
+            .any(|(l, s)| *l > switch && *l < line && demoted(s) && s.instance == m);
+        (!was_demoted).then_some((switch, to))
     };
     let holds = [(a, a_line, &a_member), (b, b_line, &b_member)];
     let mut extra_lines = Vec::new();
@@ -531,8 +529,12 @@ fn two_masters(
         .find_map(|(i, &(_, line, m))| Some((i, moved_away(m, line)?)));
     let (kind, cause, victim, switch) = if let Some((i, (switch, to))) = stale {
         let ((h, line, m), (other, other_line, other_member)) = (holds[i], holds[1 - i]);
+        let moved = match view.deployment {
+            Some(Deploy::Cluster) => format!("the other masters had voted {to} in for {m}'s slots"),
+            _ => format!("the sentinels had moved the master from {m} to {to}"),
+        };
         let cause = format!(
-            "the sentinels had moved the master from {m} to {to} (line {switch}), yet {m}, not demoted, still accepted client {}'s SET (line {line}), while client {}'s went to {other_member} (line {other_line}): two masters at once",
+            "{moved} (line {switch}), yet {m}, not demoted, still accepted client {}'s SET (line {line}), while client {}'s went to {other_member} (line {other_line}): two masters at once",
             h.client, other.client
         );
         (Anomaly::SplitBrain, cause, None, switch)
@@ -548,14 +550,12 @@ fn two_masters(
         let (switch, moved) = sentinel
             .iter()
             .find_map(|(l, s)| {
-                (between(*l)
-                    && s.event == "+switch-master"
-                    && s.from.as_deref() == Some(first_member.as_str()))
-                .then(|| {
-                    (
-                        *l,
-                        format!("the sentinels then moved the master to {later_member} (line {l})"),
-                    )
+                (between(*l) && switched(s) && s.from.as_deref() == Some(first_member.as_str())).then(|| {
+                    let moved = match view.deployment {
+                        Some(Deploy::Cluster) => format!("the other masters then voted {later_member} in"),
+                        _ => format!("the sentinels then moved the master to {later_member}"),
+                    };
+                    (*l, format!("{moved} (line {l})"))
                 })
             })
             .or_else(|| {
@@ -604,6 +604,18 @@ fn two_masters(
     Some(named)
 }
 
+/// A line that says the master moved: a sentinel's `+switch-master`, or a cluster node's
+/// own `+promoted` (the other masters voted it in for its master's slots).
+fn switched(s: &crate::history::SentinelLine) -> bool {
+    s.event == "+switch-master" || s.event == "+promoted"
+}
+
+/// A line that says an old master now replicates: a sentinel's `+convert-to-slave`, or a
+/// cluster node's own `+demoted`.
+fn demoted(s: &crate::history::SentinelLine) -> bool {
+    s.event == "+convert-to-slave" || s.event == "+demoted"
+}
+
 /// The sentinel event of the failover leader's promotion of a replica (`SLAVEOF NO ONE`);
 /// from then on the leader names that replica as the master, before `+switch-master`.
 const PROMOTING: &str = "+failover-state-send-slaveof-noone";
@@ -630,10 +642,10 @@ fn replication_cut_at<'v>(
         .iter()
         .rev()
         .find_map(|e| match e {
-            Event::Sentinel(s) if s.event == "+switch-master" => Some(s.instance.clone()),
+            Event::Sentinel(s) if switched(s) => Some(s.instance.clone()),
             _ => None,
         })
-        .unwrap_or_else(|| crate::real::sentinel::Member::Data(0).to_string());
+        .unwrap_or_else(|| crate::real::deployment::Member::Data(0).to_string());
     (master == member).then_some(w)
 }
 
@@ -803,7 +815,7 @@ fn cause(
                     w.start_us <= e.t_us
                         && match w.fault {
                             Fault::Failover { node } => node == n,
-                            Fault::Crash { node, .. } => view.sentinel && node == n,
+                            Fault::Crash { node, .. } => view.deployment.is_some() && node == n,
                             _ => false,
                         }
                 });
@@ -815,7 +827,7 @@ fn cause(
                         && w.start_us <= died_us
                         && w.end_us.is_none_or(|end| end > died_us)
                 });
-                let replicas = if view.sentinel { "its replicas" } else { "its replica" };
+                let replicas = if view.deployment.is_some() { "its replicas" } else { "its replica" };
                 let trailed = match cut {
                     Some(_) => replicas.to_string(),
                     None => format!("its replica, which trailed it by {}", span(e.lag_us.unwrap_or(0))),
@@ -1019,7 +1031,7 @@ fn from_faults(view: &RunView, a: &Hold, b: &Hold, shared: &[usize], faults: &[&
             "fault #{} acted on client {}'s hold: {}; client {} then got the lock",
             w.id,
             a.client,
-            super::words::fault_sentence(&w.fault, view.clients, view.sentinel),
+            super::words::fault_sentence(&w.fault, view.clients, view.deployment),
             b.client
         ),
         None => format!(

@@ -151,7 +151,7 @@ fn faults_clause(view: &RunView, parties: &Parties, from_us: u64, to_us: u64) ->
                 "#{} at t={}: {}",
                 w.id,
                 secs(w.start_us),
-                fault_sentence(&w.fault, view.clients, view.sentinel)
+                fault_sentence(&w.fault, view.clients, view.deployment)
             )
         })
         .collect();

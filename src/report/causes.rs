@@ -14,6 +14,7 @@
 use super::view::{FaultWindow, RunView};
 use super::words::span;
 use crate::fault::Fault;
+use crate::history::Deploy;
 
 /// Who a finding is about.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -64,12 +65,16 @@ pub fn linked<'v>(view: &'v RunView, parties: &Parties, from_us: u64, to_us: u64
 
 /// What a node fault did to the keys on `node`, as a clause: "its wall clock jumped
 /// +10.000 s, so the key expired at once". `None` if the fault is not on that node's
-/// process or clock. `sentinel`: the node is a Sentinel deployment, whose killed master
-/// is replaced by a replica, not by what its persistence kept.
-pub fn key_effect(fault: &Fault, node: usize, sentinel: bool) -> Option<String> {
+/// process or clock. `deployment`: the node is a Sentinel deployment or a cluster, whose
+/// killed master is replaced by a replica, not by what its persistence kept.
+pub fn key_effect(fault: &Fault, node: usize, deployment: Option<Deploy>) -> Option<String> {
     match *fault {
-        Fault::Crash { node: n, .. } if n == node && sentinel => Some(
+        Fault::Crash { node: n, .. } if n == node && deployment == Some(Deploy::Sentinel) => Some(
             "its master was killed and the sentinels promoted a replica, with only the writes it had received".into(),
+        ),
+        Fault::Crash { node: n, .. } if n == node && deployment == Some(Deploy::Cluster) => Some(
+            "its master was killed and the other masters voted a replica in, with only the writes it had received"
+                .into(),
         ),
         Fault::Crash { node: n, power_loss } if n == node => Some(if power_loss {
             "it lost power and came back with only what its AOF had synced".into()
@@ -182,14 +187,14 @@ mod tests {
     fn effects_name_what_happened_to_the_key_or_the_clock() {
         let jump = fault(serde_json::json!({"kind": "clock_jump", "node": 2, "by_us": 10_000_000}));
         assert_eq!(
-            key_effect(&jump, 2, false).unwrap(),
+            key_effect(&jump, 2, None).unwrap(),
             "its wall clock jumped +10.000 s, so keys there expired that much early"
         );
-        assert_eq!(key_effect(&jump, 1, false), None, "another node");
+        assert_eq!(key_effect(&jump, 1, None), None, "another node");
         let slow = fault(serde_json::json!({"kind": "clock_rate", "client": 3, "rate": 0.9}));
         assert_eq!(clock_effect(&slow, 3).unwrap(), "its clock ran 10.0% slow");
         assert_eq!(
-            key_effect(&slow, 3, false),
+            key_effect(&slow, 3, None),
             None,
             "a client fault is no key effect"
         );

@@ -631,7 +631,7 @@ fn faults(h: &mut String, view: &RunView) {
             w.origin,
             secs(w.start_us),
             w.end_us.map_or("never healed".into(), secs),
-            esc(&fault_sentence(&w.fault, view.clients, view.sentinel)),
+            esc(&fault_sentence(&w.fault, view.clients, view.deployment)),
             touched(view, w.id, w.start_us)
         );
     }

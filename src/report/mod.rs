@@ -748,7 +748,7 @@ pub fn render(
                 "No violation. The first fault, #{} from t={}: {}. {}.",
                 w.id,
                 narrative::secs(w.start_us),
-                words::fault_sentence(&w.fault, view.clients, view.sentinel),
+                words::fault_sentence(&w.fault, view.clients, view.deployment),
                 rows_clause(view, &Timeline::around_fault(view, w))
             ),
         )?;

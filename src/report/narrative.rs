@@ -261,7 +261,7 @@ pub(super) fn fault_steps(view: &RunView, faults: &[&FaultWindow], from_us: u64,
             t_us: w.start_us,
             text: format!(
                 "{}{since} [fault #{}]",
-                fault_sentence(&w.fault, view.clients, view.sentinel),
+                fault_sentence(&w.fault, view.clients, view.deployment),
                 w.id
             ),
         };
@@ -280,7 +280,7 @@ pub(super) fn fault_steps(view: &RunView, faults: &[&FaultWindow], from_us: u64,
         out.times.push(w.start_us);
         out.first_line = out.first_line.min(w.line);
         let ended = w.end_us.filter(|&e| e < to_us && e >= from_us);
-        if let (Some(end), Some(text)) = (ended, fault_end_sentence(&w.fault, w.id, view.sentinel)) {
+        if let (Some(end), Some(text)) = (ended, fault_end_sentence(&w.fault, w.id, view.deployment)) {
             // Faults are sets: the end of one leaves the process under the others.
             let text = match still_under(&view.faults, w, end) {
                 Some(other) => format!("fault #{} ends, but fault #{other} still holds its target", w.id),

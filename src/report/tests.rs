@@ -6,6 +6,7 @@ use super::words::fault_sentence;
 use crate::algorithm::Mode;
 use crate::checker::check;
 use crate::fault::{Fault, Origin};
+use crate::history::Deploy;
 use crate::history::{Event, FaultAction, FaultEvent, Meta, Op, OpKind};
 use serde_json::json;
 
@@ -260,18 +261,18 @@ fn a_node_clock_jump_is_told_in_the_story_and_marked_on_the_timeline() {
 fn every_fault_kind_has_a_sentence() {
     let all = partition_fault(&[0, 1], &[0, 1, 2]);
     assert_eq!(
-        fault_sentence(&all, 3, false),
+        fault_sentence(&all, 3, None),
         "the network cuts nodes 0,1 off from every client"
     );
     assert_eq!(
-        fault_sentence(&all, 4, false),
+        fault_sentence(&all, 4, None),
         "the network cuts nodes 0,1 off from clients 0,1,2"
     );
     // On a Sentinel deployment the partition splits the network around the master of
     // the moment, and a crash kills whichever member the sentinels name.
     let split = partition_fault(&[0], &[0]);
     assert_eq!(
-        fault_sentence(&split, 2, true),
+        fault_sentence(&split, 2, Some(Deploy::Sentinel)),
         "the network splits node 0's master of the moment off from its replicas, the sentinels and client 0"
     );
     let crash = Fault::Crash {
@@ -279,26 +280,28 @@ fn every_fault_kind_has_a_sentence() {
         power_loss: false,
     };
     assert_eq!(
-        fault_sentence(&crash, 2, true),
+        fault_sentence(&crash, 2, Some(Deploy::Sentinel)),
         "the master the sentinels name for node 0 is killed"
     );
-    assert_eq!(fault_sentence(&crash, 2, false), "node 0's process is killed");
+    assert_eq!(fault_sentence(&crash, 2, None), "node 0's process is killed");
     // A replication cut: the replicas, not the clients, are cut off; its end catches
     // them up; a Sentinel crash's end demotes the killed member if another was promoted.
     let cut = Fault::ReplicationCut { node: 0 };
     assert_eq!(
-        fault_sentence(&cut, 2, false),
+        fault_sentence(&cut, 2, None),
         "node 0's master is cut off from its replica: the replica stops receiving its writes, while the clients still reach it"
     );
-    assert!(fault_sentence(&cut, 2, true).contains(
+    assert!(fault_sentence(&cut, 2, Some(Deploy::Sentinel)).contains(
         "its replicas stop receiving its writes, while the clients and the sentinels still reach it"
     ));
     assert_eq!(
-        super::words::fault_end_sentence(&cut, 3, false).as_deref(),
+        super::words::fault_end_sentence(&cut, 3, None).as_deref(),
         Some("the replication cut of fault #3 heals: node 0's replicas catch up with their master")
     );
-    assert!(super::words::fault_end_sentence(&crash, 1, true)
-        .is_some_and(|s| s.starts_with("the killed member starts again")));
+    assert!(
+        super::words::fault_end_sentence(&crash, 1, Some(Deploy::Sentinel))
+            .is_some_and(|s| s.starts_with("the killed member starts again"))
+    );
 }
 
 #[test]

@@ -161,9 +161,10 @@ pub struct RunView<'a> {
     pub write_lines: Vec<usize>,
     /// What the nodes did to the keys that the timeline marks, in history order.
     pub node_marks: Vec<NodeEventMark>,
-    /// Node 0 is a Sentinel deployment (the history has the sentinels' lines), whose
-    /// faults strike the master of the moment and split the network around it.
-    pub sentinel: bool,
+    /// Node 0 is a deployment (the meta line says which; older Sentinel histories say it
+    /// by their sentinels' lines), whose faults strike the master of the moment and split
+    /// the network around it.
+    pub deployment: Option<crate::history::Deploy>,
 }
 
 /// The name a mode has in the history (`exclusive`, `read`, `write`).
@@ -299,6 +300,10 @@ impl Gather {
     /// The view, quoting `history` (the history gathered).
     pub fn into_view<'a>(self, history: Lines<'a>, findings: &'a Findings) -> RunView<'a> {
         let meta = self.meta;
+        let deployment = meta
+            .as_ref()
+            .and_then(|m| m.deployment)
+            .or(self.sentinel.then_some(crate::history::Deploy::Sentinel));
         RunView {
             history,
             findings,
@@ -317,7 +322,7 @@ impl Gather {
             writes: self.writes,
             write_lines: self.write_lines,
             node_marks: self.node_marks,
-            sentinel: self.sentinel,
+            deployment,
         }
     }
 }

@@ -177,7 +177,7 @@ pub fn why(view: &RunView, a: &Hold, b: &Hold, faults: &[&FaultWindow], named: O
         .iter()
         .flat_map(|&n| {
             faults.iter().filter_map(move |w| {
-                key_effect(&w.fault, n, view.sentinel).map(|e| format!("node {n}: {e} (fault #{})", w.id))
+                key_effect(&w.fault, n, view.deployment).map(|e| format!("node {n}: {e} (fault #{})", w.id))
             })
         })
         .collect();

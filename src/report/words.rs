@@ -3,6 +3,7 @@
 //! in HTML ([`esc`]).
 
 use crate::fault::{CutDirection, Fault, PausePoint};
+use crate::history::Deploy;
 
 /// Seconds with millisecond precision, e.g. `1.204 s`.
 pub fn secs(us: u64) -> String {
@@ -33,12 +34,27 @@ pub fn plural(word: &str, n: usize) -> String {
 }
 
 /// What a fault does, as the rest of a sentence that starts with the time.
-/// `clients` is how many clients the run has, to say "every client"; `sentinel`: node 0
-/// is a Sentinel deployment, where a crash kills the master the sentinels name and a
-/// partition cuts that master off from the replicas and the sentinels as well
-/// (docs/sentinel.md).
-pub fn fault_sentence(fault: &Fault, clients: usize, sentinel: bool) -> String {
-    if sentinel {
+/// `clients` is how many clients the run has, to say "every client"; `deployment`: node
+/// 0 is a Sentinel deployment or a cluster, where a crash kills the master of the moment
+/// (the one the sentinels name, or that serves the lock's slot) and a partition cuts that
+/// master off from the rest of the deployment as well (docs/sentinel.md,
+/// docs/cluster.md).
+pub fn fault_sentence(fault: &Fault, clients: usize, deployment: Option<Deploy>) -> String {
+    if let Some(d) = deployment {
+        let (master, others) = match d {
+            Deploy::Sentinel => (
+                "the master the sentinels name for node 0",
+                "its replicas, the sentinels",
+            ),
+            Deploy::Cluster => (
+                "the master that serves the lock's slot in node 0's cluster",
+                "its replicas, the other masters",
+            ),
+        };
+        let reach = match d {
+            Deploy::Sentinel => "the sentinels",
+            Deploy::Cluster => "the other masters",
+        };
         match fault {
             Fault::Partition {
                 clients: cut,
@@ -51,16 +67,17 @@ pub fn fault_sentence(fault: &Fault, clients: usize, sentinel: bool) -> String {
                     format!("{} {}", plural("client", cut.len()), list(cut))
                 };
                 return format!(
-                    "the network splits node 0's master of the moment off from its replicas, the sentinels and {who}"
+                    "the network splits node 0's master of the moment off from {others} and {who}"
                 );
             }
             Fault::Crash {
                 power_loss: false, ..
-            } => return "the master the sentinels name for node 0 is killed".to_string(),
+            } => return format!("{master} is killed"),
             Fault::ReplicationCut { .. } => {
-                return "the replication links of node 0's master of the moment are cut: its replicas stop \
-                        receiving its writes, while the clients and the sentinels still reach it"
-                    .to_string()
+                return format!(
+                    "the replication links of node 0's master of the moment are cut: its replicas stop \
+                     receiving its writes, while the clients and {reach} still reach it"
+                )
             }
             _ => {}
         }
@@ -152,12 +169,16 @@ pub fn fault_sentence(fault: &Fault, clients: usize, sentinel: bool) -> String {
 }
 
 /// What happens when a fault ends, as the rest of a sentence; `None` for a fault whose
-/// end changes nothing worth telling (an instantaneous clock jump). `sentinel`: node 0 is
-/// a Sentinel deployment (see [`fault_sentence`]).
-pub fn fault_end_sentence(fault: &Fault, id: usize, sentinel: bool) -> Option<String> {
+/// end changes nothing worth telling (an instantaneous clock jump). `deployment`: node 0
+/// is a deployment (see [`fault_sentence`]).
+pub fn fault_end_sentence(fault: &Fault, id: usize, deployment: Option<Deploy>) -> Option<String> {
     match fault {
-        Fault::Crash { .. } if sentinel => Some(
+        Fault::Crash { .. } if deployment == Some(Deploy::Sentinel) => Some(
             "the killed member starts again (the sentinels demote it to a replica if they promoted another meanwhile)"
+                .to_string(),
+        ),
+        Fault::Crash { .. } if deployment == Some(Deploy::Cluster) => Some(
+            "the killed member starts again (it rejoins as a replica if the masters voted another in meanwhile)"
                 .to_string(),
         ),
         Fault::Partition { .. } => Some(format!("the cut of fault #{id} heals")),

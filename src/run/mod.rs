@@ -209,6 +209,12 @@ pub fn run(
         Backend::Docker if scenario.sentinel.is_some() => Err(RealError::Sentinel(
             "[sentinel] runs local redis-server processes: use backend = \"redis\"".into(),
         )),
+        Backend::Sim if scenario.cluster.is_some() => Err(RealError::Cluster(
+            "the simulator has no model of a Redis Cluster yet: run it with --backend redis".into(),
+        )),
+        Backend::Docker if scenario.cluster.is_some() => Err(RealError::Cluster(
+            "[cluster] runs local redis-server processes: use backend = \"redis\"".into(),
+        )),
         Backend::Sim => run_sim(scenario, seeds, jobs, real.history_path.as_deref(), progress),
         Backend::Redis | Backend::Docker => run_real(scenario, seeds, real, progress),
     }

@@ -9,6 +9,7 @@
 mod aim;
 pub mod axis;
 mod backend;
+mod cluster;
 mod dist;
 mod duration;
 mod faults;
@@ -60,7 +61,10 @@ pub struct Scenario {
     pub replication: Option<Replication>,
     /// `[sentinel]`: the node is a Redis Sentinel deployment (a master, replicas and
     /// sentinels that decide its failovers) instead of one server (real backend only).
-    pub sentinel: Option<crate::real::sentinel::Settings>,
+    pub sentinel: Option<crate::real::deployment::Settings>,
+    /// `[cluster]`: the node is a Redis Cluster (masters sharing the slots, each with
+    /// replicas, that vote the failovers) instead of one server (real backend only).
+    pub cluster: Option<crate::real::deployment::cluster::Settings>,
     pub algorithm: AlgorithmConfig,
     pub clients: Clients,
     pub network: Network,
@@ -263,6 +267,16 @@ impl Scenario {
         })
     }
 
+    /// `[sentinel]` or `[cluster]`: what node 0 is made of, when it is a deployment.
+    pub fn deployment(&self) -> Option<crate::real::deployment::Shape> {
+        use crate::real::deployment::Shape;
+        match (&self.sentinel, &self.cluster) {
+            (Some(s), _) => Some(Shape::Sentinel(s.clone())),
+            (None, Some(c)) => Some(Shape::Cluster(c.clone())),
+            (None, None) => None,
+        }
+    }
+
     /// The command that reruns this scenario with one seed (and the same worker, when
     /// the command line chose one: `--adapter NAME`, `--worker ARGV`).
     pub fn rerun_command(&self, seed: u64) -> String {
@@ -272,7 +286,7 @@ impl Scenario {
         );
         let (features, backend) = match self.backend {
             // A `[sentinel]` file says backend = "redis": its simulated run says so.
-            Backend::Sim if self.sentinel.is_some() => ("", " --backend sim"),
+            Backend::Sim if self.deployment().is_some() => ("", " --backend sim"),
             Backend::Sim => ("", ""),
             Backend::Redis => ("", " --backend redis"),
             Backend::Docker => (" --features docker", " --backend docker"),
@@ -298,6 +312,9 @@ impl Scenario {
         if self.clients.worker.is_some() {
             return Err(SHRINK_NO_WORKER);
         }
+        if self.cluster.is_some() {
+            return Err(SHRINK_NO_CLUSTER);
+        }
         if self.sentinel_on_simulator().is_err() {
             return Err(SHRINK_NO_SENTINEL);
         }
@@ -317,6 +334,10 @@ pub const SHRINK_NO_WORKER: &str = "shrink reruns the simulator, which runs lock
 pub const SHRINK_NO_SENTINEL: &str =
     "shrink reruns the simulator, whose model of a Redis Sentinel deployment \
      leaves out this scenario's split brain or min-replicas-to-write: rerun the seed on real Redis instead";
+
+/// Why a `[cluster]` run has no shrink command.
+pub const SHRINK_NO_CLUSTER: &str =
+    "shrink reruns the simulator, which has no model of a Redis Cluster yet: rerun the seed on real Redis instead";
 
 /// The text of a scenario file, with an error naming it.
 pub fn read_text(path: &Path) -> Result<String, ScenarioError> {

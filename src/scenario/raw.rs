@@ -34,6 +34,8 @@ pub struct RawScenario {
     replication: Option<RawReplication>,
     /// A Redis Sentinel deployment instead of the plain node (real backend, one node).
     sentinel: Option<super::sentinel::RawSentinel>,
+    /// A Redis Cluster instead of the plain node (real backend, one node).
+    cluster: Option<super::cluster::RawCluster>,
     #[serde(default)]
     algorithm: RawAlgorithm,
     #[serde(default)]
@@ -627,18 +629,31 @@ impl RawScenario {
             .as_ref()
             .map(|r| Replication { lag_us: r.lag.us() });
 
-        let sentinel = match &self.sentinel {
-            Some(raw) => Some(raw.resolve(super::sentinel::Context {
-                backend: self.backend,
-                local: matches!(targets, Targets::Local),
-                nodes,
-                algorithm: algorithm.kind,
-                replication: replication.is_some(),
-                clients: clients.count,
-                persistence: persistence[0],
-            })?),
-            None => None,
+        let context = || super::sentinel::Context {
+            backend: self.backend,
+            local: matches!(targets, Targets::Local),
+            nodes,
+            algorithm: algorithm.kind,
+            replication: replication.is_some(),
+            clients: clients.count,
+            persistence: persistence[0],
         };
+        let sentinel = self
+            .sentinel
+            .as_ref()
+            .map(|raw| raw.resolve(context()))
+            .transpose()?;
+        let cluster = self
+            .cluster
+            .as_ref()
+            .map(|raw| raw.resolve(context()))
+            .transpose()?;
+        if sentinel.is_some() && cluster.is_some() {
+            return Err(invalid(
+                "cluster",
+                "[cluster] and [sentinel] are two ways to run node 0: give one",
+            ));
+        }
 
         let faults = resolve_faults(
             &self.faults,
@@ -646,7 +661,7 @@ impl RawScenario {
             clients.count,
             self.duration,
             replication,
-            sentinel.is_some(),
+            sentinel.is_some() || cluster.is_some(),
         )?;
         let nemesis = self.nemesis.resolve(replication, clients.count)?;
         planned_faults(faults.len(), &nemesis, self.duration)?;
@@ -679,6 +694,7 @@ impl RawScenario {
             persistence,
             replication,
             sentinel,
+            cluster,
             algorithm,
             clients,
             network,

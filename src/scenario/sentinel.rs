@@ -1,13 +1,13 @@
 //! `[sentinel]`: the scenario's one node is a Redis Sentinel deployment (a master, its
 //! replicas by real replication, and the sentinels that decide its failovers) on the
-//! real backend (`crate::real::sentinel`). Parsed strictly like every table; each key
+//! real backend (`crate::real::deployment`). Parsed strictly like every table; each key
 //! defaults to [`Settings::default`], and what cannot work is refused in one line that
 //! names the key.
 
 use super::{invalid, Backend, Dur, Invalid};
 use crate::algorithm::AlgorithmKind;
 use crate::fault::{Fault, Persistence};
-use crate::real::sentinel::Settings;
+use crate::real::deployment::Settings;
 use serde::Deserialize;
 
 #[derive(Debug, Deserialize)]
@@ -38,55 +38,73 @@ pub(super) struct Context {
     pub persistence: Persistence,
 }
 
+impl Context {
+    /// What `[table]` (a deployment as node 0) needs of the rest of the file, or the
+    /// one-line error of the first thing that is not so.
+    pub(super) fn deployment(&self, table: &str) -> Result<(), Invalid> {
+        let refuse = |why: String| Err(invalid(table, format!("[{table}] {why}")));
+        if self.backend != Backend::Redis || !self.local {
+            return refuse("runs real redis-server processes lockstorm starts: it needs backend = \"redis\" and nodes = 1".into());
+        }
+        if self.nodes != 1 {
+            return refuse(format!(
+                "is one node (its masters, replicas and what decides their failovers): it needs nodes = 1, not {}",
+                self.nodes
+            ));
+        }
+        if self.algorithm != AlgorithmKind::Single {
+            return refuse(format!(
+                "is for a single-instance lock: it needs algorithm.kind = \"single\", not {:?}",
+                self.algorithm.name()
+            ));
+        }
+        if self.replication {
+            return refuse(
+                "has replicas of its own: leave out [replication] (lockstorm's own failover)".into(),
+            );
+        }
+        if self.clients > crate::real::deployment::MAX_CLIENTS {
+            return refuse(format!(
+                "gives each client a loopback IP of its own, for at most {} clients, not {}",
+                crate::real::deployment::MAX_CLIENTS,
+                self.clients
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// A whole number of milliseconds of at least 1 ms, for `table.key` (Sentinel and
+/// Cluster take their timeouts so).
+pub(super) fn whole_ms(v: Option<Dur>, table: &str, key: &str, default: u64) -> Result<u64, Invalid> {
+    match v {
+        None => Ok(default),
+        Some(v) if v.us() < 1_000 || !v.us().is_multiple_of(1_000) => Err(invalid(
+            format!("{table}.{key}"),
+            format!("{table}.{key} = {v}: Redis takes whole milliseconds, at least 1ms"),
+        )),
+        Some(v) => Ok(v.us() / 1_000),
+    }
+}
+
+/// `min_replicas_max_lag` in whole seconds, as Redis takes it.
+pub(super) fn lag_seconds(v: Option<Dur>, table: &str, default: u64) -> Result<u64, Invalid> {
+    match v {
+        None => Ok(default),
+        Some(v) if v.us() == 0 || !v.us().is_multiple_of(1_000_000) => Err(invalid(
+            format!("{table}.min_replicas_max_lag"),
+            format!("{table}.min_replicas_max_lag = {v}: Redis takes whole seconds, at least 1s"),
+        )),
+        Some(v) => Ok(v.us() / 1_000_000),
+    }
+}
+
 impl RawSentinel {
     pub(super) fn resolve(&self, cx: Context) -> Result<Settings, Invalid> {
-        let refuse = |why: &str| Err(invalid("sentinel", format!("[sentinel] {why}")));
-        if cx.backend != Backend::Redis || !cx.local {
-            return refuse("runs real redis-server processes lockstorm starts: it needs backend = \"redis\" and nodes = 1");
-        }
-        if cx.nodes != 1 {
-            return refuse(&format!(
-                "is one node (a master with its replicas and sentinels): it needs nodes = 1, not {}",
-                cx.nodes
-            ));
-        }
-        if cx.algorithm != AlgorithmKind::Single {
-            return refuse(&format!(
-                "is for a single-instance lock: it needs algorithm.kind = \"single\", not {:?}",
-                cx.algorithm.name()
-            ));
-        }
-        if cx.replication {
-            return refuse("has replicas of its own: leave out [replication] (lockstorm's own failover)");
-        }
-        if cx.clients > crate::real::sentinel::MAX_CLIENTS {
-            return refuse(&format!(
-                "gives each client a loopback IP of its own, for at most {} clients, not {}",
-                crate::real::sentinel::MAX_CLIENTS,
-                cx.clients
-            ));
-        }
+        cx.deployment("sentinel")?;
         let d = Settings::default();
-        let ms = |v: Option<Dur>, key: &str, default: u64| -> Result<u64, Invalid> {
-            match v {
-                None => Ok(default),
-                Some(v) if v.us() < 1_000 || !v.us().is_multiple_of(1_000) => Err(invalid(
-                    format!("sentinel.{key}"),
-                    format!("sentinel.{key} = {v}: Sentinel takes whole milliseconds, at least 1ms"),
-                )),
-                Some(v) => Ok(v.us() / 1_000),
-            }
-        };
-        let lag_s = match self.min_replicas_max_lag {
-            None => d.min_replicas_max_lag_s,
-            Some(v) if v.us() == 0 || !v.us().is_multiple_of(1_000_000) => {
-                return Err(invalid(
-                    "sentinel.min_replicas_max_lag",
-                    format!("sentinel.min_replicas_max_lag = {v}: Redis takes whole seconds, at least 1s"),
-                ))
-            }
-            Some(v) => v.us() / 1_000_000,
-        };
+        let ms = |v: Option<Dur>, key: &str, default: u64| whole_ms(v, "sentinel", key, default);
+        let lag_s = lag_seconds(self.min_replicas_max_lag, "sentinel", d.min_replicas_max_lag_s)?;
         let settings = Settings {
             name: d.name.clone(),
             replicas: self.replicas.unwrap_or(d.replicas),
@@ -131,8 +149,13 @@ impl super::Scenario {
     /// replication cut is the simulator's own. What the model leaves out is refused, in
     /// one line: a partition (a split brain needs two masters), min-replicas-to-write,
     /// and a crash that ends at the heal (its length is unknown before the run). A
-    /// scenario without `[sentinel]` is returned as it is.
+    /// scenario without `[sentinel]` is returned as it is; one with `[cluster]` is refused.
     pub fn sentinel_on_simulator(&self) -> Result<super::Scenario, String> {
+        if self.cluster.is_some() {
+            return Err(
+                "the simulator has no model of a Redis Cluster yet; run it on the real backend".into(),
+            );
+        }
         let Some(settings) = &self.sentinel else {
             return Ok(self.clone());
         };

@@ -450,6 +450,7 @@ fn a_hello_round_trips_with_the_exact_configuration() {
         seed: 7,
         algorithm: a,
         sentinel: None,
+        cluster: None,
     })));
     assert!(
         line.starts_with(r#"{"type":"hello","id":0,"protocol":2,"client":1"#),
@@ -468,7 +469,7 @@ fn a_sentinel_table_takes_settings_defaults_and_its_own_keys() {
     let s = parse(SENTINEL).unwrap();
     assert_eq!(s.sentinel, None);
     let s = parse(&format!("{SENTINEL}[sentinel]\n")).unwrap();
-    assert_eq!(s.sentinel, Some(crate::real::sentinel::Settings::default()));
+    assert_eq!(s.sentinel, Some(crate::real::deployment::Settings::default()));
     let s = parse(&format!(
         "{SENTINEL}[sentinel]\nreplicas = 2\nsentinels = 5\nquorum = 3\ndown_after = \"1500ms\"\n\
          failover_timeout = \"5s\"\nmin_replicas_to_write = 1\nmin_replicas_max_lag = \"2s\"\n"

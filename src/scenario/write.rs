@@ -84,6 +84,7 @@ impl Scenario {
             out.push('\n');
         }
         self.write_top(&mut out);
+        self.write_cluster(&mut out);
         self.write_algorithm(&mut out);
         self.write_clients(&mut out);
         let _ = writeln!(
@@ -166,6 +167,20 @@ impl Scenario {
                 s.parallel_syncs,
                 s.min_replicas_to_write,
                 dur(s.min_replicas_max_lag_s * 1_000_000),
+            );
+        }
+    }
+
+    fn write_cluster(&self, out: &mut String) {
+        if let Some(c) = &self.cluster {
+            let _ = writeln!(
+                out,
+                "\n[cluster]\nmasters = {}\nreplicas = {}\nnode_timeout = {}\nmin_replicas_to_write = {}\nmin_replicas_max_lag = {}",
+                c.masters,
+                c.replicas,
+                dur(c.node_timeout_ms * 1_000),
+                c.min_replicas_to_write,
+                dur(c.min_replicas_max_lag_s * 1_000_000),
             );
         }
     }

@@ -254,6 +254,7 @@ fn run_world<'a>(
         worker: None,
         probe_client: scenario.clients.probe_client(),
         cut: None,
+        deployment: None,
     }));
     world.lifecycle.planned(&world.plan);
     world.run(progress);

@@ -49,6 +49,18 @@ pub struct Hello {
     /// they watch the master under; `nodes` then holds the master at the start.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sentinel: Option<HelloSentinel>,
+    /// On a Redis Cluster (`[cluster]`): the nodes a cluster client starts from; `nodes`
+    /// then holds the master of the lock's slot at the start.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<HelloCluster>,
+}
+
+/// A Redis Cluster, as a library's cluster client is configured with it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HelloCluster {
+    /// Every node's address, `host:port` (masters and replicas; a client asks any of them
+    /// for the slot map).
+    pub nodes: Vec<String>,
 }
 
 /// A Sentinel deployment, as a library's Sentinel client is configured with it.

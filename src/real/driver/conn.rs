@@ -6,8 +6,9 @@
 //! ([`Route::Sentinel`]): a connection asks the sentinels, in order, for the master's
 //! address and connects there, from the client's own IP; a broken connection, a request
 //! with no answer in time, or a `READONLY` reply (a demoted master) empties the slot, so
-//! the next request asks again. The algorithm's state
-//! machine sees a node and its replies, never the sentinels.
+//! the next request asks again. A `[cluster]` node is reached as a cluster client reaches
+//! the master of the lock's slot ([`Route::Cluster`]). The algorithm's state machine sees
+//! a node and its replies, never the sentinels or the slot map.
 
 use crate::algorithm::ReqId;
 use crate::command::{LockId, Reply};
@@ -34,6 +35,14 @@ pub(crate) enum Route {
         name: Arc<str>,
         source: std::net::Ipv4Addr,
     },
+    /// A Redis Cluster: the master of the lock's `slot` as the seed nodes answer
+    /// `CLUSTER SLOTS` when the connection is made, connected to from the client's own
+    /// IP; a `MOVED` reply is followed once, to the node it names, as cluster clients do.
+    Cluster {
+        seeds: Arc<[SocketAddr]>,
+        slot: u16,
+        source: std::net::Ipv4Addr,
+    },
 }
 
 impl Route {
@@ -42,8 +51,35 @@ impl Route {
         match self {
             Route::Direct(a) => Some(*a),
             Route::Sentinel { sentinels, name, .. } => {
-                crate::real::sentinel::observe::discover_master(sentinels, name, timeout).await
+                crate::real::deployment::observe::discover_master(sentinels, name, timeout).await
             }
+            Route::Cluster { seeds, slot, .. } => {
+                // Each seed in order, from the client's own IP, as a cluster client
+                // refreshes its slot map: a node the client is cut from does not answer.
+                // Each gets a share of the time, so that the seeds after a silent one are
+                // asked within it.
+                use crate::real::deployment::cluster::{slot_in, slots_cmd};
+                let timeout = (timeout / (seeds.len() as u32 + 1)).max(Duration::from_millis(50));
+                for &seed in seeds.iter() {
+                    let asked = async {
+                        let (mut conn, _) = connect(&Slot::default(), self, seed, timeout).await?;
+                        slots_cmd().query_async::<redis::Value>(&mut conn).await.ok()
+                    };
+                    let reply = tokio::time::timeout(timeout, asked).await.ok().flatten();
+                    if let Some(a) = reply.and_then(|r| slot_in(r, *slot)) {
+                        return Some(a);
+                    }
+                }
+                None
+            }
+        }
+    }
+
+    /// The IP a deployment's client connects from (`None`: lockstorm's own).
+    fn source(&self) -> Option<std::net::Ipv4Addr> {
+        match self {
+            Route::Direct(_) => None,
+            Route::Sentinel { source, .. } | Route::Cluster { source, .. } => Some(*source),
         }
     }
 }
@@ -88,22 +124,32 @@ pub(crate) async fn connection(
         return Some(c);
     }
     let addr = route.resolve(timeout).await?;
+    connect(slot, route, addr, timeout).await
+}
+
+/// Connects the slot to `addr`, from the route's source IP if it has one.
+async fn connect(
+    slot: &Slot,
+    route: &Route,
+    addr: SocketAddr,
+    timeout: Duration,
+) -> Option<(MultiplexedConnection, SocketAddr)> {
     let config = redis::AsyncConnectionConfig::new()
         .set_connection_timeout(Some(timeout))
         // Requests are timed out by the algorithm, not by the connection.
         .set_response_timeout(None);
-    let conn = match route {
-        Route::Direct(_) => {
+    let conn = match route.source() {
+        None => {
             let client = redis::Client::open(format!("redis://{addr}/")).ok()?;
             client
                 .get_multiplexed_async_connection_with_config(&config)
                 .await
                 .ok()?
         }
-        Route::Sentinel { source, .. } => {
+        Some(source) => {
             // From the client's own IP: bound before connecting.
             let socket = tokio::net::TcpSocket::new_v4().ok()?;
-            socket.bind(SocketAddr::from((*source, 0))).ok()?;
+            socket.bind(SocketAddr::from((source, 0))).ok()?;
             let stream = tokio::time::timeout(timeout, socket.connect(addr))
                 .await
                 .ok()?
@@ -128,6 +174,19 @@ pub(crate) async fn connection(
     Some((conn, addr))
 }
 
+/// `cmd` on `conn`. A node restarted a moment ago may not have its scripts back yet: they
+/// are loaded on this connection and the command retried once, as script-caching clients
+/// do.
+async fn query(conn: &mut MultiplexedConnection, cmd: &redis::Cmd) -> redis::RedisResult<redis::Value> {
+    let result = cmd.query_async::<redis::Value>(conn).await;
+    let no_script =
+        matches!(&result, Err(e) if e.kind() == redis::ErrorKind::Server(redis::ServerErrorKind::NoScript));
+    if no_script && wire::load_scripts(conn).await.is_ok() {
+        return cmd.query_async::<redis::Value>(conn).await;
+    }
+    result
+}
+
 /// One request: its reply goes to the driver; a broken connection or no answer sends
 /// nothing (the algorithm's timeout makes it an unknown outcome).
 pub(crate) async fn request(
@@ -141,12 +200,22 @@ pub(crate) async fn request(
     let attempt = async {
         let (mut conn, addr) = connection(&slot, &route, lifetime).await?;
         reply.served_by = Some(addr);
-        let mut result = cmd.query_async::<redis::Value>(&mut conn).await;
-        // A node restarted a moment ago may not have its scripts back yet: load them
-        // on this connection and retry once, as script-caching clients do.
-        let no_script = matches!(&result, Err(e) if e.kind() == redis::ErrorKind::Server(redis::ServerErrorKind::NoScript));
-        if no_script && wire::load_scripts(&mut conn).await.is_ok() {
-            result = cmd.query_async::<redis::Value>(&mut conn).await;
+        let mut result = query(&mut conn, &cmd).await;
+        // A cluster node that does not serve the key names the one that does: follow it
+        // once, and keep that connection (a replica, an old master after a failover, or
+        // the probe's lock in another slot).
+        let moved = match &result {
+            Err(e) if matches!(route, Route::Cluster { .. }) => e
+                .redirect_node()
+                .filter(|_| e.kind() == redis::ErrorKind::Server(redis::ServerErrorKind::Moved))
+                .and_then(|(a, _)| a.parse::<SocketAddr>().ok()),
+            _ => None,
+        };
+        if let Some(to) = moved {
+            *slot.lock().expect("slot lock") = None;
+            let (mut conn, addr) = connect(&slot, &route, to, lifetime).await?;
+            reply.served_by = Some(addr);
+            result = query(&mut conn, &cmd).await;
         }
         match result {
             Ok(v) => Some(wire::from_redis(&v)),
@@ -171,7 +240,7 @@ pub(crate) async fn request(
         // No answer in time from a master found through the sentinels: drop the
         // connection, so the next request asks them again (redis-py's socket timeout
         // disconnects, and its SentinelManagedConnection rediscovers the master).
-        Err(_) if matches!(route, Route::Sentinel { .. }) => *slot.lock().expect("slot lock") = None,
+        Err(_) if route.source().is_some() => *slot.lock().expect("slot lock") = None,
         _ => {}
     }
 }

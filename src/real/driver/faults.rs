@@ -45,7 +45,11 @@ pub(super) fn check_faults(
         };
         let process =
             "it needs control of the redis-server process, and `nodes` lists servers lockstorm does not run";
-        if scenario.sentinel.is_some() {
+        if let Some(shape) = scenario.deployment() {
+            let table = match shape {
+                crate::real::deployment::Shape::Sentinel(_) => "[sentinel]",
+                crate::real::deployment::Shape::Cluster(_) => "[cluster]",
+            };
             match &f.fault {
                 Fault::Crash {
                     node: 0,
@@ -57,10 +61,10 @@ pub(super) fn check_faults(
                 }
                 | Fault::ReplicationCut { node: 0 } => continue,
                 _ => {
-                    return refuse(
-                        "with [sentinel] only a crash of node 0 (the current master), a replication cut of node 0 \
-                         and a partition (both ways) are supported yet",
-                    )
+                    return refuse(&format!(
+                    "with {table} only a crash of node 0 (the current master), a replication cut of node 0 \
+                         and a partition (both ways) are supported yet"
+                ))
                 }
             }
         }
@@ -321,8 +325,8 @@ impl Driver<'_> {
             }
             Fault::ReplicationCut { node } => {
                 if self.procs.replication_cut(node, on) {
-                    if let Host::Sentinel(s) = &self.hosts[node] {
-                        s.send(crate::real::sentinel::SentinelOp::ReplicationCut { cut: on });
+                    if let Host::Deployment(s) = &self.hosts[node] {
+                        s.send(crate::real::deployment::DeploymentOp::ReplicationCut { cut: on });
                     }
                 }
             }
@@ -342,13 +346,13 @@ impl Driver<'_> {
     /// Hands an operation to a node lockstorm runs (check_faults refused the faults
     /// that need one on servers it does not run).
     fn node_op(&self, node: NodeId, op: NodeOp) {
-        use crate::real::sentinel::SentinelOp;
+        use crate::real::deployment::DeploymentOp;
         match &self.hosts[node] {
             Host::Managed(n) => n.send(op),
             // check_faults lets only crashes through to a deployment.
-            Host::Sentinel(s) => match op {
-                NodeOp::Crash => s.send(SentinelOp::Crash),
-                NodeOp::Restart => s.send(SentinelOp::Restart),
+            Host::Deployment(s) => match op {
+                NodeOp::Crash => s.send(DeploymentOp::Crash),
+                NodeOp::Restart => s.send(DeploymentOp::Restart),
                 _ => unreachable!("{op:?} on a Sentinel deployment is refused by check_faults"),
             },
             Host::External(_) => {}
@@ -359,14 +363,14 @@ impl Driver<'_> {
     /// from it are cut from its master, which is then cut from the rest of the deployment
     /// too (docs/sentinel.md, Split brain).
     fn push_sentinel_partition(&self) {
-        let Some(Host::Sentinel(s)) = self.hosts.first() else {
+        let Some(Host::Deployment(s)) = self.hosts.first() else {
             return;
         };
         let clients = self.scenario.clients.count;
         let cut: Vec<usize> = (0..clients)
             .filter(|&c| self.links.is_cut(self.links.link(c, 0), Direction::ToNode))
             .collect();
-        s.send(crate::real::sentinel::SentinelOp::Partition {
+        s.send(crate::real::deployment::DeploymentOp::Partition {
             isolated: !cut.is_empty(),
             cut,
             clients,

@@ -43,6 +43,7 @@ use crate::command::{Cmd, LockId, NodeId, Reply};
 use crate::fault::{LinkFaults, PlannedFault, ProcessFaults};
 use crate::history::{Event, Meta};
 use crate::lifecycle::{Lifecycle, RunOutput, RunStats};
+use crate::real::deployment::Entry;
 use crate::resource::GuardedResource;
 use crate::scenario::{Scenario, Targets};
 use crate::sink::{JsonlFile, Sink, Tee};
@@ -196,7 +197,7 @@ async fn drive(
             // Built-in clients reach a deployment's master through the sentinels
             // (`Route::Sentinel`), not through this proxy: it only fills node 0's place;
             // the deployment's own relays report the cuts (below).
-            Host::Sentinel(s) => (proxy::fixed(s.first_master), tokio::sync::watch::channel(true).1),
+            Host::Deployment(s) => (proxy::fixed(s.first_master), tokio::sync::watch::channel(true).1),
             Host::External(addr) => {
                 load_scripts(i, *addr).await?;
                 // The probe's lock comes after the workload's.
@@ -211,7 +212,7 @@ async fn drive(
             replies: replies_wanted.clone(),
             sends: scenario.clients.worker.is_some(),
         };
-        if let Host::Sentinel(s) = h {
+        if let Host::Deployment(s) = h {
             // The deployment's relays carry the clients' bytes: they say what cuts did.
             s.note_links(notes.clone());
         }
@@ -228,7 +229,7 @@ async fn drive(
         Some(spec) => {
             let faketime = needs_worker_faketime(&plan).then(|| tmp.join("workers"));
             let sentinel = hosts.iter().find_map(|h| match h {
-                Host::Sentinel(s) => Some(s),
+                Host::Deployment(s) => Some(s),
                 _ => None,
             });
             Some(
@@ -319,10 +320,14 @@ async fn drive(
         worker: d.workers.as_ref().map(Workers::meta),
         probe_client: scenario.clients.probe_client(),
         cut: None,
+        deployment: scenario.deployment().map(|s| match s {
+            crate::real::deployment::Shape::Sentinel(_) => crate::history::Deploy::Sentinel,
+            crate::real::deployment::Shape::Cluster(_) => crate::history::Deploy::Cluster,
+        }),
     }));
     d.lifecycle.planned(&d.plan);
     let sentinel = hosts.iter().find_map(|h| match h {
-        Host::Sentinel(s) => s.take_events(),
+        Host::Deployment(s) => s.take_events(),
         _ => None,
     });
     let stopped = d.run(rx, worker_rx, news, notes_rx, sentinel).await;
@@ -348,10 +353,18 @@ async fn drive(
 }
 
 /// A sentinel's event as a history line.
-fn sentinel_line(t_us: u64, e: &crate::real::sentinel::SentinelEvent) -> crate::history::SentinelLine {
-    use crate::real::sentinel::{EventKind, Instance, Role};
+fn sentinel_line(t_us: u64, e: &crate::real::deployment::SentinelEvent) -> crate::history::SentinelLine {
+    use crate::real::deployment::{EventKind, Instance, Role};
     let name = |i: &Instance| i.member.map_or_else(|| i.addr.to_string(), |m| m.to_string());
+    // A cluster node's own view, in the cluster's words (its `CLUSTER NODES` flags).
+    let cluster = matches!(e.sentinel, crate::real::deployment::Member::Data(_));
     let event = match &e.kind {
+        EventKind::Sdown if cluster => "+pfail".to_string(),
+        EventKind::SdownEnd if cluster => "-pfail".into(),
+        EventKind::Odown if cluster => "+fail".into(),
+        EventKind::OdownEnd if cluster => "-fail".into(),
+        EventKind::SwitchMaster { .. } if cluster => "+promoted".into(),
+        EventKind::ConvertToSlave if cluster => "+demoted".into(),
         EventKind::Sdown => "+sdown".to_string(),
         EventKind::SdownEnd => "-sdown".into(),
         EventKind::Odown => "+odown".into(),
@@ -384,13 +397,20 @@ fn sentinel_line(t_us: u64, e: &crate::real::sentinel::SentinelEvent) -> crate::
 }
 
 /// Where client `c` sends node `n`'s requests: through the node's proxy, or for a
-/// Sentinel deployment to the master its sentinels name.
+/// deployment to the master its sentinels name or that serves the lock's slot.
 fn route(host: &Host, proxy: &Proxy, c: usize) -> Route {
     match host {
-        Host::Sentinel(s) => Route::Sentinel {
-            sentinels: s.sentinels.clone().into(),
-            name: s.name.as_str().into(),
-            source: s.client_ip(c),
+        Host::Deployment(s) => match &s.entry {
+            Entry::Sentinel { sentinels, name } => Route::Sentinel {
+                sentinels: sentinels.clone().into(),
+                name: name.as_str().into(),
+                source: s.client_ip(c),
+            },
+            Entry::Cluster { seeds, slot } => Route::Cluster {
+                seeds: seeds.clone().into(),
+                slot: *slot,
+                source: s.client_ip(c),
+            },
         },
         _ => Route::Direct(proxy.addr(c)),
     }
@@ -486,7 +506,7 @@ impl Driver<'_> {
         mut worker_rx: mpsc::UnboundedReceiver<crate::worker::process::WorkerEvent>,
         mut news: mpsc::UnboundedReceiver<News>,
         mut notes: mpsc::UnboundedReceiver<proxy::LinkNote>,
-        mut sentinel: Option<mpsc::UnboundedReceiver<crate::real::sentinel::SentinelEvent>>,
+        mut sentinel: Option<mpsc::UnboundedReceiver<crate::real::deployment::SentinelEvent>>,
     ) -> bool {
         let stop = Arc::new(tokio::sync::Notify::new());
         let _wake = {
@@ -560,7 +580,7 @@ impl Driver<'_> {
                     if let Some((node, cmd)) = r.sent.filter(|_| self.scenario.node_events) {
                         if let Some(mut line) = node_lines::node_line(&mut self.names, t, r.client, node, cmd, r.reply) {
                             // Which master of a Sentinel deployment it was.
-                            if let (Host::Sentinel(s), Some(a)) = (&self.hosts[node], r.served_by) {
+                            if let (Host::Deployment(s), Some(a)) = (&self.hosts[node], r.served_by) {
                                 line.member = s.data_node_at(a).map(str::to_string);
                             }
                             self.history.push(Event::Node(line));

@@ -14,14 +14,14 @@
 //! goes into the history as the event's `worker_token`, beside lockstorm's own.
 
 use super::{Driver, Ev};
+use crate::real::deployment::{source::SourceShim, DeploymentHandle, Entry};
 use crate::real::faketime::{Faketime, FaketimeLibs};
 use crate::real::proxy::Proxy;
-use crate::real::sentinel::{source::SourceShim, SentinelHandle};
 use crate::real::RealError;
 use crate::scenario::Scenario;
 use crate::worker::process::{self, FromProcess, WorkerEvent, WorkerLogs, WorkerProcess};
 use crate::worker::protocol::{
-    self, Capabilities, FromWorker, Hello, HelloAlgorithm, HelloSentinel, ToWorker,
+    self, Capabilities, FromWorker, Hello, HelloAlgorithm, HelloCluster, HelloSentinel, ToWorker,
 };
 use crate::worker::{AnswerKind, Answered, Request, WorkerSpec};
 use std::time::Duration;
@@ -89,7 +89,7 @@ impl Workers {
         seed: u64,
         spec: &WorkerSpec,
         proxies: &[Proxy],
-        sentinel: Option<&SentinelHandle>,
+        sentinel: Option<&DeploymentHandle>,
         dir: &std::path::Path,
         faketime_dir: Option<&std::path::Path>,
         events: mpsc::UnboundedSender<WorkerEvent>,
@@ -153,10 +153,19 @@ impl Workers {
                 ttl_ms: scenario.algorithm.ttl_ms,
                 seed,
                 algorithm: HelloAlgorithm::from_config(&scenario.algorithm),
-                sentinel: sentinel.map(|s| HelloSentinel {
-                    master: s.name.clone(),
-                    sentinels: s.sentinels.iter().map(|a| a.to_string()).collect(),
-                }),
+                sentinel: match sentinel.map(|s| &s.entry) {
+                    Some(Entry::Sentinel { sentinels, name }) => Some(HelloSentinel {
+                        master: name.clone(),
+                        sentinels: sentinels.iter().map(|a| a.to_string()).collect(),
+                    }),
+                    _ => None,
+                },
+                cluster: match sentinel.map(|s| &s.entry) {
+                    Some(Entry::Cluster { seeds, .. }) => Some(HelloCluster {
+                        nodes: seeds.iter().map(|a| a.to_string()).collect(),
+                    }),
+                    _ => None,
+                },
             }));
             if let Err(e) = w.procs[c].send(&protocol::to_line(&hello)) {
                 return Err(RealError::Worker(w.breach(

@@ -51,6 +51,7 @@
 //! when lockstorm dies (parent-death signal). Call it from a thread that outlives the
 //! deployment (the driver's, a test's).
 
+pub mod cluster;
 pub mod events;
 pub mod handle;
 pub mod member;
@@ -60,7 +61,7 @@ pub mod settings;
 pub mod source;
 
 pub use events::{EventKind, Instance, Role, SentinelEvent};
-pub use handle::{SentinelHandle, SentinelOp};
+pub use handle::{DeploymentHandle, DeploymentOp, Entry};
 pub use member::Member;
 pub use observe::Replication;
 pub use settings::Settings;
@@ -82,9 +83,43 @@ use tokio::task::AbortHandle;
 /// every 2 s).
 const SETTLE_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// A member's ports: announced and direct, and a cluster node's bus ports likewise.
+type Ports = (u16, u16, Option<(u16, u16)>);
+
+/// What a deployment is made of.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Shape {
+    /// A master, its replicas and the sentinels that watch it.
+    Sentinel(Settings),
+    /// A Redis Cluster: masters that share the slots, each with replicas ([`cluster`]).
+    Cluster(cluster::Settings),
+}
+
+impl Shape {
+    fn check(&self) -> Result<(), RealError> {
+        match self {
+            Shape::Sentinel(s) => s.check(),
+            Shape::Cluster(c) => c.check(),
+        }
+    }
+
+    /// Every member, data nodes first.
+    fn members(&self) -> Vec<Member> {
+        match self {
+            Shape::Sentinel(s) => (0..=s.replicas)
+                .map(Member::Data)
+                .chain((0..s.sentinels).map(Member::Sentinel))
+                .collect(),
+            Shape::Cluster(c) => (0..c.nodes()).map(Member::Data).collect(),
+        }
+    }
+}
+
 /// A running deployment. Dropping it kills every process.
 pub struct Deployment {
-    settings: Settings,
+    shape: Shape,
+    /// A cluster's slot of the lock's key (`L0`), which redis0 serves at the start.
+    slot: u16,
     /// The third byte of every IP of the deployment (members and clients).
     subnet: u8,
     /// The data nodes (0..=R) then the sentinels.
@@ -136,47 +171,77 @@ impl Deployment {
     /// stamped relative to `origin`. Must be called inside a tokio runtime, on a thread
     /// that outlives the deployment.
     pub async fn start(
-        settings: Settings,
+        shape: Shape,
         binary: &Path,
         dir: &Path,
         origin: tokio::time::Instant,
     ) -> Result<Deployment, RealError> {
-        settings.check()?;
+        shape.check()?;
         let subnet = subnet();
-        let members: Vec<Member> = (0..=settings.replicas)
-            .map(Member::Data)
-            .chain((0..settings.sentinels).map(Member::Sentinel))
-            .collect();
+        let members = shape.members();
         let ip = |k: usize| Ipv4Addr::new(127, 77, subnet, (k + 2) as u8);
-        let ports: Vec<(u16, u16)> = members
-            .iter()
-            .map(|_| Ok((free_port()?, free_port()?)))
-            .collect::<Result<_, RealError>>()?;
+        let cluster = matches!(shape, Shape::Cluster(_));
+        // (announced, direct), and a cluster node's bus ports likewise.
+        let mut ports: Vec<Ports> = Vec::with_capacity(members.len());
+        let give_back = |ports: &[Ports]| {
+            for &(a, d, bus) in ports {
+                server::release_port(a);
+                server::release_port(d);
+                if let Some((ba, bd)) = bus {
+                    server::release_port(ba);
+                    server::release_port(bd);
+                }
+            }
+        };
+        for _ in &members {
+            let next = (|| -> Result<_, RealError> {
+                let data = (free_port()?, free_port()?);
+                let bus = match cluster {
+                    true => Some((free_port()?, free_port()?)),
+                    false => None,
+                };
+                Ok((data.0, data.1, bus))
+            })();
+            match next {
+                Ok(p) => ports.push(p),
+                Err(e) => {
+                    give_back(&ports);
+                    return Err(e);
+                }
+            }
+        }
         let master = SocketAddr::from((ip(0), ports[0].0));
         let mut deployment = Deployment {
-            settings,
+            shape,
+            slot: 0,
             subnet,
             processes: Vec::with_capacity(members.len()),
             mesh: Mesh::default(),
             events: None,
             followers: Vec::new(),
         };
-        let s = &deployment.settings;
         for (k, &member) in members.iter().enumerate() {
             let folder = dir.join(member.to_string());
-            let lines = match member {
-                Member::Data(i) => data_config(s, ip(k), ports[k], (i > 0).then_some(master)),
-                Member::Sentinel(_) => sentinel_config(s, ip(k), ports[k], master),
+            let (announced, direct, bus) = ports[k];
+            let lines = match (&deployment.shape, member) {
+                (Shape::Sentinel(s), Member::Data(i)) => {
+                    sentinel_data_config(s, ip(k), (announced, direct), (i > 0).then_some(master))
+                }
+                (Shape::Sentinel(s), Member::Sentinel(_)) => {
+                    sentinel_config(s, ip(k), (announced, direct), master)
+                }
+                (Shape::Cluster(c), _) => {
+                    cluster::config(c, ip(k), (announced, direct), bus.expect("a bus port"))
+                }
             };
-            let p = MemberProcess::new(member, ip(k), ports[k], binary, folder.clone(), &lines);
-            match p {
-                Ok(p) => deployment.processes.push(p),
+            match MemberProcess::new(member, ip(k), (announced, direct), binary, folder.clone(), &lines) {
+                Ok(mut p) => {
+                    p.bus = bus;
+                    deployment.processes.push(p)
+                }
                 Err(e) => {
                     // Ports not yet owned by a process are given back here.
-                    for &(a, d) in &ports[deployment.processes.len()..] {
-                        server::release_port(a);
-                        server::release_port(d);
-                    }
+                    give_back(&ports[deployment.processes.len()..]);
                     return Err(e);
                 }
             }
@@ -188,6 +253,19 @@ impl Deployment {
                 .front(p.announced(), p.direct(), clients)
                 .await
                 .map_err(|e| RealError::Io(format!("listen on {} for {}", p.announced(), p.member), e))?;
+            if let Some((announced, direct)) = p.bus {
+                let (announced, direct) = (
+                    SocketAddr::from((p.ip, announced)),
+                    SocketAddr::from((p.ip, direct)),
+                );
+                deployment
+                    .mesh
+                    .front(announced, direct, None)
+                    .await
+                    .map_err(|e| {
+                        RealError::Io(format!("listen on {announced} for {}'s cluster bus", p.member), e)
+                    })?;
+            }
         }
         for p in deployment
             .processes
@@ -195,6 +273,16 @@ impl Deployment {
             .filter(|p| matches!(p.member, Member::Data(_)))
         {
             p.start().await?;
+        }
+        if let Shape::Cluster(c) = &deployment.shape {
+            let nodes = deployment.cluster_nodes();
+            deployment.slot = cluster::form(c, &nodes, tokio::time::Instant::now() + SETTLE_TIMEOUT).await?;
+            let (tx, rx) = mpsc::unbounded_channel();
+            deployment
+                .followers
+                .push(tokio::spawn(cluster::follow(nodes, origin, tx)).abort_handle());
+            deployment.events = Some(rx);
+            return Ok(deployment);
         }
         deployment.wait_replicas_in_sync().await?;
         for p in deployment
@@ -209,10 +297,33 @@ impl Deployment {
         Ok(deployment)
     }
 
+    /// A cluster's nodes as [`cluster`] asks them, masters first.
+    fn cluster_nodes(&self) -> Vec<cluster::Node> {
+        self.processes
+            .iter()
+            .filter_map(|p| {
+                Some(cluster::Node {
+                    member: p.member,
+                    direct: p.direct(),
+                    announced: p.announced(),
+                    bus_announced: p.bus?.0,
+                })
+            })
+            .collect()
+    }
+
+    /// The sentinels' settings (`None` for a cluster).
+    fn sentinel_settings(&self) -> Option<&Settings> {
+        match &self.shape {
+            Shape::Sentinel(s) => Some(s),
+            Shape::Cluster(_) => None,
+        }
+    }
+
     /// The master's first sync with each replica: sentinels discover replicas from the
     /// master's `INFO`, and one that is not listed yet is not promoted.
     async fn wait_replicas_in_sync(&self) -> Result<(), RealError> {
-        let want = self.settings.replicas;
+        let want = self.sentinel_settings().map_or(0, |s| s.replicas);
         let master = self.process(Member::Data(0)).direct();
         let deadline = tokio::time::Instant::now() + SETTLE_TIMEOUT;
         loop {
@@ -272,7 +383,10 @@ impl Deployment {
     /// Every sentinel knows every replica (one it could promote) and hears every other
     /// sentinel: before that, a failover could abort for want of a replica or a vote.
     async fn wait_sentinels_aware(&self) -> Result<(), RealError> {
-        let (r, s) = (self.settings.replicas, self.settings.sentinels - 1);
+        let Some(settings) = self.sentinel_settings() else {
+            return Ok(());
+        };
+        let (r, s) = (settings.replicas, settings.sentinels - 1);
         let deadline = tokio::time::Instant::now() + SETTLE_TIMEOUT;
         for p in self
             .processes
@@ -280,7 +394,7 @@ impl Deployment {
             .filter(|p| matches!(p.member, Member::Sentinel(_)))
         {
             loop {
-                let got = observe::known(p.direct(), &self.settings.name).await;
+                let got = observe::known(p.direct(), &settings.name).await;
                 if got == Ok((r, s)) {
                     break;
                 }
@@ -311,8 +425,13 @@ impl Deployment {
             .unwrap_or_else(|| panic!("{member} is not in this deployment"))
     }
 
-    pub fn settings(&self) -> &Settings {
-        &self.settings
+    pub fn shape(&self) -> &Shape {
+        &self.shape
+    }
+
+    /// A cluster's slot of the lock's key (0 for a Sentinel deployment).
+    pub fn slot(&self) -> u16 {
+        self.slot
     }
 
     /// Every member, data nodes first.
@@ -380,9 +499,26 @@ impl Deployment {
     }
 
     /// The master as a client finds it: [`observe::discover_master`] over the sentinels'
-    /// announced addresses.
+    /// announced addresses; in a cluster, the master of the lock's slot as the nodes
+    /// answer `CLUSTER SLOTS` ([`cluster::slot_master`]).
     pub async fn discover_master(&self) -> Option<SocketAddr> {
-        observe::discover_master(&self.sentinel_addrs(), &self.settings.name, observe::ASK_TIMEOUT).await
+        match &self.shape {
+            Shape::Sentinel(s) => {
+                observe::discover_master(&self.sentinel_addrs(), &s.name, observe::ASK_TIMEOUT).await
+            }
+            Shape::Cluster(_) => {
+                cluster::slot_master(&self.data_addrs(), self.slot, observe::ASK_TIMEOUT).await
+            }
+        }
+    }
+
+    /// The data nodes' announced addresses, in order: a cluster client's seed nodes.
+    pub fn data_addrs(&self) -> Vec<SocketAddr> {
+        self.processes
+            .iter()
+            .filter(|p| matches!(p.member, Member::Data(_)))
+            .map(MemberProcess::announced)
+            .collect()
     }
 
     /// Each data node's replication, asked of all at once; `None` for one that does not
@@ -446,24 +582,36 @@ impl Drop for Deployment {
 }
 
 /// A data node's config: a scenario node's ([`server::config`]) on the member's own IP,
-/// announcing its relay, with the `min-replicas-*` settings.
+/// its outgoing connections from that IP, its log in its folder.
 fn data_config(
+    ip: Ipv4Addr,
+    direct: u16,
+    persistence: crate::fault::Persistence,
+    replica_of: Option<SocketAddr>,
+) -> Vec<(String, String)> {
+    let mut lines: Vec<(String, String)> = server::config(direct, persistence, replica_of)
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), if k == "bind" { ip.to_string() } else { v }))
+        .collect();
+    lines.push(("bind-source-addr".into(), ip.to_string()));
+    lines.push(("logfile".into(), "redis.log".into()));
+    lines
+}
+
+/// A Sentinel deployment's data node: announcing its relay, with the `min-replicas-*`
+/// settings.
+fn sentinel_data_config(
     s: &Settings,
     ip: Ipv4Addr,
     (announced, direct): (u16, u16),
     replica_of: Option<SocketAddr>,
 ) -> Vec<(String, String)> {
-    let mut lines: Vec<(String, String)> = server::config(direct, s.persistence, replica_of)
-        .into_iter()
-        .map(|(k, v)| (k.to_string(), if k == "bind" { ip.to_string() } else { v }))
-        .collect();
+    let mut lines = data_config(ip, direct, s.persistence, replica_of);
     let mut add = |k: &str, v: String| lines.push((k.to_string(), v));
-    add("bind-source-addr", ip.to_string());
     add("replica-announce-ip", ip.to_string());
     add("replica-announce-port", announced.to_string());
     add("min-replicas-to-write", s.min_replicas_to_write.to_string());
     add("min-replicas-max-lag", s.min_replicas_max_lag_s.to_string());
-    add("logfile", "redis.log".into());
     lines
 }
 

@@ -31,7 +31,7 @@ use tokio::sync::{mpsc, oneshot};
 
 /// What the driver asks of the deployment.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum SentinelOp {
+pub enum DeploymentOp {
     /// kill -9 of the member the sentinels name as master (the first outage only).
     Crash,
     /// The last outage ended: start the killed member again.
@@ -51,17 +51,32 @@ pub enum SentinelOp {
 }
 
 enum Msg {
-    Op(SentinelOp),
+    Op(DeploymentOp),
     Shutdown(oneshot::Sender<()>),
 }
 
+/// How a client finds the deployment's master: what it is configured with.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Entry {
+    Sentinel {
+        /// The sentinels' announced addresses, in order.
+        sentinels: Vec<SocketAddr>,
+        /// The name the sentinels monitor the master under.
+        name: String,
+    },
+    Cluster {
+        /// Every node's announced address, in order: the seed nodes.
+        seeds: Vec<SocketAddr>,
+        /// The slot of the lock's key (`L0`).
+        slot: u16,
+    },
+}
+
 /// The driver's side of a deployment.
-pub struct SentinelHandle {
+pub struct DeploymentHandle {
     tx: mpsc::UnboundedSender<Msg>,
-    /// The sentinels' announced addresses, in order: what a client is configured with.
-    pub sentinels: Vec<SocketAddr>,
-    /// The name the sentinels monitor the master under.
-    pub name: String,
+    /// How a client finds the master.
+    pub entry: Entry,
     /// The master at the start.
     pub first_master: SocketAddr,
     subnet: u8,
@@ -71,20 +86,28 @@ pub struct SentinelHandle {
     events: std::sync::Mutex<Option<mpsc::UnboundedReceiver<SentinelEvent>>>,
 }
 
-impl SentinelHandle {
+impl DeploymentHandle {
     /// Runs `deployment`'s task; `news` gets the key snapshots and each data member's
     /// key events (with node events on), from when this returns.
     pub async fn spawn(
         mut deployment: Deployment,
         news: Option<mpsc::UnboundedSender<News>>,
-    ) -> SentinelHandle {
+    ) -> DeploymentHandle {
         let (tx, rx) = mpsc::unbounded_channel();
         let (events_tx, events) = mpsc::unbounded_channel();
         let raw = deployment.take_events();
-        let handle = SentinelHandle {
+        let handle = DeploymentHandle {
             tx,
-            sentinels: deployment.sentinel_addrs(),
-            name: deployment.settings().name.clone(),
+            entry: match deployment.shape() {
+                super::Shape::Sentinel(s) => Entry::Sentinel {
+                    sentinels: deployment.sentinel_addrs(),
+                    name: s.name.clone(),
+                },
+                super::Shape::Cluster(_) => Entry::Cluster {
+                    seeds: deployment.data_addrs(),
+                    slot: deployment.slot(),
+                },
+            },
             first_master: deployment.addr(Member::Data(0)),
             subnet: deployment.subnet,
             notes: deployment.client_notes(),
@@ -131,7 +154,7 @@ impl SentinelHandle {
             .map(|(_, n)| n.as_str())
     }
 
-    pub fn send(&self, op: SentinelOp) {
+    pub fn send(&self, op: DeploymentOp) {
         let _ = self.tx.send(Msg::Op(op));
     }
 
@@ -228,9 +251,9 @@ impl Task {
             .unwrap_or(Member::Data(0))
     }
 
-    async fn apply(&mut self, op: SentinelOp) {
+    async fn apply(&mut self, op: DeploymentOp) {
         match op {
-            SentinelOp::Partition {
+            DeploymentOp::Partition {
                 isolated,
                 cut,
                 clients,
@@ -247,7 +270,7 @@ impl Task {
                     self.deployment.cut_client(c, m, isolated && cut.contains(&c));
                 }
             }
-            SentinelOp::ReplicationCut { cut } => {
+            DeploymentOp::ReplicationCut { cut } => {
                 self.replication_cut = match (cut, self.replication_cut) {
                     (true, Some(m)) => Some(m),
                     (true, None) => Some(self.master().await),
@@ -255,7 +278,7 @@ impl Task {
                 };
                 self.relink();
             }
-            SentinelOp::Crash if self.down.is_none() => {
+            DeploymentOp::Crash if self.down.is_none() => {
                 let master = self.master().await;
                 if let Some(news) = &self.news {
                     self.before = keyspace::snapshot_before_kill(self.deployment.direct_addr(master)).await;
@@ -271,8 +294,8 @@ impl Task {
                 self.deployment.kill(master);
                 self.down = Some(master);
             }
-            SentinelOp::Crash => {}
-            SentinelOp::Restart => {
+            DeploymentOp::Crash => {}
+            DeploymentOp::Restart => {
                 if let Some(m) = self.down.take() {
                     match self.deployment.restart(m).await {
                         Ok(()) => self.watch(m).await,

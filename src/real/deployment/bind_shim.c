@@ -1,5 +1,5 @@
 /* lockstorm's source-address shim for workers of a Sentinel deployment, LD_PRELOADed
- * into the worker (src/real/sentinel/source.rs).
+ * into the worker (src/real/deployment/source.rs).
  *
  * Every member of a deployment listens on an IP of its own in 127.77.0.0/16, and its
  * relay tells clients apart by the source IP of their connections, so that a partition

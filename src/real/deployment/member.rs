@@ -1,5 +1,5 @@
-//! One process of a Sentinel deployment: a data node (`redis-server`) or a sentinel
-//! (`redis-server --sentinel`), on its own loopback address.
+//! One process of a deployment: a data node (`redis-server`, a cluster node with
+//! `[cluster]`) or a sentinel (`redis-server --sentinel`), on its own loopback address.
 //!
 //! Unlike a scenario node's [`crate::real::server::Server`], which rewrites its config at
 //! every start because the scenario decides its role, a member's config file is written
@@ -18,7 +18,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
 /// A process of the deployment, named by what it was at the start: data node 0 is the
-/// first master, 1..=R its replicas (roles change at a failover, names do not).
+/// first master, 1..=R its replicas (in a cluster, 0..M the masters, redis0 the one that
+/// owns the lock's slot, then the replicas); roles change at a failover, names do not.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Member {
     Data(usize),
@@ -42,6 +43,9 @@ pub struct MemberProcess {
     pub ip: Ipv4Addr,
     pub announced_port: u16,
     pub direct_port: u16,
+    /// A cluster node's bus ports (announced, direct): where the other nodes' gossip
+    /// reaches it through its bus relay, and where it listens itself (`cluster-port`).
+    pub bus: Option<(u16, u16)>,
     dir: PathBuf,
     conf: PathBuf,
     binary: PathBuf,
@@ -78,6 +82,7 @@ impl MemberProcess {
             ip,
             announced_port,
             direct_port,
+            bus: None,
             dir,
             conf,
             binary: binary.to_path_buf(),
@@ -176,5 +181,9 @@ impl Drop for MemberProcess {
         self.kill();
         release_port(self.announced_port);
         release_port(self.direct_port);
+        if let Some((announced, direct)) = self.bus {
+            release_port(announced);
+            release_port(direct);
+        }
     }
 }
