@@ -161,6 +161,75 @@ fn real_sentinel_failover_of_a_killed_master_is_recorded_and_stays_safe() {
         .any(|e| matches!(e, Event::Node(n) if n.action == NodeAction::Replicated)));
 }
 
+/// A real Redis Cluster fails over a killed master by the other masters' vote, and the
+/// history records each node's view: the suspicion (`+pfail`) and the agreed failure
+/// (`+fail`) of redis0, redis3's own `+promoted` in its place, and redis0's `+demoted`
+/// when it returns; the holder's key had reached redis3 (`replicated`): safe.
+#[test]
+fn real_cluster_failover_of_a_killed_master_is_recorded_and_stays_safe() {
+    use lockstorm::history::{Event, NodeAction};
+    let history = run_scenario("cluster-master-crash");
+    let line = |what: &str, instance: &str| {
+        history
+            .iter()
+            .position(|e| matches!(e, Event::Sentinel(s) if s.event == what && s.instance == instance))
+            .unwrap_or_else(|| panic!("no {what} line about {instance}"))
+    };
+    let (pfail, fail, promoted, demoted) = (
+        line("+pfail", "redis0"),
+        line("+fail", "redis0"),
+        line("+promoted", "redis3"),
+        line("+demoted", "redis0"),
+    );
+    assert!(pfail < fail && fail < promoted && promoted < demoted);
+    assert!(
+        matches!(&history[promoted], Event::Sentinel(s) if s.from.as_deref() == Some("redis0") && s.sentinel == "redis3")
+    );
+    assert!(
+        matches!(history.first(), Some(Event::Meta(m)) if m.deployment == Some(lockstorm::history::Deploy::Cluster))
+    );
+    assert!(history
+        .iter()
+        .any(|e| matches!(e, Event::Node(n) if n.action == NodeAction::Replicated)));
+}
+
+/// A split brain in a real Redis Cluster: the lock taken on the cut-off master before its
+/// node timeout reaches no replica, the majority votes redis3 in, and the other client
+/// takes the lock there. The story names the loss and the vote, citing redis3's line.
+#[test]
+fn real_cluster_split_brain_loses_the_key_on_failover() {
+    use lockstorm::history::{Event, NodeAction};
+    let (history, out) = run_file("scenarios/real/cluster-split-brain.toml", &[]);
+    let promoted = history
+        .iter()
+        .position(|e| matches!(e, Event::Sentinel(s) if s.event == "+promoted" && s.from.as_deref() == Some("redis0")))
+        .expect("the masters vote a replica in for redis0");
+    let set_on = |member: &str, before: bool| {
+        history.iter().enumerate().any(|(i, e)| {
+            (i < promoted) == before
+                && matches!(e, Event::Node(n) if n.action == NodeAction::Set && n.member.as_deref() == Some(member))
+        })
+    };
+    assert!(
+        set_on("redis0", true),
+        "the holder's SET on redis0, before the vote"
+    );
+    assert!(
+        set_on("redis3", false),
+        "the other client's SET on redis3, after it"
+    );
+    let story = std::fs::read_to_string(out.path().join("narrative.md")).expect("narrative");
+    assert!(story.contains("key lost on failover"), "{story}");
+    assert!(
+        story.contains(&format!(
+            "the other masters then voted redis3 in (line {})",
+            promoted + 1
+        )),
+        "{story}"
+    );
+    assert!(!story.contains("sentinel"), "no sentinel in a cluster: {story}");
+}
+
 /// The master's replication cut before a failover, on real sentinels: the lock taken 3 s
 /// into the cut reaches no replica, the sentinels promote one without it after the kill,
 /// and the other client takes the lock there. The history shows the SET on redis0 while
@@ -404,6 +473,8 @@ fn every_real_scenario_file_has_a_test() {
     let tested = [
         "client-pause-over-heal",
         "clock-jump",
+        "cluster-master-crash",
+        "cluster-split-brain",
         "crash-restart",
         "crash-restart-aof",
         "delayed-restart-over-heal",

@@ -78,7 +78,10 @@ fn real_scenarios_give_the_same_verdicts_direct_and_through_lockstorm_worker() {
     for file in files {
         let name = file.file_stem().unwrap().to_string_lossy().into_owned();
         let original = std::fs::read_to_string(&file).unwrap();
-        if original.lines().any(|l| l.trim() == "[sentinel]") {
+        if original
+            .lines()
+            .any(|l| l.trim() == "[sentinel]" || l.trim() == "[cluster]")
+        {
             // Sentinel deployments run one at a time (the nextest `sentinel` group), and
             // this test is not in it: a library on Sentinel through the protocol is
             // tested in tests/real_scenarios.rs (real_sentinel_split_brain_of_a_library_*).
