@@ -42,7 +42,7 @@ fn every_unsafe_scenario_shrinks_to_a_short_story_that_reproduces() {
             continue;
         }
         let name = file.display();
-        if original.sentinel_on_simulator().is_err() {
+        if original.deployment_on_simulator().is_err() {
             // Refused in one line: the simulator's model of Sentinel leaves it out.
             let Err(err) = shrink::shrink(&original, original.seed, None, &budget, &|_| {}) else {
                 panic!("{name}: a [sentinel] scenario shrinks on a simulator that does not model it");

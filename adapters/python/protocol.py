@@ -115,15 +115,25 @@ class Params:
         sentinel = hello.get("sentinel")
         self.sentinels = [_host_port(a) for a in sentinel["sentinels"]] if sentinel else None
         self.master_name = sentinel["master"] if sentinel else None
+        # A Redis Cluster (the scenario's [cluster]): every node's address, the seeds a
+        # cluster client starts from; `nodes` then holds the master of the lock's slot.
+        cluster = hello.get("cluster")
+        self.cluster_nodes = [_host_port(a) for a in cluster["nodes"]] if cluster else None
 
     def redis(self, redis_class=None):
         """The redis-py client a user of this deployment holds, at redis-py's defaults: on a
         Sentinel deployment `Sentinel(sentinels).master_for(name)`, which asks the sentinels
-        for the master when it connects, and again after a connection error; else
-        `Redis(host, port)` of the first node. `redis_class`: a subclass of `redis.Redis`
-        the library builds its client from (walrus's Database)."""
+        for the master when it connects, and again after a connection error; on a cluster
+        `RedisCluster(startup_nodes=...)`, which routes each key to its slot's master and
+        refreshes its slot map after a MOVED or a connection error; else `Redis(host, port)`
+        of the first node. `redis_class`: a subclass of `redis.Redis` the library builds
+        its client from (walrus's Database); a cluster has none."""
         import redis
 
+        if self.cluster_nodes:
+            from redis.cluster import ClusterNode, RedisCluster
+
+            return RedisCluster(startup_nodes=[ClusterNode(h, p) for h, p in self.cluster_nodes])
         redis_class = redis_class or redis.Redis
         if self.sentinels:
             from redis.sentinel import Sentinel

@@ -7,7 +7,9 @@ docs leave "deadlock issues" to the user.
 
 Passed from the hello: the first node's address (one server), or on a Sentinel deployment
 the sentinels, as `Sentinel(sentinels).master_for(name)` (redis-py's Sentinel client, at
-its defaults, which asks the sentinels for the master at every new connection), and `ttl_ms` as
+its defaults, which asks the sentinels for the master at every new connection), or on a
+Redis Cluster every node, as `RedisCluster(startup_nodes=...)` (redis-py's cluster client, at
+its defaults, which routes the key to its slot's master), and `ttl_ms` as
 `Lock(timeout=ttl_ms / 1000)`; `extend(ttl, replace_ttl=True)` makes the key's TTL the ttl
 again. Everything else is the library's default, as read from redis-py 8.1.0 (the matrix
 prints adapters.toml's `options` line beside every cell; adapters/python/defaults_check.py

@@ -109,15 +109,51 @@ fn sentinel_route(s: &protocol::HelloSentinel) -> Result<Route, ServeError> {
     if sentinels.is_empty() {
         return Err(ServeError::Hello("no sentinel address".into()));
     }
-    let source = std::env::var(super::deployment::source::SOURCE_IP_VAR)
-        .ok()
-        .and_then(|ip| ip.parse().ok())
-        .unwrap_or(std::net::Ipv4Addr::LOCALHOST);
     Ok(Route::Sentinel {
         sentinels: sentinels.into(),
         name: s.master.as_str().into(),
-        source,
+        source: source_ip(),
     })
+}
+
+/// Node 0's route on a Redis Cluster: the master of the lock's slot, from the slot map the
+/// seed nodes give, asked from the IP lockstorm gave this client as for a Sentinel
+/// deployment. The slot is the one the first lock's key hashes to, as a seed computes it.
+async fn cluster_route(c: &protocol::HelloCluster, lock: &str) -> Result<Route, ServeError> {
+    let seeds = c
+        .nodes
+        .iter()
+        .map(|a| {
+            a.parse()
+                .map_err(|_| ServeError::Hello(format!("{a:?} is not a cluster node address")))
+        })
+        .collect::<Result<Vec<SocketAddr>, _>>()?;
+    let mut ask = redis::cmd("CLUSTER");
+    ask.arg("KEYSLOT").arg(lock);
+    let mut slot = None;
+    for &seed in &seeds {
+        let reply =
+            super::deployment::observe::ask(seed, &ask, super::deployment::observe::ASK_TIMEOUT).await;
+        if let Some(s) = reply.ok().and_then(|v| redis::from_redis_value::<u16>(v).ok()) {
+            slot = Some(s);
+            break;
+        }
+    }
+    let slot = slot.ok_or_else(|| ServeError::Hello("no cluster node answers CLUSTER KEYSLOT".into()))?;
+    Ok(Route::Cluster {
+        seeds: seeds.into(),
+        slot,
+        source: source_ip(),
+    })
+}
+
+/// The IP lockstorm gave this client (its source shim's variable); 127.0.0.1, which no cut
+/// reaches, without it.
+fn source_ip() -> std::net::Ipv4Addr {
+    std::env::var(super::deployment::source::SOURCE_IP_VAR)
+        .ok()
+        .and_then(|ip| ip.parse().ok())
+        .unwrap_or(std::net::Ipv4Addr::LOCALHOST)
 }
 
 struct Served {
@@ -160,6 +196,10 @@ impl Served {
         let mut routes: Vec<Route> = addrs.iter().map(|&a| Route::Direct(a)).collect();
         if let Some(s) = &hello.sentinel {
             routes[0] = sentinel_route(s)?;
+        }
+        if let Some(c) = &hello.cluster {
+            let lock = hello.locks.first().map_or("L0", String::as_str);
+            routes[0] = cluster_route(c, lock).await?;
         }
         let slots: Vec<Slot> = addrs.iter().map(|_| Slot::default()).collect();
         for (slot, route) in slots.iter().zip(&routes) {

@@ -200,17 +200,20 @@ pub fn run(
 ) -> Result<Outcome, RealError> {
     match scenario.backend {
         Backend::Sim if scenario.clients.worker.is_some() => Err(RealError::WorkerOnSimulator),
-        // The simulator's model of a Sentinel deployment (a master, a replica and a
-        // timed failover), or one line on what it leaves out: never a plain node instead.
-        Backend::Sim if scenario.sentinel.is_some() => {
-            let modeled = scenario.sentinel_on_simulator().map_err(RealError::Sentinel)?;
+        // The simulator's model of a Sentinel deployment or a cluster (a master, a replica
+        // and a timed failover), or one line on what it leaves out: never a plain node
+        // instead.
+        Backend::Sim if scenario.deployment().is_some() => {
+            let modeled = scenario
+                .deployment_on_simulator()
+                .map_err(|why| match scenario.cluster {
+                    Some(_) => RealError::Cluster(why),
+                    None => RealError::Sentinel(why),
+                })?;
             run_sim(&modeled, seeds, jobs, real.history_path.as_deref(), progress)
         }
         Backend::Docker if scenario.sentinel.is_some() => Err(RealError::Sentinel(
             "[sentinel] runs local redis-server processes: use backend = \"redis\"".into(),
-        )),
-        Backend::Sim if scenario.cluster.is_some() => Err(RealError::Cluster(
-            "the simulator has no model of a Redis Cluster yet: run it with --backend redis".into(),
         )),
         Backend::Docker if scenario.cluster.is_some() => Err(RealError::Cluster(
             "[cluster] runs local redis-server processes: use backend = \"redis\"".into(),

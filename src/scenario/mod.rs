@@ -312,10 +312,7 @@ impl Scenario {
         if self.clients.worker.is_some() {
             return Err(SHRINK_NO_WORKER);
         }
-        if self.cluster.is_some() {
-            return Err(SHRINK_NO_CLUSTER);
-        }
-        if self.sentinel_on_simulator().is_err() {
+        if self.deployment_on_simulator().is_err() {
             return Err(SHRINK_NO_SENTINEL);
         }
         let file = self.path.as_ref().map_or_else(
@@ -332,12 +329,8 @@ pub const SHRINK_NO_WORKER: &str = "shrink reruns the simulator, which runs lock
 
 /// Why a `[sentinel]` run has no shrink command.
 pub const SHRINK_NO_SENTINEL: &str =
-    "shrink reruns the simulator, whose model of a Redis Sentinel deployment \
+    "shrink reruns the simulator, whose model of a Redis Sentinel deployment or cluster \
      leaves out this scenario's split brain or min-replicas-to-write: rerun the seed on real Redis instead";
-
-/// Why a `[cluster]` run has no shrink command.
-pub const SHRINK_NO_CLUSTER: &str =
-    "shrink reruns the simulator, which has no model of a Redis Cluster yet: rerun the seed on real Redis instead";
 
 /// The text of a scenario file, with an error naming it.
 pub fn read_text(path: &Path) -> Result<String, ScenarioError> {

@@ -135,6 +135,13 @@ impl RawSentinel {
 /// names the promoted replica 1.1 to 1.3 s after down-after runs out.
 pub const SIM_FAILOVER_AFTER_DOWN_US: u64 = 1_200_000;
 
+/// The same for a Redis Cluster, beyond `cluster-node-timeout`: the majority's agreement
+/// (`fail`), the replica's election delay (500 ms plus up to 500 ms at random, plus 1 s per
+/// rank) and the vote. Measured on real clusters (Redis 7.0,
+/// scenarios/real/cluster-master-crash.toml, five kills): the replica said `+promoted`
+/// 1.0 to 1.7 s after the node timeout ran out.
+pub const SIM_CLUSTER_FAILOVER_AFTER_TIMEOUT_US: u64 = 1_300_000;
+
 /// How far the simulator's replicas trail their master: a local link replicates a write
 /// within a millisecond.
 pub const SIM_REPLICATION_LAG_US: u64 = 1_000;
@@ -149,27 +156,36 @@ impl super::Scenario {
     /// replication cut is the simulator's own. What the model leaves out is refused, in
     /// one line: a partition (a split brain needs two masters), min-replicas-to-write,
     /// and a crash that ends at the heal (its length is unknown before the run). A
-    /// scenario without `[sentinel]` is returned as it is; one with `[cluster]` is refused.
-    pub fn sentinel_on_simulator(&self) -> Result<super::Scenario, String> {
-        if self.cluster.is_some() {
-            return Err(
-                "the simulator has no model of a Redis Cluster yet; run it on the real backend".into(),
-            );
-        }
-        let Some(settings) = &self.sentinel else {
-            return Ok(self.clone());
+    /// scenario without `[sentinel]` is returned as it is. A `[cluster]` is modeled the same
+    /// way, as the master that serves the lock's slot with its replica, promoted
+    /// `node_timeout` + [`SIM_CLUSTER_FAILOVER_AFTER_TIMEOUT_US`] after its death.
+    pub fn deployment_on_simulator(&self) -> Result<super::Scenario, String> {
+        // What decides a failover, how long after a master's death it is promoted, and
+        // whether writes need replicas.
+        let (table, failover_us, min_replicas) = match (&self.sentinel, &self.cluster) {
+            (Some(s), _) => (
+                "[sentinel]",
+                s.down_after_ms * 1_000 + SIM_FAILOVER_AFTER_DOWN_US,
+                s.min_replicas_to_write,
+            ),
+            (None, Some(c)) => (
+                "[cluster]",
+                c.node_timeout_ms * 1_000 + SIM_CLUSTER_FAILOVER_AFTER_TIMEOUT_US,
+                c.min_replicas_to_write,
+            ),
+            (None, None) => return Ok(self.clone()),
         };
         let refuse = |why: &str| {
             Err(format!(
-                "the simulator's model of [sentinel] {why}; run it on the real backend"
+                "the simulator's model of {table} {why}; run it on the real backend"
             ))
         };
-        if settings.min_replicas_to_write > 0 {
+        if min_replicas > 0 {
             return refuse("does not model min-replicas-to-write");
         }
-        let failover_us = settings.down_after_ms * 1_000 + SIM_FAILOVER_AFTER_DOWN_US;
         let mut modeled = self.clone();
         modeled.sentinel = None;
+        modeled.cluster = None;
         modeled.replication = Some(crate::fault::Replication {
             lag_us: SIM_REPLICATION_LAG_US,
         });

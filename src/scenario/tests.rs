@@ -551,12 +551,12 @@ fn the_simulators_model_of_a_sentinel_deployment_times_its_failover() {
     let crash = |after: &str| {
         format!("[[faults]]\nat = \"1s\"\nkind = \"crash\"\nnode = 0\nrestart_after = \"{after}\"\n")
     };
-    let m = file(&crash("5s"), "").sentinel_on_simulator().unwrap();
+    let m = file(&crash("5s"), "").deployment_on_simulator().unwrap();
     assert_eq!(m.sentinel, None);
     assert_eq!(m.replication.map(|r| r.lag_us), Some(1_000));
     assert_eq!(m.faults[0].fault, Fault::Failover { node: 0 });
     assert_eq!(m.faults[0].duration_us, Some(2_200_000), "down-after 1 s + 1.2 s");
-    let m = file(&crash("2s"), "").sentinel_on_simulator().unwrap();
+    let m = file(&crash("2s"), "").deployment_on_simulator().unwrap();
     assert_eq!(
         m.faults[0].fault,
         Fault::Crash {
@@ -566,23 +566,23 @@ fn the_simulators_model_of_a_sentinel_deployment_times_its_failover() {
         "back before the sentinels fail over"
     );
     let cut = "[[faults]]\nat = \"0s\"\nkind = \"replication_cut\"\n";
-    let m = file(cut, "").sentinel_on_simulator().unwrap();
+    let m = file(cut, "").deployment_on_simulator().unwrap();
     assert_eq!(m.faults[0].fault, Fault::ReplicationCut { node: 0 });
     let split = "[[faults]]\nat = \"1s\"\nkind = \"partition\"\nnodes = [0]\n";
     assert!(file(split, "")
-        .sentinel_on_simulator()
+        .deployment_on_simulator()
         .unwrap_err()
         .contains("split brain"));
     let mitigated = file(cut, "min_replicas_to_write = 1\nmin_replicas_max_lag = \"1s\"\n");
     assert!(mitigated
-        .sentinel_on_simulator()
+        .deployment_on_simulator()
         .unwrap_err()
         .contains("min-replicas-to-write"));
     let no_restart = "[[faults]]\nat = \"1s\"\nkind = \"crash\"\nnode = 0\n";
     assert!(file(no_restart, "")
-        .sentinel_on_simulator()
+        .deployment_on_simulator()
         .unwrap_err()
         .contains("restart_after"));
     let plain = parse(SENTINEL).unwrap();
-    assert_eq!(plain.sentinel_on_simulator().unwrap(), plain);
+    assert_eq!(plain.deployment_on_simulator().unwrap(), plain);
 }

@@ -278,7 +278,7 @@ pub fn shrink(
     // Shrinking reruns the scenario on the simulator, whatever it ran on; a Sentinel
     // deployment as the simulator models it (a master, a replica, a timed failover).
     let mut base = original
-        .sentinel_on_simulator()
+        .deployment_on_simulator()
         .map_err(|why| ShrinkError::Sentinel {
             scenario: original.name.clone(),
             why,

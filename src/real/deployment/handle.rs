@@ -11,8 +11,10 @@
 //!   the other clients still reach it. Sentinel fails over on the other side, and the
 //!   clients there find the new master: a split brain until the partition heals and the
 //!   sentinels demote the old master.
-//! - A replication cut cuts the master of the moment it starts from the other data
-//!   members (its replicas), both ways: the sentinels and the clients still reach it,
+//! - A replication cut cuts the master of the moment it starts from its replicas (in a
+//!   Sentinel deployment every other data member; in a cluster the nodes that replicate
+//!   it when the cut begins), both ways: the sentinels or the other masters, and the
+//!   clients, still reach it,
 //!   and the replicas stop receiving its writes until it heals. With a partition in
 //!   force too, each link is cut while either asks for it (faults are sets).
 //! - At each `+switch-master` the task reads the new master's keys and reports the
@@ -183,8 +185,9 @@ struct Task {
     before: Option<Snapshot>,
     /// The member a partition cut off, until it heals.
     isolated: Option<Member>,
-    /// The master a replication cut cut off from its replicas, until it heals.
-    replication_cut: Option<Member>,
+    /// The master a replication cut cut off from its replicas, and those replicas, until
+    /// it heals.
+    replication_cut: Option<(Member, Vec<Member>)>,
 }
 
 impl Task {
@@ -271,9 +274,12 @@ impl Task {
                 }
             }
             DeploymentOp::ReplicationCut { cut } => {
-                self.replication_cut = match (cut, self.replication_cut) {
-                    (true, Some(m)) => Some(m),
-                    (true, None) => Some(self.master().await),
+                self.replication_cut = match (cut, self.replication_cut.take()) {
+                    (true, Some(held)) => Some(held),
+                    (true, None) => {
+                        let m = self.master().await;
+                        Some((m, self.deployment.replicas_of(m).await))
+                    }
                     (false, _) => None,
                 };
                 self.relink();
@@ -310,13 +316,12 @@ impl Task {
     /// cut in force compose to: cut while either cuts it, healed otherwise.
     fn relink(&self) {
         let members = self.deployment.members();
-        let data = |m: Member| matches!(m, Member::Data(_));
         for (i, &a) in members.iter().enumerate() {
             for &b in &members[i + 1..] {
                 let isolated = self.isolated.is_some_and(|m| m == a || m == b);
-                let replication = self
-                    .replication_cut
-                    .is_some_and(|m| (m == a && data(b)) || (m == b && data(a)));
+                let replication = self.replication_cut.as_ref().is_some_and(|(m, replicas)| {
+                    (*m == a && replicas.contains(&b)) || (*m == b && replicas.contains(&a))
+                });
                 match isolated || replication {
                     true => self.deployment.cut(a, b),
                     false => self.deployment.heal(a, b),

@@ -535,6 +535,31 @@ impl Deployment {
         data.into_iter().map(|(m, _)| m).zip(answers).collect()
     }
 
+    /// The members that replicate `master` now: in a Sentinel deployment every other data
+    /// member (the sentinels reconfigure them all to the master of the moment); in a
+    /// cluster, the nodes that `master` itself lists as its replicas.
+    pub async fn replicas_of(&self, master: Member) -> Vec<Member> {
+        match &self.shape {
+            Shape::Sentinel(_) => self
+                .members()
+                .into_iter()
+                .filter(|&m| m != master && matches!(m, Member::Data(_)))
+                .collect(),
+            Shape::Cluster(_) => {
+                let nodes = self.cluster_nodes();
+                let view = cluster::view(self.direct_addr(master), &nodes).await;
+                view.map(|v| {
+                    v.nodes
+                        .into_iter()
+                        .filter(|(_, s)| s.master == Some(master))
+                        .map(|(m, _)| m)
+                        .collect()
+                })
+                .unwrap_or_default()
+            }
+        }
+    }
+
     /// kill -9: the process dies without a word; its relay refuses new connections.
     pub fn kill(&mut self, member: Member) {
         self.process_mut(member).kill();
