@@ -1,7 +1,7 @@
 //! A real Redis Cluster as node 0 (`[cluster]`, src/real/deployment/cluster.rs): no node
 //! outlives lockstorm, whether it is SIGKILLed (the parent-death signal) or stopped by
 //! SIGTERM (the interrupt kills every child, and what the run recorded is kept); bad
-//! settings are one line and exit 2. The failover and the split brain themselves are
+//! settings, and what the simulator's model leaves out, are one line and exit 2. The failover and the split brain themselves are
 //! tested through their scenarios (tests/real_scenarios.rs, `real_cluster_*`). Needs
 //! redis-server; without it the tests fail and say so.
 
@@ -134,12 +134,13 @@ fn impossible_cluster_settings_are_one_line_and_exit_2() {
         assert!(err.contains(needle), "{table}: {err}");
         assert_eq!(err.trim().lines().count(), 1, "{table}: {err}");
     }
-    // The simulator has no model of a cluster: one line, not a plain node instead.
+    // The simulator's model of a cluster leaves out the split brain: one line, not a plain
+    // node instead.
     let out = lockstorm()
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .args([
             "scenario",
-            "scenarios/real/cluster-master-crash.toml",
+            "scenarios/real/cluster-split-brain.toml",
             "--backend",
             "sim",
             "--out",
@@ -149,5 +150,8 @@ fn impossible_cluster_settings_are_one_line_and_exit_2() {
         .expect("runs");
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(err.contains("no model of a Redis Cluster"), "{err}");
+    assert!(
+        err.contains("model of [cluster] does not model a partition") && err.trim().lines().count() == 1,
+        "{err}"
+    );
 }

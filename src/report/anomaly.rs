@@ -570,6 +570,34 @@ fn two_masters(
                         )
                     })
                 })
+            })
+            .or_else(|| {
+                // A cluster node says its own promotion only when lockstorm next asks it
+                // (every 100 ms), so its line can come after a SET it already took: the
+                // later master's +promoted away from the first, within the second after.
+                let later_t = view.history.get(later_line - 1)?.t_us();
+                let to = view.history.len().min(later_line + 10_000);
+                view.history
+                    .range(later_line, to)
+                    .iter()
+                    .enumerate()
+                    .take_while(|(_, e)| e.t_us() <= later_t + 1_000_000)
+                    .find_map(|(i, e)| match e {
+                        Event::Sentinel(s)
+                            if s.event == "+promoted"
+                                && s.instance == *later_member
+                                && s.from.as_deref() == Some(first_member.as_str()) =>
+                        {
+                            let l = later_line + i + 1;
+                            Some((
+                                l,
+                                format!(
+                                    "the other masters had voted {later_member} in (its own +promoted line {l}, read at lockstorm's next poll of it)"
+                                ),
+                            ))
+                        }
+                        _ => None,
+                    })
             })?;
         let cut = replication_cut_at(view, node, first_line, first_member);
         let while_cut = cut.map_or(String::new(), |w| {
@@ -636,16 +664,15 @@ fn replication_cut_at<'v>(
             && w.start_us <= t
             && w.end_us.is_none_or(|end| end > t)
     })?;
-    let master = view
-        .history
-        .range(0, w.line)
-        .iter()
-        .rev()
-        .find_map(|e| match e {
-            Event::Sentinel(s) if switched(s) => Some(s.instance.clone()),
-            _ => None,
-        })
-        .unwrap_or_else(|| crate::real::deployment::Member::Data(0).to_string());
+    // The lock's master when the cut began: redis0, then each switch away from the
+    // master of the moment (a cluster's other masters fail over too).
+    let master = view.history.range(0, w.line).iter().fold(
+        crate::real::deployment::Member::Data(0).to_string(),
+        |m, e| match e {
+            Event::Sentinel(s) if switched(s) && s.from.as_deref() == Some(m.as_str()) => s.instance.clone(),
+            _ => m,
+        },
+    );
     (master == member).then_some(w)
 }
 

@@ -70,10 +70,11 @@ pub fn linked<'v>(view: &'v RunView, parties: &Parties, from_us: u64, to_us: u64
 pub fn key_effect(fault: &Fault, node: usize, deployment: Option<Deploy>) -> Option<String> {
     match *fault {
         Fault::Crash { node: n, .. } if n == node && deployment == Some(Deploy::Sentinel) => Some(
-            "its master was killed and the sentinels promoted a replica, with only the writes it had received".into(),
+            "its master was killed, and a replica the sentinels promote in its place has only the writes it had received"
+                .into(),
         ),
         Fault::Crash { node: n, .. } if n == node && deployment == Some(Deploy::Cluster) => Some(
-            "its master was killed and the other masters voted a replica in, with only the writes it had received"
+            "its master was killed, and a replica the other masters vote in for its slots has only the writes it had received"
                 .into(),
         ),
         Fault::Crash { node: n, power_loss } if n == node => Some(if power_loss {

@@ -302,6 +302,29 @@ fn every_fault_kind_has_a_sentence() {
         super::words::fault_end_sentence(&crash, 1, Some(Deploy::Sentinel))
             .is_some_and(|s| s.starts_with("the killed member starts again"))
     );
+    // In a cluster no sentinel decides: the other masters vote, and the sentences say so.
+    let cluster = Some(Deploy::Cluster);
+    assert_eq!(
+        fault_sentence(&split, 2, cluster),
+        "the network splits node 0's master of the moment off from every other node of the cluster (the other masters and every replica) and client 0"
+    );
+    assert_eq!(
+        fault_sentence(&crash, 2, cluster),
+        "the master that serves the lock's slot in node 0's cluster is killed"
+    );
+    assert!(
+        fault_sentence(&cut, 2, cluster).ends_with("while the clients and the other masters still reach it")
+    );
+    let end = super::words::fault_end_sentence(&crash, 1, cluster).unwrap();
+    assert!(
+        end.contains("the masters voted another in") && !end.contains("sentinel"),
+        "{end}"
+    );
+    let effect = super::causes::key_effect(&crash, 0, cluster).unwrap();
+    assert!(
+        effect.contains("a replica the other masters vote in") && !effect.contains("sentinel"),
+        "{effect}"
+    );
 }
 
 #[test]

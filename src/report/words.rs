@@ -48,7 +48,7 @@ pub fn fault_sentence(fault: &Fault, clients: usize, deployment: Option<Deploy>)
             ),
             Deploy::Cluster => (
                 "the master that serves the lock's slot in node 0's cluster",
-                "its replicas, the other masters",
+                "every other node of the cluster (the other masters and every replica)",
             ),
         };
         let reach = match d {

@@ -37,6 +37,8 @@ impl RawCluster {
                 d.min_replicas_max_lag_s,
             )?,
             persistence: cx.persistence,
+            // Filled from the clients when the run starts (`Scenario::deployment`).
+            keys: Vec::new(),
         };
         settings.check().map_err(|e| {
             invalid(

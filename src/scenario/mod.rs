@@ -267,12 +267,21 @@ impl Scenario {
         })
     }
 
-    /// `[sentinel]` or `[cluster]`: what node 0 is made of, when it is a deployment.
+    /// `[sentinel]` or `[cluster]`: what node 0 is made of, when it is a deployment (a
+    /// cluster with the run's lock keys, which its masters share out around them).
     pub fn deployment(&self) -> Option<crate::real::deployment::Shape> {
         use crate::real::deployment::Shape;
         match (&self.sentinel, &self.cluster) {
             (Some(s), _) => Some(Shape::Sentinel(s.clone())),
-            (None, Some(c)) => Some(Shape::Cluster(c.clone())),
+            (None, Some(c)) => Some(Shape::Cluster(crate::real::deployment::cluster::Settings {
+                // Every lock's key, so that they all live on redis0 (the faults' master).
+                keys: (0..self.clients.locks.min(1_000))
+                    .map(crate::command::LockId)
+                    .chain(self.clients.probe_lock())
+                    .map(|l| l.to_string())
+                    .collect(),
+                ..c.clone()
+            })),
             (None, None) => None,
         }
     }

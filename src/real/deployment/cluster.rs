@@ -29,7 +29,7 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 
 /// How often each node is asked what it sees of the cluster.
-pub const POLL: Duration = Duration::from_millis(50);
+pub const POLL: Duration = Duration::from_millis(100);
 
 /// Hash slots of a Redis Cluster.
 const SLOTS: u16 = 16_384;
@@ -50,6 +50,10 @@ pub struct Settings {
     pub min_replicas_max_lag_s: u64,
     /// What each node writes to disk.
     pub persistence: Persistence,
+    /// The run's lock keys (`L0`, `L1`, ... and the probe's): their slots all go to
+    /// redis0, so every lock lives on the master the faults strike. Empty: `L0` alone.
+    #[serde(skip)]
+    pub keys: Vec<String>,
 }
 
 impl Default for Settings {
@@ -64,6 +68,7 @@ impl Default for Settings {
             min_replicas_to_write: 0,
             min_replicas_max_lag_s: 10,
             persistence: Persistence::None,
+            keys: Vec::new(),
         }
     }
 }
@@ -161,42 +166,54 @@ pub struct Node {
     pub bus_announced: u16,
 }
 
-/// The slot ranges of `masters` masters, the one that holds `slot` first.
-fn ranges(masters: usize, slot: u16) -> Vec<(u16, u16)> {
+/// Each master's slots, as ranges: the 16384 slots split evenly, the share that holds
+/// `slots[0]` first (redis0's), and every other slot of `slots` moved to redis0 too.
+fn assignment(masters: usize, slots: &[u16]) -> Vec<Vec<(u16, u16)>> {
     let m = masters as u32;
-    let mut all: Vec<(u16, u16)> = (0..m)
-        .map(|i| {
-            let lo = (u32::from(SLOTS) * i / m) as u16;
-            let hi = (u32::from(SLOTS) * (i + 1) / m - 1) as u16;
-            (lo, hi)
-        })
-        .collect();
-    let first = all
-        .iter()
-        .position(|&(lo, hi)| (lo..=hi).contains(&slot))
-        .unwrap_or(0);
-    all.rotate_left(first);
-    all
+    let share = |slot: u16| (u32::from(slot) * m / u32::from(SLOTS)) as usize;
+    let first = slots.first().map_or(0, |&s| share(s));
+    let owner = |slot: u16| match slots.contains(&slot) {
+        true => 0,
+        false => (share(slot) + masters - first) % masters,
+    };
+    let mut out = vec![Vec::<(u16, u16)>::new(); masters];
+    for slot in 0..SLOTS {
+        let ranges = &mut out[owner(slot)];
+        match ranges.last_mut() {
+            Some((_, hi)) if *hi + 1 == slot => *hi = slot,
+            _ => ranges.push((slot, slot)),
+        }
+    }
+    out
 }
 
 /// Makes the cluster of the started `nodes` (masters first), as `redis-cli --cluster
 /// create` would, and waits until every node agrees on it: every slot served, every
 /// replica attached and in sync, every node aware of every other's role. Returns the slot
-/// of the lock's key.
+/// of the first lock's key.
 pub async fn form(s: &Settings, nodes: &[Node], deadline: tokio::time::Instant) -> Result<u16, RealError> {
     let first = nodes[0];
-    let slot: u16 =
-        redis::from_redis_value(run(first.direct, first.member, &cmd(&["CLUSTER", "KEYSLOT", "L0"])).await?)
-            .map_err(|e| RealError::Cluster(format!("CLUSTER KEYSLOT: {e}")))?;
-    for (node, (lo, hi)) in nodes.iter().zip(ranges(s.masters, slot)) {
-        let (lo, hi) = (lo.to_string(), hi.to_string());
-        run(
-            node.direct,
-            node.member,
-            &cmd(&["CLUSTER", "ADDSLOTSRANGE", &lo, &hi]),
-        )
-        .await?;
+    let keys = match s.keys.is_empty() {
+        true => vec!["L0".to_string()],
+        false => s.keys.clone(),
+    };
+    let mut slots = Vec::with_capacity(keys.len());
+    for key in &keys {
+        let reply = run(first.direct, first.member, &cmd(&["CLUSTER", "KEYSLOT", key])).await?;
+        slots.push(
+            redis::from_redis_value::<u16>(reply)
+                .map_err(|e| RealError::Cluster(format!("CLUSTER KEYSLOT {key}: {e}")))?,
+        );
     }
+    for (node, ranges) in nodes.iter().zip(assignment(s.masters, &slots)) {
+        let mut add = redis::cmd("CLUSTER");
+        add.arg("ADDSLOTSRANGE");
+        for (lo, hi) in ranges {
+            add.arg(lo).arg(hi);
+        }
+        run(node.direct, node.member, &add).await?;
+    }
+    let slot = slots[0];
     for node in &nodes[1..] {
         let (ip, port, bus) = (
             first.announced.ip().to_string(),
@@ -230,7 +247,7 @@ pub async fn form(s: &Settings, nodes: &[Node], deadline: tokio::time::Instant) 
     }
     let replicas = s.masters * s.replicas;
     settle(nodes, deadline, "sees every replica attached", |v| {
-        v.state_ok && v.nodes.values().filter(|n| n.master.is_some()).count() == replicas
+        v.state_ok && v.nodes.values().filter(|n| n.replica).count() == replicas
     })
     .await?;
     for node in &nodes[..s.masters] {
@@ -293,7 +310,9 @@ pub struct View {
 /// One node as another sees it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Seen {
-    /// Its master, for a replica.
+    /// It replicates a master (its master field is a node id, not `-`).
+    pub replica: bool,
+    /// That master, when it is a member this node knows.
     pub master: Option<Member>,
     /// Suspected (`fail?`): unreachable for the node timeout, in this node's view.
     pub pfail: bool,
@@ -325,6 +344,14 @@ fn parse_nodes(text: &str, member: impl Fn(SocketAddr) -> Option<Member>) -> Vie
         if f.len() < 8 {
             continue;
         }
+        // A node being met (`handshake`) or with no address yet (`noaddr`) is no member's
+        // row, whatever address it shows.
+        if f[2]
+            .split(',')
+            .any(|flag| flag == "handshake" || flag == "noaddr")
+        {
+            continue;
+        }
         let addr = f[1].split(['@', ',']).next().and_then(|a| a.parse().ok());
         let Some(m) = addr.and_then(&member) else { continue };
         by_id.insert(f[0], m);
@@ -345,6 +372,7 @@ fn parse_nodes(text: &str, member: impl Fn(SocketAddr) -> Option<Member>) -> Vie
             })
             .collect();
         let seen = Seen {
+            replica: f[3] != "-",
             master: by_id.get(f[3]).copied(),
             pfail: flags.contains(&"fail?"),
             fail: flags.contains(&"fail"),
@@ -363,17 +391,6 @@ impl View {
             .find(|(_, s)| !s.fail && s.slots.iter().any(|&(lo, hi)| (lo..=hi).contains(&slot)))
             .map(|(&m, _)| m)
     }
-}
-
-/// The master of `slot` as the first node that answers says it, asking `nodes` in order
-/// at their direct addresses.
-pub async fn owner(nodes: &[Node], slot: u16) -> Option<Member> {
-    for n in nodes {
-        if let Some(m) = view(n.direct, nodes).await.and_then(|v| v.owner(slot)) {
-            return Some(m);
-        }
-    }
-    None
 }
 
 /// The master of `slot` as lockstorm finds it: `CLUSTER SLOTS` asked of `seeds` in order
@@ -421,7 +438,8 @@ pub fn slot_in(reply: redis::Value, slot: u16) -> Option<SocketAddr> {
 /// - `+odown` / `-odown`: it marks a peer failed / clears the mark (`fail`);
 /// - `+switch-master`: the node itself became a master with slots (its old master in
 ///   `from`), said by the promoted node;
-/// - `+convert-to-slave`: the node itself, a master before, now replicates.
+/// - `+convert-to-slave`: the node itself, a master before, now replicates;
+/// - its own `cluster_state` turning `fail` or back to `ok` ([`EventKind::ClusterState`]).
 ///
 /// A node that does not answer (down, stopped, or itself slow) says nothing until it
 /// does again.
@@ -435,9 +453,12 @@ pub async fn follow(
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tick.tick().await;
-        let views = futures_util::future::join_all(nodes.iter().map(|n| view(n.direct, &nodes))).await;
-        let at = origin.elapsed();
-        for (n, v) in nodes.iter().zip(views) {
+        // Each view stamped when its node answered.
+        let asks = nodes
+            .iter()
+            .map(|n| async { (view(n.direct, &nodes).await, origin.elapsed()) });
+        let views = futures_util::future::join_all(asks).await;
+        for (n, (v, at)) in nodes.iter().zip(views) {
             let Some(v) = v else { continue };
             let before = last.insert(n.member, v.clone());
             for e in changes(n.member, before.as_ref(), &v) {
@@ -447,7 +468,7 @@ pub async fn follow(
                         .find(|x| x.member == m)
                         .map_or(n.announced, |x| x.announced)
                 };
-                let role = |m: Member| match v.nodes.get(&m).is_some_and(|s| s.master.is_none()) {
+                let role = |m: Member| match v.nodes.get(&m).is_some_and(|s| !s.replica) {
                     true => Role::Master,
                     false => Role::Replica,
                 };
@@ -483,6 +504,9 @@ pub async fn follow(
 fn changes(observer: Member, before: Option<&View>, now: &View) -> Vec<(EventKind, Member)> {
     let Some(before) = before else { return Vec::new() };
     let mut out = Vec::new();
+    if before.state_ok != now.state_ok {
+        out.push((EventKind::ClusterState { ok: now.state_ok }, observer));
+    }
     for (&m, s) in &now.nodes {
         let Some(b) = before.nodes.get(&m) else { continue };
         if m != observer {
@@ -498,16 +522,16 @@ fn changes(observer: Member, before: Option<&View>, now: &View) -> Vec<(EventKin
             }
             continue;
         }
-        match (b.master, s.master) {
-            (Some(old), None) if !s.slots.is_empty() => {
+        match (b.replica, s.replica) {
+            (true, false) if !s.slots.is_empty() => {
                 let from = Instance {
                     role: Role::Master,
                     addr: SocketAddr::from(([0, 0, 0, 0], 0)),
-                    member: Some(old),
+                    member: b.master,
                 };
                 out.push((EventKind::SwitchMaster { from }, m));
             }
-            (None, Some(_)) => out.push((EventKind::ConvertToSlave, m)),
+            (false, true) => out.push((EventKind::ConvertToSlave, m)),
             _ => {}
         }
     }
@@ -527,6 +551,7 @@ mod tests {
     const NODES: &str = "\
 a1 127.0.0.1:7000@17000 myself,master - 0 0 1 connected 0-5460
 b2 127.0.0.1:7001@17001 master,fail? - 0 0 2 connected 5461-10922 [5462->-x]
+h7 127.0.0.1:7002@17002 handshake - 0 0 0 connected
 c3 127.0.0.1:7002@17002 master - 0 0 3 connected 10923-16383
 d4 127.0.0.1:7003@17003 slave b2 0 0 2 connected
 x9 127.0.0.9:9999@19999 master,fail - 0 0 9 disconnected
@@ -541,6 +566,11 @@ x9 127.0.0.9:9999@19999 master,fail - 0 0 9 disconnected
         assert!(b.pfail && !b.fail);
         assert_eq!(b.slots, vec![(5461, 10922)]);
         assert_eq!(v.nodes[&Member::Data(3)].master, Some(Member::Data(1)));
+        assert!(v.nodes[&Member::Data(3)].replica && !v.nodes[&Member::Data(2)].replica);
+        assert!(
+            v.nodes[&Member::Data(2)].slots == vec![(10923, 16383)],
+            "the handshake row is skipped"
+        );
         assert_eq!(v.owner(7000), Some(Member::Data(1)));
         assert_eq!(v.owner(0), Some(Member::Data(0)));
     }
@@ -551,6 +581,7 @@ x9 127.0.0.9:9999@19999 master,fail - 0 0 9 disconnected
         let mut now = before.clone();
         now.myself = Some(Member::Data(3));
         let d = now.nodes.get_mut(&Member::Data(3)).unwrap();
+        d.replica = false;
         d.master = None;
         d.slots = vec![(5461, 10922)];
         now.nodes.get_mut(&Member::Data(1)).unwrap().fail = true;
@@ -565,13 +596,18 @@ x9 127.0.0.9:9999@19999 master,fail - 0 0 9 disconnected
     }
 
     #[test]
-    fn the_lock_slot_range_goes_first() {
-        let r = ranges(3, 7495);
-        assert!(r[0].0 <= 7495 && 7495 <= r[0].1, "{r:?}");
-        assert_eq!(r[2], (0, 5460));
-        assert_eq!(ranges(4, 0)[0], (0, 4095));
-        let covered: u32 = r.iter().map(|&(lo, hi)| u32::from(hi - lo) + 1).sum();
-        assert_eq!(covered, 16384);
+    fn every_lock_slot_goes_to_redis0_and_every_slot_is_served_once() {
+        // L0's slot in the middle share; L1's in the first; 16383 in the last.
+        let a = assignment(3, &[7495, 100, 16383]);
+        let has = |m: usize, slot: u16| a[m].iter().any(|&(lo, hi)| (lo..=hi).contains(&slot));
+        for slot in [7495, 100, 16383, 5462] {
+            assert!(has(0, slot), "{slot}: {a:?}");
+        }
+        assert!(has(2, 0) && has(1, 10923), "the other shares rotate: {a:?}");
+        for slot in 0..SLOTS {
+            assert_eq!((0..3).filter(|&m| has(m, slot)).count(), 1, "slot {slot}: {a:?}");
+        }
+        assert_eq!(assignment(4, &[0])[0], vec![(0, 4095)]);
     }
 
     #[test]

@@ -60,6 +60,10 @@ pub enum EventKind {
     ConvertToSlave,
     /// `+slave`: a replica was found and attached.
     Slave,
+    /// A cluster node's own state (`CLUSTER INFO`'s `cluster_state`) turned `fail`
+    /// (`ok: false`: it refuses every command, as a master cut from the majority does
+    /// after the node timeout) or back to `ok`. Clusters only; no sentinel says it.
+    ClusterState { ok: bool },
 }
 
 /// Which kind of process an event is about, as the sentinel sees it.

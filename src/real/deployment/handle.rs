@@ -128,6 +128,7 @@ impl DeploymentHandle {
             down: None,
             before: None,
             isolated: None,
+            lock_master: Member::Data(0),
             replication_cut: None,
         };
         for m in task.deployment.members() {
@@ -185,6 +186,10 @@ struct Task {
     before: Option<Snapshot>,
     /// The member a partition cut off, until it heals.
     isolated: Option<Member>,
+    /// The lock's master as the switches so far name it (redis0 at the start): a
+    /// cluster's other masters fail over too, and only a switch away from this one is
+    /// the lock's.
+    lock_master: Member,
     /// The master a replication cut cut off from its replicas, and those replicas, until
     /// it heals.
     replication_cut: Option<(Member, Vec<Member>)>,
@@ -219,9 +224,17 @@ impl Task {
                     None => return,
                 },
                 Some(e) = event => {
-                    let switch = matches!(e.kind, EventKind::SwitchMaster { .. }).then_some(e.instance.member).flatten();
+                    // A switch away from the lock's master (every switch in a Sentinel
+                    // deployment, which has one master; in a cluster, of its slots).
+                    let switch = match &e.kind {
+                        EventKind::SwitchMaster { from } if from.member.is_none_or(|m| m == self.lock_master) => {
+                            e.instance.member
+                        }
+                        _ => None,
+                    };
                     let _ = events.send(e);
                     if let Some(new) = switch {
+                        self.lock_master = new;
                         self.switched(new).await;
                     }
                 }

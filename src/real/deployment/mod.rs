@@ -545,17 +545,32 @@ impl Deployment {
                 .into_iter()
                 .filter(|&m| m != master && matches!(m, Member::Data(_)))
                 .collect(),
-            Shape::Cluster(_) => {
+            Shape::Cluster(c) => {
                 let nodes = self.cluster_nodes();
                 let view = cluster::view(self.direct_addr(master), &nodes).await;
-                view.map(|v| {
-                    v.nodes
-                        .into_iter()
-                        .filter(|(_, s)| s.master == Some(master))
-                        .map(|(m, _)| m)
-                        .collect()
-                })
-                .unwrap_or_default()
+                let listed: Vec<Member> = view
+                    .map(|v| {
+                        v.nodes
+                            .into_iter()
+                            .filter(|(_, s)| s.master == Some(master))
+                            .map(|(m, _)| m)
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                if !listed.is_empty() {
+                    return listed;
+                }
+                // It did not answer, or lists none: its replicas as the cluster was formed.
+                let Member::Data(i) = master else { return listed };
+                let formed: Vec<Member> = (0..c.nodes())
+                    .filter(|&r| c.master_of(r) == Some(i))
+                    .map(Member::Data)
+                    .collect();
+                eprintln!(
+                    "lockstorm: warning: {master} named no replica of its own; the replication cut cuts it from {} (its replicas as the cluster was formed)",
+                    formed.iter().map(Member::to_string).collect::<Vec<_>>().join(", ")
+                );
+                formed
             }
         }
     }

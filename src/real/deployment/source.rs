@@ -28,8 +28,8 @@ impl SourceShim {
     /// Writes the shim (built by `build.rs`) into `dir`.
     pub fn write(dir: &Path) -> Result<SourceShim, RealError> {
         if SHIM.is_empty() {
-            return Err(RealError::Sentinel(format!(
-                "workers on a Sentinel deployment need the source-address shim, which this build of lockstorm lacks: {SHIM_WHY_NOT}"
+            return Err(RealError::Worker(format!(
+                "workers on a Sentinel deployment or a cluster need the source-address shim, which this build of lockstorm lacks: {SHIM_WHY_NOT}"
             )));
         }
         std::fs::create_dir_all(dir).map_err(|e| RealError::Io(format!("create {}", dir.display()), e))?;

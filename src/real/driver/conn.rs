@@ -54,20 +54,25 @@ impl Route {
                 crate::real::deployment::observe::discover_master(sentinels, name, timeout).await
             }
             Route::Cluster { seeds, slot, .. } => {
-                // Each seed in order, from the client's own IP, as a cluster client
-                // refreshes its slot map: a node the client is cut from does not answer.
-                // Each gets a share of the time, so that the seeds after a silent one are
-                // asked within it.
+                // Every seed at once, from the client's own IP, as a cluster client
+                // refreshes its slot map; the first that names the slot's master wins. A
+                // node the client is cut from does not answer, and holds up no other.
                 use crate::real::deployment::cluster::{slot_in, slots_cmd};
-                let timeout = (timeout / (seeds.len() as u32 + 1)).max(Duration::from_millis(50));
-                for &seed in seeds.iter() {
-                    let asked = async {
-                        let (mut conn, _) = connect(&Slot::default(), self, seed, timeout).await?;
-                        slots_cmd().query_async::<redis::Value>(&mut conn).await.ok()
-                    };
-                    let reply = tokio::time::timeout(timeout, asked).await.ok().flatten();
-                    if let Some(a) = reply.and_then(|r| slot_in(r, *slot)) {
-                        return Some(a);
+                use futures_util::StreamExt;
+                let mut asks: futures_util::stream::FuturesUnordered<_> = seeds
+                    .iter()
+                    .map(|&seed| async move {
+                        let asked = async {
+                            let (mut conn, _) = connect(&Slot::default(), self, seed, timeout).await?;
+                            slots_cmd().query_async::<redis::Value>(&mut conn).await.ok()
+                        };
+                        let reply = tokio::time::timeout(timeout, asked).await.ok().flatten();
+                        reply.and_then(|r| slot_in(r, *slot))
+                    })
+                    .collect();
+                while let Some(answer) = asks.next().await {
+                    if answer.is_some() {
+                        return answer;
                     }
                 }
                 None

@@ -377,6 +377,8 @@ fn sentinel_line(t_us: u64, e: &crate::real::deployment::SentinelEvent) -> crate
         EventKind::FailoverEnd => "+failover-end".into(),
         EventKind::ConvertToSlave => "+convert-to-slave".into(),
         EventKind::Slave => "+slave".into(),
+        EventKind::ClusterState { ok: false } => "+state-fail".into(),
+        EventKind::ClusterState { ok: true } => "-state-fail".into(),
     };
     crate::history::SentinelLine {
         t_us,
