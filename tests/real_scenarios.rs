@@ -27,6 +27,31 @@ fn run_scenario(name: &str) -> Vec<lockstorm::history::Event> {
     run_file(&format!("scenarios/real/{name}.toml"), &[]).0
 }
 
+/// Runs the scenario file at `path` with `args` (its verdict may depart from the file's
+/// `expect`), checks that the verdict is `verdict`, and returns the summary and the
+/// report folder.
+fn run_for_verdict(path: &str, args: &[&str], verdict: &str) -> (serde_json::Value, tempfile::TempDir) {
+    require_redis();
+    let out_dir = tempfile::tempdir().expect("temp dir");
+    let out = lockstorm()
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(["scenario", path, "--quiet", "--out"])
+        .arg(out_dir.path())
+        .args(args)
+        .output()
+        .expect("run lockstorm");
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out_dir.path().join("summary.json")).expect("summary"))
+            .expect("summary.json");
+    assert_eq!(
+        summary["verdict"],
+        verdict,
+        "{path} {args:?}: {summary}\nstderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (summary, out_dir)
+}
+
 /// Runs the scenario file at `path` (from the repository) with `args`, checks that it
 /// reads as expected (exit 0), and returns its history and its report folder.
 fn run_file(path: &str, args: &[&str]) -> (Vec<lockstorm::history::Event>, tempfile::TempDir) {
@@ -213,28 +238,13 @@ fn real_cluster_replication_cut_loses_the_key_unless_min_replicas_refuses_it() {
         story.contains("key lost on failover") && story.contains("while its replicas were cut off from it"),
         "{story}"
     );
-    let out_dir = tempfile::tempdir().expect("temp dir");
-    let run = lockstorm()
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .args(["scenario", file, "--quiet", "--out"])
-        .arg(out_dir.path())
-        .args([
-            "--set",
-            "cluster.min_replicas_to_write=1",
-            "--set",
-            "cluster.min_replicas_max_lag=1s",
-        ])
-        .output()
-        .expect("run lockstorm");
-    let summary: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(out_dir.path().join("summary.json")).expect("summary"))
-            .expect("summary.json");
-    assert_eq!(
-        summary["verdict"],
-        "not_exercised",
-        "{summary}\nstderr: {}",
-        String::from_utf8_lossy(&run.stderr)
-    );
+    let mitigation = [
+        "--set",
+        "cluster.min_replicas_to_write=1",
+        "--set",
+        "cluster.min_replicas_max_lag=1s",
+    ];
+    run_for_verdict(file, &mitigation, "not_exercised");
 }
 
 /// A split brain in a real Redis Cluster: the lock taken on the cut-off master before its
@@ -337,23 +347,7 @@ fn real_sentinel_min_replicas_closes_the_replication_cut_but_for_its_lag() {
         "--set",
         "sentinel.min_replicas_max_lag=1s",
     ];
-    let out_dir = tempfile::tempdir().expect("temp dir");
-    let out = lockstorm()
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .args(["scenario", file, "--quiet", "--out"])
-        .arg(out_dir.path())
-        .args(mitigation)
-        .output()
-        .expect("run lockstorm");
-    let summary: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(out_dir.path().join("summary.json")).expect("summary"))
-            .expect("summary.json");
-    assert_eq!(
-        summary["verdict"],
-        "not_exercised",
-        "{summary}\nstderr: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let (summary, out_dir) = run_for_verdict(file, &mitigation, "not_exercised");
     assert_eq!(summary["violations"], serde_json::json!([]));
     let history = lockstorm::history::read_jsonl(&out_dir.path().join("history.jsonl")).expect("history");
     let at = |action: FaultAction| {
