@@ -26,8 +26,9 @@ for round in $(seq "$rounds"); do
     [ -n "$adapter" ] && args=(--adapter "$adapter")
     setsid "$L" scenario "$file" "${args[@]}" --seed "$round" --quiet --out "$out/run" >"$out/log" 2>&1 &
     pid=$!
-    # 3 s in: the split or the cut is under way, the lock taken or being taken.
-    sleep 3
+    # 6 s after the start: the cluster takes about 3 s to form and settle, so the run is
+    # about 3 s in, the split or the cut under way and the lock taken or being taken.
+    sleep 6
     kill -s "$sig" "$pid"
     wait "$pid"; rc=$?
     sleep 2
