@@ -65,8 +65,9 @@ fn stopped_by(signal: i32) -> tempfile::TempDir {
     let deadline = Instant::now() + Duration::from_secs(60);
     let servers = loop {
         let s = servers_of(run.id());
-        // Every node up, and the run under way (its history has begun).
-        if s.len() == 6 && out.path().join("history.jsonl").exists() {
+        // Every node up, the cluster formed and the run under way (its meta line written).
+        let begun = std::fs::metadata(out.path().join("history.jsonl")).is_ok_and(|m| m.len() > 0);
+        if s.len() == 6 && begun {
             break s;
         }
         if let Some(status) = run.try_wait().expect("wait") {
