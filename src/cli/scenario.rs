@@ -95,7 +95,7 @@ pub fn run(a: Args) -> Result<bool> {
     if let Some(name) = adapter {
         let list = adapter_list.as_path();
         let a = lockstorm::worker::adapters::select(lockstorm::worker::adapters::load(list)?, &[name], list)?;
-        scenario.clients.worker = Some(a[0].spec());
+        scenario.clients.attach_worker(a[0].spec());
         // A catalogue template's `expect` is the built-in lock's: the library's own
         // prediction for that fault decides instead.
         let in_catalogue = file.parent().and_then(Path::file_name) == Some(a[0].kind.folder().as_ref());
@@ -112,7 +112,7 @@ pub fn run(a: Args) -> Result<bool> {
     }
     if let Some(argv) = worker {
         let spec = lockstorm::worker::WorkerSpec::from_command_line(&argv).map_err(anyhow::Error::msg)?;
-        scenario.clients.worker = Some(spec);
+        scenario.clients.attach_worker(spec);
     }
     lockstorm::limits::set_max_history_bytes(max_history_mb << 20);
     lockstorm::scenario::check_history_size(&scenario).map_err(anyhow::Error::msg)?;

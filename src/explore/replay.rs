@@ -174,6 +174,7 @@ pub fn reproduction(scope: &Scope, path: &[Action], resource: bool) -> Scenario 
             resource_writes: false,
             worker: None,
             worker_hold_from: Default::default(),
+            worker_deadline_us: None,
             probe: None,
         },
         network: Network {

@@ -712,7 +712,7 @@ fn cell_scenarios(template: &Path, a: &Adapter) -> Result<Vec<(Option<GridSettin
             })?);
         }
         let mut scenario = Scenario::from_text(&text, template, &sets)?;
-        scenario.clients.worker = Some(a.spec());
+        scenario.clients.attach_worker(a.spec());
         if let Some(p) = fault.as_ref().and_then(|f| a.predicts.get(f)) {
             expect_prediction(&mut scenario, p);
         }

@@ -124,6 +124,9 @@ pub struct Clients {
     /// library's caller holds it (the default), or at the send. Read only with a worker,
     /// whether the file names it or `--adapter`/`--worker` does.
     pub worker_hold_from: crate::worker::HoldFrom,
+    /// The file's `worker_deadline`, for a worker the command line names
+    /// (`--adapter`, `--worker`): [`Clients::attach_worker`] gives it to that worker.
+    pub worker_deadline_us: Option<u64>,
     /// One more client, after the `count` others, that takes a lock of its own (no
     /// other client uses it) throughout the workload: what it fails to get while a
     /// majority is reachable is the lock's own failure, not contention's.
@@ -151,6 +154,14 @@ impl Default for Probe {
 }
 
 impl Clients {
+    /// Makes `spec` the clients' worker, with the file's `worker_deadline` if it gives one.
+    pub fn attach_worker(&mut self, mut spec: crate::worker::WorkerSpec) {
+        if let Some(d) = self.worker_deadline_us {
+            spec.deadline_us = d;
+        }
+        self.worker = Some(spec);
+    }
+
     /// Every client of a run: the `count` workload clients and the probe.
     pub fn total(&self) -> usize {
         self.count + usize::from(self.probe.is_some())

@@ -529,12 +529,22 @@ impl RawScenario {
                 "clients.writer_wait_bound must be above 0",
             ));
         }
+        let worker_deadline_us = match c.worker_deadline {
+            Some(d) if d.us() == 0 => {
+                return Err(invalid(
+                    "clients.worker_deadline",
+                    "clients.worker_deadline must be above 0",
+                ))
+            }
+            d => d.map(Dur::us),
+        };
         let worker = match &c.worker {
             None => {
-                if c.worker_faketime.is_some() || c.worker_deadline.is_some() {
+                // worker_deadline waits for a worker the command line names.
+                if c.worker_faketime.is_some() {
                     return Err(invalid(
                         "clients.worker_faketime",
-                        "clients.worker_faketime and clients.worker_deadline need clients.worker",
+                        "clients.worker_faketime needs clients.worker (an adapter says its own)",
                     ));
                 }
                 None
@@ -554,19 +564,15 @@ impl RawScenario {
             Some(argv) => Some(crate::worker::WorkerSpec {
                 argv: argv.clone(),
                 faketime: c.worker_faketime.unwrap_or(false),
-                deadline_us: match c.worker_deadline {
-                    Some(d) if d.us() == 0 => {
-                        return Err(invalid("clients.worker_deadline", "clients.worker_deadline must be above 0"))
-                    }
-                    Some(d) => d.us(),
-                    None => crate::worker::DEFAULT_DEADLINE_US,
-                },
+                deadline_us: worker_deadline_us.unwrap_or(crate::worker::DEFAULT_DEADLINE_US),
                 origin: crate::worker::WorkerOrigin::File,
             }),
         };
         let clients = Clients {
             worker,
             worker_hold_from: c.worker_hold_from.unwrap_or_default(),
+            // Kept for a worker the command line names; a file's own worker has it already.
+            worker_deadline_us: worker_deadline_us.filter(|_| c.worker.is_none()),
             read_share,
             writer_wait_bound_us: c.writer_wait_bound.map(Dur::us),
             resource_writes: c.resource_writes.unwrap_or(a.fencing),

@@ -586,3 +586,37 @@ fn the_simulators_model_of_a_sentinel_deployment_times_its_failover() {
     let plain = parse(SENTINEL).unwrap();
     assert_eq!(plain.deployment_on_simulator().unwrap(), plain);
 }
+
+#[test]
+fn a_worker_deadline_waits_for_the_worker_the_command_line_names() {
+    let text = "backend = \"redis\"\nnodes = 1\n[algorithm]\nkind = \"single\"\n[clients]\nworker_deadline = \"90s\"\n";
+    let mut s = parse(text).unwrap();
+    assert_eq!(
+        (s.clients.worker.as_ref(), s.clients.worker_deadline_us),
+        (None, Some(90_000_000))
+    );
+    s.clients
+        .attach_worker(crate::worker::WorkerSpec::from_command_line("python3 w.py").unwrap());
+    assert_eq!(s.clients.worker.as_ref().map(|w| w.deadline_us), Some(90_000_000));
+    // Written back, it reads the same.
+    assert_eq!(
+        parse(&s.to_toml("")).unwrap().clients.worker.unwrap().deadline_us,
+        90_000_000
+    );
+    // Without a deadline in the file a named worker keeps the default.
+    let mut plain = parse("backend = \"redis\"\nnodes = 1\n").unwrap();
+    plain
+        .clients
+        .attach_worker(crate::worker::WorkerSpec::from_command_line("python3 w.py").unwrap());
+    assert_eq!(
+        plain.clients.worker.unwrap().deadline_us,
+        crate::worker::DEFAULT_DEADLINE_US
+    );
+    let err = parse(&text.replace("worker_deadline = \"90s\"", "worker_faketime = true")).unwrap_err();
+    assert!(
+        err.to_string().contains("worker_faketime needs clients.worker"),
+        "{err}"
+    );
+    let zero = parse(&text.replace("90s", "0s")).unwrap_err();
+    assert!(zero.to_string().contains("must be above 0"), "{zero}");
+}

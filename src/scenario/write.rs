@@ -246,6 +246,8 @@ impl Scenario {
             let _ = writeln!(out, "worker = [{}]", argv.join(", "));
             let _ = writeln!(out, "worker_faketime = {}", w.faketime);
             let _ = writeln!(out, "worker_deadline = {}", dur(w.deadline_us));
+        } else if let Some(d) = c.worker_deadline_us {
+            let _ = writeln!(out, "worker_deadline = {}", dur(d));
         }
     }
 }
