@@ -98,17 +98,7 @@ struct Pending {
 /// connection as the built-in clients ask them, from the IP lockstorm gave this client
 /// (its source shim's variable; 127.0.0.1, which no cut reaches, without it).
 fn sentinel_route(s: &protocol::HelloSentinel) -> Result<Route, ServeError> {
-    let sentinels = s
-        .sentinels
-        .iter()
-        .map(|a| {
-            a.parse()
-                .map_err(|_| ServeError::Hello(format!("{a:?} is not a sentinel address")))
-        })
-        .collect::<Result<Vec<SocketAddr>, _>>()?;
-    if sentinels.is_empty() {
-        return Err(ServeError::Hello("no sentinel address".into()));
-    }
+    let sentinels = addresses(&s.sentinels, "sentinel")?;
     Ok(Route::Sentinel {
         sentinels: sentinels.into(),
         name: s.master.as_str().into(),
@@ -120,14 +110,7 @@ fn sentinel_route(s: &protocol::HelloSentinel) -> Result<Route, ServeError> {
 /// seed nodes give, asked from the IP lockstorm gave this client as for a Sentinel
 /// deployment. The slot is the one the first lock's key hashes to, as a seed computes it.
 async fn cluster_route(c: &protocol::HelloCluster, lock: &str) -> Result<Route, ServeError> {
-    let seeds = c
-        .nodes
-        .iter()
-        .map(|a| {
-            a.parse()
-                .map_err(|_| ServeError::Hello(format!("{a:?} is not a cluster node address")))
-        })
-        .collect::<Result<Vec<SocketAddr>, _>>()?;
+    let seeds = addresses(&c.nodes, "cluster node")?;
     let mut ask = redis::cmd("CLUSTER");
     ask.arg("KEYSLOT").arg(lock);
     let mut slot = None;
@@ -145,6 +128,19 @@ async fn cluster_route(c: &protocol::HelloCluster, lock: &str) -> Result<Route, 
         slot,
         source: source_ip(),
     })
+}
+
+/// The hello's `what` addresses, at least one, each `host:port`.
+fn addresses(list: &[String], what: &str) -> Result<Vec<SocketAddr>, ServeError> {
+    if list.is_empty() {
+        return Err(ServeError::Hello(format!("no {what} address")));
+    }
+    list.iter()
+        .map(|a| {
+            a.parse()
+                .map_err(|_| ServeError::Hello(format!("{a:?} is not a {what} address")))
+        })
+        .collect()
 }
 
 /// The IP lockstorm gave this client (its source shim's variable); 127.0.0.1, which no cut

@@ -476,9 +476,14 @@ impl Deployment {
 
     /// The sentinels' announced addresses, in order: what a client is configured with.
     pub fn sentinel_addrs(&self) -> Vec<SocketAddr> {
+        self.announced(|m| matches!(m, Member::Sentinel(_)))
+    }
+
+    /// The announced addresses of the members `keep` takes, in order.
+    fn announced(&self, keep: fn(Member) -> bool) -> Vec<SocketAddr> {
         self.processes
             .iter()
-            .filter(|p| matches!(p.member, Member::Sentinel(_)))
+            .filter(|p| keep(p.member))
             .map(MemberProcess::announced)
             .collect()
     }
@@ -514,11 +519,7 @@ impl Deployment {
 
     /// The data nodes' announced addresses, in order: a cluster client's seed nodes.
     pub fn data_addrs(&self) -> Vec<SocketAddr> {
-        self.processes
-            .iter()
-            .filter(|p| matches!(p.member, Member::Data(_)))
-            .map(MemberProcess::announced)
-            .collect()
+        self.announced(|m| matches!(m, Member::Data(_)))
     }
 
     /// Each data node's replication, asked of all at once; `None` for one that does not
