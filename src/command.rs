@@ -182,6 +182,17 @@ pub enum Cmd {
     /// Leave the fair queue (`src/scripts/fair_leave.lua`): remove the ticket from
     /// `fair_{L}` and `fairexp_{L}`. `Int(1)` if it was there.
     FairLeave { lock: LockId, ticket: Ticket },
+    /// `WAIT replicas timeout_ms` after a lock's SET, on the node that took it: blocks
+    /// until `replicas` replicas have acknowledged every write this connection made
+    /// before it, or the timeout passes, and answers `Int(replicas that acknowledged)`.
+    /// Sent by `[algorithm] wait_replicas` (`algorithm/redlock.rs`); `lock` routes it
+    /// (a cluster sends it to the master that owns the lock's slot) and names it in a
+    /// `link` line.
+    Wait {
+        lock: LockId,
+        replicas: u32,
+        timeout_ms: u64,
+    },
 }
 
 impl Cmd {
@@ -201,7 +212,8 @@ impl Cmd {
             | Cmd::ExtendRead { lock, .. }
             | Cmd::FairWriteLock { lock, .. }
             | Cmd::FairReadLock { lock, .. }
-            | Cmd::FairLeave { lock, .. } => lock,
+            | Cmd::FairLeave { lock, .. }
+            | Cmd::Wait { lock, .. } => lock,
         }
     }
 }

@@ -384,6 +384,67 @@ fn real_sentinel_min_replicas_closes_the_replication_cut_but_for_its_lag() {
     run_file(file, &open);
 }
 
+/// WAIT after SET on a cut master (sentinel-replication-cut-wait.toml, on the simulator's
+/// model; the real run is in the differential test below): the master accepts the SETs
+/// asked for during the cut, WAIT counts no replica that has them, and each client
+/// deletes its key again, so no hold starts while the cut lasts. The first hold comes
+/// after the heal, and the replica promoted when its master is killed has its key. The
+/// same run without WAIT takes the lock on the cut master and loses it at the failover.
+#[test]
+fn wait_after_set_holds_nothing_while_the_replicas_are_cut_off() {
+    use lockstorm::history::{Event, FaultAction, NodeAction};
+    let file = "scenarios/real/sentinel-replication-cut-wait.toml";
+    let (history, _out) = run_file(file, &["--backend", "sim"]);
+    let at = |action: FaultAction| {
+        history
+            .iter()
+            .position(
+                |e| matches!(e, Event::Fault(f) if f.action == action && f.fault.kind() == "replication_cut"),
+            )
+            .expect("the cut starts and ends")
+    };
+    let (start, end) = (at(FaultAction::Start), at(FaultAction::End));
+    let cut = &history[start..end];
+    assert!(
+        !cut.iter()
+            .any(|e| matches!(e, Event::Ok(o) if o.op == lockstorm::history::OpKind::Acquire)),
+        "no hold starts while the replicas are cut off"
+    );
+    let set_during_cut: Vec<_> = cut
+        .iter()
+        .filter_map(|e| match e {
+            Event::Node(n) if n.action == NodeAction::Set => n.token.clone(),
+            _ => None,
+        })
+        .collect();
+    assert!(!set_during_cut.is_empty(), "the cut master accepts the SETs");
+    for token in &set_during_cut {
+        assert!(
+            history[start..].iter().any(
+                |e| matches!(e, Event::Node(n) if n.action == NodeAction::Deleted && n.token.as_ref() == Some(token))
+            ),
+            "the key {token} that WAIT did not see replicated is deleted by its client"
+        );
+    }
+    let first_hold = history[end..]
+        .iter()
+        .find_map(|e| match e {
+            Event::Ok(o) if o.op == lockstorm::history::OpKind::Acquire => o.token.clone(),
+            _ => None,
+        })
+        .expect("a hold after the heal");
+    assert!(
+        history.iter().any(|e| matches!(e, Event::Node(n)
+            if n.action == NodeAction::Replicated && n.token.as_ref() == Some(&first_hold))),
+        "the promoted replica has the holder's key"
+    );
+    run_for_verdict(
+        file,
+        &["--backend", "sim", "--set", "algorithm.wait_replicas=0"],
+        "unsafe",
+    );
+}
+
 /// A split brain on real sentinels: the master and the holder on one side of a
 /// partition, the replica, the sentinels and the other client on the other. The
 /// sentinels promote the replica, the other client finds it, and both masters take SETs:
@@ -527,6 +588,7 @@ fn every_real_scenario_file_has_a_test() {
         "replica-failover-late-promotion",
         "sentinel-master-crash",
         "sentinel-replication-cut",
+        "sentinel-replication-cut-wait",
         "sentinel-split-brain",
         "sentinel-split-brain-min-replicas",
     ];

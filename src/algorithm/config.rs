@@ -149,6 +149,29 @@ pub struct AlgorithmConfig {
     pub fair_after_us: u64,
     /// Client mistakes to reproduce; all off by default.
     pub mistakes: Mistakes,
+    /// `WAIT` after the lock's SET, as a mitigation of asynchronous replication; off
+    /// (`None`) by default, as in seeds 002 and 003.
+    pub wait: Option<WaitAfterSet>,
+}
+
+/// `[algorithm] wait_replicas` and `wait_timeout`: after a node grants the lock the
+/// client sends `WAIT replicas timeout` to it, and counts the node only if that many
+/// replicas acknowledged the SET. A node whose replicas do not answer in time is
+/// counted as not granted: the attempt fails and is undone like any other.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WaitAfterSet {
+    pub replicas: u32,
+    pub timeout_ms: u64,
+}
+
+impl WaitAfterSet {
+    /// How long the client waits for a WAIT's answer: the server's own timeout, then the
+    /// request timeout for the reply to come back.
+    pub fn round_timeout_us(&self, request_timeout_us: u64) -> u64 {
+        self.timeout_ms
+            .saturating_mul(1_000)
+            .saturating_add(request_timeout_us)
+    }
 }
 
 impl AlgorithmConfig {
@@ -163,12 +186,21 @@ impl AlgorithmConfig {
             Fanout::Parallel => self.request_timeout_us,
             Fanout::Sequential => self.request_timeout_us.saturating_mul(nodes as u64),
         };
-        // Fencing adds its rounds to an attempt.
-        if self.fencing {
+        // Fencing adds its rounds to an attempt, WAIT its own (one node after another
+        // if the fan-out is sequential).
+        let fenced = if self.fencing {
             (1 + u64::from(self.fence_rounds)).saturating_mul(round)
         } else {
             round
-        }
+        };
+        let wait = self.wait.map_or(0, |w| {
+            let one = w.round_timeout_us(self.request_timeout_us);
+            match self.fanout {
+                Fanout::Parallel => one,
+                Fanout::Sequential => one.saturating_mul(nodes as u64),
+            }
+        });
+        fenced.saturating_add(wait)
     }
 }
 
@@ -191,7 +223,12 @@ impl AlgorithmConfig {
     pub fn op_max_us(&self, nodes: usize) -> u64 {
         let attempts = u64::from(self.retry_count) + 1;
         let extensions = u64::from(self.max_extensions) + 1;
-        attempts * (self.attempt_max_us(nodes) + self.retry_delay.max_us()) + extensions * self.ttl_ms * 1_000
+        attempts
+            .saturating_mul(
+                self.attempt_max_us(nodes)
+                    .saturating_add(self.retry_delay.max_us()),
+            )
+            .saturating_add(extensions.saturating_mul(self.ttl_ms.saturating_mul(1_000)))
     }
 }
 

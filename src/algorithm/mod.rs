@@ -29,7 +29,9 @@ mod redlock;
 mod round;
 mod rw;
 
-pub use config::{AlgorithmConfig, AlgorithmKind, Extend, Fanout, Mistakes, Release, TokenScope};
+pub use config::{
+    AlgorithmConfig, AlgorithmKind, Extend, Fanout, Mistakes, Release, TokenScope, WaitAfterSet,
+};
 pub use redlock::Redlock;
 
 use crate::command::{Cmd, LockId, NodeId, Reply, Token};

@@ -13,6 +13,15 @@
 //! Release unlocks all nodes. With one node and a quorum of one this is the
 //! single-instance lock.
 //!
+//! `WAIT` after SET (`[algorithm] wait_replicas`, not in the seeds): once a quorum
+//! granted in time, the client sends `WAIT replicas timeout` to every node and counts a
+//! granting node only if that many of its replicas acknowledged; a quorum of such nodes,
+//! still within the validity, holds the lock (then fencing, if on). Otherwise the
+//! attempt fails and is undone as in step 5. This is the mitigation users reach for
+//! against a failover that loses the key: it cannot make the replica's copy survive a
+//! failover that promotes another replica, nor stop an old master that still reaches
+//! its replicas from granting (docs/sentinel.md).
+//!
 //! Extension (seed 002, "Extending the lock"): the holder sends the extend-if-token-
 //! matches command of its mode to every node at `t1'`. The extension counts only if a
 //! quorum extended and the round ended before the current validity ran out; the hold
@@ -96,6 +105,8 @@ enum FenceStep {
 enum State {
     Idle,
     Locking(Acq, Round),
+    /// WAIT after the lock round: the replicas' acknowledgements.
+    Replicating(Acq, Round),
     Fencing(Acq, Round, FenceStep),
     /// Waiting for the random retry delay before the next attempt.
     Backoff(Acq, TimerId),
@@ -130,6 +141,11 @@ impl Redlock {
     fn start_round(&mut self, now: Now, cmd: Cmd, out: &mut Vec<Output>) -> Round {
         self.net
             .start(now, cmd, self.config.fanout, self.config.request_timeout_us, out)
+    }
+
+    /// Whether a round that ends now still ends within the acquisition's validity.
+    fn in_time(&self, now: Now, acq: &Acq) -> bool {
+        !self.config.check_elapsed || now.mono_us < acq.valid_until_mono_us
     }
 
     fn start_attempt(&mut self, now: Now, mut acq: Acq, out: &mut Vec<Output>) {
@@ -173,11 +189,18 @@ impl Redlock {
             Some(v) if round.acked.len() >= self.config.quorum => {
                 acq.valid_until_mono_us = v;
                 acq.nodes = round.acked;
-                if self.config.fencing && acq.mode != Mode::Read {
-                    let round = self.start_round(now, fencing::incr_cmd(acq.lock), out);
-                    self.state = State::Fencing(acq, round, FenceStep::Incr);
-                } else {
-                    self.grant(acq, out);
+                match self.config.wait {
+                    Some(wait) => {
+                        let cmd = Cmd::Wait {
+                            lock: acq.lock,
+                            replicas: wait.replicas,
+                            timeout_ms: wait.timeout_ms,
+                        };
+                        let timeout_us = wait.round_timeout_us(self.config.request_timeout_us);
+                        let round = self.net.start(now, cmd, self.config.fanout, timeout_us, out);
+                        self.state = State::Replicating(acq, round);
+                    }
+                    None => self.held_on_quorum(now, acq, out),
                 }
             }
             valid => {
@@ -193,9 +216,28 @@ impl Redlock {
         }
     }
 
+    /// The lock is on a quorum (and, with WAIT, on their replicas): fence, or grant.
+    fn held_on_quorum(&mut self, now: Now, acq: Acq, out: &mut Vec<Output>) {
+        if self.config.fencing && acq.mode != Mode::Read {
+            let round = self.start_round(now, fencing::incr_cmd(acq.lock), out);
+            self.state = State::Fencing(acq, round, FenceStep::Incr);
+        } else {
+            self.grant(acq, out);
+        }
+    }
+
+    /// The WAIT round: a granting node counts only if its replicas acknowledged.
+    fn wait_done(&mut self, now: Now, mut acq: Acq, round: Round, out: &mut Vec<Output>) {
+        acq.nodes.0 &= round.acked.0;
+        if acq.nodes.len() < self.config.quorum || !self.in_time(now, &acq) {
+            let unknown = !round.timed_out.is_empty();
+            return self.fail_attempt(now, acq, unknown, false, out);
+        }
+        self.held_on_quorum(now, acq, out);
+    }
+
     fn fence_done(&mut self, now: Now, mut acq: Acq, round: Round, step: FenceStep, out: &mut Vec<Output>) {
-        let in_time = !self.config.check_elapsed || now.mono_us < acq.valid_until_mono_us;
-        if round.acked.len() < self.config.quorum || !in_time {
+        if round.acked.len() < self.config.quorum || !self.in_time(now, &acq) {
             let unknown = !round.timed_out.is_empty();
             self.fail_attempt(now, acq, unknown, false, out);
             return;
@@ -361,6 +403,11 @@ impl LockAlgorithm for Redlock {
                 self.net.on_reply(round, now, req, reply, rw::granted, out)
             }
             State::Fencing(_, round, _) => self.net.on_reply(round, now, req, reply, fencing::counted, out),
+            State::Replicating(_, round) => {
+                let replicas = self.config.wait.map_or(0, |w| i64::from(w.replicas));
+                let acknowledged = |r: Reply| matches!(r, Reply::Int(n) if n >= replicas);
+                self.net.on_reply(round, now, req, reply, acknowledged, out)
+            }
             _ => return,
         };
         if progress == Progress::Done {
@@ -370,9 +417,10 @@ impl LockAlgorithm for Redlock {
 
     fn on_timer(&mut self, now: Now, id: TimerId, out: &mut Vec<Output>) {
         let progress = match &mut self.state {
-            State::Locking(_, round) | State::Fencing(_, round, _) | State::Extending(_, round) => {
-                self.net.on_timer(round, now, id, out)
-            }
+            State::Locking(_, round)
+            | State::Replicating(_, round)
+            | State::Fencing(_, round, _)
+            | State::Extending(_, round) => self.net.on_timer(round, now, id, out),
             State::Backoff(_, timer) if *timer == id => {
                 let State::Backoff(acq, _) = std::mem::replace(&mut self.state, State::Idle) else {
                     unreachable!()
@@ -392,6 +440,7 @@ impl Redlock {
     fn round_done(&mut self, now: Now, out: &mut Vec<Output>) {
         match std::mem::replace(&mut self.state, State::Idle) {
             State::Locking(acq, round) => self.lock_done(now, acq, round, out),
+            State::Replicating(acq, round) => self.wait_done(now, acq, round, out),
             State::Fencing(acq, round, step) => self.fence_done(now, acq, round, step, out),
             State::Extending(held, round) => self.extend_done(now, held, round, out),
             other => self.state = other,

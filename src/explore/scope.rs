@@ -197,6 +197,13 @@ impl Scope {
                 s.algorithm.kind
             ));
         }
+        if s.algorithm.wait.is_some() {
+            // Its nodes answer every command at once, and a WAIT waits for a replica.
+            return Err(
+                "algorithm.wait_replicas: explore does not model WAIT after SET (run the scenario instead)"
+                    .into(),
+            );
+        }
         let clients = o.clients.unwrap_or(s.clients.count.min(3));
         if !(2..=3).contains(&clients) {
             return Err(format!("--clients {clients}: explore runs 2 or 3 clients"));
@@ -419,6 +426,9 @@ mod tests {
             ..Overrides::default()
         };
         assert!(scope("", &fail).unwrap_err().contains("replica"));
+        assert!(scope("[algorithm]\nwait_replicas = 1\n", &o)
+            .unwrap_err()
+            .contains("WAIT"));
         let three = Overrides {
             nodes: Some(3),
             ..Overrides::default()

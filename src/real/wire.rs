@@ -180,6 +180,13 @@ pub fn to_redis(cmd: &Cmd) -> redis::Cmd {
             let keys = fair_keys(lock);
             evalsha(&FAIR_LEAVE, &keys[2..], &[ticket.to_string()])
         }
+        Cmd::Wait {
+            replicas, timeout_ms, ..
+        } => {
+            let mut c = redis::cmd("WAIT");
+            c.arg(replicas).arg(timeout_ms);
+            c
+        }
     }
 }
 

@@ -3,7 +3,9 @@
 
 use super::faults::{resolve_faults, RawFault, RawNemesis};
 use super::{invalid, Backend, Clients, Dur, Expect, Invalid, Network, RawDist, Scenario, Targets};
-use crate::algorithm::{AlgorithmConfig, AlgorithmKind, Extend, Fanout, Mistakes, Release, TokenScope};
+use crate::algorithm::{
+    AlgorithmConfig, AlgorithmKind, Extend, Fanout, Mistakes, Release, TokenScope, WaitAfterSet,
+};
 use crate::fault::{Nemesis, Persistence, Replication};
 use crate::limits::{MAX_CLIENTS, MAX_LOCKS, MAX_NODES, MAX_PLANNED_FAULTS};
 use serde::Deserialize;
@@ -146,6 +148,11 @@ struct RawAlgorithm {
     extend: Extend,
     #[serde(default)]
     token: TokenScope,
+    /// `WAIT wait_replicas wait_timeout` after the SET (`algorithm::WaitAfterSet`); 0:
+    /// no WAIT, as in the seeds.
+    #[serde(default)]
+    wait_replicas: i64,
+    wait_timeout: Option<Dur>,
 }
 
 fn default_kind() -> AlgorithmKind {
@@ -454,6 +461,33 @@ impl RawScenario {
                 ),
             ));
         }
+        let wait = match (a.wait_replicas, a.wait_timeout) {
+            (n, _) if !(0..=64).contains(&n) => {
+                return Err(invalid(
+                    "algorithm.wait_replicas",
+                    format!("algorithm.wait_replicas = {n}: between 0 (no WAIT) and 64"),
+                ))
+            }
+            (0, Some(_)) => {
+                return Err(invalid(
+                    "algorithm.wait_timeout",
+                    "algorithm.wait_timeout needs wait_replicas above 0: clients send no WAIT otherwise",
+                ))
+            }
+            (0, None) => None,
+            // WAIT 0 blocks forever: a timeout of 0 would let a client hang.
+            (_, Some(t)) if t.us() < 1_000 => {
+                return Err(invalid(
+                    "algorithm.wait_timeout",
+                    format!("algorithm.wait_timeout = {t}: at least 1ms (WAIT's timeout 0 waits forever)"),
+                ))
+            }
+            (n, t) => Some(WaitAfterSet {
+                replicas: n as u32,
+                // The request timeout by default: the WAIT gets as long as a reply does.
+                timeout_ms: t.unwrap_or(a.request_timeout).us().div_ceil(1_000),
+            }),
+        };
         let algorithm = AlgorithmConfig {
             kind: a.kind,
             ttl_ms: a.ttl.us() / 1_000,
@@ -474,6 +508,7 @@ impl RawScenario {
                 extend: a.extend,
                 token: a.token,
             },
+            wait,
         };
         if algorithm.drift_us() >= algorithm.ttl_ms * 1_000 {
             return Err(invalid("algorithm.ttl", format!(

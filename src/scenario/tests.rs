@@ -362,6 +362,43 @@ fn client_mistake_knobs_resolve_and_default_to_the_correct_choice() {
 }
 
 #[test]
+fn wait_after_set_resolves_with_the_request_timeout_and_refuses_what_cannot_work() {
+    use crate::algorithm::WaitAfterSet;
+    assert_eq!(
+        parse("").unwrap().algorithm.wait,
+        None,
+        "no WAIT, as in the seeds"
+    );
+    let s = parse("[algorithm]\nwait_replicas = 2\nrequest_timeout = \"80ms\"\n").unwrap();
+    let wait = WaitAfterSet {
+        replicas: 2,
+        timeout_ms: 80,
+    };
+    assert_eq!(s.algorithm.wait, Some(wait));
+    let s = parse("[algorithm]\nwait_replicas = 1\nwait_timeout = \"1500us\"\n").unwrap();
+    assert_eq!(
+        s.algorithm.wait.map(|w| w.timeout_ms),
+        Some(2),
+        "rounded up to whole ms"
+    );
+    for (text, want) in [
+        (
+            "[algorithm]\nwait_timeout = \"1s\"\n",
+            "needs wait_replicas above 0",
+        ),
+        ("[algorithm]\nwait_replicas = -1\n", "between 0 (no WAIT) and 64"),
+        ("[algorithm]\nwait_replicas = 65\n", "between 0 (no WAIT) and 64"),
+        (
+            "[algorithm]\nwait_replicas = 1\nwait_timeout = \"0s\"\n",
+            "WAIT's timeout 0 waits forever",
+        ),
+    ] {
+        let msg = parse(text).unwrap_err().to_string();
+        assert!(msg.contains(want), "{text:?}: {msg}");
+    }
+}
+
+#[test]
 fn the_docker_backend_parses_and_refuses_servers_it_does_not_run() {
     let s = parse("backend = \"docker\"\nnodes = 3\n").unwrap();
     assert_eq!(s.backend, Backend::Docker);

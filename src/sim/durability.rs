@@ -88,6 +88,11 @@ impl<S: Clone + Default> Replica<S> {
         self.frozen.map_or(h, |f| f.min(h))
     }
 
+    /// Whether, at `now_us`, the replica has every write the master took up to `t_us`.
+    pub fn has_writes_until(&self, now_us: u64, t_us: u64) -> bool {
+        self.horizon(now_us) >= t_us
+    }
+
     /// The link to the master is cut (`true`) at `now_us`, or heals.
     pub fn cut(&mut self, now_us: u64, cut: bool) {
         self.frozen = cut.then(|| self.horizon(now_us));

@@ -71,6 +71,17 @@ enum Ev {
         id: u64,
         at_mono_us: u64,
     },
+    /// A `WAIT` on `node` looks again at its replica: answered once the replica has
+    /// every write up to `since_us` (the WAIT's arrival), or at `deadline_us` with what
+    /// it has then.
+    WaitDue {
+        client: usize,
+        node: NodeId,
+        req: ReqId,
+        cmd: Cmd,
+        since_us: u64,
+        deadline_us: u64,
+    },
     FaultStart(usize),
     FaultEnd(usize),
     EndWorkload,
@@ -333,6 +344,61 @@ impl World<'_> {
         }
     }
 
+    /// A `WAIT` that arrived at `since_us`, looked at `t`: Redis answers as soon as the
+    /// replica acknowledges every write before it (one replication lag after, on a
+    /// link that is up), or at the deadline with the count it has. A node that is down
+    /// answers nothing, like the broken connection it would be. A link that heals
+    /// before the deadline is seen at the deadline, not when it heals: the count is the
+    /// same, only later.
+    #[allow(clippy::too_many_arguments)]
+    fn wait(
+        &mut self,
+        t: u64,
+        client: usize,
+        node: NodeId,
+        req: ReqId,
+        cmd: Cmd,
+        since_us: u64,
+        deadline_us: u64,
+    ) {
+        let Cmd::Wait { replicas, lock, .. } = cmd else {
+            unreachable!("only a WAIT waits")
+        };
+        let reply = match self.nodes[node].acknowledged(t, since_us) {
+            None => return,
+            Some(n) if n >= replicas || t >= deadline_us => Reply::Int(i64::from(n)),
+            Some(_) => {
+                let lag_us = self.nodes[node].replication_lag_us().unwrap_or(0);
+                let next = if t == since_us {
+                    (since_us + lag_us).min(deadline_us)
+                } else {
+                    deadline_us
+                };
+                let due = Ev::WaitDue {
+                    client,
+                    node,
+                    req,
+                    cmd,
+                    since_us,
+                    deadline_us,
+                };
+                return self.queue.push(next.max(t), due);
+            }
+        };
+        if let Some(at) = self.sent(t, client, node, LinkDir::ToClient, lock) {
+            self.queue.push(
+                at,
+                Ev::ToClient {
+                    client,
+                    node,
+                    req,
+                    reply,
+                    lock,
+                },
+            );
+        }
+    }
+
     fn step(&mut self, t: u64, ev: Ev) {
         match ev {
             Ev::ToNode {
@@ -358,6 +424,9 @@ impl World<'_> {
                     return;
                 }
                 self.stats.node_cmds += 1;
+                if let Cmd::Wait { timeout_ms, .. } = cmd {
+                    return self.wait(t, client, node, req, cmd, t, t + timeout_ms * 1_000);
+                }
                 let reply = self.nodes[node].handle(t, cmd);
                 if self.scenario.node_events {
                     self.node_events(t, node, Some(client));
@@ -441,6 +510,19 @@ impl World<'_> {
                 let now = self.now(client, t);
                 self.clients[client].on_write_ack(now, &mut self.out);
                 self.apply(t, client);
+            }
+            Ev::WaitDue {
+                client,
+                node,
+                req,
+                cmd,
+                since_us,
+                deadline_us,
+            } => {
+                if self.node_paused[node] {
+                    return self.node_deferred[node].push(ev);
+                }
+                self.wait(t, client, node, req, cmd, since_us, deadline_us);
             }
             Ev::FaultStart(i) => self.start_fault(t, i),
             Ev::FaultEnd(i) => {

@@ -210,6 +210,24 @@ impl Node {
         }
     }
 
+    /// How many replicas have every write the master took up to `since_us`, at `now_us`
+    /// (the answer `WAIT` counts); `None` if the node is down and answers nothing.
+    pub fn acknowledged(&self, now_us: u64, since_us: u64) -> Option<u32> {
+        match self.status {
+            Status::Up => Some(u32::from(
+                self.replica
+                    .as_ref()
+                    .is_some_and(|r| r.has_writes_until(now_us, since_us)),
+            )),
+            Status::Down { .. } => None,
+        }
+    }
+
+    /// The replica's lag, if the node has one.
+    pub fn replication_lag_us(&self) -> Option<u64> {
+        self.replica.as_ref().map(|r| r.lag_us)
+    }
+
     /// The process dies at `now_us`; what survives is decided now.
     pub fn crash(&mut self, now_us: u64, power_loss: bool) {
         if self.status != Status::Up {
@@ -418,6 +436,13 @@ impl Node {
                 Reply::Int(r)
             }
             Cmd::FairLeave { lock, ticket } => Reply::Int(i64::from(self.leave(lock, ticket))),
+            // Answered at once with what the replica has now; the simulator's driver
+            // holds a WAIT back until its replica catches up (`sim::World::wait`).
+            Cmd::Wait { .. } => Reply::Int(i64::from(
+                self.replica
+                    .as_ref()
+                    .is_some_and(|r| r.has_writes_until(now_us, now_us)),
+            )),
         }
     }
 

@@ -24,6 +24,7 @@ fn config(kind: AlgorithmKind) -> AlgorithmConfig {
         fence_rounds: 2,
         fair_after_us: 100_000,
         mistakes: Default::default(),
+        wait: None,
     }
 }
 

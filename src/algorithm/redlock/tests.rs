@@ -24,6 +24,7 @@ pub(super) fn config(fanout: Fanout) -> AlgorithmConfig {
         fence_rounds: 2,
         fair_after_us: 100_000,
         mistakes: Default::default(),
+        wait: None,
     }
 }
 
@@ -212,6 +213,77 @@ fn sequential_fanout_asks_one_node_at_a_time_and_skips_a_silent_one() {
     assert_eq!(acked, 4);
     assert!(
         matches!(out.last(), Some(Output::Acquired { nodes, .. }) if nodes.iter().collect::<Vec<_>>() == vec![0, 2, 3, 4]),
+        "{out:?}"
+    );
+}
+
+/// WAIT after SET: a node that granted counts only if its replicas acknowledged; a
+/// quorum of such nodes holds the lock, else the attempt is undone on every node.
+#[test]
+fn wait_after_set_counts_a_node_only_once_its_replicas_acknowledged() {
+    use crate::algorithm::WaitAfterSet;
+    let wait = WaitAfterSet {
+        replicas: 1,
+        timeout_ms: 100,
+    };
+    let mut r = machine(Fanout::Parallel);
+    r.config.wait = Some(wait);
+    r.config.retry_count = 0;
+    // Acquires on nodes 0..3 and sends the WAITs; returns the WAITs' requests.
+    let lock_round = |r: &mut Redlock, out: &mut Vec<Output>| {
+        r.acquire(now(0), LockId(0), Mode::Exclusive, out);
+        let reqs: Vec<ReqId> = sends(out).iter().map(|&(_, req, _)| req).collect();
+        out.clear();
+        for (node, &req) in reqs.iter().enumerate() {
+            let reply = if node < 3 { Reply::Ok } else { Reply::Nil };
+            r.on_reply(now(1_000), req, reply, out);
+        }
+        assert!(
+            !out.iter().any(|o| matches!(o, Output::Acquired { .. })),
+            "not held before the replicas acknowledge: {out:?}"
+        );
+        let waits = sends(out);
+        assert_eq!(waits.len(), 5);
+        assert!(waits.iter().all(|(_, _, c)| *c
+            == Cmd::Wait {
+                lock: LockId(0),
+                replicas: 1,
+                timeout_ms: 100
+            }));
+        assert_eq!(
+            timer(out).1,
+            1_000 + 100_000 + 50_000,
+            "the server's timeout, then a reply's"
+        );
+        let reqs: Vec<ReqId> = waits.iter().map(|&(_, req, _)| req).collect();
+        out.clear();
+        reqs
+    };
+    let mut out = Vec::new();
+    // Nodes 0, 1 and 2 granted and their replicas have the key: held on them alone
+    // (node 3's acknowledgement does not count: it never granted).
+    let reqs = lock_round(&mut r, &mut out);
+    for (node, &req) in reqs.iter().enumerate() {
+        r.on_reply(now(2_000), req, Reply::Int(i64::from(node != 4)), &mut out);
+    }
+    match out.as_slice() {
+        [Output::Acquired { nodes, .. }] => assert_eq!(nodes.iter().collect::<Vec<_>>(), vec![0, 1, 2]),
+        other => panic!("expected Acquired, got {other:?}"),
+    }
+    out.clear();
+    r.release(now(3_000), &mut out);
+    out.clear();
+    // Node 2's replica did not acknowledge in time: two of three, no quorum; undone.
+    let reqs = lock_round(&mut r, &mut out);
+    for (node, &req) in reqs.iter().enumerate() {
+        r.on_reply(now(2_000), req, Reply::Int(i64::from(node < 2)), &mut out);
+    }
+    assert_eq!(sends(&out).len(), 5, "unlocks every node");
+    assert!(sends(&out)
+        .iter()
+        .all(|(_, _, c)| matches!(c, Cmd::DelIfEq { .. })));
+    assert!(
+        matches!(out.last(), Some(Output::NotAcquired { unknown: false, .. })),
         "{out:?}"
     );
 }

@@ -291,8 +291,7 @@ async fn drive(
         start: Instant::now(),
         tx,
         resource: GuardedResource::default(),
-        request_lifetime: Duration::from_micros(scenario.algorithm.request_timeout_us * 20)
-            .max(Duration::from_secs(1)),
+        request_lifetime: request_lifetime(&scenario.algorithm),
         workers,
         pauses: ClientPauses::new(n_clients),
         failure: None,
@@ -867,4 +866,15 @@ impl Driver<'_> {
         }
         self.aim(t, c, &r);
     }
+}
+
+/// How long a request may wait for its connection and reply before it is abandoned:
+/// well past the algorithm's own timeout (which already counted it as unknown), and
+/// past a WAIT's server-side timeout.
+fn request_lifetime(algorithm: &crate::algorithm::AlgorithmConfig) -> Duration {
+    let us = algorithm.request_timeout_us.saturating_mul(20);
+    let wait_us = algorithm
+        .wait
+        .map_or(0, |w| w.round_timeout_us(algorithm.request_timeout_us));
+    Duration::from_micros(us.max(wait_us)).max(Duration::from_secs(1))
 }
