@@ -142,18 +142,10 @@ pub fn kill_all() {
     }
 }
 
-/// A process as /proc shows it: parent pid, process group, and whether it is a zombie;
-/// `None` once it is gone.
+/// A process's parent pid, process group, and whether it is a zombie; `None` once it
+/// is gone.
 fn proc_stat(pid: u32) -> Option<(u32, i32, bool)> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The fields after the command name, which is in parentheses and may hold spaces:
-    // state, ppid, pgrp, ...
-    let rest = text.get(text.rfind(')')? + 2..)?;
-    let mut fields = rest.split(' ');
-    let state = fields.next()?;
-    let ppid = fields.next()?.parse().ok()?;
-    let pgrp = fields.next()?.parse().ok()?;
-    Some((ppid, pgrp, state == "Z" || state == "X"))
+    crate::reaper::stat(pid).map(|s| (s.ppid, s.pgrp, s.zombie))
 }
 
 /// Whether `pid` is one of `listed` or a descendant of one (a live worker's helper is

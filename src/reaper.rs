@@ -10,7 +10,13 @@
 //! lockstorm exited whatever the way, the reaper removes the directories and runs the
 //! commands still watched ([`serve`]), then exits. lockstorm's own children die by their
 //! parent-death signal (see `children`); what they started in turn does not, and the
-//! reaper kills it by its mark.
+//! reaper kills it by its mark. A helper that carries no mark (it cleared it with
+//! `env -u`, or overwrote it with its process title, as a redis-server does) is found
+//! another way: while lockstorm lives, the reaper notes every process that descends from
+//! it, every [`LOOK_EVERY`] ([`Family`]), and when the pipe closes it kills those still
+//! alive (the same pid and start time) and what descends from them. A helper started in
+//! the last look's interval before a SIGKILL can escape that look, if it also cleared
+//! its mark.
 //!
 //! On a normal exit nothing is left watched and lockstorm waits for the reaper
 //! ([`stop`]), so no process outlives lockstorm; only after a SIGKILL does the reaper
@@ -32,6 +38,9 @@ pub const COMMAND: &str = "reaper";
 /// those start in turn: its value is the
 /// run's owner mark (pid and start time).
 pub const OWNER_ENV: &str = "LOCKSTORM_OWNER";
+
+/// How often the reaper notes lockstorm's descendants.
+const LOOK_EVERY: Duration = Duration::from_millis(200);
 
 /// How long the reaper lets one cleanup command run.
 const COMMAND_LIMIT: Duration = Duration::from_secs(30);
@@ -149,6 +158,7 @@ pub fn stop() {
 /// The reaper's work: read what to watch until the pipe closes, then clean up what is
 /// still watched. Lines that do not parse are skipped (a half-written last line).
 pub fn serve(input: impl BufRead) {
+    let family = Family::watch(std::os::unix::process::parent_id());
     let mut tasks: Vec<Task> = Vec::new();
     for line in input.lines() {
         let Ok(line) = line else { break };
@@ -166,6 +176,7 @@ pub fn serve(input: impl BufRead) {
     for task in &tasks {
         if let Task::KillMarked(mark) = task {
             kill_marked(mark);
+            family.kill();
         }
     }
     for task in tasks {
@@ -195,6 +206,135 @@ fn kill_marked(mark: &str) {
             }
         }
         std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// A process as /proc/PID/stat shows it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Stat {
+    pub ppid: u32,
+    pub pgrp: i32,
+    pub zombie: bool,
+    /// When it started, in clock ticks since boot: a pid reused later has another.
+    pub start: u64,
+}
+
+/// `pid`'s stat, `None` once it is gone.
+pub(crate) fn stat(pid: u32) -> Option<Stat> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The fields after the command name, which is in parentheses and may hold spaces:
+    // state, ppid, pgrp, ..., starttime (the 20th of them).
+    let fields: Vec<&str> = text.get(text.rfind(')')? + 2..)?.split(' ').collect();
+    let state = *fields.first()?;
+    Some(Stat {
+        ppid: fields.get(1)?.parse().ok()?,
+        pgrp: fields.get(2)?.parse().ok()?,
+        zombie: state == "Z" || state == "X",
+        start: fields.get(19)?.parse().ok()?,
+    })
+}
+
+/// Every live process but this one, with its stat.
+fn all_processes() -> Vec<(u32, Stat)> {
+    let me = std::process::id();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|&pid| pid != me)
+        .filter_map(|pid| Some((pid, stat(pid)?)))
+        .collect()
+}
+
+/// The processes that descend from `roots` (not the roots themselves), among `procs`.
+fn descendants(procs: &[(u32, Stat)], roots: &[u32]) -> Vec<(u32, Stat)> {
+    let mut found: Vec<(u32, Stat)> = Vec::new();
+    let mut frontier: Vec<u32> = roots.to_vec();
+    while let Some(parent) = frontier.pop() {
+        for &(pid, st) in procs {
+            if st.ppid == parent && !found.iter().any(|&(p, _)| p == pid) {
+                found.push((pid, st));
+                frontier.push(pid);
+            }
+        }
+    }
+    found
+}
+
+/// lockstorm's descendants as the reaper last saw them (pid and start time), noted by a
+/// thread of its own every [`LOOK_EVERY`] while lockstorm lives.
+#[derive(Clone)]
+struct Family {
+    root: u32,
+    seen: std::sync::Arc<Mutex<Vec<(u32, u64)>>>,
+}
+
+impl Family {
+    /// Notes `root`'s descendants now and then every [`LOOK_EVERY`] until it is gone.
+    fn watch(root: u32) -> Family {
+        let family = Family {
+            root,
+            seen: std::sync::Arc::new(Mutex::new(Vec::new())),
+        };
+        let looker = family.clone();
+        std::thread::spawn(move || {
+            while looker.look() {
+                std::thread::sleep(LOOK_EVERY);
+            }
+        });
+        family
+    }
+
+    /// Notes the root's descendants as they are now; `false` once the root is gone (the
+    /// last look is kept).
+    fn look(&self) -> bool {
+        let procs = all_processes();
+        if !procs.iter().any(|&(pid, _)| pid == self.root) {
+            return false;
+        }
+        let now: Vec<(u32, u64)> = descendants(&procs, &[self.root])
+            .into_iter()
+            .map(|(pid, st)| (pid, st.start))
+            .collect();
+        if let Ok(mut seen) = self.seen.lock() {
+            *seen = now;
+        }
+        true
+    }
+
+    /// SIGKILL to every process of the last look still alive (the same start time) and
+    /// to what descends from them now, in a bounded number of rounds.
+    fn kill(&self) {
+        let seen = self.seen.lock().map(|s| s.clone()).unwrap_or_default();
+        for _ in 0..10 {
+            let procs = all_processes();
+            let alive: Vec<u32> = procs
+                .iter()
+                .filter(|(pid, st)| !st.zombie && seen.contains(&(*pid, st.start)))
+                .map(|&(pid, _)| pid)
+                .collect();
+            let mut doomed = alive.clone();
+            doomed.extend(
+                descendants(&procs, &alive)
+                    .into_iter()
+                    .filter(|(_, st)| !st.zombie)
+                    .map(|(p, _)| p),
+            );
+            if doomed.is_empty() {
+                return;
+            }
+            for pid in doomed {
+                // SAFETY: kill(2) on a process that descended from the lockstorm that
+                // started this reaper when it last looked (pid and start time), or
+                // descends from one of those now.
+                unsafe {
+                    libc::kill(pid as libc::pid_t, libc::SIGKILL);
+                }
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
     }
 }
 
@@ -275,5 +415,46 @@ mod tests {
         assert!(!gone.exists(), "a watched directory is removed");
         assert!(kept.exists(), "an unwatched one is left alone");
         assert!(touched.exists(), "a watched command runs");
+    }
+
+    fn alive(pid: u32) -> bool {
+        stat(pid).is_some_and(|s| !s.zombie)
+    }
+
+    /// A helper that left its parent's group and cleared its environment, and the
+    /// parent then killed by SIGKILL: the family's last look still names it.
+    #[test]
+    fn a_helper_without_a_mark_seen_in_the_last_look_dies_with_its_family() {
+        let tmp = tempfile::tempdir().unwrap();
+        let pid_file = tmp.path().join("helper");
+        let script = format!(
+            "setsid env -i sleep 600 & echo $! > {}; exec sleep 600",
+            pid_file.display()
+        );
+        let mut root = Command::new("sh").args(["-c", &script]).spawn().unwrap();
+        let family = Family {
+            root: root.id(),
+            seen: Default::default(),
+        };
+        let helper = loop {
+            match std::fs::read_to_string(&pid_file)
+                .ok()
+                .and_then(|t| t.trim().parse::<u32>().ok())
+            {
+                Some(pid) if stat(pid).is_some_and(|s| s.ppid == root.id()) => break pid,
+                _ => std::thread::yield_now(),
+            }
+        };
+        assert!(family.look(), "the root is alive");
+        root.kill().unwrap();
+        root.wait().unwrap();
+        assert!(!family.look(), "the root is gone; the last look is kept");
+        assert!(alive(helper), "orphaned, not killed");
+        family.kill();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while alive(helper) && Instant::now() < deadline {
+            std::thread::yield_now();
+        }
+        assert!(!alive(helper), "the helper {helper} is gone");
     }
 }
