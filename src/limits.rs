@@ -83,6 +83,42 @@ pub const DEFAULT_MAX_HISTORY_BYTES: u64 = 8 << 30;
 /// the defaults).
 pub const EVENT_BYTES: u64 = 120;
 
+/// The largest JSON file lockstorm reads back (a shard's summary.json, sweep.json or
+/// matrix.json, a shard.json): a summary is about 2 KB per seed, so 256 MiB holds
+/// 100,000 seeds; a file padded to a gigabyte is refused before it is read (it cost
+/// 2.1 GB).
+pub const MAX_JSON_BYTES: u64 = 256 << 20;
+
+/// The text of the regular file at `path`, if it holds at most `limit` bytes of UTF-8:
+/// a FIFO or a device (which could block or never end) and a larger file are refused
+/// with an error that says so, before more than `limit` bytes are read.
+pub fn read_bounded(path: &std::path::Path, limit: u64) -> std::io::Result<String> {
+    use std::io::Read as _;
+    let refuse = |what: String| std::io::Error::new(std::io::ErrorKind::InvalidData, what);
+    let file = std::fs::File::open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(refuse("not a regular file".into()));
+    }
+    let mut bytes = Vec::new();
+    file.take(limit + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > limit {
+        return Err(refuse(format!(
+            "larger than {}, the most lockstorm reads of it",
+            size_words(limit)
+        )));
+    }
+    String::from_utf8(bytes).map_err(|_| refuse("not UTF-8 text".into()))
+}
+
+/// A byte count as "1 MiB" or "256 KiB".
+fn size_words(bytes: u64) -> String {
+    if bytes >= 1 << 20 && bytes.is_multiple_of(1 << 20) {
+        format!("{} MiB", bytes >> 20)
+    } else {
+        format!("{} KiB", bytes >> 10)
+    }
+}
+
 static MAX_HISTORY_BYTES: std::sync::atomic::AtomicU64 =
     std::sync::atomic::AtomicU64::new(DEFAULT_MAX_HISTORY_BYTES);
 

@@ -207,7 +207,7 @@ fn a_scenario_too_large_or_endless_and_too_many_locks_are_refused() {
     write(tmp.path(), "big.toml", &big);
     refused(
         &lockstorm(tmp.path(), &["scenario", "big.toml"]),
-        "larger than 1024 KiB",
+        "larger than 1 MiB",
     );
     let scenario = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/partition.toml");
     refused(
@@ -586,4 +586,81 @@ fn a_report_cut_short_by_a_full_disk_leaves_a_partial_summary() {
             .contains("report could not be written"),
         "{s}"
     );
+}
+
+/// Issue 40: a folder of the user's is never written into unless a lockstorm manifest
+/// vouches for the names written. An analysis into a folder holding the user's README.md
+/// and index.html is refused before anything runs; a sweep into a folder of a `reports`
+/// tree leaves the user's files there and the user's site index as they are, and a
+/// second sweep into the same folder replaces the first one's files (no plot of the
+/// other scenario is kept).
+#[test]
+fn analysis_and_sweep_leave_the_users_files_as_they_are() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let user = tmp.path().join("u");
+    std::fs::create_dir_all(tmp.path().join("sc")).unwrap();
+    std::fs::copy(
+        repo.join("scenarios/single.toml"),
+        tmp.path().join("sc/single.toml"),
+    )
+    .unwrap();
+    std::fs::create_dir_all(&user).unwrap();
+    write(&user, "README.md", "mine");
+    write(&user, "index.html", "mine");
+    refused(
+        &lockstorm(
+            tmp.path(),
+            &["analysis", "--scenarios", "sc", "--seeds", "1", "--out", "u"],
+        ),
+        "which no lockstorm manifest lists",
+    );
+    assert_eq!(std::fs::read_to_string(user.join("README.md")).unwrap(), "mine");
+    assert!(!user.join("single").exists(), "refused before anything ran");
+
+    let site = tmp.path().join("p/reports");
+    std::fs::create_dir_all(site.join("s")).unwrap();
+    write(&site, "README.md", "mine");
+    write(&site.join("s"), "notes.md", "mine");
+    let single = repo.join("scenarios/single.toml");
+    let sweep = |file: &Path, vary: &str| {
+        lockstorm(
+            tmp.path(),
+            &[
+                "sweep",
+                file.to_str().unwrap(),
+                "--vary",
+                vary,
+                "--seeds",
+                "1",
+                "--quiet",
+                "--out",
+                "p/reports/s",
+            ],
+        )
+    };
+    let out = sweep(&single, "clients.count=2,3");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stderr(&out).contains("was left as it is"), "{}", stderr(&out));
+    assert_eq!(std::fs::read_to_string(site.join("README.md")).unwrap(), "mine");
+    assert!(!site.join("index.html").exists());
+    assert_eq!(std::fs::read_to_string(site.join("s/notes.md")).unwrap(), "mine");
+    assert!(site.join("s/sweep.json").is_file());
+    // The second sweep replaces the first's files; a user's sweep.csv is refused.
+    std::fs::write(site.join("s/sweep-stale-writes.svg"), "old").unwrap();
+    let listed = std::fs::read_to_string(site.join("s/.lockstorm-files")).unwrap();
+    std::fs::write(
+        site.join("s/.lockstorm-files"),
+        listed + "sweep-stale-writes.svg\n",
+    )
+    .unwrap();
+    let out = sweep(&single, "clients.count=2,4");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        !site.join("s/sweep-stale-writes.svg").exists(),
+        "the earlier sweep's plot went"
+    );
+    std::fs::remove_file(site.join("s/.lockstorm-files")).unwrap();
+    refused(&sweep(&single, "clients.count=2,3"), "holds sweep");
+    assert_eq!(std::fs::read_to_string(site.join("s/notes.md")).unwrap(), "mine");
 }

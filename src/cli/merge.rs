@@ -62,7 +62,10 @@ pub fn run(a: Args) -> Result<bool> {
         )),
         Merged::Sweep { sweep, timing } => {
             let dir = out.unwrap_or_else(|| Path::new("reports/sweeps").join(&sweep.scenario));
+            let cannot_write = || format!("cannot write the sweep to {}", dir.display());
+            let folder = lockstorm::report::sweep::folder(&dir).with_context(cannot_write)?;
             write_sweep(&dir, &sweep, &timing, quiet)?;
+            folder.finish().with_context(cannot_write)?;
             Ok(true)
         }
         Merged::Matrix { matrix, folders } => {

@@ -60,6 +60,10 @@ pub fn run(a: Args) -> Result<bool> {
     whole
         .check_fits(plan.cells.len(), "grid cells")
         .map_err(anyhow::Error::msg)?;
+    // The folder is made ready (or refused) before any cell runs.
+    let dir = out.unwrap_or_else(|| default_out(Path::new("reports/sweeps").join(&plan.base.name), shard));
+    let folder = lockstorm::report::sweep::folder(&dir)
+        .with_context(|| format!("cannot write the sweep to {}", dir.display()))?;
     let bar = progress_bar(
         quiet,
         format!(
@@ -73,7 +77,6 @@ pub fn run(a: Args) -> Result<bool> {
         bar.set_position((fraction * 1_000.0) as u64)
     });
     bar.finish_and_clear();
-    let dir = out.unwrap_or_else(|| default_out(Path::new("reports/sweeps").join(&plan.base.name), shard));
     write_sweep(&dir, &sweep, &Timing::of(&results), quiet)?;
     if let Some(shard) = shard {
         ShardFile {
@@ -89,6 +92,9 @@ pub fn run(a: Args) -> Result<bool> {
         .write(&dir)
         .with_context(|| format!("cannot write {}", dir.join(run::shard::FILE).display()))?;
     }
+    folder
+        .finish()
+        .with_context(|| format!("cannot write the sweep to {}", dir.display()))?;
     Ok(true)
 }
 

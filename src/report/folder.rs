@@ -15,6 +15,13 @@
 //! outright leaves the placeholder; either way `lockstorm report DIR` renders what was
 //! recorded. When the report is written, [`RunFolder::finish`] lists what is in the
 //! folder in the manifest, for the next run to remove.
+//!
+//! A folder that other things share ([`RunFolder::prepare_shared`]: a sweep's, an
+//! analysis's root, the reports site) is held to the same rule for the names its writer
+//! writes: an earlier run's files (by its manifest) go, a file of the same name that no
+//! manifest vouches for is refused, and everything else (a hand-written README.md beside
+//! a sweep, another run's folder with its own manifest) is left alone and kept out of
+//! the manifest.
 
 use super::{io_err, ReportError};
 use crate::children::{register_cleanup, Cleanup};
@@ -57,6 +64,8 @@ pub struct RunFolder {
     _lock: std::fs::File,
     /// Marks the summary partial if lockstorm must stop without finishing the report.
     _on_abort: Option<Cleanup>,
+    /// A shared folder's entries that are not this writer's: kept, never listed.
+    kept: BTreeSet<String>,
 }
 
 impl RunFolder {
@@ -86,6 +95,33 @@ impl RunFolder {
             dir: dir.to_path_buf(),
             _lock: lock,
             _on_abort: None,
+            kept: BTreeSet::new(),
+        })
+    }
+
+    /// Prepares a folder that holds other things too, for a writer of `names` (a name
+    /// ending in `/` is a folder): removes what an earlier run's manifest lists, refuses a
+    /// name of `names` that no manifest lists (a user's file it would overwrite), and
+    /// keeps the rest out of the way and out of the manifest.
+    pub fn prepare_shared(dir: &Path, names: &[String]) -> Result<RunFolder, ReportError> {
+        std::fs::create_dir_all(dir).map_err(io_err(dir))?;
+        let lock = lock_dir(dir)?;
+        let (ours, others) = sort_out(dir, false)?;
+        if let Some(name) = others.iter().find(|n| names.contains(n)) {
+            return Err(ReportError::Folder {
+                path: dir.display().to_string(),
+                message: format!(
+                    "holds {name}, which no lockstorm manifest lists and which would be overwritten; choose another folder, or move the file"
+                ),
+            });
+        }
+        remove(dir, &ours)?;
+        write_names(dir, names)?;
+        Ok(RunFolder {
+            dir: dir.to_path_buf(),
+            _lock: lock,
+            _on_abort: None,
+            kept: others,
         })
     }
 
@@ -112,12 +148,12 @@ impl RunFolder {
     /// The run failed: the summary says so (history.jsonl keeps what was recorded).
     pub fn fail(self, reason: &str) -> Result<(), ReportError> {
         mark_partial(&self.dir, reason)?;
-        write_manifest(&self.dir, &BTreeSet::new())
+        write_manifest(&self.dir, &self.kept)
     }
 
     /// The report is written: lists the folder's files for the next run to remove.
     pub fn finish(self) -> Result<(), ReportError> {
-        write_manifest(&self.dir, &BTreeSet::new())
+        write_manifest(&self.dir, &self.kept)
     }
 
     /// Copies the run in `from` (another folder of lockstorm's, e.g. a shard's cell) into
@@ -370,6 +406,52 @@ mod tests {
         let e = clear_renders(dir).expect_err("refused").to_string();
         assert!(e.contains("holds index.html"), "{e}");
         assert!(dir.join("index.html").is_file());
+    }
+
+    #[test]
+    fn a_shared_folder_keeps_what_is_not_the_writers_and_refuses_a_name_it_would_overwrite() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        let owned = |list: &[&str]| list.iter().map(|n| n.to_string()).collect::<Vec<_>>();
+        let sweep = owned(&["sweep.json", "sweep.csv", "sweep-violations.svg"]);
+        touch(dir, "README.md");
+        std::fs::create_dir(dir.join("real")).unwrap();
+        // An earlier sweep of another scenario: its plot goes, the user's README stays.
+        touch(dir, "sweep-stale-writes.svg");
+        write_names(dir, &owned(&["sweep-stale-writes.svg"])).unwrap();
+        let folder = RunFolder::prepare_shared(dir, &sweep).unwrap();
+        for name in &sweep {
+            touch(dir, name);
+        }
+        folder.finish().unwrap();
+        assert_eq!(
+            names(dir),
+            [
+                MANIFEST,
+                "README.md",
+                "real/",
+                "sweep-violations.svg",
+                "sweep.csv",
+                "sweep.json"
+            ]
+        );
+        let listed = std::fs::read_to_string(dir.join(MANIFEST)).unwrap();
+        assert_eq!(listed, "sweep-violations.svg\nsweep.csv\nsweep.json\n");
+        // The next sweep replaces them; a user's sweep.csv with no manifest is refused.
+        let folder = RunFolder::prepare_shared(dir, &sweep).unwrap();
+        assert!(
+            !dir.join("sweep.csv").exists(),
+            "the earlier sweep's files go first"
+        );
+        touch(dir, "sweep.csv");
+        folder.finish().unwrap();
+        std::fs::remove_file(dir.join(MANIFEST)).unwrap();
+        let e = RunFolder::prepare_shared(dir, &sweep)
+            .err()
+            .expect("refused")
+            .to_string();
+        assert!(e.contains("holds sweep.csv"), "{e}");
+        assert!(dir.join("sweep.csv").is_file() && dir.join("README.md").is_file());
     }
 
     #[test]

@@ -207,23 +207,35 @@ fn markdown(entries: &[Entry]) -> String {
     md
 }
 
-/// Writes index.html and README.md into `root` for the folders under it.
+/// The site's own files, which its manifest lists; everything else in the root (the
+/// report folders) is left alone.
+const FILES: [&str; 2] = ["index.html", "README.md"];
+
+/// Writes index.html and README.md into `root` for the folders under it; refuses a root
+/// whose index.html or README.md no lockstorm manifest vouches for (the user's).
 pub fn write(root: &Path) -> Result<(), ReportError> {
+    let folder = super::folder::RunFolder::prepare_shared(root, &FILES.map(String::from))?;
     let entries = entries(root);
-    for (name, text) in [("index.html", html(&entries)), ("README.md", markdown(&entries))] {
+    for (name, text) in FILES.into_iter().zip([html(&entries), markdown(&entries)]) {
         let path = root.join(name);
         super::write_atomic(&path, text.as_bytes())?;
     }
-    Ok(())
+    folder.finish()
 }
 
 /// After a report folder `out` is written: rewrites the site of the `reports` folder it
-/// sits in (directly, or as analysis/real), if it sits in one.
+/// sits in (directly, or as analysis/real), if it sits in one and the site there is
+/// lockstorm's; a folder named `reports` whose index is the user's (or that another run
+/// is rewriting) is left as it is, with a note.
 pub fn refresh(out: &Path) -> Result<(), ReportError> {
     let is_reports = |p: &Path| p.file_name().is_some_and(|n| n == "reports");
     let root = out.ancestors().skip(1).take(2).find(|p| is_reports(p));
-    match root {
-        Some(root) => write(root),
+    match root.map(write) {
+        Some(Err(ReportError::Folder { path, message })) => {
+            eprintln!("lockstorm: note: the reports index in {path} was left as it is: the folder {message}");
+            Ok(())
+        }
+        Some(other) => other,
         None => Ok(()),
     }
 }
@@ -277,6 +289,23 @@ mod tests {
         // A folder outside any `reports` folder leaves no site behind.
         refresh(tmp.path()).unwrap();
         assert!(!tmp.path().join("index.html").exists());
+    }
+
+    #[test]
+    fn a_reports_folder_whose_index_is_the_users_is_left_as_it_is() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("reports");
+        std::fs::create_dir_all(root.join("s")).unwrap();
+        std::fs::write(root.join("README.md"), "mine").unwrap();
+        refresh(&root.join("s")).unwrap();
+        assert_eq!(std::fs::read_to_string(root.join("README.md")).unwrap(), "mine");
+        assert!(!root.join("index.html").exists(), "no half of a site either");
+        // Once lockstorm's (its manifest lists them), the site is rewritten.
+        std::fs::remove_file(root.join("README.md")).unwrap();
+        refresh(&root.join("s")).unwrap();
+        std::fs::write(root.join("README.md"), "old").unwrap();
+        refresh(&root.join("s")).unwrap();
+        assert_ne!(std::fs::read_to_string(root.join("README.md")).unwrap(), "old");
     }
 
     #[test]

@@ -13,6 +13,26 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 /// The diagrams drawn, by file stem.
+/// Every name a sweep writes into its folder (what its manifest vouches for while it
+/// runs): the two files, the phase diagrams, the wall-clock figures, a shard's
+/// description.
+pub const FILES: &[&str] = &[
+    JSON,
+    CSV,
+    "sweep-violations.svg",
+    "sweep-stale-writes.svg",
+    "timing.json",
+    "shard.json",
+];
+
+/// Prepares `dir` for a sweep before it runs: an earlier sweep's files go (a plot of
+/// another scenario with them), a file of the sweep's names that no manifest vouches
+/// for is refused, and the rest of the folder (a README.md of the user's) stays.
+pub fn folder(dir: &Path) -> Result<super::folder::RunFolder, ReportError> {
+    let names: Vec<String> = FILES.iter().map(|n| n.to_string()).collect();
+    super::folder::RunFolder::prepare_shared(dir, &names)
+}
+
 pub fn write(dir: &Path, sweep: &Sweep) -> Result<Vec<String>, ReportError> {
     std::fs::create_dir_all(dir).map_err(io_err(dir))?;
     let path = dir.join(JSON);

@@ -115,6 +115,14 @@ pub fn run_all_with(
     if files.is_empty() {
         return Err(AnalysisError::Empty(scenarios.display().to_string()));
     }
+    // The folder is made ready (or refused) before anything runs: an earlier analysis's
+    // index and scenario folders go, a file or folder of the same name that no manifest
+    // vouches for is refused, the rest (a `real/` analysis with its own manifest) stays.
+    let mut names: Vec<String> = vec!["README.md".into(), "index.html".into()];
+    for file in &files {
+        names.push(format!("{}/", Scenario::load(file)?.name));
+    }
+    let root = RunFolder::prepare_shared(out, &names)?;
     let mut cases = Vec::new();
     let mut real = false;
     for file in files {
@@ -195,6 +203,7 @@ pub fn run_all_with(
         real,
     };
     write_index(out, &cases, seeds, &source)?;
+    root.finish()?;
     Ok(cases)
 }
 

@@ -235,8 +235,8 @@ fn merge_matrix(
 }
 
 fn read_json(path: &Path) -> Result<serde_json::Value, MergeError> {
-    let text =
-        std::fs::read_to_string(path).map_err(|e| MergeError::Invalid(format!("{}: {e}", path.display())))?;
+    let text = crate::limits::read_bounded(path, crate::limits::MAX_JSON_BYTES)
+        .map_err(|e| MergeError::Invalid(format!("{}: {e}", path.display())))?;
     serde_json::from_str(&text).map_err(|e| MergeError::Invalid(format!("{}: {e}", path.display())))
 }
 

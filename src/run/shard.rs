@@ -196,7 +196,7 @@ impl ShardFile {
 
     pub fn read(dir: &Path) -> Result<ShardFile, String> {
         let path = dir.join(FILE);
-        let text = std::fs::read_to_string(&path).map_err(|e| {
+        let text = crate::limits::read_bounded(&path, crate::limits::MAX_JSON_BYTES).map_err(|e| {
             format!(
                 "{}: {e} (is {} a shard's output folder?)",
                 path.display(),

@@ -354,27 +354,10 @@ pub const SHRINK_NO_SENTINEL: &str =
 
 /// The text of a scenario file, with an error naming it.
 pub fn read_text(path: &Path) -> Result<String, ScenarioError> {
-    use std::io::Read as _;
-    let io = |error| ScenarioError::Io {
+    crate::limits::read_bounded(path, crate::limits::MAX_SCENARIO_BYTES).map_err(|error| ScenarioError::Io {
         path: path.display().to_string(),
         error,
-    };
-    let too = |what: String| io(std::io::Error::new(std::io::ErrorKind::InvalidData, what));
-    let file = std::fs::File::open(path).map_err(io)?;
-    // Not a regular file (a FIFO, /dev/zero): it could block or never end.
-    if !file.metadata().map_err(io)?.is_file() {
-        return Err(too("not a regular file".into()));
-    }
-    let limit = crate::limits::MAX_SCENARIO_BYTES;
-    let mut bytes = Vec::new();
-    file.take(limit + 1).read_to_end(&mut bytes).map_err(io)?;
-    if bytes.len() as u64 > limit {
-        return Err(too(format!(
-            "larger than {} KiB, the most a scenario may be",
-            limit >> 10
-        )));
-    }
-    String::from_utf8(bytes).map_err(|_| too("not UTF-8 text".into()))
+    })
 }
 
 /// Turns a toml error into one line: position, the message, and the offending line's key.

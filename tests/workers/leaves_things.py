@@ -8,6 +8,8 @@ Usage: leaves_things.py ACTION... where each ACTION runs at the hello:
   unmarked:PATH the same, and the helper then drops lockstorm's mark from its
                 environment (`env -u LOCKSTORM_OWNER sleep 600`), as a daemon that
                 clears its environment or a redis-server rewriting its title does
+  redis:PATH    the same as setsid, and the helper becomes a redis-server (no port),
+                whose process title overwrites the environment block with the mark
   flood:BYTES   writes a line FIRST-LINE, BYTES of filler, then LAST-LINE to stderr
 Every request gets a plain `ok` (no Redis behind it: these tests are about processes
 and files).
@@ -18,7 +20,7 @@ import sys
 import time
 
 
-def helper(path, leave_group, unmarked=False):
+def helper(path, leave_group, unmarked=False, redis=False):
     pid = os.fork()
     if pid != 0:
         return
@@ -28,6 +30,11 @@ def helper(path, leave_group, unmarked=False):
         f.write(f"{os.getpid()}\n")
     if unmarked:
         os.execvp("env", ["env", "-u", "LOCKSTORM_OWNER", "sleep", "600"])
+    if redis:
+        # Its log is not the worker's protocol: away from the worker's stdout.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        os.execvp("redis-server", ["redis-server", "--port", "0", "--save", "", "--appendonly", "no"])
     time.sleep(600)
     os._exit(0)
 
@@ -43,8 +50,8 @@ for line in sys.stdin:
     if kind == "hello":
         for action in sys.argv[1:]:
             what, _, arg = action.partition(":")
-            if what in ("fork", "setsid", "unmarked"):
-                helper(arg, what != "fork", what == "unmarked")
+            if what in ("fork", "setsid", "unmarked", "redis"):
+                helper(arg, what != "fork", what == "unmarked", what == "redis")
             elif what == "flood":
                 sys.stderr.write("FIRST-LINE\n")
                 chunk = "x" * 1023 + "\n"
