@@ -664,3 +664,39 @@ fn analysis_and_sweep_leave_the_users_files_as_they_are() {
     refused(&sweep(&single, "clients.count=2,3"), "holds sweep");
     assert_eq!(std::fs::read_to_string(site.join("s/notes.md")).unwrap(), "mine");
 }
+
+/// Issue 40: an adapter's name is its folder in the matrix: a name that is a path out of
+/// it (`../../evil-escape`) is refused before anything runs, and nothing is written.
+#[test]
+fn an_adapter_named_like_a_path_out_of_the_matrix_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    write(
+        tmp.path(),
+        "list.toml",
+        "[[adapter]]\nname = \"../../evil-escape\"\ncommand = [\"lockstorm\", \"worker\"]\nruntime = \"rust\"\n\
+         kind = \"single\"\nfaketime = false\npromise = \"none\"\noptions = \"none\"\n",
+    );
+    std::fs::create_dir_all(tmp.path().join("a/b")).unwrap();
+    let catalogue = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/matrix");
+    refused(
+        &lockstorm(
+            tmp.path(),
+            &[
+                "matrix",
+                "--list",
+                "list.toml",
+                "--catalogue",
+                catalogue.to_str().unwrap(),
+                "--faults",
+                "01-clean",
+                "--seeds",
+                "1",
+                "--out",
+                "a/b/out",
+            ],
+        ),
+        "one folder name",
+    );
+    assert!(!tmp.path().join("a/evil-escape").exists());
+    assert!(!tmp.path().join("a/b/out").exists());
+}

@@ -169,14 +169,22 @@ impl Lane {
 /// The online safety sweep of every lock.
 #[derive(Default)]
 pub(super) struct Sweep {
-    lanes: Vec<Lane>,
+    /// Boxed: a history of many locks grows this table, and a lane is a few hundred
+    /// bytes that a doubling table would hold twice.
+    #[allow(clippy::vec_box)]
+    lanes: Vec<Box<Lane>>,
 }
+
+/// Past this many locks, a lane gives back the memory of its open set and its waiting
+/// heap whenever they empty (750,000 locks cost 1.3 GB with them kept); below it they
+/// are kept, as a run's few locks reuse them for every hold.
+const MANY_LOCKS: usize = 4_096;
 
 impl Sweep {
     fn lane(&mut self, lock: LockId) -> &mut Lane {
         let i = lock as usize;
         if self.lanes.len() <= i {
-            self.lanes.resize_with(i + 1, Lane::default);
+            self.lanes.resize_with(i + 1, Box::default);
         }
         &mut self.lanes[i]
     }
@@ -188,10 +196,15 @@ impl Sweep {
 
     /// An open hold of `lock` ended as `hold` says, at or before `now_us`.
     pub fn ended(&mut self, lock: LockId, hold: Hold, now_us: u64) {
+        let many = self.lanes.len() > MANY_LOCKS;
         let lane = self.lane(lock);
         lane.open.remove(&key(&hold));
         lane.waiting.push(Reverse(Waiting(hold)));
         lane.drain(now_us);
+        if many && lane.open.is_empty() && lane.waiting.is_empty() {
+            lane.open = BTreeSet::new();
+            lane.waiting = BinaryHeap::new();
+        }
     }
 
     /// Sweeps what is left (every hold has ended) and names the findings: violations

@@ -218,8 +218,17 @@ pub fn run(a: Args) -> Result<bool> {
                 "  the verdict covers what ran before the stop; `lockstorm report {}` redraws the report",
                 dir.display()
             );
+        } else if outcome.seeds.is_empty() {
+            out!("  no seed finished before the stop: summary.json is the whole report");
         } else {
-            out!("  the verdict covers what ran before the stop; the reported seed recorded no history, so summary.json is the whole report");
+            // The seeds that finished kept their results, not their histories; a stopped
+            // run does not spend the time to simulate the reported one again.
+            out!(
+                "  the verdict covers the {} seeds that finished; a stopped run does not simulate seed {} again for its history: `{}` does (the simulator is deterministic)",
+                outcome.seeds.len(),
+                outcome.reported_seed,
+                scenario.rerun_command(outcome.reported_seed)
+            );
         }
     }
     Ok(outcome.as_expected)

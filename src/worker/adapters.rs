@@ -297,6 +297,11 @@ pub fn load(path: &Path) -> Result<Vec<Adapter>, AdapterError> {
         if list.adapter[..i].iter().any(|b| b.name == a.name) {
             return Err(invalid(format!("adapter {:?} is listed twice", a.name)));
         }
+        // The name is the adapter's folder in the matrix: one folder name, never a path
+        // that leads out of it (`../../x`).
+        if let Err(why) = crate::limits::check_name(&a.name) {
+            return Err(invalid(format!("adapter[{i}]: {why}")));
+        }
     }
     Ok(list.adapter)
 }
