@@ -477,3 +477,62 @@ fn a_flooded_worker_log_is_capped() {
         "the cut is said"
     );
 }
+
+/// Issue 40: a node whose port another process took while it was down cannot restart.
+/// That is the machine's doing, not the lock's: the run stops with one error line
+/// that says so and what redis-server said, exit 2, and keeps its history (it read
+/// "deadlock, stuck after heal", exit 1, naming a log that was already gone).
+#[test]
+fn a_node_whose_port_was_taken_during_its_crash_is_an_environment_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("port.toml");
+    std::fs::write(
+        &file,
+        "backend = \"redis\"\nduration = \"8s\"\nnodes = 1\n[algorithm]\nkind = \"single\"\nttl = \"500ms\"\n\
+         [clients]\ncount = 2\n[[faults]]\nat = \"1s\"\nkind = \"crash\"\nnode = 0\nrestart_after = \"2s\"\n",
+    )
+    .unwrap();
+    let out = tmp.path().join("out");
+    let mut run = Command::new(env!("CARGO_BIN_EXE_lockstorm"))
+        .args([
+            "scenario",
+            file.to_str().unwrap(),
+            "--quiet",
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The node's redis-server titles itself with its address.
+    let mut server = None;
+    wait_for("the node's redis-server", || {
+        server = children_of(run.id()).into_iter().find_map(|(pid, _, _)| {
+            let title = std::fs::read_to_string(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            let port = title
+                .split_whitespace()
+                .find_map(|w| w.strip_prefix("127.0.0.1:"))?;
+            Some((pid, port.trim_end_matches('\0').parse::<u16>().ok()?))
+        });
+        server.is_some()
+    });
+    let (pid, port) = server.unwrap();
+    wait_for("the crash", || stat(pid).is_none());
+    let taken =
+        std::net::TcpListener::bind(("127.0.0.1", port)).expect("the port is free while the node is down");
+    let status = run.wait().unwrap();
+    drop(taken);
+    let mut err = String::new();
+    std::io::Read::read_to_string(run.stderr.as_mut().unwrap(), &mut err).unwrap();
+    assert_eq!(status.code(), Some(2), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("node 0 could not be restarted") && err.contains("it said"),
+        "{err}"
+    );
+    assert!(out.join("history.jsonl").is_file(), "{err}");
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["partial"], true, "{summary}");
+}

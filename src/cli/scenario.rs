@@ -246,8 +246,13 @@ fn keep_failed_run(folder: RunFolder, failure: &WorkerFailure) -> anyhow::Error 
     .and_then(|()| folder.fail(&failure.message).map_err(anyhow::Error::from));
     match kept {
         Ok(()) => anyhow::anyhow!(
-            "{}; the history so far and the worker logs are in {}",
+            "{}; the history so far{} in {}",
             failure.message,
+            if failure.output.worker_logs.is_some() {
+                " and the worker logs are"
+            } else {
+                " is"
+            },
             dir.display()
         ),
         Err(e) => anyhow::anyhow!(

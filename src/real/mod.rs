@@ -43,6 +43,40 @@ pub use driver::{run, RealOptions};
 
 use std::path::PathBuf;
 
+/// The last line a process wrote to its log, shown as `: it said "..."` (nothing if it
+/// wrote none): the log is in the run's temporary directory, gone once the run ends.
+#[derive(Debug, Clone, Default)]
+pub struct LastWords(pub Option<String>);
+
+impl LastWords {
+    /// The last non-empty line of the file at `log`, cut to 300 bytes.
+    pub fn of(log: &std::path::Path) -> LastWords {
+        let text = crate::limits::read_bounded(log, 1 << 20).unwrap_or_default();
+        let line = text
+            .lines()
+            .rev()
+            .map(str::trim)
+            .find(|l| !l.is_empty())
+            .map(|l| {
+                let mut end = l.len().min(300);
+                while !l.is_char_boundary(end) {
+                    end -= 1;
+                }
+                l[..end].to_string()
+            });
+        LastWords(line)
+    }
+}
+
+impl std::fmt::Display for LastWords {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.0 {
+            Some(line) => write!(f, ": it said {line:?}"),
+            None => Ok(()),
+        }
+    }
+}
+
 /// Why a real run could not be carried out (the environment, not the verdict).
 #[derive(Debug, thiserror::Error)]
 pub enum RealError {
@@ -52,22 +86,25 @@ pub enum RealError {
     NoFaketime,
     #[error("clock faults on real nodes need the faketime shim, which this build of lockstorm lacks: {0}")]
     Shim(String),
-    #[error("redis-server for node {node} exited at start ({status}); see {}", log.display())]
+    #[error("redis-server for node {node} exited at start ({status}){said} (its log: {}, removed with the run unless --keep)", log.display())]
     ServerExited {
         node: usize,
         status: String,
         log: PathBuf,
+        /// The log's last line, read when it exited: the log itself goes with the run.
+        said: LastWords,
     },
     #[error("redis-server for node {node} did not answer PING within 10s (last try: {last}); see {}", log.display())]
     ServerNotReady { node: usize, log: PathBuf, last: String },
     #[error("{0}: {1}")]
     Io(String, std::io::Error),
     /// A process of a Sentinel deployment ([`sentinel`]) exited while it was starting.
-    #[error("{member} exited at start ({status}); see {}", log.display())]
+    #[error("{member} exited at start ({status}){said} (its log: {}, removed with the run unless --keep)", log.display())]
     MemberExited {
         member: String,
         status: String,
         log: PathBuf,
+        said: LastWords,
     },
     /// A process of a Sentinel deployment did not answer PING in time.
     #[error("{member} did not answer PING within 10s (last try: {last}); see {}", log.display())]

@@ -73,6 +73,7 @@ pub struct NodeHandle {
     tx: mpsc::UnboundedSender<Msg>,
     upstream: watch::Receiver<SocketAddr>,
     serving: watch::Receiver<bool>,
+    broken: watch::Receiver<Option<String>>,
 }
 
 impl NodeHandle {
@@ -89,6 +90,13 @@ impl NodeHandle {
     /// lockstorm has read what it serves.
     pub fn serving(&self) -> watch::Receiver<bool> {
         self.serving.clone()
+    }
+
+    /// Why the node cannot go on, once it cannot (a restart that failed: its port taken
+    /// by another process, its binary gone): the run then stops as an error of its
+    /// environment, not a finding about the lock.
+    pub fn broken(&self) -> Option<String> {
+        self.broken.borrow().clone()
     }
 
     /// Queues `op`; the node carries out its operations in the order they were sent.
@@ -121,6 +129,8 @@ pub struct Node {
     lag_line: Option<LagLine>,
     lag: Option<Duration>,
     serving: watch::Sender<bool>,
+    /// Why the node cannot go on ([`NodeHandle::broken`]).
+    broken: watch::Sender<Option<String>>,
     /// Where the watcher's news go; `None`: node events are off.
     news: Option<mpsc::UnboundedSender<News>>,
     /// The current master's watcher.
@@ -150,6 +160,7 @@ impl Node {
             lag_line: None,
             lag: replication_lag,
             serving: watch::channel(true).0,
+            broken: watch::channel(None).0,
             news,
             watcher: None,
             before: None,
@@ -208,11 +219,13 @@ impl Node {
         let (tx, rx) = mpsc::unbounded_channel();
         let upstream = self.upstream.subscribe();
         let serving = self.serving.subscribe();
+        let broken = self.broken.subscribe();
         tokio::spawn(self.run(rx));
         NodeHandle {
             tx,
             upstream,
             serving,
+            broken,
         }
     }
 
@@ -327,8 +340,9 @@ impl Node {
         match result {
             Ok(()) => self.back(false).await,
             Err(e) => {
-                // The run goes on with the node down; the liveness check will show it.
-                eprintln!("lockstorm: warning: restart of node {}: {e:#}", self.index);
+                // Not the lock's doing: the run stops, as an error of its environment.
+                self.broken
+                    .send_replace(Some(format!("node {} could not be restarted: {e:#}", self.index)));
                 self.serving.send_replace(true);
             }
         }

@@ -266,6 +266,7 @@ impl Server {
         Some(RealError::ServerExited {
             node: self.index,
             status: status.to_string(),
+            said: crate::real::LastWords::of(&self.log()),
             log: self.log(),
         })
     }

@@ -338,6 +338,46 @@ EOF
     fi
     rm -rf "$T/run"
   fi
+  name="$R: a node's port taken by another process during its crash"
+  if trial "$name"; then
+    printf 'backend = "redis"\nduration = "8s"\nnodes = 1\n[algorithm]\nkind = "single"\nttl = "500ms"\n[clients]\ncount = 2\n[[faults]]\nat = "1s"\nkind = "crash"\nnode = 0\nrestart_after = "3s"\n' >"$T/port.toml"
+    rm -rf "$T/run"
+    "$L" scenario "$T/port.toml" --quiet --out "$T/run" >"$T/out" 2>"$T/err" &
+    pid=$!
+    port=""
+    for _ in $(seq 100); do
+      port=$(for c in $(cat /proc/$pid/task/*/children 2>/dev/null); do tr '\0' ' ' </proc/$c/cmdline 2>/dev/null; done | grep -o '127[.]0[.]0[.]1:[0-9]*' | head -1 | cut -d: -f2)
+      [ -n "$port" ] && break; sleep 0.05
+    done
+    sleep 1.5 # past the crash at 1 s, before the restart at 4 s
+    python3 -c "
+import socket, time
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(('127.0.0.1', $port)); s.listen(); time.sleep(8)" &
+    taker=$!
+    wait "$pid"; rc=$?
+    kill "$taker" 2>/dev/null; wait "$taker" 2>/dev/null
+    if [ "$rc" -eq 2 ] && [ "$(grep -c . "$T/err")" -eq 1 ] && grep -q "could not be restarted" "$T/err" && [ -s "$T/run/history.jsonl" ]; then
+      say ok "$name: exit 2: $(head -c 250 "$T/err")"
+    else
+      say FAIL "$name: exit $rc: $(head -c 200 "$T/out") $(head -c 300 "$T/err")"
+    fi
+    rm -rf "$T/run"
+  fi
+  name="$R: an analysis stopped at 1.5 s over an earlier one"
+  if trial "$name"; then
+    rm -rf "$T/an" "$T/sc" && mkdir -p "$T/sc" && cp scenarios/single.toml scenarios/partition.toml scenarios/redlock-chaos.toml "$T/sc/"
+    "$L" analysis --scenarios "$T/sc" --seeds 1 --out "$T/an" >/dev/null 2>&1
+    before=$(grep -c . "$T/an/README.md")
+    "$L" analysis --scenarios "$T/sc" --seeds 30 --out "$T/an" >/dev/null 2>&1 &
+    pid=$!; sleep 1.5; kill -s INT "$pid"; wait "$pid"; rc=$?
+    if [ ! -e "$T/an/README.md" ] && [ ! -e "$T/an/index.html" ]; then
+      say ok "$name: exit $rc, no index of the earlier run left ($before lines before)"
+    else
+      say FAIL "$name: exit $rc, the index is still there: $(head -3 "$T/an/README.md" | tr '\n' ' ')"
+    fi
+    rm -rf "$T/an" "$T/sc"
+  fi
   for sig in INT TERM; do
     name="$R: partial_reason of a SIG$sig at 0.2 s"
     trial "$name" || continue

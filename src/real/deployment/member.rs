@@ -146,6 +146,7 @@ impl MemberProcess {
         Some(RealError::MemberExited {
             member: self.member.to_string(),
             status: status.to_string(),
+            said: crate::real::LastWords::of(&self.log()),
             log: self.log(),
         })
     }

@@ -457,7 +457,8 @@ struct Driver<'a> {
     /// One worker process per client, when the scenario's clients are workers.
     workers: Option<Workers>,
     pauses: ClientPauses,
-    /// Why the run stopped early: a worker broke the protocol.
+    /// Why the run stopped early: a worker broke the protocol, or a node could not be
+    /// restarted (its environment, not the lock).
     failure: Option<String>,
     /// Turns the nodes' own news into `node` lines.
     key_watch: key_watch::KeyWatch,
@@ -614,6 +615,12 @@ impl Driver<'_> {
             }
             let t = self.now_us();
             self.stats.end_us = t;
+            if self.failure.is_none() {
+                self.failure = self.hosts.iter().find_map(|h| match h {
+                    Host::Managed(n) => n.broken(),
+                    _ => None,
+                });
+            }
             if t > limit_us || self.failure.is_some() {
                 break;
             }
