@@ -44,7 +44,7 @@ pub use driver::{run, RealOptions};
 use std::path::PathBuf;
 
 /// The last line a process wrote to its log, shown as `: it said "..."` (nothing if it
-/// wrote none): the log is in the run's temporary directory, gone once the run ends.
+/// wrote none): what an error can quote when the log itself is not kept.
 #[derive(Debug, Clone, Default)]
 pub struct LastWords(pub Option<String>);
 
@@ -86,7 +86,7 @@ pub enum RealError {
     NoFaketime,
     #[error("clock faults on real nodes need the faketime shim, which this build of lockstorm lacks: {0}")]
     Shim(String),
-    #[error("redis-server for node {node} exited at start ({status}){said} (its log: {}, removed with the run unless --keep)", log.display())]
+    #[error("redis-server for node {node} exited at start ({status}){said}; see {}", log.display())]
     ServerExited {
         node: usize,
         status: String,
@@ -99,7 +99,7 @@ pub enum RealError {
     #[error("{0}: {1}")]
     Io(String, std::io::Error),
     /// A process of a Sentinel deployment ([`sentinel`]) exited while it was starting.
-    #[error("{member} exited at start ({status}){said} (its log: {}, removed with the run unless --keep)", log.display())]
+    #[error("{member} exited at start ({status}){said}; see {}", log.display())]
     MemberExited {
         member: String,
         status: String,

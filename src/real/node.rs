@@ -341,8 +341,15 @@ impl Node {
             Ok(()) => self.back(false).await,
             Err(e) => {
                 // Not the lock's doing: the run stops, as an error of its environment.
+                // Its log goes with the run's directory: the error quotes it, never names it.
+                let why = match e {
+                    RealError::ServerExited { status, said, .. } => {
+                        format!("redis-server exited at start ({status}){said}")
+                    }
+                    e => format!("{e:#}"),
+                };
                 self.broken
-                    .send_replace(Some(format!("node {} could not be restarted: {e:#}", self.index)));
+                    .send_replace(Some(format!("node {} could not be restarted: {why}", self.index)));
                 self.serving.send_replace(true);
             }
         }

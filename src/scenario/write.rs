@@ -208,6 +208,10 @@ impl Scenario {
         let _ = writeln!(out, "release = {}", name(&m.release));
         let _ = writeln!(out, "extend = {}", name(&m.extend));
         let _ = writeln!(out, "token = {}", name(&m.token));
+        if let Some(w) = a.wait {
+            let _ = writeln!(out, "wait_replicas = {}", w.replicas);
+            let _ = writeln!(out, "wait_timeout = {}", dur(w.timeout_ms * 1_000));
+        }
     }
 
     fn write_clients(&self, out: &mut String) {
@@ -510,6 +514,8 @@ mod tests {
             fencing = true
             fence_rounds = 1
             fair_after = "7ms"
+            wait_replicas = 2
+            wait_timeout = "20ms"
             [clients]
             count = 4
             locks = 3
