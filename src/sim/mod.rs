@@ -368,12 +368,11 @@ impl World<'_> {
             None => return,
             Some(n) if n >= replicas || t >= deadline_us => Reply::Int(i64::from(n)),
             Some(_) => {
+                // One lag after its arrival, then at the deadline (a node without a
+                // replica, or with a cut link, waits for the deadline).
                 let lag_us = self.nodes[node].replication_lag_us().unwrap_or(0);
-                let next = if t == since_us {
-                    (since_us + lag_us).min(deadline_us)
-                } else {
-                    deadline_us
-                };
+                let first = since_us + lag_us;
+                let next = if t < first { first } else { deadline_us }.min(deadline_us);
                 let due = Ev::WaitDue {
                     client,
                     node,

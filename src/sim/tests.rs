@@ -566,3 +566,34 @@ fn partition_seed_1_history_is_pinned_byte_for_byte() {
         "partition.toml seed 1 no longer gives the history it gave"
     );
 }
+
+/// WAIT on the simulator: a node with a replica answers one replication lag after the
+/// WAIT arrives and the lock is held; a node without one (or with its link cut, or a
+/// lag of 0 and a cut) answers 0 at the WAIT's timeout, so no lock is ever held, and the
+/// run still ends.
+#[test]
+fn a_wait_is_answered_after_the_replicas_lag_or_at_its_timeout_with_none() {
+    let base = "nodes = 1\nduration = \"2s\"\n[algorithm]\nkind = \"single\"\nttl = \"500ms\"\n\
+                wait_replicas = 1\nwait_timeout = \"30ms\"\nretry_count = 2\n[clients]\ncount = 1\n";
+    let acquired = |history: &[Event]| {
+        history
+            .iter()
+            .filter(|e| matches!(e, Event::Ok(o) if o.op == OpKind::Acquire))
+            .count()
+    };
+    let (history, _) = run(&format!("{base}[replication]\nlag = \"5ms\"\n"), 1);
+    assert!(acquired(&history) > 0, "held once the replica has the key");
+    let (history, _) = run(base, 1);
+    assert_eq!(acquired(&history), 0, "no replica: every WAIT answers 0");
+    let cut = "[[faults]]\nat = \"0s\"\nkind = \"replication_cut\"\nnode = 0\n";
+    let (history, _) = run(&format!("{base}[replication]\nlag = \"0ms\"\n{cut}"), 1);
+    let heal = history
+        .iter()
+        .position(|e| matches!(e, Event::Fault(f) if f.action == FaultAction::End))
+        .expect("the cut ends with the workload");
+    assert_eq!(acquired(&history[..heal]), 0, "a cut link: every WAIT answers 0");
+    assert!(
+        acquired(&history[heal..]) > 0,
+        "and the lock is held once it heals"
+    );
+}
