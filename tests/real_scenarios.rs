@@ -22,6 +22,20 @@ fn require_redis() {
     );
 }
 
+/// The history lines where the replication cut starts and ends.
+fn replication_cut(history: &[lockstorm::history::Event]) -> (usize, usize) {
+    use lockstorm::history::{Event, FaultAction};
+    let at = |action: FaultAction| {
+        history
+            .iter()
+            .position(
+                |e| matches!(e, Event::Fault(f) if f.action == action && f.fault.kind() == "replication_cut"),
+            )
+            .expect("the cut starts and ends")
+    };
+    (at(FaultAction::Start), at(FaultAction::End))
+}
+
 /// Runs `scenarios/real/NAME.toml`, checks its verdict, and returns its history.
 fn run_scenario(name: &str) -> Vec<lockstorm::history::Event> {
     run_file(&format!("scenarios/real/{name}.toml"), &[]).0
@@ -338,7 +352,7 @@ fn real_sentinel_replication_cut_before_a_failover_loses_the_key() {
 /// accepted and lost as at Redis's defaults: the window the mitigation leaves open.
 #[test]
 fn real_sentinel_min_replicas_closes_the_replication_cut_but_for_its_lag() {
-    use lockstorm::history::{Event, FaultAction, NodeAction};
+    use lockstorm::history::{Event, NodeAction};
     require_redis();
     let file = "scenarios/real/sentinel-replication-cut.toml";
     let mitigation = [
@@ -350,15 +364,7 @@ fn real_sentinel_min_replicas_closes_the_replication_cut_but_for_its_lag() {
     let (summary, out_dir) = run_for_verdict(file, &mitigation, "not_exercised");
     assert_eq!(summary["violations"], serde_json::json!([]));
     let history = lockstorm::history::read_jsonl(&out_dir.path().join("history.jsonl")).expect("history");
-    let at = |action: FaultAction| {
-        history
-            .iter()
-            .position(
-                |e| matches!(e, Event::Fault(f) if f.action == action && f.fault.kind() == "replication_cut"),
-            )
-            .expect("the cut starts and ends")
-    };
-    let (start, end) = (at(FaultAction::Start), at(FaultAction::End));
+    let (start, end) = replication_cut(&history);
     assert!(
         !history[start..end]
             .iter()
@@ -392,18 +398,10 @@ fn real_sentinel_min_replicas_closes_the_replication_cut_but_for_its_lag() {
 /// same run without WAIT takes the lock on the cut master and loses it at the failover.
 #[test]
 fn wait_after_set_holds_nothing_while_the_replicas_are_cut_off() {
-    use lockstorm::history::{Event, FaultAction, NodeAction};
+    use lockstorm::history::{Event, NodeAction};
     let file = "scenarios/real/sentinel-replication-cut-wait.toml";
     let (history, _out) = run_file(file, &["--backend", "sim"]);
-    let at = |action: FaultAction| {
-        history
-            .iter()
-            .position(
-                |e| matches!(e, Event::Fault(f) if f.action == action && f.fault.kind() == "replication_cut"),
-            )
-            .expect("the cut starts and ends")
-    };
-    let (start, end) = (at(FaultAction::Start), at(FaultAction::End));
+    let (start, end) = replication_cut(&history);
     let cut = &history[start..end];
     assert!(
         !cut.iter()

@@ -384,6 +384,11 @@ impl World<'_> {
                 return self.queue.push(next.max(t), due);
             }
         };
+        self.answer(t, client, node, req, reply, lock);
+    }
+
+    /// A node's reply leaves it at `t` for `client`, unless the link takes it.
+    fn answer(&mut self, t: u64, client: usize, node: NodeId, req: ReqId, reply: Reply, lock: LockId) {
         if let Some(at) = self.sent(t, client, node, LinkDir::ToClient, lock) {
             self.queue.push(
                 at,
@@ -433,19 +438,7 @@ impl World<'_> {
                 let Some(reply) = reply else {
                     return;
                 };
-                let lock = cmd.lock();
-                if let Some(at) = self.sent(t, client, node, LinkDir::ToClient, lock) {
-                    self.queue.push(
-                        at,
-                        Ev::ToClient {
-                            client,
-                            node,
-                            req,
-                            reply,
-                            lock,
-                        },
-                    );
-                }
+                self.answer(t, client, node, req, reply, cmd.lock());
             }
             Ev::ToClient {
                 client,
