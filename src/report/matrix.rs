@@ -569,6 +569,10 @@ pub fn summary(cell: &Cell) -> String {
 /// The matrix's data file, from which `lockstorm report DIR` renders the pages again.
 pub const JSON: &str = "matrix.json";
 
+/// What a matrix writes at the top of its folder (its cells have folders of their own,
+/// each with its manifest): the data file, the two pages, a shard's description.
+pub const PAGES: [&str; 4] = [JSON, "README.md", "index.html", "shard.json"];
+
 /// Writes matrix.json, README.md and index.html into `out`.
 pub fn write(out: &Path, m: &Matrix) -> Result<(), ReportError> {
     std::fs::create_dir_all(out).map_err(super::io_err(out))?;

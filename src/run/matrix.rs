@@ -358,6 +358,10 @@ pub fn run_matrix(options: &MatrixOptions, progress: &(dyn Fn(&str) + Sync)) -> 
     // Each cell's folder is checked, and emptied of what the last matrix wrote there,
     // before any seed runs: a folder holding files lockstorm did not write stops the
     // matrix now, not after an hour of runs.
+    // The last matrix's pages go first (a run stopped before it writes its own leaves
+    // none that link the cells emptied below); a user's file of their names is refused.
+    // The manifest lists the pages alone: the cells' folders have their own.
+    let _root = RunFolder::prepare_shared(&options.out, &crate::report::matrix::PAGES.map(String::from))?;
     for plan in cells.iter().flatten() {
         RunFolder::prepare(&options.out.join(&plan.rel))?;
     }

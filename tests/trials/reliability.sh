@@ -272,6 +272,29 @@ EOF
     fi
     rm -rf "$T/X"
   fi
+  name="$R: a matrix rerun into an old matrix folder, stopped at 3 s"
+  if trial "$name"; then
+    rm -rf "$T/mx"
+    "$L" matrix --worker "$L worker" --worker-kind single --faults 01-clean,03-majority-crash-restart --seeds 1 --out "$T/mx" >/dev/null 2>&1
+    before=$(ls "$T/mx" | tr '\n' ' ')
+    "$L" matrix --worker "$L worker" --worker-kind single --faults 01-clean,03-majority-crash-restart --seeds 4 --out "$T/mx" >/dev/null 2>"$T/err" &
+    pid=$!; sleep 3; kill -s INT "$pid"; wait "$pid"; rc=$?
+    # What the folder's pages and matrix.json link must exist; what ran is what they say.
+    dead=""
+    for page in "$T/mx/index.html" "$T/mx/README.md"; do
+      [ -f "$page" ] || continue
+      for link in $(grep -o 'href="[^"#]*"' "$page" | sed 's/href="//; s/"$//' | grep -v '^http' | grep -v '^[.][.]/' | sort -u); do
+        [ -e "$T/mx/$link" ] || dead="$dead $link"
+      done
+    done
+    said=$(python3 -c "import json; d=json.load(open('$T/mx/matrix.json')); print(d.get('partial'), d.get('partial_reason'))" 2>&1 | head -c 200)
+    if [ -z "$dead" ]; then
+      say ok "$name: exit $rc, no dead link; matrix.json: $said"
+    else
+      say FAIL "$name: exit $rc, dead links:$dead; matrix.json: $said (before: $before)"
+    fi
+    rm -rf "$T/mx"
+  fi
   name="$R: an adapter named ../../evil-escape"
   if trial "$name"; then
     rm -rf "$T/m" && mkdir -p "$T/m/a/b"
