@@ -362,6 +362,19 @@ pub fn run_matrix(options: &MatrixOptions, progress: &(dyn Fn(&str) + Sync)) -> 
     // none that link the cells emptied below); a user's file of their names is refused.
     // The manifest lists the pages alone: the cells' folders have their own.
     let _root = RunFolder::prepare_shared(&options.out, &crate::report::matrix::PAGES.map(String::from))?;
+    // So does each library's own page, which links its cells; its folder keeps the
+    // cells of other faults.
+    let mut libraries: Vec<&str> = cells
+        .iter()
+        .flatten()
+        .filter_map(|plan| plan.rel.split_once('/').map(|(library, _)| library))
+        .collect();
+    libraries.sort_unstable();
+    libraries.dedup();
+    let _pages: Vec<RunFolder> = libraries
+        .into_iter()
+        .map(|library| RunFolder::prepare_shared(&options.out.join(library), &["index.html".to_string()]))
+        .collect::<Result<_, _>>()?;
     for plan in cells.iter().flatten() {
         RunFolder::prepare(&options.out.join(&plan.rel))?;
     }

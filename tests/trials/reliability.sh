@@ -281,10 +281,10 @@ EOF
     pid=$!; sleep 3; kill -s INT "$pid"; wait "$pid"; rc=$?
     # What the folder's pages and matrix.json link must exist; what ran is what they say.
     dead=""
-    for page in "$T/mx/index.html" "$T/mx/README.md"; do
+    for page in "$T/mx/index.html" "$T/mx/README.md" "$T/mx"/*/index.html; do
       [ -f "$page" ] || continue
       for link in $(grep -o 'href="[^"#]*"' "$page" | sed 's/href="//; s/"$//' | grep -v '^http' | grep -v '^[.][.]/' | sort -u); do
-        [ -e "$T/mx/$link" ] || dead="$dead $link"
+        [ -e "$(dirname "$page")/$link" ] || dead="$dead $link"
       done
     done
     said=$(python3 -c "import json; d=json.load(open('$T/mx/matrix.json')); print(d.get('partial'), d.get('partial_reason'))" 2>&1 | head -c 200)
