@@ -175,16 +175,10 @@ fn orphans(me: u32, listed: &[u32]) -> Vec<u32> {
     let Some((_, my_group, _)) = proc_stat(me) else {
         return Vec::new();
     };
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    let found: Vec<u32> = entries
-        .flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|&pid| pid != me && !listed.contains(&pid))
-        .filter(|&pid| {
-            proc_stat(pid).is_some_and(|(ppid, group, zombie)| ppid == me && group != my_group && !zombie)
-        })
+    let found: Vec<u32> = crate::reaper::all_processes()
+        .into_iter()
+        .filter(|&(pid, st)| !listed.contains(&pid) && st.ppid == me && st.pgrp != my_group && !st.zombie)
+        .map(|(pid, _)| pid)
         .collect();
     // Asked after the look: a reaper started while it looked is excluded too.
     let reaper = crate::reaper::pid();

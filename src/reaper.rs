@@ -235,7 +235,7 @@ pub(crate) fn stat(pid: u32) -> Option<Stat> {
 }
 
 /// Every live process but this one, with its stat.
-fn all_processes() -> Vec<(u32, Stat)> {
+pub(crate) fn all_processes() -> Vec<(u32, Stat)> {
     let me = std::process::id();
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return Vec::new();
@@ -436,13 +436,20 @@ mod tests {
             root: root.id(),
             seen: Default::default(),
         };
+        let started = Instant::now();
         let helper = loop {
             match std::fs::read_to_string(&pid_file)
                 .ok()
                 .and_then(|t| t.trim().parse::<u32>().ok())
             {
                 Some(pid) if stat(pid).is_some_and(|s| s.ppid == root.id()) => break pid,
-                _ => std::thread::yield_now(),
+                _ => {
+                    assert!(
+                        started.elapsed() < Duration::from_secs(10),
+                        "the helper never started"
+                    );
+                    std::thread::yield_now()
+                }
             }
         };
         assert!(family.look(), "the root is alive");

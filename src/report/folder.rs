@@ -72,31 +72,7 @@ impl RunFolder {
     /// Creates `dir`, or empties it of an earlier run's files; refuses a folder that
     /// holds anything lockstorm did not write.
     pub fn prepare(dir: &Path) -> Result<RunFolder, ReportError> {
-        std::fs::create_dir_all(dir).map_err(io_err(dir))?;
-        let lock = lock_dir(dir)?;
-        let (ours, others) = sort_out(dir, false)?;
-        if !others.is_empty() {
-            const SHOWN: usize = 3;
-            let mut names: Vec<&str> = others.iter().take(SHOWN).map(String::as_str).collect();
-            if others.len() > SHOWN {
-                names.push("...");
-            }
-            return Err(ReportError::Folder {
-                path: dir.display().to_string(),
-                message: format!(
-                    "holds files lockstorm did not write ({}); a report folder holds one run: choose a new or empty --out folder",
-                    names.join(", ")
-                ),
-            });
-        }
-        remove(dir, &ours)?;
-        write_names(dir, &vouched())?;
-        Ok(RunFolder {
-            dir: dir.to_path_buf(),
-            _lock: lock,
-            _on_abort: None,
-            kept: BTreeSet::new(),
-        })
+        Self::take(dir, &vouched(), false)
     }
 
     /// Prepares a folder that holds other things too, for a writer of `names` (a name
@@ -104,15 +80,39 @@ impl RunFolder {
     /// name of `names` that no manifest lists (a user's file it would overwrite), and
     /// keeps the rest out of the way and out of the manifest.
     pub fn prepare_shared(dir: &Path, names: &[String]) -> Result<RunFolder, ReportError> {
+        Self::take(dir, names, true)
+    }
+
+    /// Locks `dir`, refuses it if it holds what is not lockstorm's (any such file, or in
+    /// a `shared` folder one of `names`), removes the earlier run's files and lists
+    /// `names` in the manifest while this run writes.
+    fn take(dir: &Path, names: &[String], shared: bool) -> Result<RunFolder, ReportError> {
         std::fs::create_dir_all(dir).map_err(io_err(dir))?;
         let lock = lock_dir(dir)?;
         let (ours, others) = sort_out(dir, false)?;
-        if let Some(name) = others.iter().find(|n| names.contains(n)) {
+        let refusal = if shared {
+            others.iter().find(|n| names.contains(n)).map(|name| {
+                format!(
+                    "holds {name}, which no lockstorm manifest lists and which would be overwritten; choose another folder, or move the file"
+                )
+            })
+        } else {
+            const SHOWN: usize = 3;
+            let mut shown: Vec<&str> = others.iter().take(SHOWN).map(String::as_str).collect();
+            if others.len() > SHOWN {
+                shown.push("...");
+            }
+            (!others.is_empty()).then(|| {
+                format!(
+                    "holds files lockstorm did not write ({}); a report folder holds one run: choose a new or empty --out folder",
+                    shown.join(", ")
+                )
+            })
+        };
+        if let Some(message) = refusal {
             return Err(ReportError::Folder {
                 path: dir.display().to_string(),
-                message: format!(
-                    "holds {name}, which no lockstorm manifest lists and which would be overwritten; choose another folder, or move the file"
-                ),
+                message,
             });
         }
         remove(dir, &ours)?;
@@ -121,7 +121,7 @@ impl RunFolder {
             dir: dir.to_path_buf(),
             _lock: lock,
             _on_abort: None,
-            kept: others,
+            kept: if shared { others } else { BTreeSet::new() },
         })
     }
 

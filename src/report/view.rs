@@ -179,10 +179,9 @@ pub struct Gather {
     meta: Option<Meta>,
     faults: Vec<FaultWindow>,
     acquires: Vec<Acquire>,
-    locks: Vec<String>,
-    /// Each name's index in `locks`, to find it without a walk of every name (a history
-    /// of 750,000 lock names took minutes).
-    lock_numbers: BTreeMap<String, u32>,
+    /// Every lock name once, numbered in order of appearance (a walk of every name to
+    /// find one made a history of 750,000 lock names take minutes).
+    locks: crate::history::compact::Locks,
     writes: Vec<ResourceWrite>,
     write_lines: Vec<usize>,
     node_marks: Vec<NodeEventMark>,
@@ -291,13 +290,7 @@ impl Gather {
 
     /// The index of `lock` in [`RunView::locks`], adding it.
     fn lock_index(&mut self, lock: &str) -> u32 {
-        if let Some(&k) = self.lock_numbers.get(lock) {
-            return k;
-        }
-        let k = self.locks.len() as u32;
-        self.locks.push(lock.to_string());
-        self.lock_numbers.insert(lock.to_string(), k);
-        k
+        self.locks.intern(lock)
     }
 
     /// The view, quoting `history` (the history gathered).
@@ -321,7 +314,9 @@ impl Gather {
             heal_us: self.heal_us,
             faults: self.faults,
             acquires: self.acquires,
-            locks: self.locks,
+            locks: (0..self.locks.len() as u32)
+                .map(|id| self.locks.name(id).as_str().to_string())
+                .collect(),
             writes: self.writes,
             write_lines: self.write_lines,
             node_marks: self.node_marks,

@@ -118,18 +118,22 @@ pub fn run_all_with(
     // The folder is made ready (or refused) before anything runs: an earlier analysis's
     // index and scenario folders go, a file or folder of the same name that no manifest
     // vouches for is refused, the rest (a `real/` analysis with its own manifest) stays.
+    let loaded: Vec<(PathBuf, Scenario)> = files
+        .into_iter()
+        .map(|file| {
+            let scenario = Scenario::load(&file)?;
+            Ok((file, scenario))
+        })
+        .collect::<Result<_, AnalysisError>>()?;
     let mut names: Vec<String> = vec!["README.md".into(), "index.html".into()];
-    for file in &files {
-        names.push(format!("{}/", Scenario::load(file)?.name));
-    }
+    names.extend(loaded.iter().map(|(_, s)| format!("{}/", s.name)));
     let root = RunFolder::prepare_shared(out, &names)?;
     let mut cases = Vec::new();
     let mut real = false;
-    for file in files {
+    for (file, scenario) in loaded {
         if let Some(sig) = crate::shutdown::requested() {
             return Err(AnalysisError::Stopped(sig.to_string()));
         }
-        let scenario = Scenario::load(&file)?;
         real |= scenario.backend != crate::scenario::Backend::Sim;
         progress(&scenario.name);
         let list: Vec<u64> = (0..seeds).map(|i| scenario.seed.wrapping_add(i)).collect();

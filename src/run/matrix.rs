@@ -355,9 +355,6 @@ pub fn run_matrix(options: &MatrixOptions, progress: &(dyn Fn(&str) + Sync)) -> 
             }
         }
     }
-    // Each cell's folder is checked, and emptied of what the last matrix wrote there,
-    // before any seed runs: a folder holding files lockstorm did not write stops the
-    // matrix now, not after an hour of runs.
     // The last matrix's pages go first (a run stopped before it writes its own leaves
     // none that link the cells emptied below); a user's file of their names is refused.
     // The manifest lists the pages alone: the cells' folders have their own.
@@ -375,6 +372,9 @@ pub fn run_matrix(options: &MatrixOptions, progress: &(dyn Fn(&str) + Sync)) -> 
         .into_iter()
         .map(|library| RunFolder::prepare_shared(&options.out.join(library), &["index.html".to_string()]))
         .collect::<Result<_, _>>()?;
+    // Each cell's folder is checked, and emptied of what the last matrix wrote there,
+    // before any seed runs: a folder holding files lockstorm did not write stops the
+    // matrix now, not after an hour of runs.
     for plan in cells.iter().flatten() {
         RunFolder::prepare(&options.out.join(&plan.rel))?;
     }

@@ -71,17 +71,8 @@ enum Ev {
         id: u64,
         at_mono_us: u64,
     },
-    /// A `WAIT` on `node` looks again at its replica: answered once the replica has
-    /// every write up to `since_us` (the WAIT's arrival), or at `deadline_us` with what
-    /// it has then.
-    WaitDue {
-        client: usize,
-        node: NodeId,
-        req: ReqId,
-        cmd: Cmd,
-        since_us: u64,
-        deadline_us: u64,
-    },
+    /// A `WAIT` looks again at its node's replica.
+    WaitDue(Waiting),
     FaultStart(usize),
     FaultEnd(usize),
     EndWorkload,
@@ -96,6 +87,19 @@ enum Ev {
         token: Token,
         fence: Option<u64>,
     },
+}
+
+/// A `WAIT` on `node`: answered once the replica has every write up to `since_us` (the
+/// WAIT's arrival), or at `deadline_us` with what it has then.
+#[derive(Clone, Copy)]
+struct Waiting {
+    client: usize,
+    node: NodeId,
+    req: ReqId,
+    lock: LockId,
+    replicas: u32,
+    since_us: u64,
+    deadline_us: u64,
 }
 
 struct World<'a> {
@@ -350,41 +354,20 @@ impl World<'_> {
     /// answers nothing, like the broken connection it would be. A link that heals
     /// before the deadline is seen at the deadline, not when it heals: the count is the
     /// same, only later.
-    #[allow(clippy::too_many_arguments)]
-    fn wait(
-        &mut self,
-        t: u64,
-        client: usize,
-        node: NodeId,
-        req: ReqId,
-        cmd: Cmd,
-        since_us: u64,
-        deadline_us: u64,
-    ) {
-        let Cmd::Wait { replicas, lock, .. } = cmd else {
-            unreachable!("only a WAIT waits")
-        };
-        let reply = match self.nodes[node].acknowledged(t, since_us) {
+    fn wait(&mut self, t: u64, w: Waiting) {
+        let reply = match self.nodes[w.node].acknowledged(t, w.since_us) {
             None => return,
-            Some(n) if n >= replicas || t >= deadline_us => Reply::Int(i64::from(n)),
+            Some(n) if n >= w.replicas || t >= w.deadline_us => Reply::Int(i64::from(n)),
             Some(_) => {
                 // One lag after its arrival, then at the deadline (a node without a
                 // replica, or with a cut link, waits for the deadline).
-                let lag_us = self.nodes[node].replication_lag_us().unwrap_or(0);
-                let first = since_us + lag_us;
-                let next = if t < first { first } else { deadline_us }.min(deadline_us);
-                let due = Ev::WaitDue {
-                    client,
-                    node,
-                    req,
-                    cmd,
-                    since_us,
-                    deadline_us,
-                };
-                return self.queue.push(next.max(t), due);
+                let lag_us = self.nodes[w.node].replication_lag_us().unwrap_or(0);
+                let first = w.since_us + lag_us;
+                let next = if t < first { first } else { w.deadline_us }.min(w.deadline_us);
+                return self.queue.push(next.max(t), Ev::WaitDue(w));
             }
         };
-        self.answer(t, client, node, req, reply, lock);
+        self.answer(t, w.client, w.node, w.req, reply, w.lock);
     }
 
     /// A node's reply leaves it at `t` for `client`, unless the link takes it.
@@ -428,8 +411,22 @@ impl World<'_> {
                     return;
                 }
                 self.stats.node_cmds += 1;
-                if let Cmd::Wait { timeout_ms, .. } = cmd {
-                    return self.wait(t, client, node, req, cmd, t, t + timeout_ms * 1_000);
+                if let Cmd::Wait {
+                    lock,
+                    replicas,
+                    timeout_ms,
+                } = cmd
+                {
+                    let w = Waiting {
+                        client,
+                        node,
+                        req,
+                        lock,
+                        replicas,
+                        since_us: t,
+                        deadline_us: t + timeout_ms * 1_000,
+                    };
+                    return self.wait(t, w);
                 }
                 let reply = self.nodes[node].handle(t, cmd);
                 if self.scenario.node_events {
@@ -503,18 +500,11 @@ impl World<'_> {
                 self.clients[client].on_write_ack(now, &mut self.out);
                 self.apply(t, client);
             }
-            Ev::WaitDue {
-                client,
-                node,
-                req,
-                cmd,
-                since_us,
-                deadline_us,
-            } => {
-                if self.node_paused[node] {
-                    return self.node_deferred[node].push(ev);
+            Ev::WaitDue(w) => {
+                if self.node_paused[w.node] {
+                    return self.node_deferred[w.node].push(ev);
                 }
-                self.wait(t, client, node, req, cmd, since_us, deadline_us);
+                self.wait(t, w);
             }
             Ev::FaultStart(i) => self.start_fault(t, i),
             Ev::FaultEnd(i) => {

@@ -29,6 +29,21 @@ peak() {
   echo "$rc $((kb / 1024))"
 }
 
+# NAME passes when CMD ends (exit 0 to 2) within MAX_MB of memory and MAX_SECS seconds;
+# it is killed at twice that time.
+bounded() {
+  local name=$1 max_mb=$2 max_secs=$3 start rc mb secs
+  shift 3
+  start=$(date +%s)
+  read -r rc mb < <(peak timeout "$((max_secs * 2))" "$@")
+  secs=$(($(date +%s) - start))
+  if [ "$rc" -le 2 ] && [ "$mb" -lt "$max_mb" ] && [ "$secs" -lt "$max_secs" ]; then
+    say ok "$name: exit $rc, peak $mb MB, $secs s: $(head -c 200 "$T/peak.err")"
+  else
+    say FAIL "$name: exit $rc, peak $mb MB, $secs s: $(head -c 300 "$T/peak.err")"
+  fi
+}
+
 # A one-line error and exit 2.
 one_line_2() {
   local what=$1; shift
@@ -119,12 +134,7 @@ EOF
   trial "$name" && one_line_2 "$name" "$L" scenario scenarios/partition.toml --out "$T/run" --set clients.locks=4294967295
   name="$R: clients.locks=100000000 for 2 s"
   if trial "$name"; then
-    read -r rc mb < <(peak timeout 120 "$L" scenario scenarios/partition.toml --quiet --out "$T/run" --set clients.locks=100000000 --set duration=2s)
-    if { [ "$rc" -eq 2 ] || [ "$rc" -le 1 ]; } && [ "$mb" -lt 1024 ]; then
-      say ok "$name: exit $rc, peak $mb MB: $(head -c 200 "$T/peak.err")"
-    else
-      say FAIL "$name: exit $rc, peak $mb MB"
-    fi
+    bounded "$name" 1024 60 "$L" scenario scenarios/partition.toml --quiet --out "$T/run" --set clients.locks=100000000 --set duration=2s
     rm -rf "$T/run"
   fi
   name="$R: check on 300 MB of lines naming distinct locks"
@@ -140,39 +150,20 @@ with open(sys.argv[1], "w") as f:
         f.write('{"type":"invoke","t_us":%d,"client":0,"op":"release","lock":"L%d","mode":"exclusive","token":"%016x"}\n' % (t + 2, i, i))
         f.write('{"type":"ok","t_us":%d,"client":0,"op":"release","lock":"L%d","mode":"exclusive","token":"%016x"}\n' % (t + 3, i, i))
 EOF
-    read -r rc mb < <(peak timeout 300 "$L" check "$T/big.jsonl")
-    if [ "$rc" -le 2 ] && [ "$mb" -lt 1024 ]; then
-      say ok "$name: exit $rc, peak $mb MB: $(head -c 200 "$T/peak.err")"
-    else
-      say FAIL "$name: exit $rc, peak $mb MB: $(head -c 200 "$T/peak.err")"
-    fi
+    bounded "$name" 1024 150 "$L" check "$T/big.jsonl"
   fi
   name="$R: report on a 300 MB history"
   if trial "$name"; then
     mkdir -p "$T/rep"
     [ -s "$T/big.jsonl" ] || { say FAIL "$name: run it with the check trial, which writes the history"; continue; }
     cp "$T/big.jsonl" "$T/rep/history.jsonl"
-    start=$(date +%s)
-    read -r rc mb < <(peak timeout 600 "$L" report "$T/rep")
-    secs=$(($(date +%s) - start))
-    if [ "$rc" -le 2 ] && [ "$mb" -lt 2048 ] && [ "$secs" -lt 300 ]; then
-      say ok "$name: exit $rc, peak $mb MB, $secs s: $(head -c 200 "$T/peak.err")"
-    else
-      say FAIL "$name: exit $rc, peak $mb MB, $secs s: $(head -c 200 "$T/peak.err")"
-    fi
+    bounded "$name" 2048 300 "$L" report "$T/rep"
     rm -rf "$T/rep"
   fi
   rm -f "$T/big.jsonl"
   name="$R: a huge ttl with a short duration and a history cap"
   if trial "$name"; then
-    start=$(date +%s)
-    read -r rc mb < <(peak timeout 120 "$L" scenario scenarios/partition.toml --quiet --out "$T/run" --set algorithm.ttl=1000000s --set duration=20s --set clients.count=50 --max-history-mb 1)
-    secs=$(($(date +%s) - start))
-    if [ "$rc" -ne 124 ] && [ "$rc" -le 2 ] && [ "$secs" -lt 60 ]; then
-      say ok "$name: exit $rc, $secs s, peak $mb MB: $(head -c 200 "$T/peak.err")"
-    else
-      say FAIL "$name: exit $rc, $secs s, peak $mb MB: $(head -c 300 "$T/peak.err")"
-    fi
+    bounded "$name" 4096 60 "$L" scenario scenarios/partition.toml --quiet --out "$T/run" --set algorithm.ttl=1000000s --set duration=20s --set clients.count=50 --max-history-mb 1
     rm -rf "$T/run"
   fi
   name="$R: a 64 MB scenario of 10^6 faults"
@@ -195,12 +186,7 @@ with open('$T/f.toml', 'a') as f:
     "$L" scenario scenarios/partition.toml --seeds 2 --shard 1/2 --quiet --out "$T/sh/1" >/dev/null 2>&1
     python3 -c "
 f = open('$T/sh/1/summary.json', 'a'); f.write(' ' * (1 << 30)); f.close()"
-    read -r rc mb < <(peak timeout 120 "$L" merge "$T/sh/0" "$T/sh/1" --quiet --out "$T/merged")
-    if [ "$rc" -le 2 ] && [ "$mb" -lt 512 ]; then
-      say ok "$name: exit $rc, peak $mb MB: $(head -c 200 "$T/peak.err")"
-    else
-      say FAIL "$name: exit $rc, peak $mb MB: $(head -c 200 "$T/peak.err")"
-    fi
+    bounded "$name" 512 60 "$L" merge "$T/sh/0" "$T/sh/1" --quiet --out "$T/merged"
     name="$R: merge of a shard.json with clients.locks=4294967295"
     if trial "$name"; then
       rm -rf "$T/sh/1" && "$L" scenario scenarios/partition.toml --seeds 2 --shard 1/2 --quiet --out "$T/sh/1" >/dev/null 2>&1
