@@ -39,6 +39,11 @@ fn first_story(file: &str) -> (Vec<Event>, Findings, Story) {
     (history, findings, story)
 }
 
+/// The violation a report tells first: the longest ([`super::severity`]).
+fn worst(findings: &Findings) -> &crate::checker::Violation {
+    super::severity::Worst::of(findings).violations[0]
+}
+
 fn node_event(history: &[Event], line: usize) -> Option<&NodeEvent> {
     match &history[line - 1] {
         Event::Node(n) => Some(n),
@@ -135,7 +140,7 @@ fn replica_failover_names_the_key_lost_and_the_replication_lag() {
     let (history, findings, story) = first_story("replica-failover.toml");
     let named = check_claims(&history, &story);
     assert_eq!(named.kind, Anomaly::KeyLostOnFailover, "{}", named.cause);
-    let v = &findings.violations[0];
+    let v = worst(&findings);
     let lost = cited(&history, &named, NodeAction::Unreplicated, &v.first, &v.second);
     assert!(!lost.is_empty(), "{}", named.cause);
     assert_eq!(lost[0].lag_us, Some(5_000_000), "the scenario's lag");
@@ -151,7 +156,7 @@ fn node_clock_jump_names_the_early_expiry_and_the_node_the_partitions_leave() {
     let (history, findings, story) = first_story("node-clock-jump.toml");
     let named = check_claims(&history, &story);
     assert_eq!(named.kind, Anomaly::EarlyExpiryByNodeClock, "{}", named.cause);
-    let v = &findings.violations[0];
+    let v = worst(&findings);
     let expired = cited(&history, &named, NodeAction::Expired, &v.first, &v.second);
     assert!(!expired.is_empty());
     let until = v.first.end_us;
@@ -183,7 +188,7 @@ fn client_clock_slow_says_when_the_keys_expired() {
     let (history, findings, story) = first_story("client-clock-slow-during-hold.toml");
     let named = check_claims(&history, &story);
     assert_eq!(named.kind, Anomaly::HolderClockSlow, "{}", named.cause);
-    let v = &findings.violations[0];
+    let v = worst(&findings);
     let expired = cited(&history, &named, NodeAction::Expired, &v.first, &v.second);
     assert!(!expired.is_empty());
     for e in expired {
@@ -205,7 +210,7 @@ fn a_restart_without_persistence_names_the_key_lost_at_the_crash() {
     let (history, findings, story) = first_story("restart-without-persistence.toml");
     let named = check_claims(&history, &story);
     assert_eq!(named.kind, Anomaly::KeyLostOnRestart, "{}", named.cause);
-    let v = &findings.violations[0];
+    let v = worst(&findings);
     let lost = cited(&history, &named, NodeAction::Lost, &v.first, &v.second);
     assert!(!lost.is_empty());
     assert!(named.lines.iter().any(|&l| matches!(
@@ -219,7 +224,7 @@ fn a_plain_del_release_names_the_release_without_a_token_check() {
     let (history, findings, story) = first_story("release-del.toml");
     let named = check_claims(&history, &story);
     assert_eq!(named.kind, Anomaly::ReleaseWithoutTokenCheck, "{}", named.cause);
-    let v = &findings.violations[0];
+    let v = worst(&findings);
     let deleted = cited(&history, &named, NodeAction::Deleted, &v.first, &v.second);
     assert!(!deleted.is_empty());
     for d in deleted {
@@ -233,7 +238,7 @@ fn no_elapsed_check_names_the_miscomputed_validity() {
     let (history, findings, story) = first_story("network-delay-no-elapsed-check.toml");
     let named = check_claims(&history, &story);
     assert_eq!(named.kind, Anomaly::ValidityMiscomputed, "{}", named.cause);
-    let v = &findings.violations[0];
+    let v = worst(&findings);
     // Client 0's replies come 3 s late: its own keys, set first, were the ones gone.
     let (victim, other) = if named.victim == Some(v.first.client) {
         (&v.first, &v.second)
@@ -320,7 +325,7 @@ fn a_worker_clients_story_finds_its_nodes_and_anomaly_from_the_key_events() {
     let worker_findings = check(&worker).unwrap();
     let view = RunView::new(&worker, &worker_findings);
     let v = &view.violations()[0];
-    let (a, b) = (&findings.violations[0].first, &findings.violations[0].second);
+    let (a, b) = (&worst(&findings).first, &worst(&findings).second);
     // A worker's ok names no nodes: the checker takes them from the lines holding its value.
     assert_eq!(v.first.nodes.to_vec(), a.nodes.to_vec());
     let seen = super::anomaly::violation_with_nodes_seen(&view, v);

@@ -118,8 +118,8 @@ fn faults_clause(view: &RunView, parties: &Parties, from_us: u64, to_us: u64) ->
         })
         .or_else(|| {
             let rv = view
-                .findings
-                .resource_violations
+                .worst
+                .stale
                 .iter()
                 .find(|rv| same(&[rv.client, rv.holder.client]) && rv.write_us + 1 == to_us)?;
             let told = super::stale::told(view, rv);
@@ -369,9 +369,10 @@ pub fn judge(summary: &Value, view: &RunView, anomaly: Option<&str>) -> Banner {
             text: format!(
                 "FAILED {}: {}",
                 of_seeds(not_live_seeds.max(1), total),
-                f.liveness
-                    .first()
-                    .map_or_else(|| "a seed other than the reported one".into(), liveness_sentence)
+                view.worst.liveness.first().map_or_else(
+                    || "a seed other than the reported one".into(),
+                    |l| liveness_sentence(l)
+                )
             ),
         }
     };
@@ -382,7 +383,7 @@ pub fn judge(summary: &Value, view: &RunView, anomaly: Option<&str>) -> Banner {
         Some(a) => format!("{a}: {what}"),
         None => what,
     };
-    let headline = if let Some(v) = f.violations.first() {
+    let headline = if let Some(v) = view.violations().first() {
         let holds = [&v.first, &v.second];
         let parties = super::narrative::parties(&holds);
         named(format!(
@@ -400,7 +401,7 @@ pub fn judge(summary: &Value, view: &RunView, anomaly: Option<&str>) -> Banner {
                 v.overlap_end_us
             )
         ))
-    } else if let Some(rv) = f.resource_violations.first() {
+    } else if let Some(rv) = view.worst.stale.first() {
         let parties = Parties {
             clients: {
                 let mut c = vec![rv.client, rv.holder.client];
@@ -424,7 +425,7 @@ pub fn judge(summary: &Value, view: &RunView, anomaly: Option<&str>) -> Banner {
             super::stale::against(rv),
             faults_clause(view, &parties, from, rv.write_us + 1)
         ))
-    } else if let Some(r) = f.fence_regressions.first() {
+    } else if let Some(r) = view.worst.regressions.first() {
         named(format!(
             "fencing tokens went backwards on {}: client {}'s hold from t={} got token {}, not above the token {} of client {}'s hold that ended at t={}; its late writes would get through.",
             r.lock,
@@ -437,7 +438,7 @@ pub fn judge(summary: &Value, view: &RunView, anomaly: Option<&str>) -> Banner {
         ))
     } else if severity == Severity::Unsafe {
         "a seed other than the reported one was unsafe: see the seeds below.".into()
-    } else if let (false, Some(l)) = (live, f.liveness.first()) {
+    } else if let (false, Some(l)) = (live, view.worst.liveness.first()) {
         named(format!("{}.", liveness_sentence(l)))
     } else if severity == Severity::NotLive {
         "a seed other than the reported one failed liveness: see the seeds below.".into()

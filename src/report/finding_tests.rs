@@ -117,12 +117,23 @@ fn stale_writes_get_their_own_table_and_timeline_marks() {
         .iter()
         .map(|rv| super::stale::explain(&view, rv))
         .collect();
-    let page = html::page(&json!({"scenario": "hand"}), &view, &[], &[], &stories, None);
+    let told = html::Told {
+        violations: &[],
+        stale: &stories,
+        regressions: &[],
+        waits: &[],
+    };
+    let page = html::page(&json!({"scenario": "hand"}), &view, &[], &told, None);
     assert!(
         page.contains("<h2 id=\"stale-writes\">Stale writes (1)</h2>"),
         "{page}"
     );
     assert!(page.contains("judged 3 writes: 2 accepted, 1 rejected"), "{page}");
+    assert_eq!(
+        page.matches(&html_escaped(&stories[0].why)).count(),
+        1,
+        "the first screen's story is not told again below: {page}"
+    );
     assert!(
         page.contains("<tr><td class=n>1.503 s</td><td>client 1</td><td>L0</td><td class=n>none</td><td class=n>0.500 s</td><td>client 0's write of 0.602 s</td>"),
         "{page}"
@@ -297,4 +308,163 @@ fn a_fault_on_the_holder_that_asked_first_is_told_even_if_it_ended_before_the_ot
         story.steps
     );
     assert_eq!(story.first_line, 2, "the story starts where client 1 asked");
+}
+
+/// Every "(line N)" a story step names, with N.
+fn named_lines(text: &str) -> Vec<usize> {
+    crate::history::cut::cited_in(text)
+        .into_iter()
+        .flat_map(|r| r.collect::<Vec<_>>())
+        .collect()
+}
+
+fn fenced(t: u64, c: usize, fence: u64) -> Event {
+    let mut o = Op::new(t, c, OpKind::Acquire, "L0", Mode::Exclusive);
+    o.valid_until_us = Some(t + 400_000);
+    o.nodes = Some([0, 1, 2].iter().collect());
+    o.token = Some(format!("tok{c}").into());
+    o.fence = Some(fence);
+    Event::Ok(o)
+}
+
+/// Issue 41: a fencing token that went backwards gets a story, each token quoted from
+/// the `ok` line the step cites, and the page tells it once, first.
+#[test]
+fn a_token_that_went_backwards_is_told_from_its_two_ok_lines() {
+    let h = [
+        meta(3, 2),
+        acq(1_000, 0),
+        fenced(2_000, 0, 5),
+        rel(100_000, 0),
+        rel_ok(100_100, 0),
+        partition(150_000, 0, FaultAction::Start, &[0], &[1]),
+        acq(200_000, 1),
+        fenced(201_000, 1, 3),
+        rel(300_000, 1),
+        rel_ok(300_100, 1),
+        partition(350_000, 0, FaultAction::End, &[0], &[1]),
+    ];
+    let f = check(&h).unwrap();
+    assert_eq!(f.fence_regressions.len(), 1, "{:?}", f.fence_regressions);
+    let view = RunView::new(&h, &f);
+    let story = super::fence::explain(&view, view.worst.regressions[0]);
+    let mut quoted = 0;
+    for step in &story.steps {
+        let Some(at) = step.text.find("gets fencing token ") else {
+            continue;
+        };
+        let token: u64 = step.text[at + 19..].split(' ').next().unwrap().parse().unwrap();
+        let line = *named_lines(&step.text[at..]).first().expect("a cited line");
+        match &h[line - 1] {
+            Event::Ok(op) => assert_eq!(op.fence, Some(token), "line {line}: {}", step.text),
+            other => panic!("line {line} is {other:?}, not the ok of: {}", step.text),
+        }
+        quoted += 1;
+    }
+    assert_eq!(quoted, 2, "both tokens quoted: {:?}", story.steps);
+    assert!(
+        story
+            .overlap
+            .contains("has token 3, 2 below the 5 of client 0's earlier hold")
+            && story
+                .overlap
+                .contains("takes client 0's late writes (token 5) and turns away client 1's"),
+        "{}",
+        story.overlap
+    );
+    assert!(
+        story.why.contains("The fault above acted on the two clients"),
+        "{}",
+        story.why
+    );
+    assert!(
+        story.steps.iter().any(|s| s.text.contains("[fault #0]")),
+        "the cut of client 1 is told: {:?}",
+        story.steps
+    );
+    let told = html::Told {
+        violations: &[],
+        stale: &[],
+        regressions: std::slice::from_ref(&story),
+        waits: &[],
+    };
+    let page = html::page(&json!({"scenario": "hand"}), &view, &[], &told, None);
+    assert!(
+        page.contains("<h2 id=\"what-happened\">What happened</h2>"),
+        "{page}"
+    );
+    assert_eq!(
+        page.matches(&html_escaped(&story.why)).count(),
+        1,
+        "the story is told once: {page}"
+    );
+}
+
+fn html_escaped(s: &str) -> String {
+    super::words::esc(s)
+}
+
+/// Issue 41: a starved writer's story names its first attempt, its failed attempts, the
+/// holds that kept it out and its acquisition, each by a line that is what it says.
+#[test]
+fn a_starved_writer_is_told_from_the_lines_of_its_wait() {
+    let mut m = match meta(3, 3) {
+        Event::Meta(m) => m,
+        _ => unreachable!(),
+    };
+    m.writer_wait_bound_us = Some(100_000);
+    let fail_w = |t: u64| Event::Fail(Op::new(t, 1, OpKind::Acquire, "L0", Mode::Write));
+    let rel_r = |t: u64, c: usize| Event::Invoke(Op::new(t, c, OpKind::Release, "L0", Mode::Read));
+    let rel_r_ok = |t: u64, c: usize| Event::Ok(Op::new(t, c, OpKind::Release, "L0", Mode::Read));
+    let h = [
+        Event::Meta(m),
+        acq_in(1_000, 0, Mode::Read),
+        ok_in(2_000, 0, Mode::Read, 900_000, &[0, 1, 2]),
+        acq_in(10_000, 1, Mode::Write),
+        fail_w(11_000),
+        acq_in(300_000, 2, Mode::Read),
+        ok_in(301_000, 2, Mode::Read, 900_000, &[0, 1, 2]),
+        acq_in(400_000, 1, Mode::Write),
+        fail_w(401_000),
+        rel_r(500_000, 0),
+        rel_r_ok(500_100, 0),
+        rel_r(550_000, 2),
+        rel_r_ok(550_100, 2),
+        acq_in(600_000, 1, Mode::Write),
+        ok_in(601_000, 1, Mode::Write, 900_000, &[0, 1, 2]),
+    ];
+    let f = check(&h).unwrap();
+    assert_eq!(f.liveness.len(), 1, "{:?}", f.liveness);
+    let view = RunView::new(&h, &f);
+    let story = super::waits::explain(&view, view.worst.liveness[0]);
+    let texts: Vec<&str> = story.steps.iter().map(|s| s.text.as_str()).collect();
+    assert_eq!(texts[0], "client 1 asks for L0 for writing (line 4)", "{texts:?}");
+    assert!(
+        texts.contains(&"2 of client 1's 3 attempts fail or time out (lines 5 and 9)"),
+        "{texts:?}"
+    );
+    assert!(
+        texts.contains(&"meanwhile clients 0,2 hold it for reading 2 times (lines 3 and 7)"),
+        "{texts:?}"
+    );
+    assert_eq!(
+        texts.last(),
+        Some(&"client 1 acquires L0 (line 15), 591.0 ms after it first asked"),
+        "{texts:?}"
+    );
+    // Every line the story cites is one of the lines its steps name, and is about L0.
+    let named: std::collections::BTreeSet<usize> = texts.iter().flat_map(|t| named_lines(t)).collect();
+    assert_eq!(story.cited, named.iter().copied().collect::<Vec<_>>());
+    for &line in &story.cited {
+        assert!(
+            matches!(&h[line - 1], Event::Invoke(o) | Event::Ok(o) | Event::Fail(o) if o.lock.as_str() == "L0"),
+            "line {line}"
+        );
+    }
+    assert!(
+        story.markdown().contains("(history lines 3, 4, 5, 7, 9 and 15.)"),
+        "{}",
+        story.markdown()
+    );
+    assert!(story.why.contains("Read holds covered"), "{}", story.why);
 }

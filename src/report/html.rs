@@ -12,6 +12,24 @@ use crate::checker::stats::percentile;
 use serde_json::Value;
 use std::fmt::Write as _;
 
+/// The stories a page tells, each list worst first ([`super::severity`]).
+pub struct Told<'s> {
+    pub violations: &'s [Story],
+    pub stale: &'s [Story],
+    pub regressions: &'s [Story],
+    pub waits: &'s [Story],
+}
+
+/// Which list's first story the first screen tells ("What happened"): the sections below
+/// point to it rather than tell it twice.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Lead {
+    Violation,
+    Stale,
+    Regression,
+    Wait,
+}
+
 /// How many violation stories the page tells in full (narrative.md has more).
 pub const STORIES_ON_PAGE: usize = 20;
 const SEED_ROWS: usize = 50;
@@ -47,11 +65,9 @@ pub fn page(
     summary: &Value,
     view: &RunView,
     plots: &[PlotInfo],
-    stories: &[Story],
-    stale: &[Story],
+    told: &Told,
     anomaly: Option<&str>,
 ) -> String {
-    let f = view.findings;
     let scenario = text(summary, "scenario");
     let banner = super::banner::judge(summary, view, anomaly);
     // Distinct titles: a library matrix runs the same case names for every library.
@@ -87,53 +103,78 @@ pub fn page(
     for p in first.iter().take(1) {
         figure(&mut h, p);
     }
-    if let (Some(v), Some(s)) = (view.violations().first(), stories.first()) {
-        let _ = write!(
-            h,
-            "<h2>What happened</h2><h3>Clients {} and {} on {} for {}</h3>",
-            v.first.client,
-            v.second.client,
-            esc(&v.lock),
-            span(v.overlap_us())
-        );
+    let lead = if let (Some(v), Some(s)) = (view.violations().first(), told.violations.first()) {
+        Some((
+            Lead::Violation,
+            format!(
+                "Clients {} and {} on {} for {}",
+                v.first.client,
+                v.second.client,
+                esc(&v.lock),
+                span(v.overlap_us())
+            ),
+            s,
+        ))
+    } else if let (Some(rv), Some(s)) = (view.worst.stale.first(), told.stale.first()) {
+        Some((
+            Lead::Stale,
+            format!(
+                "Stale write: client {} on {}, {}",
+                rv.client,
+                esc(&rv.lock),
+                esc(&super::stale::against(rv))
+            ),
+            s,
+        ))
+    } else if let (Some(r), Some(s)) = (view.worst.regressions.first(), told.regressions.first()) {
+        Some((Lead::Regression, regression_heading(r), s))
+    } else if let (Some(l), Some(s)) = (view.worst.liveness.first(), told.waits.first()) {
+        Some((Lead::Wait, wait_heading(l), s))
+    } else {
+        None
+    };
+    if let Some((_, heading, s)) = &lead {
+        let _ = write!(h, "<h2 id=\"what-happened\">What happened</h2><h3>{heading}</h3>");
         story(&mut h, s);
-    } else if let (Some(rv), Some(s)) = (f.resource_violations.first(), stale.first()) {
-        let _ = write!(
-            h,
-            "<h2>What happened</h2><h3>Stale write: client {} on {}, {}</h3>",
-            rv.client,
-            esc(&rv.lock),
-            esc(&super::stale::against(rv))
-        );
-        story(&mut h, s);
-    } else if !f.liveness.is_empty() {
-        liveness(&mut h, f);
     }
+    let lead = lead.map(|(kind, _, _)| kind);
 
     // Below the story, so the first screen keeps it: the same holds, to hover.
     let around = |from: u64, to: u64| {
         let pad = (to - from) / 5 + 1;
         (from.saturating_sub(pad), to + pad)
     };
-    if let Some(v) = view.violations().first() {
-        let (from, to) = around(v.first.start_us.min(v.second.start_us), v.overlap_end_us);
-        h.push_str(&super::interactive::timeline(
-            view,
-            &v.lock,
-            from,
-            to,
-            (v.overlap_start_us, v.overlap_end_us),
-        ));
-    } else if let Some(rv) = f.resource_violations.first() {
-        let start = rv.hold_end_us.unwrap_or(rv.write_us).min(rv.holder.start_us);
-        let (from, to) = around(start, rv.write_us + 1);
-        h.push_str(&super::interactive::timeline(
-            view,
-            &rv.lock,
-            from,
-            to,
-            (rv.write_us, rv.write_us + 1),
-        ));
+    let zoom = match lead {
+        Some(Lead::Violation) => view.violations().first().map(|v| {
+            (
+                v.lock.to_string(),
+                around(v.first.start_us.min(v.second.start_us), v.overlap_end_us),
+                (v.overlap_start_us, v.overlap_end_us),
+            )
+        }),
+        Some(Lead::Stale) => view.worst.stale.first().map(|rv| {
+            let start = rv.hold_end_us.unwrap_or(rv.write_us).min(rv.holder.start_us);
+            (
+                rv.lock.clone(),
+                around(start, rv.write_us + 1),
+                (rv.write_us, rv.write_us + 1),
+            )
+        }),
+        Some(Lead::Regression) => view.worst.regressions.first().map(|r| {
+            (
+                r.lock.clone(),
+                around(r.earlier.start_us, r.later.start_us + 1),
+                (r.earlier.end_us, r.later.start_us.max(r.earlier.end_us + 1)),
+            )
+        }),
+        Some(Lead::Wait) => view.worst.liveness.first().and_then(|l| {
+            let (lock, from, to) = super::waits::window(view, l);
+            (!lock.is_empty()).then(|| (lock, around(from, to.max(from + 1)), (from, to.max(from + 1))))
+        }),
+        None => None,
+    };
+    if let Some((lock, (from, to), band)) = zoom {
+        h.push_str(&super::interactive::timeline(view, &lock, from, to, band));
     }
     h.push_str("<h2>The run</h2>");
     facts(&mut h, summary, view);
@@ -142,14 +183,47 @@ pub fn page(
     for p in first.iter().skip(1).chain(&rest) {
         figure(&mut h, p);
     }
-    violations(&mut h, view, stories);
-    stale_writes(&mut h, view, stale);
-    // With no violation and no stale write, the first screen told the liveness findings.
-    if !view.violations().is_empty() || !f.resource_violations.is_empty() {
-        liveness(&mut h, f);
-    }
+    violations(&mut h, view, told.violations, lead == Some(Lead::Violation));
+    stale_writes(&mut h, view, told, lead);
+    liveness(&mut h, view, told.waits, lead == Some(Lead::Wait));
     faults(&mut h, view);
     h
+}
+
+/// The heading of a fencing token's story.
+fn regression_heading(r: &crate::checker::resource::FenceRegression) -> String {
+    format!(
+        "Fencing token {} for client {} on {}, after client {}'s {}",
+        r.later.fence.unwrap_or(0),
+        r.later.client,
+        esc(&r.lock),
+        r.earlier.client,
+        r.earlier.fence.unwrap_or(0)
+    )
+}
+
+/// The heading of a liveness finding's story.
+fn wait_heading(l: &crate::checker::LivenessFinding) -> String {
+    let (got, waited) = super::severity::wait(l);
+    use crate::checker::LivenessFinding as L;
+    let what = match l {
+        L::WriterStarvation { client, lock, .. } => format!("Writer client {client} on {}", esc(lock)),
+        L::Deadlock { lock, .. } => format!("The probe on {} after the heal", esc(lock)),
+        L::FaultTolerance { client, lock, .. } => {
+            format!("Client {client} on {}, a majority reachable", esc(lock))
+        }
+        L::StuckAfterHeal { lock, .. } => format!("{} after the heal", esc(lock)),
+        L::NoProbe { .. } => return "The liveness probe never ran".into(),
+    };
+    match got {
+        true => format!("{what}: got it after {}", span(waited)),
+        false => format!("{what}: did not get it in {}", span(waited)),
+    }
+}
+
+/// The line that stands for a story the first screen told.
+fn told_above(h: &mut String) {
+    h.push_str("<p>Told above, under <a href=\"#what-happened\">What happened</a>.</p>");
 }
 
 /// The end of the page [`page`] begins: its Files section, which says what history.jsonl
@@ -442,7 +516,7 @@ fn mode_table(h: &mut String, view: &RunView) {
     }
 }
 
-fn violations(h: &mut String, view: &RunView, stories: &[Story]) {
+fn violations(h: &mut String, view: &RunView, stories: &[Story], first_told: bool) {
     let vs = view.violations();
     let _ = writeln!(h, "<h2>Violations ({})</h2>", vs.len());
     if vs.is_empty() {
@@ -452,7 +526,7 @@ fn violations(h: &mut String, view: &RunView, stories: &[Story]) {
     let total_us: u64 = vs.iter().map(|v| v.overlap_us()).sum();
     let _ = writeln!(
         h,
-        "<p>Two clients held the same lock at once {} time(s), for {} in all. Each story below is the shortest stretch of the history that explains one violation.</p>",
+        "<p>Two clients held the same lock at once {} time(s), for {} in all, the longest first. Each story is the shortest stretch of the history that explains one violation.</p>",
         vs.len(),
         span(total_us)
     );
@@ -466,7 +540,10 @@ fn violations(h: &mut String, view: &RunView, stories: &[Story]) {
             esc(&v.lock),
             span(v.overlap_us())
         );
-        story(h, s);
+        match i == 0 && first_told {
+            true => told_above(h),
+            false => story(h, s),
+        }
     }
     if vs.len() > STORIES_ON_PAGE {
         let _ = writeln!(
@@ -485,22 +562,21 @@ fn story(h: &mut String, s: &Story) {
     }
     let _ = writeln!(
         h,
-        "<li>{}</li></ol><p class=why>{} (history lines {}–{}.)</p>",
+        "<li>{}</li></ol><p class=why>{} ({}.)</p>",
         esc(&s.overlap),
         esc(&s.why),
-        s.first_line,
-        s.last_line
+        s.lines()
     );
 }
 
 /// The guarded resource: every stale write it accepted (a table, then the first stories),
 /// the fencing tokens that did not grow, and how many writes fencing rejected.
-fn stale_writes(h: &mut String, view: &RunView, stories: &[Story]) {
+fn stale_writes(h: &mut String, view: &RunView, told: &Told, lead: Option<Lead>) {
     let f = view.findings;
-    if f.resource.writes == 0 && f.resource_violations.is_empty() {
+    if f.resource.writes == 0 && f.resource_violations.is_empty() && f.fence_regressions.is_empty() {
         return;
     }
-    let rvs = &f.resource_violations;
+    let rvs = &view.worst.stale;
     let _ = writeln!(
         h,
         "<h2 id=\"stale-writes\">Stale writes ({})</h2><p>The guarded resource judged {} writes: {} accepted, {} rejected for a stale fencing token. A stale write is one it accepted from a client whose hold had ended, over the write of another client's later hold: the lock may be safe and the data it guards not. {} write(s) arrived after their hold ended but before any later holder wrote; they took effect in hold order and are not counted as stale.</p>",
@@ -511,7 +587,7 @@ fn stale_writes(h: &mut String, view: &RunView, stories: &[Story]) {
         f.resource.late
     );
     if !rvs.is_empty() {
-        h.push_str("<table><tr><th>write at</th><th>writer</th><th>lock</th><th>fencing token</th><th>writer's hold ended</th><th>overwrote</th><th>its hold</th><th>its token</th></tr>");
+        h.push_str("<p>The latest after its hold ended first.</p><table><tr><th>write at</th><th>writer</th><th>lock</th><th>fencing token</th><th>writer's hold ended</th><th>overwrote</th><th>its hold</th><th>its token</th></tr>");
         for rv in rvs.iter().take(FAULT_ROWS) {
             let fence = |f: Option<u64>| f.map_or("none".to_string(), |f| f.to_string());
             let _ = write!(
@@ -533,7 +609,7 @@ fn stale_writes(h: &mut String, view: &RunView, stories: &[Story]) {
         if rvs.len() > FAULT_ROWS {
             let _ = write!(h, "<p>{} more in summary.json.</p>", rvs.len() - FAULT_ROWS);
         }
-        for (i, (rv, s)) in rvs.iter().zip(stories).take(STORIES_ON_PAGE).enumerate() {
+        for (i, (rv, s)) in rvs.iter().zip(told.stale).take(STORIES_ON_PAGE).enumerate() {
             let _ = write!(
                 h,
                 "<h3>Stale write {}: client {} on {}, {}</h3>",
@@ -542,14 +618,17 @@ fn stale_writes(h: &mut String, view: &RunView, stories: &[Story]) {
                 esc(&rv.lock),
                 esc(&super::stale::against(rv))
             );
-            story(h, s);
+            match i == 0 && lead == Some(Lead::Stale) {
+                true => told_above(h),
+                false => story(h, s),
+            }
         }
     }
-    let regressions = &f.fence_regressions;
+    let regressions = &view.worst.regressions;
     if !regressions.is_empty() {
         let _ = write!(
             h,
-            "<h3>Fencing tokens that did not grow ({})</h3><p>A hold that started after another had ended got a token not above that hold's: the earlier holder's late writes would get through.</p><table><tr><th>lock</th><th>earlier hold</th><th>its token</th><th>later hold</th><th>its token</th></tr>",
+            "<h3 id=\"tokens\">Fencing tokens that did not grow ({})</h3><p>A hold that started after another had ended got a token not above that hold's: the earlier holder's late writes would get through. The largest step back first.</p><table><tr><th>lock</th><th>earlier hold</th><th>its token</th><th>later hold</th><th>its token</th></tr>",
             regressions.len()
         );
         for r in regressions.iter().take(FAULT_ROWS) {
@@ -566,29 +645,55 @@ fn stale_writes(h: &mut String, view: &RunView, stories: &[Story]) {
                 r.later.fence.unwrap_or(0)
             );
         }
-        h.push_str(
-            "</table>
-",
-        );
+        h.push_str("</table>\n");
+        for (i, (r, s)) in regressions
+            .iter()
+            .zip(told.regressions)
+            .take(STORIES_ON_PAGE)
+            .enumerate()
+        {
+            let _ = write!(h, "<h4>Token {}: {}</h4>", i + 1, regression_heading(r));
+            match i == 0 && lead == Some(Lead::Regression) {
+                true => told_above(h),
+                false => story(h, s),
+            }
+        }
     }
 }
 
-fn liveness(h: &mut String, f: &crate::checker::Findings) {
-    if f.liveness.is_empty() {
+/// The liveness findings, worst first: each with its story (the first screen's is
+/// pointed to).
+fn liveness(h: &mut String, view: &RunView, stories: &[Story], first_told: bool) {
+    let all = &view.worst.liveness;
+    if all.is_empty() {
         return;
     }
-    let _ = write!(h, "<h2>Liveness findings ({})</h2><ul>", f.liveness.len());
-    for l in f.liveness.iter().take(FAULT_ROWS) {
-        let _ = write!(h, "<li>{}</li>", esc(&super::banner::liveness_sentence(l)));
+    let _ = write!(
+        h,
+        "<h2 id=\"liveness\">Liveness findings ({})</h2><p>Those that never got the lock first, then the longest wait.</p>",
+        all.len()
+    );
+    for (i, (l, s)) in all.iter().zip(stories).take(STORIES_ON_PAGE).enumerate() {
+        let _ = write!(h, "<h3>{}. {}</h3>", i + 1, wait_heading(l));
+        match i == 0 && first_told {
+            true => told_above(h),
+            false => story(h, s),
+        }
     }
-    if f.liveness.len() > FAULT_ROWS {
-        let _ = write!(
-            h,
-            "<li>{} more in summary.json</li>",
-            f.liveness.len() - FAULT_ROWS
-        );
+    if all.len() > STORIES_ON_PAGE {
+        let _ = write!(h, "<ul>");
+        for l in all.iter().skip(STORIES_ON_PAGE).take(FAULT_ROWS) {
+            let _ = write!(h, "<li>{}</li>", esc(&super::banner::liveness_sentence(l)));
+        }
+        if all.len() > STORIES_ON_PAGE + FAULT_ROWS {
+            let _ = write!(
+                h,
+                "<li>{} more in summary.json</li>",
+                all.len() - STORIES_ON_PAGE - FAULT_ROWS
+            );
+        }
+        h.push_str("</ul>\n");
     }
-    h.push_str("</ul>\n");
 }
 
 /// What fault `id` (started at `start_us`) touched of the lock, from the checker's

@@ -237,10 +237,7 @@ fn story_text(story: &Story) -> Vec<String> {
         .map(|(i, step)| format!("{}. t={} {}", i + 1, secs(step.t_us), step.text))
         .collect();
     lines.push(format!("{}. {}", story.steps.len() + 1, story.overlap));
-    lines.push(format!(
-        "{} (history lines {}-{}.)",
-        story.why, story.first_line, story.last_line
-    ));
+    lines.push(format!("{} ({}.)", story.why, story.lines().replace('–', "-")));
     lines
 }
 

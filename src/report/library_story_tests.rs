@@ -134,7 +134,7 @@ fn sentences(story: &Story) -> Vec<String> {
 fn check_story(history: &[Event]) -> Story {
     let findings: Findings = check(history).unwrap();
     let view = RunView::new(history, &findings);
-    let v = view.violations().first().expect("a violation").clone();
+    let v = (*view.violations().first().expect("a violation")).clone();
     let story = explain(&view, &v);
     check_claims(history, &story);
     let acqs = [acq_of(history, &v.first), acq_of(history, &v.second)];

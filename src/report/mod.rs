@@ -16,6 +16,7 @@ pub mod analysis;
 pub mod anomaly;
 pub mod banner;
 pub mod causes;
+pub mod fence;
 pub mod folder;
 pub mod held;
 pub mod html;
@@ -26,11 +27,13 @@ pub mod matrix_page;
 pub mod narrative;
 pub mod node_order;
 pub mod plots;
+pub mod severity;
 pub mod site;
 pub mod stale;
 pub mod sweep;
 pub mod timing;
 pub mod view;
+pub mod waits;
 pub mod why;
 pub mod words;
 
@@ -78,16 +81,17 @@ pub struct Summary<'a> {
     /// finding.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub shrink: Option<String>,
-    /// The reported seed's violations, the first [`SUMMARY_VIOLATIONS`] of them.
-    pub violations: &'a [Violation],
+    /// The reported seed's violations, the [`SUMMARY_VIOLATIONS`] longest of them: each
+    /// list of findings is worst first ([`severity`]).
+    pub violations: Vec<&'a Violation>,
     pub violations_total: usize,
     pub expect_resource: Option<Expect>,
     /// The guarded resource: "safe" unless a stale write got through on some seed.
     pub resource_verdict: &'static str,
-    pub resource_violations: &'a [ResourceViolation],
+    pub resource_violations: Vec<&'a ResourceViolation>,
     pub resource: &'a ResourceStats,
-    pub fence_regressions: &'a [crate::checker::resource::FenceRegression],
-    pub liveness: &'a [LivenessFinding],
+    pub fence_regressions: Vec<&'a crate::checker::resource::FenceRegression>,
+    pub liveness: Vec<&'a LivenessFinding>,
     /// Liveness findings of the reported seed set aside because they overlap a stall of
     /// lockstorm's own driver (the real backend): not counted in `live`, listed so a
     /// reader knows they exist.
@@ -150,6 +154,7 @@ fn library(outcome: &Outcome) -> (Option<&str>, Option<&str>) {
 }
 
 pub fn summary<'a>(scenario: &'a Scenario, outcome: &'a Outcome) -> Summary<'a> {
+    let worst = severity::Worst::of(&outcome.findings);
     Summary {
         scenario: &scenario.name,
         file: scenario.path.as_ref().map(|p| p.display().to_string()),
@@ -178,14 +183,14 @@ pub fn summary<'a>(scenario: &'a Scenario, outcome: &'a Outcome) -> Summary<'a> 
             library: library(outcome).0,
             version: library(outcome).1,
         }),
-        violations: first_violations(&outcome.findings.violations),
+        violations: first_violations(worst.violations),
         violations_total: outcome.findings.violations.len(),
         expect_resource: scenario.expect_resource,
         resource_verdict: if outcome.resource_safe { "safe" } else { "unsafe" },
-        resource_violations: &outcome.findings.resource_violations,
+        resource_violations: worst.stale,
         resource: &outcome.findings.resource,
-        fence_regressions: &outcome.findings.fence_regressions,
-        liveness: &outcome.findings.liveness,
+        fence_regressions: worst.regressions,
+        liveness: worst.liveness,
         liveness_set_aside: &outcome.findings.liveness_set_aside,
         stats: &outcome.findings.stats,
         fault_plan: &outcome.plan,
@@ -204,8 +209,9 @@ fn has_finding(outcome: &Outcome) -> bool {
 /// thousands); narrative.md and history.jsonl have the rest.
 pub const SUMMARY_VIOLATIONS: usize = 1_000;
 
-fn first_violations(all: &[Violation]) -> &[Violation] {
-    &all[..all.len().min(SUMMARY_VIOLATIONS)]
+fn first_violations(mut worst: Vec<&Violation>) -> Vec<&Violation> {
+    worst.truncate(SUMMARY_VIOLATIONS);
+    worst
 }
 
 /// Why a report could not be written or re-rendered.
@@ -249,6 +255,9 @@ pub struct Rendered {
     pub stories: Vec<narrative::Story>,
     /// The stale writes' stories.
     pub stale: Vec<narrative::Story>,
+    /// The stories of fencing tokens that did not grow, and of liveness findings.
+    pub regressions: Vec<narrative::Story>,
+    pub waits: Vec<narrative::Story>,
     /// summary.json's `availability_in_time` ([`availability_in_time`]).
     pub availability: serde_json::Value,
     /// What history.jsonl keeps.
@@ -403,6 +412,8 @@ pub fn write_with(
             plots: Vec::new(),
             stories: Vec::new(),
             stale: Vec::new(),
+            regressions: Vec::new(),
+            waits: Vec::new(),
             availability: serde_json::Value::Null,
             history: Kept::Not,
         }
@@ -623,6 +634,19 @@ pub fn rerender(dir: &Path, keep: Keep) -> Result<Findings, ReportError> {
     let others = folder::clear_renders(dir)?;
     let rendered = render(dir, &summary, &view, keep, plots)?;
     let mut summary = summary;
+    // The reported seed's findings in the order the stories tell them (worst first),
+    // which a summary from an older lockstorm (in time order) did not have.
+    let worst = &view.worst;
+    summary["violations"] = serde_json::json!(first_violations(worst.violations.clone()));
+    for (key, list) in [
+        ("resource_violations", serde_json::json!(worst.stale)),
+        ("fence_regressions", serde_json::json!(worst.regressions)),
+        ("liveness", serde_json::json!(worst.liveness)),
+    ] {
+        if summary.get(key).is_some() {
+            summary[key] = list;
+        }
+    }
     add_anomalies(&mut summary, &rendered);
     summary["availability_in_time"] = rendered.availability.clone();
     // Written back whatever changed: a summary from an older lockstorm comes out in
@@ -654,6 +678,7 @@ pub fn placeholder_summary(scenario: &Scenario, first_seed: u64) -> serde_json::
 /// plan at hand, only the faults the history records are judged for exercise.
 fn history_summary(meta: Option<&crate::history::Meta>, findings: &Findings) -> serde_json::Value {
     let (verdict, not_exercised) = crate::outcome::Verdict::judge(findings, None);
+    let worst = severity::Worst::of(findings);
     serde_json::json!({
         "scenario": meta.map_or("history", |m| m.scenario.as_str()),
         "verdict": verdict.as_str(),
@@ -661,9 +686,9 @@ fn history_summary(meta: Option<&crate::history::Meta>, findings: &Findings) -> 
         "exercise": findings.exercise,
         "live": findings.is_live(),
         "reported_seed": meta.map(|m| m.seed),
-        "violations": first_violations(&findings.violations),
+        "violations": first_violations(worst.violations),
         "violations_total": findings.violations.len(),
-        "liveness": findings.liveness,
+        "liveness": worst.liveness,
         "stats": findings.stats,
     })
 }
@@ -711,9 +736,9 @@ pub fn render(
         add(
             &|d, s| save(&Timeline::around(view, v), d, s),
             "timeline-violation",
-            "Holder timeline around the first violation",
+            "Holder timeline around the longest violation",
             format!(
-                "The first violation: clients {} and {} both hold {} (outlined in red) from t={} to t={}. {}; red band = two holders.",
+                "The longest violation: clients {} and {} both hold {} (outlined in red) from t={} to t={}. {}; red band = two holders.",
                 v.first.client,
                 v.second.client,
                 v.lock,
@@ -723,13 +748,13 @@ pub fn render(
             ),
         )?;
     }
-    if let Some(rv) = view.findings.resource_violations.first() {
+    if let Some(rv) = view.worst.stale.first() {
         add(
             &|d, s| save(&Timeline::around_write(view, rv), d, s),
             "timeline-stale-write",
-            "Holder timeline around the first stale write",
+            "Holder timeline around the worst stale write",
             format!(
-                "The first stale write: client {} writes to {} at t={} (red cross) after its hold ended, {}. {}.",
+                "The stale write that landed longest after its hold ended: client {} writes to {} at t={} (red cross), {}. {}.",
                 rv.client,
                 rv.lock,
                 narrative::secs(rv.write_us),
@@ -738,14 +763,65 @@ pub fn render(
             ),
         )?;
     }
-    let findings_shown = !view.violations().is_empty() || !view.findings.resource_violations.is_empty();
-    if let (false, Some(w)) = (findings_shown, view.faults.first()) {
+    let findings_shown = !view.violations().is_empty() || !view.worst.stale.is_empty();
+    if let (false, Some(r)) = (findings_shown, view.worst.regressions.first()) {
+        let zoom = || {
+            Timeline::around_span(
+                view,
+                &r.lock,
+                r.earlier.start_us,
+                r.later.start_us,
+                format!(
+                    "Holder timeline: client {}'s token {} after client {}'s {} on {}",
+                    r.later.client,
+                    r.later.fence.unwrap_or(0),
+                    r.earlier.client,
+                    r.earlier.fence.unwrap_or(0),
+                    r.lock
+                ),
+            )
+        };
+        add(
+            &|d, s| save(&zoom(), d, s),
+            "timeline-fence",
+            "Holder timeline around the largest step back of a fencing token",
+            format!(
+                "The largest step back of a fencing token: {}. {}.",
+                fence::sentence(r),
+                rows_clause(view, &zoom())
+            ),
+        )?;
+    } else if let (false, Some(l)) = (findings_shown, view.worst.liveness.first()) {
+        let (lock, from, to) = waits::window(view, l);
+        let zoom = || {
+            Timeline::around_span(
+                view,
+                &lock,
+                from,
+                to,
+                format!(
+                    "Holder timeline around the longest wait: {}",
+                    banner::liveness_sentence(l)
+                ),
+            )
+        };
+        add(
+            &|d, s| save(&zoom(), d, s),
+            "timeline-wait",
+            "Holder timeline around the longest wait",
+            format!(
+                "The worst liveness finding: {}. {}.",
+                banner::liveness_sentence(l),
+                rows_clause(view, &zoom())
+            ),
+        )?;
+    } else if let (false, Some(w)) = (findings_shown, view.faults.first()) {
         add(
             &|d, s| save(&Timeline::around_fault(view, w), d, s),
             "timeline-fault",
             "Holder timeline around the first fault",
             format!(
-                "No violation. The first fault, #{} from t={}: {}. {}.",
+                "No finding. The first fault, #{} from t={}: {}. {}.",
                 w.id,
                 narrative::secs(w.start_us),
                 words::fault_sentence(&w.fault, view.clients, view.deployment),
@@ -813,14 +889,42 @@ pub fn render(
         .map(|v| narrative::explain(view, v))
         .collect();
     let stale: Vec<narrative::Story> = view
-        .findings
-        .resource_violations
+        .worst
+        .stale
         .iter()
         .take(STORIES_IN_FULL)
         .map(|rv| stale::explain(view, rv))
         .collect();
+    let regressions: Vec<narrative::Story> = view
+        .worst
+        .regressions
+        .iter()
+        .take(STORIES_IN_FULL)
+        .map(|r| fence::explain(view, r))
+        .collect();
+    let waits: Vec<narrative::Story> = view
+        .worst
+        .liveness
+        .iter()
+        .take(STORIES_IN_FULL)
+        .map(|l| waits::explain(view, l))
+        .collect();
     let mut md = narrative_markdown(summary, view, &stories);
     stale_markdown(&mut md, view, &stale);
+    findings_markdown(
+        &mut md,
+        ("Fencing tokens that did not grow", "Token that did not grow"),
+        "A hold that began after another had ended got a token not above that hold's: the earlier holder's late writes would get through. The largest step back first.",
+        &regressions,
+        view.worst.regressions.len(),
+    );
+    findings_markdown(
+        &mut md,
+        ("Liveness findings", "Liveness finding"),
+        "A wait for a lock that went on too long. Those that never got the lock first, then the longest wait.",
+        &waits,
+        view.worst.liveness.len(),
+    );
     let path = dir.join("narrative.md");
     std::fs::write(&path, &md).map_err(io_err(&path))?;
     // The banner names the anomaly of the finding it leads with: the first violation's,
@@ -831,7 +935,13 @@ pub fn render(
         stories.first()
     };
     let anomaly = lead.and_then(|s| s.anomaly.as_ref()).map(|n| n.kind.name());
-    let mut page = html::page(summary, view, &plots, &stories, &stale, anomaly);
+    let told = html::Told {
+        violations: &stories,
+        stale: &stale,
+        regressions: &regressions,
+        waits: &waits,
+    };
+    let mut page = html::page(summary, view, &plots, &told, anomaly);
     // What history.jsonl keeps follows from what the pages cite.
     let history = keep_history.resolve(view.history.len(), &cited(&md, &page));
     page.push_str(&html::files(summary, &history));
@@ -841,6 +951,8 @@ pub fn render(
         plots,
         stories,
         stale,
+        regressions,
+        waits,
         history,
         availability: availability_in_time(view),
     })
@@ -925,7 +1037,7 @@ fn overview_caption(view: &view::RunView) -> String {
     if view.faults.iter().any(|w| w.fault.kind() == "clock_jump") {
         s.push_str("; clock jumps are marks on the row whose clock jumped");
     }
-    if !view.findings.resource_violations.is_empty() {
+    if !view.worst.stale.is_empty() {
         s.push_str("; red crosses are stale writes");
     }
     if view.heal_us.is_some() {
@@ -955,7 +1067,7 @@ fn operations_caption(view: &view::RunView) -> String {
 /// The stale writes' section of narrative.md, after the violations.
 fn stale_markdown(md: &mut String, view: &view::RunView, stories: &[narrative::Story]) {
     use std::fmt::Write as _;
-    let all = &view.findings.resource_violations;
+    let all = &view.worst.stale;
     if all.is_empty() {
         return;
     }
@@ -994,6 +1106,28 @@ The guarded resource accepted a write from a client whose hold had ended, over t
                 narrative::md(&stale::against(rv))
             );
         }
+    }
+}
+
+/// A section of narrative.md for findings told with a story each: fencing tokens that
+/// did not grow, liveness findings (worst first; `total` of them).
+fn findings_markdown(
+    md: &mut String,
+    (title, item): (&str, &str),
+    intro: &str,
+    stories: &[narrative::Story],
+    total: usize,
+) {
+    use std::fmt::Write as _;
+    if total == 0 {
+        return;
+    }
+    let _ = writeln!(md, "# {title} ({total})\n\n{intro}\n");
+    for (i, s) in stories.iter().enumerate() {
+        let _ = writeln!(md, "## {item} {}\n\n{}", i + 1, s.markdown());
+    }
+    if total > stories.len() {
+        let _ = writeln!(md, "{} more: see summary.json.\n", total - stories.len());
     }
 }
 

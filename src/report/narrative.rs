@@ -42,6 +42,9 @@ pub struct Story {
     pub last_line: usize,
     /// What kind of failure it is, with its evidence ([`super::anomaly`]).
     pub anomaly: Option<Named>,
+    /// The lines it cites one by one, where the stretch between `first_line` and
+    /// `last_line` is too long to cite whole (a wait of seconds): empty, that stretch.
+    pub cited: Vec<usize>,
 }
 
 impl Story {
@@ -67,14 +70,21 @@ impl Story {
             let told = self.why.contains(&a.cause);
             let _ = writeln!(out, "\n**{}**", md(&a.sentence(!told)));
         }
-        let _ = writeln!(
-            out,
-            "\n{} (history lines {}–{}.)",
-            md(&self.why),
-            self.first_line,
-            self.last_line
-        );
+        let _ = writeln!(out, "\n{} ({}.)", md(&self.why), self.lines());
         out
+    }
+
+    /// The history lines it draws on, as its last sentence cites them: "history lines
+    /// 2–6", or one by one ("history lines 12, 40 and 2301").
+    pub fn lines(&self) -> String {
+        match self.cited.as_slice() {
+            [] => format!("history lines {}–{}", self.first_line, self.last_line),
+            [one] => format!("history line {one}"),
+            [rest @ .., last] => format!(
+                "history lines {} and {last}",
+                rest.iter().map(usize::to_string).collect::<Vec<_>>().join(", ")
+            ),
+        }
     }
 }
 
@@ -431,6 +441,7 @@ pub fn explain(view: &RunView, v: &Violation) -> Story {
             .max(a.ok_line)
             .max(named.lines.iter().copied().max().unwrap_or(0)),
         anomaly: Some(named),
+        cited: Vec::new(),
     }
 }
 

@@ -163,6 +163,7 @@ pub fn explain(view: &RunView, rv: &ResourceViolation) -> Story {
             last_line,
             mine.is_none_or(|h| super::held::expires(view, h)),
         )),
+        cited: Vec::new(),
     }
 }
 

@@ -144,6 +144,8 @@ impl<'a> Lines<'a> {
 pub struct RunView<'a> {
     pub history: Lines<'a>,
     pub findings: &'a Findings,
+    /// The findings' lists, each worst first: the order the report tells them in.
+    pub worst: super::severity::Worst<'a>,
     pub meta: Option<Meta>,
     pub nodes: usize,
     pub clients: usize,
@@ -303,6 +305,7 @@ impl Gather {
         RunView {
             history,
             findings,
+            worst: super::severity::Worst::of(findings),
             nodes: meta
                 .as_ref()
                 .map_or(self.max_node, |m| m.nodes.max(self.max_node)),
@@ -339,8 +342,9 @@ impl<'a> RunView<'a> {
         &self.findings.holds
     }
 
-    pub fn violations(&self) -> &[Violation] {
-        &self.findings.violations
+    /// The violations, the longest overlap first ([`super::severity`]).
+    pub fn violations(&self) -> &[&'a Violation] {
+        &self.worst.violations
     }
 
     /// The end of the workload phase (the heal), or of the history.

@@ -108,7 +108,7 @@ impl<'a> Timeline<'a> {
                 start,
                 end,
                 format!(
-                    "Holder timeline around the first violation: clients {} and {} on {}",
+                    "Holder timeline around the longest violation: clients {} and {} on {}",
                     v.first.client, v.second.client, v.lock
                 ),
             )
@@ -133,7 +133,7 @@ impl<'a> Timeline<'a> {
                 start,
                 rv.write_us.max(start + 1),
                 format!(
-                    "Holder timeline around the first stale write: client {} writes to {}, {}",
+                    "Holder timeline around the worst stale write: client {} writes to {}, {}",
                     rv.client,
                     rv.lock,
                     crate::report::stale::against(rv)
@@ -163,6 +163,25 @@ impl<'a> Timeline<'a> {
             ),
             focus: None,
             locks: Locks::AllBut(view.probe_locks()),
+        }
+    }
+
+    /// The window of a finding with no overlap of its own (a fencing token that went
+    /// backwards, a wait too long): `[start, end]` with margins, `lock`'s holds only
+    /// (every lock's for none).
+    pub fn around_span(
+        view: &'a RunView<'a>,
+        lock: &str,
+        start: u64,
+        end: u64,
+        title: String,
+    ) -> Timeline<'a> {
+        Timeline {
+            locks: match lock.is_empty() {
+                true => Locks::AllBut(view.probe_locks()),
+                false => Locks::Only(lock.to_string()),
+            },
+            ..Timeline::window(view, start, end.max(start + 1), title)
         }
     }
 
@@ -362,7 +381,7 @@ impl<'a> Timeline<'a> {
         if self.focus.is_some() {
             out.push((Swatch::Outline, "the two holds in focus".into()));
         }
-        if !view.findings.resource_violations.is_empty() {
+        if !view.worst.stale.is_empty() {
             out.push((Swatch::Stale, "stale write accepted".into()));
         }
         if view.writes.iter().any(|w| !w.accepted) {
