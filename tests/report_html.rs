@@ -220,7 +220,7 @@ fn the_report_of_an_unsafe_run_opens_in_a_browser_with_every_plot() {
     // The first screen answers: the zoomed timeline and the story come before any table.
     let table = html.find("<table").unwrap();
     assert!(html.find("timeline-violation.svg").unwrap() < table);
-    assert!(html.find("<h2>What happened</h2>").unwrap() < table);
+    assert!(html.find("<h2 id=\"what-happened\">What happened</h2>").unwrap() < table);
     assert!(html.contains("<a href=\"../index.html\">"), "a link back up");
     // The interactive timeline: each hold says, on hover, its history line.
     let op = html

@@ -345,7 +345,7 @@ fn a_history_without_node_events_is_named_from_its_faults() {
     let (history, findings) = run(&s);
     assert!(!history.iter().any(|e| matches!(e, Event::Node(_))));
     let view = RunView::new(&history, &findings);
-    let story = explain(&view, &view.violations()[0]);
+    let story = explain(&view, view.violations()[0]);
     let named = story.anomaly.clone().unwrap();
     assert_eq!(named.kind, Anomaly::KeyLostOnRestart);
     assert!(!named.from_node_events);
@@ -464,7 +464,7 @@ fn a_real_plain_del_answered_before_the_set_it_removed_is_named_from_the_nodes_o
         .find(|v| v.first.ok_line == 19 && v.second.ok_line == 24)
         .cloned()
         .expect("client 0 (line 19) and client 1 (line 24) held L0 at once");
-    let story = explain(&view, &v);
+    let story = explain(&view, v);
     let named = check_claims(&history, &story);
     assert_eq!(named.kind, Anomaly::ReleaseWithoutTokenCheck, "{}", named.cause);
     for line in [17, 18, 23] {

@@ -580,7 +580,7 @@ pub fn write(out: &Path, m: &Matrix) -> Result<(), ReportError> {
         let path = out.join(name);
         std::fs::write(&path, text).map_err(super::io_err(&path))
     };
-    let json = serde_json::to_string_pretty(m).expect("the matrix serialises");
+    let json = serde_json::to_string(m).expect("the matrix serialises");
     write(JSON, json)?;
     write("README.md", super::matrix_page::markdown(m))?;
     write("index.html", super::matrix_page::html(m))?;

@@ -712,7 +712,10 @@ pub fn render(
     keep_history: Keep,
     which: Plots,
 ) -> Result<Rendered, ReportError> {
-    use plots::{availability::Availability, cdf::Cdf, operations::Operations, timeline::Timeline, Figure};
+    use plots::{
+        availability::Availability, cdf::Cdf, operations::Operations, throughput::Throughput,
+        timeline::Timeline, Figure,
+    };
     let mut plots = Vec::new();
     let mut add = |fig: &dyn Fn(&Path, &str) -> Result<u32, plots::PlotError>,
                    stem: &str,
@@ -857,6 +860,12 @@ pub fn render(
             "operations",
             "Every acquire over time",
             operations_caption(view),
+        )?;
+        add(
+            &|d, s| save(&Throughput { view }, d, s),
+            "throughput",
+            "Throughput over time",
+            throughput_caption(view),
         )?;
         add(
         &|d, s| save(&Availability { view }, d, s),
@@ -1040,7 +1049,7 @@ fn overview_caption(view: &view::RunView) -> String {
     if !view.worst.stale.is_empty() {
         s.push_str("; red crosses are stale writes");
     }
-    if view.heal_us.is_some() {
+    if view.heal_drawn().is_some() {
         s.push_str("; the black line is the heal");
     }
     s.push_str(&marks_clause(view, &locks, 0, u64::MAX));
@@ -1048,12 +1057,29 @@ fn overview_caption(view: &view::RunView) -> String {
     s
 }
 
+/// The throughput plot's caption: its bucket, and what is shaded.
+fn throughput_caption(view: &view::RunView) -> String {
+    let (width, _) = plots::throughput::rates(view);
+    format!(
+        "Per {} ms bucket of the workload, how many acquires returned per second: ok, failed, and unknown (timed out), as Jepsen's rate plot draws them; n is each outcome's total.{}",
+        width / 1_000,
+        match view.heal_drawn() {
+            Some(_) => " Shaded: each fault kind's periods; the black line is the heal. Where the ok line falls to zero under a fault while the others rise, the lock stopped granting.",
+            None => " No fault ran.",
+        }
+    )
+}
+
 /// The operations plot's caption, saying when its points were binned.
 fn operations_caption(view: &view::RunView) -> String {
     let ops = plots::operations::Operations::new(view);
     let mut s = format!(
-        "Each of the {} workload acquires at its start time (x) and latency, invoke to return (y, log scale): filled circles ok, crosses failed, open triangles unknown (timed out; the SET may have been applied). Shaded: a fault of that kind active; the black line is the heal.",
-        view.acquires.len()
+        "Each of the {} workload acquires at its start time (x) and latency, invoke to return (y, log scale): filled circles ok, crosses failed, open triangles unknown (timed out; the SET may have been applied).{}",
+        view.acquires.len(),
+        match view.heal_drawn() {
+            Some(_) => " Shaded: a fault of that kind active; the black line is the heal.",
+            None => " No fault ran.",
+        }
     );
     if let Some((drawn, total)) = ops.thinned() {
         s.push_str(&format!(

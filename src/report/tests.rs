@@ -568,7 +568,7 @@ fn two_masters_of_a_sentinel_deployment_are_a_split_brain_or_a_failover() {
         let f = check(h).unwrap();
         let view = RunView::new(h, &f);
         let v = view.violations().first().cloned().expect("a violation");
-        explain(&view, &v)
+        explain(&view, v)
     };
     // Lines: 2 switch, 3-5 client 1 on redis1, 6-8 client 0 on the old master redis0.
     let h = sentinel_history(&[

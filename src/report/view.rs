@@ -347,6 +347,12 @@ impl<'a> RunView<'a> {
         &self.worst.violations
     }
 
+    /// The heal as plots draw it: only in a run with faults. A run without any has a heal
+    /// line too (the end of its workload), which ends no fault.
+    pub fn heal_drawn(&self) -> Option<u64> {
+        self.heal_us.filter(|_| !self.faults.is_empty())
+    }
+
     /// The end of the workload phase (the heal), or of the history.
     pub fn workload_end_us(&self) -> u64 {
         self.heal_us.unwrap_or(self.end_us)

@@ -12,6 +12,7 @@ pub mod cdf;
 mod groups;
 pub mod operations;
 pub mod sweep;
+pub mod throughput;
 pub mod timeline;
 
 use plotters::coord::Shift;
@@ -83,7 +84,20 @@ pub fn render_svg(figure: &impl Figure) -> Result<String, Box<dyn std::error::Er
             text.insert_str(at, &extra);
         }
     }
-    Ok(groups::group_runs(&compact_svg(&text)))
+    Ok(scalable(&groups::group_runs(&compact_svg(&text))))
+}
+
+/// The root element told to fit its window: an SVG opened alone in a window narrower
+/// than the plot shrinks to it, keeping its proportions, rather than cut its right edge,
+/// where the legend is. Its width and height stay, so a page's `<img>` sizes it as before.
+pub fn scalable(svg: &str) -> String {
+    const FIT: &str = " style=\"max-width:100%;height:auto\"";
+    match svg.strip_prefix("<svg ") {
+        Some(rest) if !svg.lines().next().is_some_and(|l| l.contains(" style=")) => {
+            format!("<svg{FIT} {rest}")
+        }
+        _ => svg.to_string(),
+    }
 }
 
 /// Drops what plotters writes that changes nothing on screen: `opacity="1"` (the
@@ -182,7 +196,22 @@ fn us_to_s(us: u64) -> f64 {
 
 #[cfg(test)]
 mod tests {
-    use super::{coalesce, compact_svg};
+    use super::{coalesce, compact_svg, scalable};
+
+    /// Issue 41: an SVG opened alone in a window narrower than it (1280 px against a
+    /// 1400 px plot) used to lose its legend past the right edge.
+    #[test]
+    fn an_svg_fits_its_window_and_keeps_its_size_for_pages() {
+        let svg = "<svg width=\"1400\" height=\"496\" viewBox=\"0 0 1400 496\" xmlns=\"http://www.w3.org/2000/svg\">\n</svg>\n";
+        let got = scalable(svg);
+        assert!(
+            got.starts_with(
+                "<svg style=\"max-width:100%;height:auto\" width=\"1400\" height=\"496\" viewBox="
+            ),
+            "{got}"
+        );
+        assert_eq!(scalable(&got), got, "once only");
+    }
 
     #[test]
     fn compacting_an_svg_drops_default_opacity_and_rounds_font_sizes() {

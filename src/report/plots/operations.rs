@@ -189,7 +189,7 @@ impl Figure for Operations<'_> {
                     )
             }))?;
         }
-        if let Some(heal) = view.heal_us.filter(|&h| h <= end) {
+        if let Some(heal) = view.heal_drawn().filter(|&h| h <= end) {
             let x = us_to_s(heal);
             chart.draw_series(std::iter::once(PathElement::new(
                 vec![(x, y0), (x, y1)],

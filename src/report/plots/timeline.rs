@@ -387,7 +387,7 @@ impl<'a> Timeline<'a> {
         if view.writes.iter().any(|w| !w.accepted) {
             out.push((Swatch::Rejected, "write rejected (fencing)".into()));
         }
-        if view.heal_us.is_some_and(|h| self.clip(h, h + 1).is_some()) {
+        if view.heal_drawn().is_some_and(|h| self.clip(h, h + 1).is_some()) {
             out.push((Swatch::Heal, "heal: faults end".into()));
         }
         out
@@ -775,7 +775,7 @@ impl Figure for Timeline<'_> {
             rejected.map(|w| Circle::new((us_to_s(w.t_us), client_y(w.client)), 5, BLACK.stroke_width(2))),
         )?;
 
-        if let Some(heal) = view.heal_us.and_then(|h| self.clip(h, h + 1)) {
+        if let Some(heal) = view.heal_drawn().and_then(|h| self.clip(h, h + 1)) {
             let x = us_to_s(heal.0);
             chart.draw_series(std::iter::once(PathElement::new(
                 vec![(x, -0.5), (x, top)],
