@@ -304,16 +304,24 @@ pub fn name_violation(view: &RunView, v: &Violation, faults: &[&FaultWindow]) ->
         l
     };
     if !a.nodes.is_empty() && !b.nodes.is_empty() && shared.is_empty() {
+        // Two quorums that share no node cannot both be majorities: say which is not.
+        let majority = view.nodes / 2 + 1;
+        let small: Vec<String> = [a, b]
+            .iter()
+            .filter(|h| h.nodes.len() < majority)
+            .map(|h| format!("client {}'s has {} of {}", h.client, h.nodes.len(), view.nodes))
+            .collect();
         return Named {
             kind: Anomaly::MinorityQuorum,
             cause: format!(
-                "client {}'s quorum ({}) and client {}'s ({}) share no node: each is too small to be a majority of {} {}",
+                "client {}'s quorum ({}) and client {}'s ({}) share no node, which two majorities of {} {} always do: {}, short of the {majority} a majority needs",
                 a.client,
                 list(&a.nodes.to_vec()),
                 b.client,
                 list(&b.nodes.to_vec()),
                 view.nodes,
-                plural("node", view.nodes)
+                plural("node", view.nodes),
+                small.join(" and ")
             ),
             lines: oks,
             from_node_events: true,

@@ -257,8 +257,23 @@ fn no_elapsed_check_names_the_miscomputed_validity() {
 
 #[test]
 fn a_minority_quorum_and_an_unchecked_extension_are_named() {
-    let (history, _, story) = first_story("redlock-minority-quorum.toml");
+    let (history, findings, story) = first_story("redlock-minority-quorum.toml");
     assert_eq!(check_claims(&history, &story).kind, Anomaly::MinorityQuorum);
+    // Issue 41: "each is too small to be a majority" was said of quorums of 3 of 5. Each
+    // story names only the quorums below a majority, with their true size.
+    let view = RunView::new(&history, &findings);
+    let mut majorities_seen = 0;
+    for v in view.violations() {
+        let named = super::anomaly::name_violation(&view, v, &[]);
+        assert_eq!(named.kind, Anomaly::MinorityQuorum, "{}", named.cause);
+        for h in [&v.first, &v.second] {
+            let claim = format!("client {}'s has {} of 5", h.client, h.nodes.len());
+            let small = h.nodes.len() < 3;
+            assert_eq!(named.cause.contains(&claim), small, "{claim}: {}", named.cause);
+            majorities_seen += usize::from(!small);
+        }
+    }
+    assert!(majorities_seen > 0, "the run has a majority quorum beside a minority one");
     let (history, _, story) = first_story("extend-pexpire.toml");
     assert_eq!(
         check_claims(&history, &story).kind,
