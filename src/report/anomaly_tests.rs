@@ -273,7 +273,10 @@ fn a_minority_quorum_and_an_unchecked_extension_are_named() {
             majorities_seen += usize::from(!small);
         }
     }
-    assert!(majorities_seen > 0, "the run has a majority quorum beside a minority one");
+    assert!(
+        majorities_seen > 0,
+        "the run has a majority quorum beside a minority one"
+    );
     let (history, _, story) = first_story("extend-pexpire.toml");
     assert_eq!(
         check_claims(&history, &story).kind,

@@ -83,6 +83,42 @@ pub fn explain(view: &RunView, r: &FenceRegression) -> Story {
             });
         }
     }
+    // What the resource did with the later holder's writes: a resource that keeps the
+    // largest token turned them away.
+    let rejected: Vec<(u64, usize)> = view
+        .writes
+        .iter()
+        .zip(&view.write_lines)
+        .filter(|(w, _)| {
+            !w.accepted
+                && w.client == later.client
+                && w.lock.as_str() == r.lock
+                && later
+                    .token
+                    .as_ref()
+                    .is_some_and(|t| t.as_str() == w.token.as_str())
+                && (later.start_us..=later.end_us).contains(&w.t_us)
+        })
+        .map(|(w, &line)| (w.t_us, line))
+        .collect();
+    let lines: Vec<String> = rejected.iter().map(|(_, l)| l.to_string()).collect();
+    if let (Some(&(t_us, _)), [rest @ .., last]) = (rejected.first(), lines.as_slice()) {
+        let (writes, cited) = match rest {
+            [] => ("write".to_string(), format!("line {last}")),
+            _ => (
+                format!("{} writes", lines.len()),
+                format!("lines {} and {last}", rest.join(", ")),
+            ),
+        };
+        steps.push(Step {
+            t_us,
+            text: format!(
+                "the guarded resource turns away client {}'s {writes} with token {} ({cited})",
+                later.client,
+                later.fence.unwrap_or(0),
+            ),
+        });
+    }
     steps.extend(told.after);
     steps.sort_by_key(|s| s.t_us);
     let linked = match faults.is_empty() {
@@ -104,7 +140,10 @@ pub fn explain(view: &RunView, r: &FenceRegression) -> Story {
         overlap: sentence(r),
         why,
         first_line,
-        last_line: earlier.ok_line.max(later.ok_line),
+        last_line: earlier
+            .ok_line
+            .max(later.ok_line)
+            .max(rejected.last().map_or(0, |&(_, l)| l)),
         anomaly: None,
         cited: Vec::new(),
     }

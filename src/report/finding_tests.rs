@@ -340,6 +340,14 @@ fn a_token_that_went_backwards_is_told_from_its_two_ok_lines() {
         partition(150_000, 0, FaultAction::Start, &[0], &[1]),
         acq(200_000, 1),
         fenced(201_000, 1, 3),
+        Event::Write(ResourceWrite {
+            t_us: 250_000,
+            client: 1,
+            lock: "L0".into(),
+            token: "tok1".into(),
+            fence: Some(3),
+            accepted: false,
+        }),
         rel(300_000, 1),
         rel_ok(300_100, 1),
         partition(350_000, 0, FaultAction::End, &[0], &[1]),
@@ -377,6 +385,17 @@ fn a_token_that_went_backwards_is_told_from_its_two_ok_lines() {
         "{}",
         story.why
     );
+    let turned = story
+        .steps
+        .iter()
+        .find(|s| s.text.starts_with("the guarded resource turns away"))
+        .expect("the rejected write is told");
+    assert_eq!(
+        turned.text,
+        "the guarded resource turns away client 1's write with token 3 (line 9)"
+    );
+    assert!(matches!(&h[8], Event::Write(w) if !w.accepted && w.fence == Some(3)));
+    assert_eq!(story.last_line, 9);
     assert!(
         story.steps.iter().any(|s| s.text.contains("[fault #0]")),
         "the cut of client 1 is told: {:?}",
