@@ -94,6 +94,12 @@ enum Ev {
         client: usize,
         id: u64,
     },
+    /// Client `client`'s worker request `id` is still open: has its process exited (a
+    /// process it started may keep its stdout open, so no end of file says so)?
+    WorkerAlive {
+        client: usize,
+        id: u64,
+    },
 }
 
 /// Runs `scenario` with `seed` against real Redis. Nodes are started (or reached), the
@@ -742,6 +748,7 @@ impl Driver<'_> {
                 self.apply(t, client);
             }
             Ev::WorkerDeadline { client, id } => self.deadline(t, client, id),
+            Ev::WorkerAlive { client, id } => self.alive(t, client, id),
             Ev::FaultStart(i) => self.start_fault(t, i),
             Ev::FaultEnd(i) => {
                 self.end_fault(t, i);

@@ -25,6 +25,9 @@ use crate::worker::protocol::{
 };
 use crate::worker::{AnswerKind, Answered, Request, WorkerSpec};
 use std::time::Duration;
+
+/// How often an open request's worker is looked at for having exited ([`Driver::alive`]).
+const ALIVE_POLL_US: u64 = 250_000;
 use tokio::sync::mpsc;
 
 /// How long every worker together has to answer the hello (imports, connections).
@@ -333,6 +336,28 @@ impl Driver<'_> {
             return;
         }
         self.schedule(deadline_us, Ev::WorkerDeadline { client: c, id });
+        self.schedule(t + ALIVE_POLL_US, Ev::WorkerAlive { client: c, id });
+    }
+
+    /// While request `id` of client `c` is open, its worker is looked at every
+    /// [`ALIVE_POLL_US`]: one that has exited stops the run now, as the worker error it
+    /// is, though a process it started still holds its stdout (which would otherwise wait
+    /// out the request's deadline, and read as the lock's failure to answer).
+    pub(super) fn alive(&mut self, t: u64, c: usize, id: u64) {
+        let Some(w) = &mut self.workers else { return };
+        if !w.open[c].as_ref().is_some_and(|o| o.id == id) {
+            return;
+        }
+        match w.procs[c].exit_status(Duration::ZERO) {
+            Some(status) => {
+                let what = format!(
+                    "exited ({status}) during the run, with its {} request (id {id}) open",
+                    w.open[c].as_ref().map_or("open", |o| o.request.name())
+                );
+                self.fail(t, c, &what, None);
+            }
+            None => self.schedule(t + ALIVE_POLL_US, Ev::WorkerAlive { client: c, id }),
+        }
     }
 
     /// A request's deadline came: still unanswered and not paused, the run stops.
