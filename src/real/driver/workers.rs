@@ -345,7 +345,7 @@ impl Driver<'_> {
     /// out the request's deadline, and read as the lock's failure to answer).
     pub(super) fn alive(&mut self, t: u64, c: usize, id: u64) {
         let Some(w) = &mut self.workers else { return };
-        if !w.open[c].as_ref().is_some_and(|o| o.id == id) {
+        if w.open[c].as_ref().is_none_or(|o| o.id != id) {
             return;
         }
         match w.procs[c].exit_status(Duration::ZERO) {
