@@ -117,7 +117,15 @@ fn stale_writes_get_their_own_table_and_timeline_marks() {
         .iter()
         .map(|rv| super::stale::explain(&view, rv))
         .collect();
-    let page = html::page(&json!({"scenario": "hand"}), &view, &[], &[], &stories, None);
+    let page = html::page(
+        &json!({"scenario": "hand"}),
+        &view,
+        &[],
+        &[],
+        &stories,
+        None,
+        false,
+    );
     assert!(
         page.contains("<h2 id=\"stale-writes\">Stale writes (1)</h2>"),
         "{page}"

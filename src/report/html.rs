@@ -42,7 +42,8 @@ fn pct(x: f64) -> String {
 }
 
 /// Renders the page up to its Files section ([`files`] ends it). `anomaly` names the
-/// first finding's anomaly in the banner, when the caller has classified it.
+/// first finding's anomaly in the banner, when the caller has classified it; `timing`
+/// says the folder has a timing.json (which dates the run).
 pub fn page(
     summary: &Value,
     view: &RunView,
@@ -50,16 +51,14 @@ pub fn page(
     stories: &[Story],
     stale: &[Story],
     anomaly: Option<&str>,
+    timing: bool,
 ) -> String {
     let f = view.findings;
     let scenario = text(summary, "scenario");
     let banner = super::banner::judge(summary, view, anomaly);
     // Distinct titles: a library matrix runs the same case names for every library.
-    let library = view
-        .meta
-        .as_ref()
-        .and_then(|m| m.worker.as_ref())
-        .map(|w| format!(" with {}", w.name()))
+    let library = worker_title(summary, view)
+        .map(|w| format!(" with {w}"))
         .unwrap_or_default();
     let mut h = String::new();
     let _ = write!(
@@ -136,7 +135,7 @@ pub fn page(
         ));
     }
     h.push_str("<h2>The run</h2>");
-    facts(&mut h, summary, view);
+    facts(&mut h, summary, view, timing);
     seeds_table(&mut h, seeds, summary["reported_seed"].as_u64());
     mode_table(&mut h, view);
     for p in first.iter().skip(1).chain(&rest) {
@@ -153,10 +152,14 @@ pub fn page(
 }
 
 /// The end of the page [`page`] begins: its Files section, which says what history.jsonl
-/// keeps (decided from what the rest of the page cites).
-pub fn files(summary: &Value, history: &Kept) -> String {
+/// keeps (decided from what the rest of the page cites), which logs the folder keeps
+/// and whether it has a timing.json.
+pub fn files(summary: &Value, history: &Kept, logs: &[super::logs::KeptLog], timing: bool) -> String {
     let mut h = String::new();
     h.push_str("<h2>Files</h2><ul><li><a href=\"summary.json\">summary.json</a>: the verdict per seed and the reported seed's findings</li>");
+    if timing {
+        h.push_str("<li><a href=\"timing.json\">timing.json</a>: when the run was made (UTC) and how long its seeds took, kept apart so that the same seeds write the same summary.json and page</li>");
+    }
     let sim = text(summary, "backend") == "sim" || summary["backend"].is_null();
     let rerun = match sim {
         true => "the rerun command above writes it again, byte for byte",
@@ -190,6 +193,10 @@ pub fn files(summary: &Value, history: &Kept) -> String {
             );
         }
     }
+    h.push_str(&super::logs::html(logs));
+    if !sim && !logs.iter().any(|l| l.path.starts_with(super::logs::NODES)) {
+        h.push_str("<li>No redis-server log is kept here: lockstorm keeps the logs of the servers it starts as processes, where the report keeps their history; the rerun command writes them again</li>");
+    }
     h.push_str("<li><a href=\"narrative.md\">narrative.md</a>: the story of each violation and stale write</li></ul>\n</body></html>\n");
     h
 }
@@ -206,7 +213,7 @@ fn figure(h: &mut String, p: &PlotInfo) {
     );
 }
 
-fn facts(h: &mut String, summary: &Value, view: &RunView) {
+fn facts(h: &mut String, summary: &Value, view: &RunView, timing: bool) {
     h.push_str("<table>");
     let mut row = |k: &str, v: String| {
         if !v.is_empty() {
@@ -237,6 +244,7 @@ fn facts(h: &mut String, summary: &Value, view: &RunView) {
     }
     row("reported seed", esc(&text(summary, "reported_seed")));
     row("versions tested", esc(&versions(summary, view)));
+    row("date", date(summary, timing));
     let rerun = text(summary, "rerun");
     if !rerun.is_empty() {
         row("rerun", format!("<code>{}</code>", esc(&rerun)));
@@ -260,13 +268,39 @@ fn facts(h: &mut String, summary: &Value, view: &RunView) {
     h.push_str("</table>\n");
 }
 
-/// lockstorm, redis-server and the worker library, as summary.json recorded them (a
-/// summary from before it did names what the history says).
+/// When the run was made: a real run's summary.json says; a simulated run's page must
+/// be the same bytes for the same seeds, so its date is in timing.json, when the folder
+/// has one (an analysis's scenario has none: its index is dated).
+fn date(summary: &Value, timing: bool) -> String {
+    match (summary["versions"]["date_utc"].as_str(), timing) {
+        (Some(d), _) => format!("{} (UTC)", esc(d)),
+        (None, true) => "in <a href=\"timing.json\">timing.json</a> (UTC), beside the run's wall-clock figures, so that the same seeds write the same page".into(),
+        (None, false) => String::new(),
+    }
+}
+
+/// The worker's name in a title: the adapter's, as the library matrix and
+/// adapters.toml know it (`redlock-rs`), else what its `hello_ok` named (`redlock
+/// 2.0.0`, the crate's name), else its command.
+fn worker_title(summary: &Value, view: &RunView) -> Option<String> {
+    let origin = &summary["worker"]["origin"];
+    match (origin["from"].as_str(), origin["name"].as_str()) {
+        (Some("adapter"), Some(name)) => Some(name.to_string()),
+        _ => view.meta.as_ref()?.worker.as_ref().map(|w| w.name()),
+    }
+}
+
+/// lockstorm (its version and commit), redis-server and the worker library, as
+/// summary.json recorded them (a summary from before it did names what the history
+/// says).
 fn versions(summary: &Value, view: &RunView) -> String {
     let v = &summary["versions"];
     let mut parts = Vec::new();
     if let Some(l) = v["lockstorm"].as_str() {
-        parts.push(format!("lockstorm {l}"));
+        parts.push(match v["commit"].as_str() {
+            Some(c) => super::provenance::named(l, c),
+            None => format!("lockstorm {l} (commit not recorded)"),
+        });
     }
     match v["redis_server"].as_str() {
         Some(r) => parts.push(format!("redis-server {r}")),
@@ -278,7 +312,14 @@ fn versions(summary: &Value, view: &RunView) -> String {
         .map(str::to_string)
         .or_else(|| view.meta.as_ref()?.worker.as_ref().map(|w| w.name()));
     if let Some(l) = library {
-        parts.push(format!("library {l}"));
+        let adapter = match &summary["worker"]["origin"] {
+            o if o["from"] == "adapter" => o["name"].as_str().filter(|n| !l.starts_with(&format!("{n} "))),
+            _ => None,
+        };
+        parts.push(match adapter {
+            Some(a) => format!("library {l} (adapter {a})"),
+            None => format!("library {l}"),
+        });
     }
     parts.join(", ")
 }
