@@ -585,6 +585,15 @@ pub fn run_matrix(options: &MatrixOptions, progress: &(dyn Fn(&str) + Sync)) -> 
         rerun: None,
         shard_secs: Vec::new(),
         adapters: rows,
+        provenance: None,
+    };
+    // Dated as it is written; the redis-server is the local one every cell ran on.
+    let matrix = Matrix {
+        provenance: Some(crate::report::provenance::Provenance::now(
+            matrix.command.clone(),
+            true,
+        )),
+        ..matrix
     };
     crate::report::matrix::write(&options.out, &matrix)?;
     if let Some(file) = shard_file {
