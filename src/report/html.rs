@@ -251,7 +251,13 @@ fn facts(h: &mut String, summary: &Value, view: &RunView, timing: bool) {
     }
     let shrink = text(summary, "shrink");
     if !shrink.is_empty() {
-        row("shrink", format!("<code>{}</code>", esc(&shrink)));
+        // A real run's seed shrinks on the simulator (its command says `--backend sim`):
+        // the same scenario and seed, not a replay of this history.
+        let label = match text(summary, "backend").as_str() {
+            "" | "sim" => "shrink",
+            _ => "shrink (on the simulator)",
+        };
+        row(label, format!("<code>{}</code>", esc(&shrink)));
     }
     let stats = &summary["stats"];
     row("fault tolerance (probe)", esc(&probe_text(stats)));

@@ -328,6 +328,9 @@ impl Scenario {
     /// The command that shrinks this scenario's run with `seed` to a minimal scenario;
     /// else why there is none: worker clients ([`SHRINK_NO_WORKER`]) and a Sentinel
     /// deployment the simulator does not model ([`SHRINK_NO_SENTINEL`]) do not run on it.
+    /// Shrink reruns the simulator whatever the run ran on: a run on real servers (or a
+    /// file that names another backend) gets `--backend sim`, so the command says where
+    /// it runs; the `--set` overrides are the run's.
     pub fn shrink_command(&self, seed: u64) -> Result<String, &'static str> {
         if self.clients.worker.is_some() {
             return Err(SHRINK_NO_WORKER);
@@ -339,7 +342,18 @@ impl Scenario {
             || format!("scenarios/{}.toml", self.name),
             |p| p.display().to_string(),
         );
-        Ok(format!("cargo run --release -- shrink {file} --seed {seed}"))
+        let backend = match self.backend {
+            Backend::Sim if self.deployment().is_none() => "",
+            _ => " --backend sim",
+        };
+        let sets: String = self
+            .overrides
+            .iter()
+            .map(|o| format!(" --set {}", crate::worker::shell_word(o)))
+            .collect();
+        Ok(format!(
+            "cargo run --release -- shrink {file} --seed {seed}{backend}{sets}"
+        ))
     }
 }
 
