@@ -725,4 +725,84 @@ mod tests {
         assert!(stalls_text(&ok).starts_with("none"));
         assert_eq!(probe_text(&json!({"acquires": 3})), "", "no probe, no row");
     }
+
+    /// Issue 41: a library's run page is titled with the adapter's name (the matrix's),
+    /// and its versions name lockstorm's commit and the library's own name and version.
+    #[test]
+    fn a_worker_run_is_titled_by_its_adapter_and_its_versions_name_the_commit() {
+        let findings = crate::checker::check(&[]).unwrap();
+        let view = RunView::new(&[], &findings);
+        let summary = json!({
+            "scenario": "01-clean",
+            "backend": "redis",
+            "rerun": "cargo run --release -- scenario s.toml --seed 1 --backend redis --adapter redlock-rs",
+            "worker": {"origin": {"from": "adapter", "name": "redlock-rs", "list": null},
+                       "library": "redlock", "version": "2.0.0"},
+            "versions": {"lockstorm": "0.1.0", "commit": "0123456789ab-dirty",
+                         "date_utc": "2026-11-29T12:55:03Z", "redis_server": "7.0.15",
+                         "library": "redlock 2.0.0"},
+        });
+        let page = page(&summary, &view, &[], &[], &[], None, false);
+        assert!(page.contains("<h1>01-clean with redlock-rs</h1>"), "{page}");
+        assert!(
+            page.contains(" — 01-clean with redlock-rs (lockstorm run)</title>"),
+            "{page}"
+        );
+        assert!(
+            page.contains(
+                "<th>versions tested</th><td>lockstorm 0.1.0 (commit 0123456789ab-dirty), redis-server 7.0.15, \
+                 library redlock 2.0.0 (adapter redlock-rs)</td>"
+            ),
+            "{page}"
+        );
+        assert!(
+            page.contains("<th>date</th><td>2026-11-29T12:55:03Z (UTC)</td>"),
+            "{page}"
+        );
+        // A simulated run's date is in timing.json, when the folder has one; a summary
+        // from before the commit was recorded says so.
+        let sim = json!({"scenario": "s", "backend": "sim", "versions": {"lockstorm": "0.1.0"}});
+        assert_eq!(date(&sim, false), "");
+        assert!(date(&sim, true).starts_with("in <a href=\"timing.json\">timing.json</a> (UTC)"));
+        assert_eq!(
+            versions(&sim, &view),
+            "lockstorm 0.1.0 (commit not recorded), the simulator (no redis-server)"
+        );
+        // A worker named by its command keeps the name its hello gave.
+        let mut argv = summary.clone();
+        argv["worker"]["origin"] = json!({"from": "argv"});
+        assert_eq!(
+            worker_title(&argv, &view),
+            None,
+            "no meta line: nothing to name it by"
+        );
+        assert!(versions(&argv, &view).ends_with("library redlock 2.0.0"));
+    }
+
+    #[test]
+    fn the_files_list_names_timing_and_says_when_no_server_log_is_kept() {
+        let real = json!({"backend": "redis"});
+        let h = files(&real, &Kept::Whole, &[], true);
+        assert!(
+            h.contains("<a href=\"timing.json\">timing.json</a>: when the run was made (UTC)"),
+            "{h}"
+        );
+        assert!(h.contains("No redis-server log is kept here"), "{h}");
+        let logs = [crate::report::logs::KeptLog {
+            path: "nodes/node0.log".into(),
+            bytes: 969,
+            cut: false,
+        }];
+        let h = files(&real, &Kept::Whole, &logs, false);
+        assert!(
+            !h.contains("timing.json") && !h.contains("No redis-server log"),
+            "{h}"
+        );
+        assert!(
+            h.contains("<a href=\"nodes/node0.log\">node0.log</a> (969 bytes)"),
+            "{h}"
+        );
+        let sim = files(&json!({"backend": "sim"}), &Kept::Whole, &[], false);
+        assert!(!sim.contains("redis-server log"), "{sim}");
+    }
 }
