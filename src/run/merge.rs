@@ -40,7 +40,7 @@ pub enum Merged {
         timing: Timing,
     },
     Sweep {
-        sweep: Sweep,
+        sweep: Box<Sweep>,
         timing: Timing,
     },
     Matrix {
@@ -128,7 +128,7 @@ pub fn merge(dirs: &[PathBuf]) -> Result<Merged, MergeError> {
             })
         }
         Kind::Sweep => Ok(Merged::Sweep {
-            sweep: merge_cells(&files, dirs)?,
+            sweep: Box::new(merge_cells(&files, dirs)?),
             timing,
         }),
         Kind::Matrix => {
