@@ -245,6 +245,10 @@ fn facts(h: &mut String, summary: &Value, view: &RunView, timing: bool) {
     row("reported seed", esc(&text(summary, "reported_seed")));
     row("versions tested", esc(&versions(summary, view)));
     row("date", date(summary, timing));
+    let whole = text(summary, "command");
+    if !whole.is_empty() {
+        row("every seed", format!("<code>{}</code>", esc(&whole)));
+    }
     let rerun = text(summary, "rerun");
     if !rerun.is_empty() {
         row("rerun", format!("<code>{}</code>", esc(&rerun)));

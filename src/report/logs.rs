@@ -31,7 +31,9 @@ const CUT_MARK: &str = "[lockstorm: ";
 
 /// `bytes`, or when longer than `keep` its first quarter and its last three quarters
 /// (each ending or starting at a line break when there is one), with a line between
-/// that says how many bytes were cut.
+/// that says how many bytes of the process's output were cut: those it cuts, and those
+/// an earlier cut dropped whose line it cuts (the capture of a worker's stderr keeps its
+/// first and last MiB, `crate::worker::process`).
 pub fn cap(bytes: &[u8], keep: usize) -> std::borrow::Cow<'_, [u8]> {
     if bytes.len() <= keep {
         return bytes.into();
@@ -46,7 +48,16 @@ pub fn cap(bytes: &[u8], keep: usize) -> std::borrow::Cow<'_, [u8]> {
         Some(i) if i + 1 < tail.len() => &tail[i + 1..],
         _ => tail,
     };
-    let cut = bytes.len() - head.len() - tail.len();
+    let middle = &bytes[head.len()..bytes.len() - tail.len()];
+    let (mut cut, mut dropped) = (middle.len() as u64, 0u64);
+    for line in middle.split(|&b| b == b'\n') {
+        if let Some(n) = earlier_cut(line) {
+            // Lockstorm's own line, not the process's output, stands for `n` bytes.
+            cut -= line.len() as u64 + 1;
+            dropped += n;
+        }
+    }
+    let cut = cut + dropped;
     let mut out = head.to_vec();
     if !out.is_empty() && !out.ends_with(b"\n") {
         out.push(b'\n');
@@ -59,6 +70,19 @@ pub fn cap(bytes: &[u8], keep: usize) -> std::borrow::Cow<'_, [u8]> {
     );
     out.extend_from_slice(tail);
     out.into()
+}
+
+/// The bytes an earlier cut's line says went: `[lockstorm: N bytes of this ...`.
+fn earlier_cut(line: &[u8]) -> Option<u64> {
+    let rest = line
+        .strip_prefix(b"\n")
+        .unwrap_or(line)
+        .strip_prefix(CUT_MARK.as_bytes())?;
+    let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+    if !rest[digits..].starts_with(b" bytes of this") {
+        return None;
+    }
+    std::str::from_utf8(&rest[..digits]).ok()?.parse().ok()
 }
 
 /// Writes the run's logs into `dir`, each capped at `keep` bytes: the workers' (when
@@ -215,6 +239,21 @@ mod tests {
             "{}",
             lines[mark]
         );
+        // Cut again, the count takes in what the first cut dropped.
+        let again = String::from_utf8(cap(kept.as_bytes(), 100).into_owned()).unwrap();
+        let lines: Vec<&str> = again.lines().collect();
+        let mark = lines.iter().position(|l| l.starts_with(CUT_MARK)).unwrap();
+        let first_after: usize = lines[mark + 1][5..].parse().unwrap();
+        let last_before: usize = lines[mark - 1][5..].parse().unwrap();
+        let cut: usize = (last_before + 1..first_after)
+            .map(|i| format!("line {i}\n").len())
+            .sum();
+        assert!(
+            lines[mark].starts_with(&format!("{CUT_MARK}{cut} bytes of this log cut here")),
+            "{}",
+            lines[mark]
+        );
+        assert_eq!(lines.iter().filter(|l| l.starts_with(CUT_MARK)).count(), 1);
     }
 
     #[test]

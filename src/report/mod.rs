@@ -76,6 +76,10 @@ pub struct Summary<'a> {
     pub seeds: &'a [SeedResult],
     pub reported_seed: u64,
     pub rerun: String,
+    /// The command that runs every seed of the run again, when they were consecutive
+    /// and more than one ([`Scenario::run_command`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
     /// The command that shrinks the reported seed to a minimal scenario, when it has a
     /// finding.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -181,6 +185,7 @@ pub fn summary<'a>(scenario: &'a Scenario, outcome: &'a Outcome) -> Summary<'a> 
         seeds: &outcome.seeds,
         reported_seed: outcome.reported_seed,
         rerun: scenario.rerun_command(outcome.reported_seed),
+        command: scenario.run_command(&outcome.seeds.iter().map(|s| s.seed).collect::<Vec<_>>()),
         shrink: has_finding(outcome)
             .then(|| scenario.shrink_command(outcome.reported_seed).ok())
             .flatten(),

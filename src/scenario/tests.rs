@@ -694,4 +694,13 @@ fn every_command_a_page_prints_says_where_it_runs_and_keeps_the_overrides() {
         .shrink_command(4)
         .unwrap()
         .contains(" --seed 4 --backend sim"));
+    // The whole run: its consecutive seeds, else none (one seed, a shard's).
+    assert_eq!(
+        real.run_command(&[4, 5, 6]).unwrap(),
+        "cargo run --release -- scenario scenarios/partition.toml --seed 4 --seeds 3 --backend redis --set algorithm.ttl=2s"
+    );
+    assert_eq!(real.run_command(&[6, 4, 5]), real.run_command(&[4, 5, 6]));
+    assert_eq!(real.run_command(&[4]), None);
+    assert_eq!(real.run_command(&[4, 6, 8]), None);
+    assert_eq!(real.run_command(&[]), None);
 }
