@@ -10,7 +10,9 @@
 //! [`stale`] each stale write, [`html`] puts it on one page; [`analysis`] writes the index
 //! of reports/analysis/; [`matrix`] the library matrix; [`sweep`] a sweep's CSV and phase
 //! diagrams. Wall-clock figures go to timing.json ([`timing`]), so that summary.json
-//! depends only on the seeds run.
+//! depends only on the seeds run. [`provenance`] says what made each page (lockstorm's
+//! version and commit, the date, the redis-server, the command); [`logs`] keeps the
+//! workers' and the redis-servers' logs beside the history, capped.
 
 pub mod analysis;
 pub mod anomaly;
