@@ -42,7 +42,7 @@ fn main() {
 fn commit() {
     let manifest = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets it"));
     for path in BUILT_FROM {
-        println!("cargo:rerun-if-changed={path}");
+        watch(Some(path.to_string()), &manifest);
     }
     let git = |args: &[&str]| -> Option<String> {
         let out = Command::new("git")
