@@ -33,6 +33,9 @@ pub struct RunOutput {
     pub stats: RunStats,
     /// The workers' stderr logs, when the clients were worker processes.
     pub worker_logs: Option<crate::worker::process::WorkerLogs>,
+    /// The logs of the redis-servers lockstorm started (none on the simulator, in
+    /// containers or for servers it did not start).
+    pub node_logs: Vec<crate::real::NodeLog>,
     /// The run was cut short because lockstorm was asked to stop
     /// ([`crate::shutdown`]): the history ends where it stopped, operations still open.
     pub stopped: bool,

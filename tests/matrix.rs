@@ -267,6 +267,12 @@ fn stable(m: &serde_json::Value) -> serde_json::Value {
     if let Some(o) = m.as_object_mut() {
         o.remove("shard_secs");
     }
+    // The date it was made: each shard's own (the merged matrix keeps the earliest).
+    if let Some(p) = m["provenance"].as_object_mut() {
+        assert!(p
+            .remove("date_utc")
+            .is_some_and(|d| d.as_str().is_some_and(|d| d.ends_with('Z'))));
+    }
     for a in m["adapters"].as_array_mut().unwrap() {
         a["library"] = serde_json::Value::Null;
         for c in a["cells"].as_array_mut().unwrap() {

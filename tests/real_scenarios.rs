@@ -100,7 +100,52 @@ fn real_partition_of_a_minority_keeps_redlock_safe_and_available() {
 
 #[test]
 fn real_crash_and_restart_without_persistence_breaks_redlock() {
-    run_scenario("crash-restart");
+    let (_, dir) = run_file("scenarios/real/crash-restart.toml", &[]);
+    // Issue 41: the page says what ran, when, and how to run it again, and keeps the
+    // servers' logs beside the history.
+    let dir = dir.path();
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("summary.json")).unwrap()).unwrap();
+    let page = std::fs::read_to_string(dir.join("index.html")).unwrap();
+    let rerun = "cargo run --release -- scenario scenarios/real/crash-restart.toml --seed 1 --backend redis";
+    assert_eq!(summary["rerun"], rerun);
+    assert!(
+        page.contains(&format!("<th>rerun</th><td><code>{rerun}</code>")),
+        "{page}"
+    );
+    let shrink = "cargo run --release -- shrink scenarios/real/crash-restart.toml --seed 1 --backend sim";
+    assert_eq!(summary["shrink"], shrink);
+    assert!(
+        page.contains(&format!(
+            "<th>shrink (on the simulator)</th><td><code>{shrink}</code>"
+        )),
+        "{page}"
+    );
+    let v = &summary["versions"];
+    assert_eq!(v["commit"], lockstorm::report::provenance::COMMIT);
+    let redis = v["redis_server"]
+        .as_str()
+        .expect("the local redis-server's version");
+    let date = v["date_utc"].as_str().expect("a real run is dated");
+    assert!(date.ends_with('Z') && date.len() == 20, "{date}");
+    assert!(page.contains(&format!(
+        "<th>versions tested</th><td>{}, redis-server {redis}</td>",
+        lockstorm::report::provenance::lockstorm()
+    )));
+    assert!(
+        page.contains(&format!("<th>date</th><td>{date} (UTC)</td>")),
+        "{page}"
+    );
+    let manifest = std::fs::read_to_string(dir.join(".lockstorm-files")).unwrap();
+    assert!(manifest.lines().any(|l| l == "nodes/"), "{manifest}");
+    for n in 0..5 {
+        let log = std::fs::read_to_string(dir.join(format!("nodes/node{n}.log"))).unwrap();
+        assert!(log.contains("Ready to accept connections"), "node{n}: {log}");
+        assert!(page.contains(&format!("<a href=\"nodes/node{n}.log\">node{n}.log</a> (")));
+    }
+    // Node 2 was killed and started again: its log holds both starts.
+    let node2 = std::fs::read_to_string(dir.join("nodes/node2.log")).unwrap();
+    assert_eq!(node2.matches("Ready to accept connections").count(), 2, "{node2}");
 }
 
 #[test]

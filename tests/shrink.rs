@@ -142,3 +142,55 @@ fn nothing_to_shrink_and_a_missing_file_are_one_line_errors() {
         ],
     );
 }
+
+/// Issue 41: the shrink command a page prints runs as printed, with the run's `--set`s;
+/// it takes `--backend sim` (what a real run's page prints) and refuses the others.
+#[test]
+fn the_printed_shrink_command_keeps_the_overrides_and_names_only_the_simulator() {
+    let tmp = tempfile::tempdir().unwrap();
+    // Safe as written (a quorum of 2), broken by the override.
+    let safe = BROKEN.replace("quorum = 1", "quorum = 2");
+    std::fs::write(tmp.path().join("b.toml"), safe).unwrap();
+    let run = common::lockstorm(
+        tmp.path(),
+        &["scenario", "b.toml", "--set", "algorithm.quorum=1", "-q"],
+    );
+    assert_eq!(
+        run.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(tmp.path().join("reports/b/summary.json")).unwrap()).unwrap();
+    let shrink = summary["shrink"].as_str().unwrap();
+    assert_eq!(
+        shrink,
+        "cargo run --release -- shrink b.toml --seed 1 --set algorithm.quorum=1"
+    );
+    let args: Vec<&str> = shrink
+        .strip_prefix("cargo run --release -- ")
+        .unwrap()
+        .split(' ')
+        .chain(["--backend", "sim", "--max-runs", "30", "-q"])
+        .collect();
+    let out = common::lockstorm(tmp.path(), &args);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("(mutual exclusion violation)"), "{stdout}");
+    common::one_line_errors(
+        tmp.path(),
+        &[
+            (&["shrink", "b.toml", "--backend", "redis"][..], "simulator only"),
+            (
+                &["shrink", "reports/b", "--set", "algorithm.quorum=1"][..],
+                "--set goes with a scenario file",
+            ),
+        ],
+    );
+}

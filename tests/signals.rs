@@ -453,7 +453,8 @@ fn temporary_directories_are_private() {
 }
 
 /// Item 3: a worker that floods its stderr leaves a capped log that keeps the start,
-/// the end and says how much was dropped.
+/// the end and says how much was dropped (issue 41: what the capture dropped and what
+/// the report cut, in one count).
 #[test]
 fn a_flooded_worker_log_is_capped() {
     let tmp = tempfile::tempdir().unwrap();
@@ -468,13 +469,27 @@ fn a_flooded_worker_log_is_capped() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(matches!(out.status.code(), Some(0 | 1)), "{stderr}");
     let log = std::fs::read(tmp.path().join("r/workers/client-0.log")).unwrap();
-    assert!(log.len() < 3 << 20, "the log is {} bytes", log.len());
+    let keep = lockstorm::report::logs::KEEP_BYTES;
+    assert!(log.len() < keep + 200, "the log is {} bytes", log.len());
     let text = String::from_utf8_lossy(&log);
     assert!(text.starts_with("FIRST-LINE\n"), "the start is kept");
     assert!(text.trim_end().ends_with("LAST-LINE"), "the end is kept");
+    let said = text
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("[lockstorm: ")?
+                .split_once(" bytes of this log cut here")
+        })
+        .map(|(n, _)| n.parse::<u64>().unwrap())
+        .expect("the cut is said");
     assert!(
-        text.contains("bytes of this worker's stderr dropped here"),
-        "the cut is said"
+        said + keep as u64 >= flood && said <= flood,
+        "{said} bytes said cut of a {flood}-byte flood"
+    );
+    let page = std::fs::read_to_string(tmp.path().join("r/index.html")).unwrap();
+    assert!(
+        page.contains(" too long to keep whole"),
+        "the page says it was cut"
     );
 }
 

@@ -153,16 +153,8 @@ pub fn run(a: Args) -> Result<bool> {
         }
     };
 
-    // The worker logs and the shard's description first: summary.json, written last,
-    // vouches for a complete folder.
-    if let Some(logs) = &outcome.worker_logs {
-        if let Err(e) = logs.copy_to(&dir) {
-            let _ = folder.fail(&format!("the worker logs could not be kept: {e}"));
-            return Err(
-                anyhow::Error::from(e).context(format!("cannot keep the worker logs in {}", dir.display()))
-            );
-        }
-    }
+    // The shard's description first: summary.json, written last, vouches for a complete
+    // folder (the report writes the logs before it).
     if let Some(shard) = shard {
         let written = ShardFile {
             format: run::shard::FORMAT,
@@ -239,10 +231,13 @@ pub fn run(a: Args) -> Result<bool> {
 fn keep_failed_run(folder: RunFolder, failure: &WorkerFailure) -> anyhow::Error {
     let dir = folder.dir().to_path_buf();
     // The history went to the folder as it was made; the logs join it.
-    let kept = match &failure.output.worker_logs {
-        Some(logs) => logs.copy_to(&dir).map_err(anyhow::Error::from),
-        None => Ok(()),
-    }
+    let kept = lockstorm::report::logs::write(
+        &dir,
+        failure.output.worker_logs.as_ref(),
+        &failure.output.node_logs,
+        lockstorm::report::logs::KEEP_BYTES,
+    )
+    .map_err(anyhow::Error::from)
     .and_then(|()| folder.fail(&failure.message).map_err(anyhow::Error::from));
     match kept {
         Ok(()) => anyhow::anyhow!(

@@ -4,7 +4,7 @@
 
 use super::styled_bar;
 use anyhow::Result;
-use lockstorm::scenario::Scenario;
+use lockstorm::scenario::{Backend, Override, Scenario};
 use lockstorm::shrink;
 use std::path::PathBuf;
 
@@ -32,14 +32,36 @@ pub struct Args {
     /// Print one line: the result and the report's folder.
     #[arg(long, short)]
     quiet: bool,
+    /// With a scenario file: set a scenario key before the file is parsed, as the run
+    /// that found the seed did (repeatable; a report's shrink command repeats them).
+    #[arg(long = "set", value_name = "KEY=VALUE", value_parser = Override::parse)]
+    sets: Vec<Override>,
+    /// Where the candidates run: `sim`, the only one. Shrink reruns the simulator
+    /// whatever the run ran on; a real run's report names it in its shrink command, so
+    /// the command says where it runs.
+    #[arg(long, value_enum)]
+    backend: Option<Backend>,
 }
 
 pub fn run(a: Args) -> Result<bool> {
+    if let Some(b @ (Backend::Redis | Backend::Docker)) = a.backend {
+        anyhow::bail!(
+            "shrink reruns the simulator only, not --backend {}: shrink the seed with --backend sim, then rerun the shrunk scenario on real servers",
+            serde_json::to_value(b)?.as_str().unwrap_or("?")
+        );
+    }
     let (original, seed, report_dir) = if a.input.is_dir() {
+        if !a.sets.is_empty() {
+            anyhow::bail!(
+                "--set goes with a scenario file, not a report folder ({}): its summary.json names the file",
+                a.input.display()
+            );
+        }
         let (s, reported) = shrink::from_report(&a.input)?;
         (s, a.seed.unwrap_or(reported), Some(a.input.as_path()))
     } else {
-        let s = Scenario::load(&a.input)?;
+        let text = lockstorm::scenario::read_text(&a.input)?;
+        let s = Scenario::from_text(&text, &a.input, &a.sets)?;
         let seed = a.seed.unwrap_or(s.seed);
         (s, seed, None)
     };

@@ -281,6 +281,8 @@ pub struct Outcome {
     pub plan: Vec<crate::fault::PlannedFault>,
     /// The reported seed's worker logs, when the clients were worker processes.
     pub worker_logs: Option<crate::worker::process::WorkerLogs>,
+    /// The reported seed's redis-server logs ([`crate::lifecycle::RunOutput::node_logs`]).
+    pub node_logs: Vec<crate::real::NodeLog>,
     pub safe: bool,
     pub live: bool,
     /// No seed had a resource-level violation.

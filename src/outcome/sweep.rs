@@ -118,9 +118,30 @@ pub struct Sweep {
     pub resource_writes: bool,
     /// The cells run, in grid order (a shard's share, or all of them).
     pub cells: Vec<Cell>,
+    /// What made it: lockstorm's version and commit and [`Sweep::command`]. Undated: the
+    /// same sweep writes the same sweep.json however it ran (threads, shards merged), so
+    /// its date is in timing.json. `None` in a sweep.json from before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provenance: Option<crate::report::provenance::Provenance>,
 }
 
 impl Sweep {
+    /// The command that runs the whole grid again, into reports/sweeps/<scenario>/ (add
+    /// `--out DIR` for another folder): the file, each axis, the shared `--set`s and the
+    /// seeds. Sweeps run on the simulator only, so it names no backend.
+    pub fn command(&self) -> String {
+        use crate::worker::shell_word;
+        let mut c = format!("cargo run --release -- sweep {}", shell_word(&self.file));
+        for a in &self.axes {
+            c.push_str(&format!(" --vary {}", shell_word(&a.arg)));
+        }
+        for o in &self.overrides {
+            c.push_str(&format!(" --set {}", shell_word(o)));
+        }
+        c.push_str(&format!(" --seed {} --seeds {}", self.first_seed, self.seeds));
+        c
+    }
+
     /// How many cells the whole grid has.
     pub fn grid_cells(&self) -> usize {
         self.axes.iter().map(|a| a.labels.len()).product()
@@ -130,6 +151,31 @@ impl Sweep {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_sweeps_command_runs_its_whole_grid_again() {
+        let axis = |arg: &str| crate::scenario::axis::Axis::parse(arg).unwrap();
+        let sweep = Sweep {
+            scenario: "pause-vs-ttl".into(),
+            file: "scenarios/sweeps/pause-vs-ttl.toml".into(),
+            overrides: vec!["algorithm.fencing=true".into()],
+            axes: vec![
+                axis("faults.*.duration=100ms..3.1s:16"),
+                axis("algorithm.ttl=250ms..2.5s:10"),
+            ],
+            first_seed: 1,
+            seeds: 20,
+            resource_writes: true,
+            cells: Vec::new(),
+            provenance: None,
+        };
+        assert_eq!(
+            sweep.command(),
+            "cargo run --release -- sweep scenarios/sweeps/pause-vs-ttl.toml \
+             --vary 'faults.*.duration=100ms..3.1s:16' --vary algorithm.ttl=250ms..2.5s:10 \
+             --set algorithm.fencing=true --seed 1 --seeds 20"
+        );
+    }
 
     #[test]
     fn wilson_intervals_match_published_values() {

@@ -7,6 +7,50 @@
 use super::RealError;
 use std::path::Path;
 
+/// A redis-server's log, read from the run's directory once its processes were gone,
+/// for the report to keep ([`crate::report::logs`]).
+#[derive(Clone, Debug)]
+pub struct NodeLog {
+    /// Its folder in the run's directory, `/` as `-`: `node0`, `node0-replica`,
+    /// `sentinel-redis0`, `cluster-redis1`.
+    pub name: String,
+    pub bytes: Vec<u8>,
+}
+
+/// Every `redis.log` under `dir` (a node's, a replica's, a deployment member's), in
+/// name order. A log that cannot be read is left out: the report keeps what it can.
+pub(crate) fn node_logs(dir: &Path) -> Vec<NodeLog> {
+    let mut logs = Vec::new();
+    let mut folders = vec![dir.to_path_buf()];
+    while let Some(folder) = folders.pop() {
+        let Ok(entries) = std::fs::read_dir(&folder) else {
+            continue;
+        };
+        for e in entries.filter_map(Result::ok) {
+            let path = e.path();
+            match e.file_type() {
+                Ok(t) if t.is_dir() => folders.push(path),
+                Ok(t) if t.is_file() && e.file_name() == "redis.log" => {
+                    let Some(name) = folder.strip_prefix(dir).ok().map(|p| {
+                        p.components()
+                            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                            .collect::<Vec<_>>()
+                            .join("-")
+                    }) else {
+                        continue;
+                    };
+                    if let (false, Ok(bytes)) = (name.is_empty(), std::fs::read(&path)) {
+                        logs.push(NodeLog { name, bytes });
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    logs.sort_by(|a, b| a.name.cmp(&b.name));
+    logs
+}
+
 pub(crate) struct WorkDir {
     tmp: tempfile::TempDir,
     keep: bool,
@@ -42,5 +86,36 @@ impl WorkDir {
             let kept = self.tmp.keep();
             eprintln!("lockstorm: kept the nodes' directories in {}", kept.display());
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::node_logs;
+
+    #[test]
+    fn every_servers_log_is_found_and_named_by_its_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        for (folder, text) in [
+            ("node1", "one"),
+            ("node0", "zero"),
+            ("node0-replica", "replica"),
+            ("sentinel/redis0", "member"),
+        ] {
+            std::fs::create_dir_all(dir.path().join(folder)).unwrap();
+            std::fs::write(dir.path().join(folder).join("redis.log"), text).unwrap();
+        }
+        std::fs::write(dir.path().join("node0/redis.conf"), "port 1").unwrap();
+        let logs = node_logs(dir.path());
+        let got: Vec<(&str, &[u8])> = logs.iter().map(|l| (l.name.as_str(), &l.bytes[..])).collect();
+        assert_eq!(
+            got,
+            [
+                ("node0", &b"zero"[..]),
+                ("node0-replica", b"replica"),
+                ("node1", b"one"),
+                ("sentinel-redis0", b"member")
+            ]
+        );
     }
 }

@@ -77,8 +77,15 @@ pub fn write_index(out: &Path, cases: &[Case], seeds: u64, source: &Source) -> R
         std::fs::write(&path, text).map_err(super::io_err(&path))
     };
     let real = out.join("real").join("README.md").is_file();
-    write("README.md", markdown(cases, seeds, source, real))?;
-    write("index.html", html(cases, seeds, source, real))?;
+    // What made it, at the foot of both pages (src/report/provenance.rs).
+    let made = super::provenance::Provenance::now(source.command.clone(), source.real);
+    write(
+        "README.md",
+        format!("{}\n{}", markdown(cases, seeds, source, real), made.markdown()),
+    )?;
+    let page = html(cases, seeds, source, real);
+    let body = page.strip_suffix("</body></html>\n").unwrap_or(&page);
+    write("index.html", format!("{body}{}</body></html>\n", made.html()))?;
     super::site::refresh(out)
 }
 
@@ -506,5 +513,33 @@ mod tests {
             assert!(page.contains(column), "{column}");
         }
         assert!(page.contains("NOT live (writer_starvation ×20)"), "{page}");
+    }
+
+    #[test]
+    fn both_pages_of_the_index_say_what_made_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let source = Source {
+            folder: "scenarios/".into(),
+            command: "cargo run --release -- analysis scenarios --seeds 10".into(),
+            real: false,
+        };
+        write_index(dir.path(), &[case("partition")], 10, &source).unwrap();
+        let made = format!("Made by {}, on ", crate::report::provenance::lockstorm());
+        // Then the date, "2026-11-29T12:55:03Z".
+        let dated = |text: &str| {
+            text.find(&made)
+                .map(|i| &text[i + made.len()..])
+                .is_some_and(|d| d.len() > 20 && d.as_bytes()[10] == b'T' && d.as_bytes()[19] == b'Z')
+        };
+        let md = std::fs::read_to_string(dir.path().join("README.md")).unwrap();
+        assert!(dated(&md), "{md}");
+        assert!(md.ends_with(
+            ", the simulator (no redis-server). Made again by `cargo run --release -- analysis scenarios --seeds 10`.\n"
+        ));
+        let page = std::fs::read_to_string(dir.path().join("index.html")).unwrap();
+        assert!(dated(&page), "{page}");
+        assert!(page.ends_with(
+            "Made again by <code>cargo run --release -- analysis scenarios --seeds 10</code>.</small></p>\n</body></html>\n"
+        ));
     }
 }

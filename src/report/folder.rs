@@ -32,14 +32,16 @@ use std::path::{Path, PathBuf};
 pub const MANIFEST: &str = ".lockstorm-files";
 
 /// Files a run writes whatever it found, and which a re-render keeps: the summary, the
-/// history, the wall-clock figures, a shard's description, and the worker clients' logs
-/// (the one folder lockstorm writes into a report).
+/// history, the wall-clock figures, a shard's description, and the logs of the worker
+/// clients and of the redis-servers (the two folders lockstorm writes into a report:
+/// [`super::logs`]).
 const RUN_FILES: &[&str] = &[
     "summary.json",
     "history.jsonl",
     "timing.json",
     "shard.json",
     "workers/",
+    "nodes/",
 ];
 
 /// Files rendered from them, also written by lockstorm versions without a manifest.

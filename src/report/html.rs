@@ -60,22 +60,21 @@ fn pct(x: f64) -> String {
 }
 
 /// Renders the page up to its Files section ([`files`] ends it). `anomaly` names the
-/// first finding's anomaly in the banner, when the caller has classified it.
+/// first finding's anomaly in the banner, when the caller has classified it; `timing`
+/// says the folder has a timing.json (which dates the run).
 pub fn page(
     summary: &Value,
     view: &RunView,
     plots: &[PlotInfo],
     told: &Told,
     anomaly: Option<&str>,
+    timing: bool,
 ) -> String {
     let scenario = text(summary, "scenario");
     let banner = super::banner::judge(summary, view, anomaly);
     // Distinct titles: a library matrix runs the same case names for every library.
-    let library = view
-        .meta
-        .as_ref()
-        .and_then(|m| m.worker.as_ref())
-        .map(|w| format!(" with {}", w.name()))
+    let library = worker_title(summary, view)
+        .map(|w| format!(" with {w}"))
         .unwrap_or_default();
     let mut h = String::new();
     let _ = write!(
@@ -177,7 +176,7 @@ pub fn page(
         h.push_str(&super::interactive::timeline(view, &lock, from, to, band));
     }
     h.push_str("<h2>The run</h2>");
-    facts(&mut h, summary, view);
+    facts(&mut h, summary, view, timing);
     seeds_table(&mut h, seeds, summary["reported_seed"].as_u64());
     mode_table(&mut h, view);
     for p in first.iter().skip(1).chain(&rest) {
@@ -227,10 +226,14 @@ fn told_above(h: &mut String) {
 }
 
 /// The end of the page [`page`] begins: its Files section, which says what history.jsonl
-/// keeps (decided from what the rest of the page cites).
-pub fn files(summary: &Value, history: &Kept) -> String {
+/// keeps (decided from what the rest of the page cites), which logs the folder keeps
+/// and whether it has a timing.json.
+pub fn files(summary: &Value, history: &Kept, logs: &[super::logs::KeptLog], timing: bool) -> String {
     let mut h = String::new();
     h.push_str("<h2>Files</h2><ul><li><a href=\"summary.json\">summary.json</a>: the verdict per seed and the reported seed's findings</li>");
+    if timing {
+        h.push_str("<li><a href=\"timing.json\">timing.json</a>: when the run was made (UTC) and how long its seeds took, kept apart so that the same seeds write the same summary.json and page</li>");
+    }
     let sim = text(summary, "backend") == "sim" || summary["backend"].is_null();
     let rerun = match sim {
         true => "the rerun command above writes it again, byte for byte",
@@ -264,6 +267,10 @@ pub fn files(summary: &Value, history: &Kept) -> String {
             );
         }
     }
+    h.push_str(&super::logs::html(logs));
+    if !sim && !logs.iter().any(|l| l.path.starts_with(super::logs::NODES)) {
+        h.push_str("<li>No redis-server log is kept here: lockstorm keeps the logs of the servers it starts as processes, where the report keeps their history; the rerun command writes them again</li>");
+    }
     h.push_str("<li><a href=\"narrative.md\">narrative.md</a>: the story of each violation and stale write</li></ul>\n</body></html>\n");
     h
 }
@@ -280,7 +287,7 @@ fn figure(h: &mut String, p: &PlotInfo) {
     );
 }
 
-fn facts(h: &mut String, summary: &Value, view: &RunView) {
+fn facts(h: &mut String, summary: &Value, view: &RunView, timing: bool) {
     h.push_str("<table>");
     let mut row = |k: &str, v: String| {
         if !v.is_empty() {
@@ -311,13 +318,24 @@ fn facts(h: &mut String, summary: &Value, view: &RunView) {
     }
     row("reported seed", esc(&text(summary, "reported_seed")));
     row("versions tested", esc(&versions(summary, view)));
+    row("date", date(summary, timing));
+    let whole = text(summary, "command");
+    if !whole.is_empty() {
+        row("every seed", format!("<code>{}</code>", esc(&whole)));
+    }
     let rerun = text(summary, "rerun");
     if !rerun.is_empty() {
         row("rerun", format!("<code>{}</code>", esc(&rerun)));
     }
     let shrink = text(summary, "shrink");
     if !shrink.is_empty() {
-        row("shrink", format!("<code>{}</code>", esc(&shrink)));
+        // A real run's seed shrinks on the simulator (its command says `--backend sim`):
+        // the same scenario and seed, not a replay of this history.
+        let label = match text(summary, "backend").as_str() {
+            "" | "sim" => "shrink",
+            _ => "shrink (on the simulator)",
+        };
+        row(label, format!("<code>{}</code>", esc(&shrink)));
     }
     let stats = &summary["stats"];
     row("fault tolerance (probe)", esc(&probe_text(stats)));
@@ -334,13 +352,39 @@ fn facts(h: &mut String, summary: &Value, view: &RunView) {
     h.push_str("</table>\n");
 }
 
-/// lockstorm, redis-server and the worker library, as summary.json recorded them (a
-/// summary from before it did names what the history says).
+/// When the run was made: a real run's summary.json says; a simulated run's page must
+/// be the same bytes for the same seeds, so its date is in timing.json, when the folder
+/// has one (an analysis's scenario has none: its index is dated).
+fn date(summary: &Value, timing: bool) -> String {
+    match (summary["versions"]["date_utc"].as_str(), timing) {
+        (Some(d), _) => format!("{} (UTC)", esc(d)),
+        (None, true) => "in <a href=\"timing.json\">timing.json</a> (UTC), beside the run's wall-clock figures, so that the same seeds write the same page".into(),
+        (None, false) => String::new(),
+    }
+}
+
+/// The worker's name in a title: the adapter's, as the library matrix and
+/// adapters.toml know it (`redlock-rs`), else what its `hello_ok` named (`redlock
+/// 2.0.0`, the crate's name), else its command.
+fn worker_title(summary: &Value, view: &RunView) -> Option<String> {
+    let origin = &summary["worker"]["origin"];
+    match (origin["from"].as_str(), origin["name"].as_str()) {
+        (Some("adapter"), Some(name)) => Some(name.to_string()),
+        _ => view.meta.as_ref()?.worker.as_ref().map(|w| w.name()),
+    }
+}
+
+/// lockstorm (its version and commit), redis-server and the worker library, as
+/// summary.json recorded them (a summary from before it did names what the history
+/// says).
 fn versions(summary: &Value, view: &RunView) -> String {
     let v = &summary["versions"];
     let mut parts = Vec::new();
     if let Some(l) = v["lockstorm"].as_str() {
-        parts.push(format!("lockstorm {l}"));
+        parts.push(match v["commit"].as_str() {
+            Some(c) => super::provenance::named(l, c),
+            None => format!("lockstorm {l} (commit not recorded)"),
+        });
     }
     match v["redis_server"].as_str() {
         Some(r) => parts.push(format!("redis-server {r}")),
@@ -352,7 +396,14 @@ fn versions(summary: &Value, view: &RunView) -> String {
         .map(str::to_string)
         .or_else(|| view.meta.as_ref()?.worker.as_ref().map(|w| w.name()));
     if let Some(l) = library {
-        parts.push(format!("library {l}"));
+        let adapter = match &summary["worker"]["origin"] {
+            o if o["from"] == "adapter" => o["name"].as_str().filter(|n| !l.starts_with(&format!("{n} "))),
+            _ => None,
+        };
+        parts.push(match adapter {
+            Some(a) => format!("library {l} (adapter {a})"),
+            None => format!("library {l}"),
+        });
     }
     parts.join(", ")
 }
@@ -782,5 +833,91 @@ mod tests {
         ok["stalls"] = json!(0);
         assert!(stalls_text(&ok).starts_with("none"));
         assert_eq!(probe_text(&json!({"acquires": 3})), "", "no probe, no row");
+    }
+
+    /// Issue 41: a library's run page is titled with the adapter's name (the matrix's),
+    /// and its versions name lockstorm's commit and the library's own name and version.
+    #[test]
+    fn a_worker_run_is_titled_by_its_adapter_and_its_versions_name_the_commit() {
+        let findings = crate::checker::check(&[]).unwrap();
+        let view = RunView::new(&[], &findings);
+        let summary = json!({
+            "scenario": "01-clean",
+            "backend": "redis",
+            "rerun": "cargo run --release -- scenario s.toml --seed 1 --backend redis --adapter redlock-rs",
+            "worker": {"origin": {"from": "adapter", "name": "redlock-rs", "list": null},
+                       "library": "redlock", "version": "2.0.0"},
+            "versions": {"lockstorm": "0.1.0", "commit": "0123456789ab-dirty",
+                         "date_utc": "2026-11-29T12:55:03Z", "redis_server": "7.0.15",
+                         "library": "redlock 2.0.0"},
+        });
+        let told = Told {
+            violations: &[],
+            stale: &[],
+            regressions: &[],
+            waits: &[],
+        };
+        let page = page(&summary, &view, &[], &told, None, false);
+        assert!(page.contains("<h1>01-clean with redlock-rs</h1>"), "{page}");
+        assert!(
+            page.contains(" — 01-clean with redlock-rs (lockstorm run)</title>"),
+            "{page}"
+        );
+        assert!(
+            page.contains(
+                "<th>versions tested</th><td>lockstorm 0.1.0 (commit 0123456789ab-dirty), redis-server 7.0.15, \
+                 library redlock 2.0.0 (adapter redlock-rs)</td>"
+            ),
+            "{page}"
+        );
+        assert!(
+            page.contains("<th>date</th><td>2026-11-29T12:55:03Z (UTC)</td>"),
+            "{page}"
+        );
+        // A simulated run's date is in timing.json, when the folder has one; a summary
+        // from before the commit was recorded says so.
+        let sim = json!({"scenario": "s", "backend": "sim", "versions": {"lockstorm": "0.1.0"}});
+        assert_eq!(date(&sim, false), "");
+        assert!(date(&sim, true).starts_with("in <a href=\"timing.json\">timing.json</a> (UTC)"));
+        assert_eq!(
+            versions(&sim, &view),
+            "lockstorm 0.1.0 (commit not recorded), the simulator (no redis-server)"
+        );
+        // A worker named by its command keeps the name its hello gave.
+        let mut argv = summary.clone();
+        argv["worker"]["origin"] = json!({"from": "argv"});
+        assert_eq!(
+            worker_title(&argv, &view),
+            None,
+            "no meta line: nothing to name it by"
+        );
+        assert!(versions(&argv, &view).ends_with("library redlock 2.0.0"));
+    }
+
+    #[test]
+    fn the_files_list_names_timing_and_says_when_no_server_log_is_kept() {
+        let real = json!({"backend": "redis"});
+        let h = files(&real, &Kept::Whole, &[], true);
+        assert!(
+            h.contains("<a href=\"timing.json\">timing.json</a>: when the run was made (UTC)"),
+            "{h}"
+        );
+        assert!(h.contains("No redis-server log is kept here"), "{h}");
+        let logs = [crate::report::logs::KeptLog {
+            path: "nodes/node0.log".into(),
+            bytes: 969,
+            cut: false,
+        }];
+        let h = files(&real, &Kept::Whole, &logs, false);
+        assert!(
+            !h.contains("timing.json") && !h.contains("No redis-server log"),
+            "{h}"
+        );
+        assert!(
+            h.contains("<a href=\"nodes/node0.log\">node0.log</a> (969 bytes)"),
+            "{h}"
+        );
+        let sim = files(&json!({"backend": "sim"}), &Kept::Whole, &[], false);
+        assert!(!sim.contains("redis-server log"), "{sim}");
     }
 }

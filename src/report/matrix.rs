@@ -45,6 +45,35 @@ pub struct Matrix {
     pub rerun: Option<Rerun>,
     pub faults: Vec<FaultColumn>,
     pub adapters: Vec<AdapterRow>,
+    /// What made it: lockstorm's version and commit, the date, the redis-server
+    /// ([`super::provenance`]); of merged shards, the earliest shard's date. `None` in a
+    /// matrix.json from before lockstorm recorded it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provenance: Option<super::provenance::Provenance>,
+}
+
+impl Matrix {
+    /// The provenance line at the foot of its pages, in HTML.
+    pub fn provenance_html(&self) -> String {
+        match &self.provenance {
+            Some(p) => p.html(),
+            None => format!(
+                "<p class=\"provenance\"><small>Made by a lockstorm that did not record its version, commit or date. Made again by <code>{}</code>.</small></p>\n",
+                super::words::esc(&self.command)
+            ),
+        }
+    }
+
+    /// The provenance line at the foot of README.md.
+    pub fn provenance_markdown(&self) -> String {
+        match &self.provenance {
+            Some(p) => p.markdown(),
+            None => format!(
+                "Made by a lockstorm that did not record its version, commit or date. Made again by `{}`.\n",
+                self.command
+            ),
+        }
+    }
 }
 
 fn one() -> u64 {
@@ -589,8 +618,7 @@ pub fn write(out: &Path, m: &Matrix) -> Result<(), ReportError> {
         let dir = out.join(&a.name);
         if dir.is_dir() {
             let path = dir.join("index.html");
-            std::fs::write(&path, super::matrix_page::library_page(a, &m.faults))
-                .map_err(super::io_err(&path))?;
+            std::fs::write(&path, super::matrix_page::library_page(a, m)).map_err(super::io_err(&path))?;
         }
     }
     super::site::refresh(out)

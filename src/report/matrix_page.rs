@@ -676,14 +676,24 @@ pub(super) fn html(m: &Matrix) -> String {
             esc(&f.about)
         );
     }
-    s.push_str("</dl></body></html>\n");
+    s.push_str("</dl>");
+    s.push_str(&m.provenance_html());
+    s.push_str("</body></html>\n");
     s
 }
 
 /// A library's own page: one row per fault with what its algorithm predicts, the cell's
 /// whole line, where it departs, and its report and rerun commands.
-pub(super) fn library_page(a: &AdapterRow, faults: &[FaultColumn]) -> String {
-    let name = a.library.clone().unwrap_or_else(|| a.name.clone());
+pub(super) fn library_page(a: &AdapterRow, m: &Matrix) -> String {
+    let faults = &m.faults;
+    // Titled as the matrix knows it (`redlock-rs`); the library's own name and version
+    // (`redlock 2.0.0`, the crate's) come after.
+    let own = a
+        .library
+        .as_ref()
+        .filter(|l| *l != &a.name)
+        .map(|l| format!("Library {}. ", esc(l)))
+        .unwrap_or_default();
     let mut s = format!(
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{0} under lockstorm's faults</title>\
          <style>body{{font-family:sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;line-height:1.4}}\
@@ -692,8 +702,8 @@ pub(super) fn library_page(a: &AdapterRow, faults: &[FaultColumn]) -> String {
          .safe{{background:#bfe5bf}}.unsafe{{background:#f3a9a9}}.ne{{background:#ebe3b3}}.na{{background:#e4e4e4;color:#777}}.err{{background:#ffc76b}}\
          td.departs{{outline:2px solid #222;outline-offset:-2px}}code{{font-size:85%}}</style></head><body>\
          <nav><a href=\"../index.html\">↑ up: the library matrix</a></nav><h1>{0} under lockstorm's faults</h1>\
-         <p>Adapter <code>{1}</code> ({2}, {3}{4}): <code>{5}</code>. {6}</p>",
-        esc(&name),
+         <p>{own}Adapter <code>{1}</code> ({2}, {3}{4}): <code>{5}</code>. {6}</p>",
+        esc(&a.name),
         esc(&a.name),
         esc(&a.runtime),
         esc(&a.kind),
@@ -785,7 +795,9 @@ pub(super) fn library_page(a: &AdapterRow, faults: &[FaultColumn]) -> String {
             esc(&f.title)
         );
     }
-    s.push_str("</table></body></html>\n");
+    s.push_str("</table>");
+    s.push_str(&m.provenance_html());
+    s.push_str("</body></html>\n");
     s
 }
 
@@ -1002,6 +1014,7 @@ pub(super) fn markdown(m: &Matrix) -> String {
     for f in &m.faults {
         let _ = writeln!(s, "- **{} {}** (`{}`): {}", number(f), f.title, f.id, f.about);
     }
+    let _ = write!(s, "\n{}", m.provenance_markdown());
     s
 }
 
@@ -1216,10 +1229,44 @@ mod tests {
     }
 
     #[test]
+    fn a_library_page_is_titled_as_the_matrix_names_it_and_says_what_made_it() {
+        let mut m = big();
+        m.adapters[3].name = "redlock-rs".into();
+        m.adapters[3].library = Some("redlock 2.0.0".into());
+        let old = library_page(&m.adapters[3], &m);
+        assert!(
+            old.contains("<title>redlock-rs under lockstorm's faults</title>"),
+            "{old}"
+        );
+        assert!(old.contains("<h1>redlock-rs under lockstorm's faults</h1><p>Library redlock 2.0.0. Adapter <code>redlock-rs</code>"));
+        assert!(old.contains(
+            "did not record its version, commit or date. Made again by <code>lockstorm matrix</code>"
+        ));
+        m.provenance = Some(crate::report::provenance::Provenance {
+            lockstorm: "0.1.0".into(),
+            commit: "0123456789ab".into(),
+            date_utc: Some("2026-11-29T12:55:03Z".into()),
+            redis_server: Some("7.0.15".into()),
+            real: true,
+            command: m.command.clone(),
+        });
+        let made =
+            "Made by lockstorm 0.1.0 (commit 0123456789ab), on 2026-11-29T12:55:03Z, redis-server 7.0.15. \
+                    Made again by <code>lockstorm matrix</code>.";
+        for page in [library_page(&m.adapters[3], &m), html(&m)] {
+            assert!(page.contains(made), "{page}");
+        }
+        assert!(markdown(&m).contains(
+            "Made by lockstorm 0.1.0 (commit 0123456789ab), on 2026-11-29T12:55:03Z, redis-server 7.0.15. \
+             Made again by `lockstorm matrix`."
+        ));
+    }
+
+    #[test]
     fn the_library_page_keeps_every_cell_in_full() {
         let m = big();
         let a = &m.adapters[3];
-        let page = library_page(a, &m.faults);
+        let page = library_page(a, &m);
         for (c, f) in a.cells.iter().zip(&m.faults) {
             assert!(page.contains(&esc(&summary(c))), "{}", f.id);
             if let Cell::Ran(r) = c {
@@ -1269,7 +1316,7 @@ mod tests {
             .collect();
         assert_eq!(with_mark.len(), 1, "{cells:?}");
         assert!(with_mark[0].starts_with("2/2"), "{with_mark:?}");
-        let page = library_page(a, &m.faults);
+        let page = library_page(a, &m);
         assert!(
             page.contains("<b>Contradicts its documentation</b>: its documentation says safe"),
             "{page}"

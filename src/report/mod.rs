@@ -10,7 +10,9 @@
 //! [`stale`] each stale write, [`html`] puts it on one page; [`analysis`] writes the index
 //! of reports/analysis/; [`matrix`] the library matrix; [`sweep`] a sweep's CSV and phase
 //! diagrams. Wall-clock figures go to timing.json ([`timing`]), so that summary.json
-//! depends only on the seeds run.
+//! depends only on the seeds run. [`provenance`] says what made each page (lockstorm's
+//! version and commit, the date, the redis-server, the command); [`logs`] keeps the
+//! workers' and the redis-servers' logs beside the history, capped.
 
 pub mod analysis;
 pub mod anomaly;
@@ -22,11 +24,13 @@ pub mod held;
 pub mod html;
 pub mod interactive;
 pub mod junit;
+pub mod logs;
 pub mod matrix;
 pub mod matrix_page;
 pub mod narrative;
 pub mod node_order;
 pub mod plots;
+pub mod provenance;
 pub mod severity;
 pub mod site;
 pub mod stale;
@@ -77,6 +81,10 @@ pub struct Summary<'a> {
     pub seeds: &'a [SeedResult],
     pub reported_seed: u64,
     pub rerun: String,
+    /// The command that runs every seed of the run again, when they were consecutive
+    /// and more than one ([`Scenario::run_command`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
     /// The command that shrinks the reported seed to a minimal scenario, when it has a
     /// finding.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -111,6 +119,14 @@ pub struct Summary<'a> {
 #[derive(Serialize)]
 pub struct Versions {
     pub lockstorm: &'static str,
+    /// The commit lockstorm was built from ([`provenance::COMMIT`]): one binary writes
+    /// the same, so the same seeds still give the same summary.json.
+    pub commit: &'static str,
+    /// When a real run's report was written (UTC). A real run is not replayed byte for
+    /// byte, so its summary may carry the date; a simulated run's is in timing.json, so
+    /// that the same seeds still write the same summary.json and page.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub date_utc: Option<String>,
     /// The local redis-server's `--version` (`null` on the simulator, in containers and
     /// for servers lockstorm did not start).
     pub redis_server: Option<String>,
@@ -124,7 +140,9 @@ impl Versions {
         let local = scenario.backend == crate::scenario::Backend::Redis
             && matches!(scenario.targets, crate::scenario::Targets::Local);
         Versions {
-            lockstorm: env!("CARGO_PKG_VERSION"),
+            lockstorm: provenance::VERSION,
+            commit: provenance::COMMIT,
+            date_utc: (scenario.backend != crate::scenario::Backend::Sim).then(provenance::now_utc),
             redis_server: local.then(crate::real::server::version).flatten(),
             library: match library(outcome) {
                 (Some(l), Some(v)) if !v.is_empty() => Some(format!("{l} {v}")),
@@ -174,6 +192,7 @@ pub fn summary<'a>(scenario: &'a Scenario, outcome: &'a Outcome) -> Summary<'a> 
         seeds: &outcome.seeds,
         reported_seed: outcome.reported_seed,
         rerun: scenario.rerun_command(outcome.reported_seed),
+        command: scenario.run_command(&outcome.seeds.iter().map(|s| s.seed).collect::<Vec<_>>()),
         shrink: has_finding(outcome)
             .then(|| scenario.shrink_command(outcome.reported_seed).ok())
             .flatten(),
@@ -402,6 +421,15 @@ pub fn write_with(
     plots: Plots,
 ) -> Result<Rendered, ReportError> {
     std::fs::create_dir_all(dir).map_err(io_err(dir))?;
+    // The logs first: the page lists them. A report cut for the committed reports'
+    // budget keeps less of each, and no server logs where it keeps no history (a cell
+    // with no finding: its rerun command writes them again).
+    let (log_bytes, nodes) = match keep_history {
+        Keep::Whole => (logs::KEEP_BYTES, &outcome.node_logs[..]),
+        Keep::Cited => (logs::KEEP_BYTES_COMMITTED, &outcome.node_logs[..]),
+        Keep::Nothing => (logs::KEEP_BYTES_COMMITTED, &[][..]),
+    };
+    logs::write(dir, outcome.worker_logs.as_ref(), nodes, log_bytes)?;
     let mut summary = serde_json::to_value(summary(scenario, outcome)).map_err(|e| ReportError::Io {
         path: dir.join("summary.json").display().to_string(),
         error: e.into(),
@@ -950,10 +978,11 @@ pub fn render(
         regressions: &regressions,
         waits: &waits,
     };
-    let mut page = html::page(summary, view, &plots, &told, anomaly);
+    let timing = dir.join(timing::FILE).is_file();
+    let mut page = html::page(summary, view, &plots, &told, anomaly, timing);
     // What history.jsonl keeps follows from what the pages cite.
     let history = keep_history.resolve(view.history.len(), &cited(&md, &page));
-    page.push_str(&html::files(summary, &history));
+    page.push_str(&html::files(summary, &history, &logs::kept(dir), timing));
     let path = dir.join("index.html");
     std::fs::write(&path, page).map_err(io_err(&path))?;
     Ok(Rendered {

@@ -110,10 +110,6 @@ pub struct MatrixOptions {
     pub shard: Option<Shard>,
 }
 
-/// What a cell's report keeps of each worker's log (its start and its end): a matrix
-/// has hundreds of cells, and a chatty library's log is hundreds of kilobytes.
-pub const KEPT_LOG_BYTES: usize = 8 * 1024;
-
 /// The default number of seeds per cell.
 pub const DEFAULT_SEEDS: u64 = 10;
 
@@ -589,6 +585,15 @@ pub fn run_matrix(options: &MatrixOptions, progress: &(dyn Fn(&str) + Sync)) -> 
         rerun: None,
         shard_secs: Vec::new(),
         adapters: rows,
+        provenance: None,
+    };
+    // Dated as it is written; the redis-server is the local one every cell ran on.
+    let matrix = Matrix {
+        provenance: Some(crate::report::provenance::Provenance::now(
+            matrix.command.clone(),
+            true,
+        )),
+        ..matrix
     };
     crate::report::matrix::write(&options.out, &matrix)?;
     if let Some(file) = shard_file {
@@ -818,9 +823,12 @@ fn finish_cell(
                 .map_err(|e| {
                     MatrixError::Real(RealError::Io(format!("keep the history in {}", dir.display()), e))
                 })?;
-            if let Some(logs) = &output.worker_logs {
-                let _ = logs.copy_capped_to(&dir, KEPT_LOG_BYTES);
-            }
+            let _ = crate::report::logs::write(
+                &dir,
+                output.worker_logs.as_ref(),
+                &output.node_logs,
+                crate::report::logs::KEEP_BYTES_COMMITTED,
+            );
             folder.finish()?;
         } else {
             folder.discard();
@@ -908,22 +916,19 @@ fn finish_cell(
         None,
     );
     outcome.worker_logs = output.worker_logs;
+    outcome.node_logs = output.node_logs;
     // A cell's history is kept as far as its report cites it (the cited windows): real
     // histories are long (node lines with the libraries' 40-digit values), and the
     // committed matrix has a size budget (tests/committed_reports.rs).
     let keep = super::analysis::keep_cited(&outcome);
     let rendered =
         crate::report::write_with(&dir, scenario, &outcome, keep, crate::report::Plots::Timelines)?;
-    let mut library = None;
-    if let Some(logs) = &outcome.worker_logs {
-        logs.copy_capped_to(&dir, KEPT_LOG_BYTES).map_err(|e| {
-            MatrixError::Real(RealError::Io(
-                format!("copy the worker logs to {}", dir.display()),
-                e,
-            ))
-        })?;
-        library = logs.library.as_ref().map(|(l, v)| format!("{l} {v}"));
-    }
+    // The logs went with the report (capped for the committed reports' budget).
+    let library = outcome
+        .worker_logs
+        .as_ref()
+        .and_then(|logs| logs.library.as_ref())
+        .map(|(l, v)| format!("{l} {v}"));
     folder.finish()?;
     let figures: Vec<&Figures> = all_figures.iter().collect();
     let mut ran = tally(&all_results, &figures, probe);

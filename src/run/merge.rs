@@ -40,7 +40,7 @@ pub enum Merged {
         timing: Timing,
     },
     Sweep {
-        sweep: Sweep,
+        sweep: Box<Sweep>,
         timing: Timing,
     },
     Matrix {
@@ -128,7 +128,7 @@ pub fn merge(dirs: &[PathBuf]) -> Result<Merged, MergeError> {
             })
         }
         Kind::Sweep => Ok(Merged::Sweep {
-            sweep: merge_cells(&files, dirs)?,
+            sweep: Box::new(merge_cells(&files, dirs)?),
             timing,
         }),
         Kind::Matrix => {
@@ -186,6 +186,14 @@ fn merge_matrix(
         .collect();
     by_shard.sort_by_key(|(i, _)| *i);
     merged.shard_secs = by_shard.into_iter().map(|(_, s)| s).collect();
+    // Dated as its earliest shard (ISO 8601 dates sort as text).
+    let earliest = parts
+        .iter()
+        .filter_map(|(_, m)| m.provenance.as_ref()?.date_utc.clone())
+        .min();
+    if let Some(p) = merged.provenance.as_mut() {
+        p.date_utc = earliest;
+    }
     let mut folders = Vec::new();
     // Planned cells (those with a template) are numbered across rows, as the matrix
     // numbered them for --shard.

@@ -261,6 +261,7 @@ fn run_real(
     let history = History::Memory(output.history);
     let mut outcome = decide(scenario, results, seed, history, output.plan, findings, partial);
     outcome.worker_logs = output.worker_logs;
+    outcome.node_logs = output.node_logs;
     Ok(outcome)
 }
 
@@ -431,6 +432,7 @@ fn decide(
         findings,
         plan,
         worker_logs: None,
+        node_logs: Vec::new(),
         safe,
         live,
         resource_safe,
@@ -457,6 +459,7 @@ fn nothing_run(seed: u64) -> (u64, RunOutput, Findings) {
         plan: Vec::new(),
         stats: Default::default(),
         worker_logs: None,
+        node_logs: Vec::new(),
         stopped: true,
     };
     let findings = checker::check(&[]).expect("an empty history is well formed");

@@ -142,6 +142,12 @@ pub fn run(
         seeds: plan.seeds,
         resource_writes: plan.cells.iter().any(|s| s.clients.resource_writes),
         cells,
+        provenance: None,
+    };
+    let command = sweep.command();
+    let sweep = Sweep {
+        provenance: Some(crate::report::provenance::Provenance::undated(command, false)),
+        ..sweep
     };
     (sweep, results)
 }

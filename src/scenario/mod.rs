@@ -325,9 +325,25 @@ impl Scenario {
         format!("cargo run --release{features} -- scenario {file} --seed {seed}{backend}{worker}{sets}")
     }
 
+    /// The command that runs `seeds` again, when they are consecutive and more than one
+    /// (a run of `--seed S --seeds N`); `None` otherwise (one seed: [`Scenario::rerun_command`]
+    /// says it; a shard's every n-th seed: its own command line with `--shard`).
+    pub fn run_command(&self, seeds: &[u64]) -> Option<String> {
+        let first = *seeds.iter().min()?;
+        let consecutive = seeds.len() > 1
+            && seeds.iter().collect::<std::collections::BTreeSet<_>>().len() == seeds.len()
+            && seeds.iter().max() == Some(&(first + seeds.len() as u64 - 1));
+        let rerun = self.rerun_command(first);
+        let at = format!(" --seed {first}");
+        consecutive.then(|| rerun.replacen(&at, &format!("{at} --seeds {}", seeds.len()), 1))
+    }
+
     /// The command that shrinks this scenario's run with `seed` to a minimal scenario;
     /// else why there is none: worker clients ([`SHRINK_NO_WORKER`]) and a Sentinel
     /// deployment the simulator does not model ([`SHRINK_NO_SENTINEL`]) do not run on it.
+    /// Shrink reruns the simulator whatever the run ran on: a run on real servers (or a
+    /// file that names another backend) gets `--backend sim`, so the command says where
+    /// it runs; the `--set` overrides are the run's.
     pub fn shrink_command(&self, seed: u64) -> Result<String, &'static str> {
         if self.clients.worker.is_some() {
             return Err(SHRINK_NO_WORKER);
@@ -339,7 +355,18 @@ impl Scenario {
             || format!("scenarios/{}.toml", self.name),
             |p| p.display().to_string(),
         );
-        Ok(format!("cargo run --release -- shrink {file} --seed {seed}"))
+        let backend = match self.backend {
+            Backend::Sim if self.deployment().is_none() => "",
+            _ => " --backend sim",
+        };
+        let sets: String = self
+            .overrides
+            .iter()
+            .map(|o| format!(" --set {}", crate::worker::shell_word(o)))
+            .collect();
+        Ok(format!(
+            "cargo run --release -- shrink {file} --seed {seed}{backend}{sets}"
+        ))
     }
 }
 

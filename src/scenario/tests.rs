@@ -657,3 +657,50 @@ fn a_worker_deadline_waits_for_the_worker_the_command_line_names() {
     let zero = parse(&text.replace("90s", "0s")).unwrap_err();
     assert!(zero.to_string().contains("must be above 0"), "{zero}");
 }
+
+#[test]
+fn every_command_a_page_prints_says_where_it_runs_and_keeps_the_overrides() {
+    let path = std::path::Path::new("scenarios/partition.toml");
+    let text = "nodes = 3\n[algorithm]\nttl = \"1s\"\n";
+    let sets = [Override::parse("algorithm.ttl=2s").unwrap()];
+    let sim = Scenario::from_text(text, path, &sets).unwrap();
+    assert_eq!(
+        sim.rerun_command(4),
+        "cargo run --release -- scenario scenarios/partition.toml --seed 4 --set algorithm.ttl=2s"
+    );
+    assert_eq!(
+        sim.shrink_command(4).unwrap(),
+        "cargo run --release -- shrink scenarios/partition.toml --seed 4 --set algorithm.ttl=2s",
+        "a simulated run shrinks where it ran"
+    );
+    // On real servers the rerun names the backend, and the shrink says that it reruns
+    // the simulator (it takes no other).
+    let mut real = sim.clone();
+    real.backend = Backend::Redis;
+    assert_eq!(
+        real.rerun_command(4),
+        "cargo run --release -- scenario scenarios/partition.toml --seed 4 --backend redis --set algorithm.ttl=2s"
+    );
+    assert_eq!(
+        real.shrink_command(4).unwrap(),
+        "cargo run --release -- shrink scenarios/partition.toml --seed 4 --backend sim --set algorithm.ttl=2s"
+    );
+    let mut docker = sim.clone();
+    docker.backend = Backend::Docker;
+    assert!(docker
+        .rerun_command(4)
+        .starts_with("cargo run --release --features docker -- scenario scenarios/partition.toml --seed 4 --backend docker"));
+    assert!(docker
+        .shrink_command(4)
+        .unwrap()
+        .contains(" --seed 4 --backend sim"));
+    // The whole run: its consecutive seeds, else none (one seed, a shard's).
+    assert_eq!(
+        real.run_command(&[4, 5, 6]).unwrap(),
+        "cargo run --release -- scenario scenarios/partition.toml --seed 4 --seeds 3 --backend redis --set algorithm.ttl=2s"
+    );
+    assert_eq!(real.run_command(&[6, 4, 5]), real.run_command(&[4, 5, 6]));
+    assert_eq!(real.run_command(&[4]), None);
+    assert_eq!(real.run_command(&[4, 6, 8]), None);
+    assert_eq!(real.run_command(&[]), None);
+}

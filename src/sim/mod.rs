@@ -276,6 +276,7 @@ fn run_world<'a>(
     world.aimer.close(&mut world.plan);
     RunOutput {
         worker_logs: None,
+        node_logs: Vec::new(),
         history: Vec::new(),
         plan: world.plan,
         stats: world.stats,

@@ -240,7 +240,8 @@ async fn read_lines(
 }
 
 /// What a run's workers leave behind: their stderr logs (a temporary folder the report
-/// copies as `workers/client-N.log`) and the library the first worker named.
+/// copies, capped, as `workers/client-N.log`: [`crate::report::logs`]) and the library
+/// the first worker named.
 #[derive(Debug)]
 pub struct WorkerLogs {
     dir: tempfile::TempDir,
@@ -271,42 +272,9 @@ impl WorkerLogs {
         self.dir.path().join(format!("client-{c}.log"))
     }
 
-    /// Copies every log into `report_dir/workers/`.
-    pub fn copy_to(&self, report_dir: &Path) -> std::io::Result<()> {
-        self.copy_capped_to(report_dir, usize::MAX)
-    }
-
-    /// [`WorkerLogs::copy_to`], keeping at most `keep` bytes of each log: its first
-    /// quarter and its last three quarters, with a line between that says how much was
-    /// cut (the library matrix's reports have a size budget; the rerun writes it whole).
-    pub fn copy_capped_to(&self, report_dir: &Path, keep: usize) -> std::io::Result<()> {
-        let dest = report_dir.join("workers");
-        std::fs::create_dir_all(&dest)?;
-        for c in 0..self.clients {
-            let from = self.path(c);
-            if !from.is_file() {
-                continue;
-            }
-            let to = dest.join(format!("client-{c}.log"));
-            let bytes = std::fs::read(&from)?;
-            if bytes.len() <= keep {
-                std::fs::write(&to, &bytes)?;
-                continue;
-            }
-            let head = keep / 4;
-            let tail = keep - head;
-            let mut out = bytes[..head].to_vec();
-            out.extend_from_slice(
-                format!(
-                    "\n[lockstorm: {} bytes of this log cut here, to keep the committed reports small; the cell's rerun command writes it whole]\n",
-                    bytes.len() - keep
-                )
-                .as_bytes(),
-            );
-            out.extend_from_slice(&bytes[bytes.len() - tail..]);
-            std::fs::write(&to, out)?;
-        }
-        Ok(())
+    /// How many clients have a log here (a worker that never started has no file).
+    pub fn clients(&self) -> usize {
+        self.clients
     }
 }
 
@@ -439,30 +407,5 @@ impl CappedLog {
         }
         let tail: Vec<u8> = s.tail.drain(..).collect();
         let _ = file.write_all(&tail);
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_capped_copy_keeps_the_start_and_the_end_and_says_what_it_cut() {
-        let logs = WorkerLogs::new(2).unwrap();
-        let long: String = (0..4_000).map(|i| format!("line {i}\n")).collect();
-        std::fs::write(logs.path(0), &long).unwrap();
-        std::fs::write(logs.path(1), "short\n").unwrap();
-        let dir = tempfile::tempdir().unwrap();
-        logs.copy_capped_to(dir.path(), 8 * 1024).unwrap();
-        let cut = std::fs::read_to_string(dir.path().join("workers/client-0.log")).unwrap();
-        assert!(cut.starts_with("line 0\nline 1\n"), "{}", &cut[..40]);
-        assert!(cut.ends_with("line 3999\n"));
-        assert!(cut.contains(&format!(
-            "[lockstorm: {} bytes of this log cut here",
-            long.len() - 8 * 1024
-        )));
-        assert!(cut.len() < 8 * 1024 + 200);
-        let kept = std::fs::read_to_string(dir.path().join("workers/client-1.log")).unwrap();
-        assert_eq!(kept, "short\n");
     }
 }

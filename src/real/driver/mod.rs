@@ -166,6 +166,8 @@ fn run_in(
         nodes.shutdown().await;
         result
     });
+    // The servers are gone: their logs are whole (none for nodes lockstorm did not start).
+    let node_logs = super::workdir::node_logs(dir);
     drop(runtime);
     let Tee(history, file) = sink;
     if let Some(file) = file {
@@ -174,9 +176,14 @@ fn run_in(
             .map_err(|e| RealError::Io(format!("write {}", path.display()), e))?;
     }
     match result {
-        Ok(output) => Ok(RunOutput { history, ..output }),
+        Ok(output) => Ok(RunOutput {
+            history,
+            node_logs,
+            ..output
+        }),
         Err(RealError::WorkerFailed(mut failure)) => {
             failure.output.history = history;
+            failure.output.node_logs = node_logs;
             Err(RealError::WorkerFailed(failure))
         }
         Err(e) => Err(e),
@@ -346,6 +353,7 @@ async fn drive(
         plan: d.plan,
         stats: d.stats,
         worker_logs,
+        node_logs: Vec::new(),
         stopped,
     };
     match d.failure {
