@@ -209,7 +209,7 @@ fn the_report_of_an_unsafe_run_opens_in_a_browser_with_every_plot() {
 
     let html = std::fs::read_to_string(out.join("index.html")).unwrap();
     assert!(
-        html.contains("<b>UNSAFE</b> <span class=expect>(expected: lock unsafe — as expected)</span>"),
+        html.contains("<b>UNSAFE</b> <span class=expect>(as the scenario expects: lock unsafe)</span>"),
         "verdict banner"
     );
     let banner = &html[html.find("id=\"verdict\"").unwrap()..html.find("</div>").unwrap()];

@@ -184,8 +184,12 @@ pub struct Ran {
     pub stuck_seeds: u64,
     /// The probe's uncontended acquisitions (multi-node cells; `None` without a probe).
     pub tolerance: Option<Tolerance>,
-    /// The probe's success share, or with no probe every client's.
+    /// Acquire calls that succeeded: the probe's share, or with no probe every client's.
     pub availability: f64,
+    /// The acquire calls `availability` is a share of, over every seed (0 in a
+    /// matrix.json from before it was kept).
+    #[serde(default)]
+    pub calls: u64,
     /// With a probe: the other (contending) clients' success share, shown apart.
     pub contended_availability: Option<f64>,
     /// The success share of the workload acquires (the probe's not counted) that
@@ -529,17 +533,26 @@ pub fn summary(cell: &Cell) -> String {
                     a * 100.0
                 );
             }
+            let of_calls = if r.calls > 0 {
+                format!(" of {}", r.calls)
+            } else {
+                String::new()
+            };
             match r.contended_availability {
                 Some(c) => {
                     let _ = write!(
                         line,
-                        " · {:.0}% available (probe; contending clients {:.0}%)",
+                        " · acquire calls that succeeded: {:.0}%{of_calls} (probe; contending clients {:.0}%)",
                         r.availability * 100.0,
                         c * 100.0
                     );
                 }
                 None => {
-                    let _ = write!(line, " · {:.0}% available", r.availability * 100.0);
+                    let _ = write!(
+                        line,
+                        " · acquire calls that succeeded: {:.0}%{of_calls}",
+                        r.availability * 100.0
+                    );
                 }
             }
             if r.unknown > 0.0 {

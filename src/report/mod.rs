@@ -82,6 +82,9 @@ pub struct Summary<'a> {
     pub violations: &'a [Violation],
     pub violations_total: usize,
     pub expect_resource: Option<Expect>,
+    /// Whose expectation `expect` is: `scenario` (the file's) or `prediction` (a
+    /// library's, in a matrix cell); pages say which.
+    pub expect_by: &'static str,
     /// The guarded resource: "safe" unless a stale write got through on some seed.
     pub resource_verdict: &'static str,
     pub resource_violations: &'a [ResourceViolation],
@@ -181,6 +184,7 @@ pub fn summary<'a>(scenario: &'a Scenario, outcome: &'a Outcome) -> Summary<'a> 
         violations: first_violations(&outcome.findings.violations),
         violations_total: outcome.findings.violations.len(),
         expect_resource: scenario.expect_resource,
+        expect_by: scenario.expect_by.id(),
         resource_verdict: if outcome.resource_safe { "safe" } else { "unsafe" },
         resource_violations: &outcome.findings.resource_violations,
         resource: &outcome.findings.resource,
@@ -300,7 +304,7 @@ pub fn add_anomalies(summary: &mut serde_json::Value, rendered: &Rendered) {
             if let Some(entry) = summary.get_mut(key).and_then(|v| v.get_mut(i)) {
                 entry["anomaly"] = serde_json::json!({
                     "kind": named.kind,
-                    "name": named.kind.name(),
+                    "name": named.name(),
                     "lines": named.lines,
                 });
             }
@@ -830,8 +834,8 @@ pub fn render(
     } else {
         stories.first()
     };
-    let anomaly = lead.and_then(|s| s.anomaly.as_ref()).map(|n| n.kind.name());
-    let mut page = html::page(summary, view, &plots, &stories, &stale, anomaly);
+    let anomaly = lead.and_then(|s| s.anomaly.as_ref()).map(|n| n.name());
+    let mut page = html::page(summary, view, &plots, &stories, &stale, anomaly.as_deref());
     // What history.jsonl keeps follows from what the pages cite.
     let history = keep_history.resolve(view.history.len(), &cited(&md, &page));
     page.push_str(&html::files(summary, &history));

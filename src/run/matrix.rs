@@ -749,6 +749,7 @@ fn applies(a: &Adapter, settings: &[(Option<GridSetting>, Scenario)]) -> bool {
 /// prediction for that fault is the expected verdict (the run's banner, its exit status).
 pub fn expect_prediction(scenario: &mut Scenario, p: &crate::worker::adapters::Prediction) {
     use crate::worker::adapters::Predicted;
+    scenario.expect_by = crate::scenario::ExpectBy::Prediction;
     scenario.expect = match p.verdict {
         Predicted::Unsafe => crate::scenario::Expect::Unsafe,
         _ => crate::scenario::Expect::Safe,
@@ -958,7 +959,7 @@ fn anomaly_names(rendered: &crate::report::Rendered) -> Vec<String> {
     let mut names: Vec<String> = Vec::new();
     for story in rendered.stories.iter().chain(&rendered.stale) {
         if let Some(named) = &story.anomaly {
-            let name = named.kind.name().to_string();
+            let name = named.name();
             if !names.contains(&name) {
                 names.push(name);
             }
@@ -1009,6 +1010,11 @@ fn tally(results: &[SeedResult], figures: &[&Figures], probe: bool) -> Ran {
         results.iter().filter_map(|r| r.stats.probe.as_ref()).collect();
     let probe_sum =
         |f: &dyn Fn(&crate::checker::stats::ProbeStats) -> u64| probes.iter().map(|p| f(p)).sum::<u64>();
+    let calls = if probe {
+        probe_sum(&|p| p.acquires)
+    } else {
+        acquires
+    };
     let (availability, contended_availability, tolerance) = if probe {
         let others = acquires - probe_sum(&|p| p.acquires);
         (
@@ -1042,6 +1048,7 @@ fn tally(results: &[SeedResult], figures: &[&Figures], probe: bool) -> Ran {
         stuck_seeds: figures.iter().filter(|f| f.stuck).count() as u64,
         tolerance,
         availability,
+        calls,
         contended_availability,
         fault_availability: {
             let tried = sum(&|r| r.stats.fault_acquires);
