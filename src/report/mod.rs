@@ -14,6 +14,7 @@
 
 pub mod analysis;
 pub mod anomaly;
+pub mod answer;
 pub mod banner;
 pub mod causes;
 pub mod folder;
