@@ -295,6 +295,12 @@ impl RestsOn {
     /// "10 of 10 seeds exercised; 37 holds (3–4 per seed) of 120 acquire calls, 5 of
     /// them (4.2%) of unknown outcome".
     pub fn words(&self) -> String {
+        format!("{}; {}", self.exercised.words(), self.calls_words())
+    }
+
+    /// The holds and calls alone: "37 holds (3–4 per seed) of 120 acquire calls, 5 of
+    /// them (4.2%) of unknown outcome".
+    pub fn calls_words(&self) -> String {
         let per_seed = self.per_seed();
         let unknown = if self.acquires == 0 {
             String::new()
@@ -306,8 +312,7 @@ impl RestsOn {
             )
         };
         format!(
-            "{}; {} hold{}{per_seed} of {} acquire call{}{unknown}",
-            self.exercised.words(),
+            "{} hold{}{per_seed} of {} acquire call{}{unknown}",
             self.holds,
             if self.holds == 1 { "" } else { "s" },
             self.acquires,

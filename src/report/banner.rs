@@ -187,7 +187,11 @@ fn rests_on(summary: &Value, view: &RunView) -> String {
                     .iter()
                     .map(|s| (count(s, "acquires"), count(s, "acquired"), count(s, "unknown"))),
             );
-            format!("{} ({m} needed) over all seeds; ", all.words())
+            format!(
+                "{} ({m} needed); over all seeds {}; ",
+                exercised.words(),
+                all.calls_words()
+            )
         }
         _ => String::new(),
     };
@@ -590,8 +594,8 @@ mod tests {
         let lock = &banner.judges[0].text;
         assert!(
             lock.contains(
-                "It rests on: 3 of 3 seeds exercised; 11 holds (3–4 per seed) of 13 acquire calls, 1 of them (7.7%) \
-                 of unknown outcome (3 needed) over all seeds; in the reported seed"
+                "It rests on: 3 of 3 seeds exercised (3 needed); over all seeds 11 holds (3–4 per seed) of 13 \
+                 acquire calls, 1 of them (7.7%) of unknown outcome; in the reported seed"
             ),
             "{lock}"
         );
