@@ -196,6 +196,10 @@ pub struct Ran {
     /// overlapped a fault, over every seed; `None` when none did.
     #[serde(default)]
     pub fault_availability: Option<f64>,
+    /// The acquires `fault_availability` is a share of (0 in a matrix.json from before
+    /// it was kept).
+    #[serde(default)]
+    pub fault_calls: u64,
     /// Share of acquisitions whose outcome the library left unknown (an `error`
     /// answer: the library could not say whether it got the lock).
     pub unknown: f64,
@@ -529,8 +533,13 @@ pub fn summary(cell: &Cell) -> String {
             if let Some(a) = r.fault_availability {
                 let _ = write!(
                     line,
-                    " · {:.0}% of acquires during the faults succeeded",
-                    a * 100.0
+                    " · {:.0}% of {}acquires during the faults succeeded",
+                    a * 100.0,
+                    if r.fault_calls > 0 {
+                        format!("{} ", r.fault_calls)
+                    } else {
+                        String::new()
+                    }
                 );
             }
             let of_calls = if r.calls > 0 {

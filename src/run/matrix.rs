@@ -1054,6 +1054,7 @@ fn tally(results: &[SeedResult], figures: &[&Figures], probe: bool) -> Ran {
             let tried = sum(&|r| r.stats.fault_acquires);
             (tried > 0).then(|| share(sum(&|r| r.stats.fault_acquired), tried))
         },
+        fault_calls: sum(&|r| r.stats.fault_acquires),
         unknown: share(sum(&|r| r.stats.unknown), acquires),
         stalls: sum(&|r| r.stats.stalls),
         stall_seeds: results.iter().filter(|r| r.stats.stalls > 0).count() as u64,
@@ -1110,6 +1111,32 @@ mod tests {
             })
             .collect();
         tally(results, &figures.iter().collect::<Vec<_>>(), false)
+    }
+
+    #[test]
+    fn a_cells_line_gives_its_acquire_shares_with_their_n() {
+        let results: Vec<SeedResult> = (1..=2)
+            .map(|s| {
+                let mut r = seed(s, true);
+                r.stats.acquires = 10;
+                r.stats.acquired = 4;
+                r.stats.fault_acquires = 5;
+                r.stats.fault_acquired = 1;
+                r
+            })
+            .collect();
+        let r = tally_of(&results);
+        assert_eq!((r.calls, r.fault_calls), (20, 10));
+        let line = crate::report::matrix::summary(&Cell::Ran(Box::new(r)));
+        assert!(
+            line.contains(" · 20% of 10 acquires during the faults succeeded"),
+            "{line}"
+        );
+        assert!(
+            line.contains(" · acquire calls that succeeded: 40% of 20"),
+            "{line}"
+        );
+        assert!(!line.contains("available"), "{line}");
     }
 
     #[test]
