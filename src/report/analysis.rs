@@ -419,7 +419,7 @@ fn html(cases: &[Case], seeds: u64, source: &Source, real: bool) -> String {
     let _ = writeln!(
         h,
         "<h2>How to read it</h2><p>{}</p><p>Regenerate with <code>{}</code>.{}</p><h2>Every scenario</h2><table><tr><th>scenario</th><th>lock</th><th>the scenario expects</th><th>lock safety</th><th>rests on</th><th>unsafe seeds</th><th>guarded resource</th><th>liveness</th><th>as the scenario expects</th><th>availability (time)</th><th>acquire calls that succeeded</th><th>report</th></tr>",
-        esc(&how_to_read(seeds, source)).replace('*', ""),
+        esc(&how_to_read(seeds, source)).replace(['*', '`'], ""),
         esc(&source.command),
         if real {
             " The same questions on real Redis: <a href=\"real/index.html\">real/</a>."
