@@ -411,7 +411,15 @@ pub(super) fn found(faults: &[FaultColumn], a: &AdapterRow) -> String {
             .filter(|(_, r)| pick(r))
             .map(|(f, r)| match r.anomalies.as_slice() {
                 [] => f.title.to_lowercase(),
-                kinds => format!("{} ({})", f.title.to_lowercase(), kinds.join(", ")),
+                kinds => {
+                    // A matrix.json written before findings no kind fits were said whole
+                    // holds "unnamed", which reads as a name: it says "not named".
+                    let kinds: Vec<&str> = kinds
+                        .iter()
+                        .map(|k| if k == "unnamed" { "not named" } else { k.as_str() })
+                        .collect();
+                    format!("{} ({})", f.title.to_lowercase(), kinds.join(", "))
+                }
             })
             .collect()
     };
@@ -1205,16 +1213,21 @@ mod tests {
             "adapters": [row("lib", "python", None, vec![
                 ran("lib", "clean", 0, &[]),
                 ran("lib", "crash", 2, &["key lost on restart"]),
-                ran("lib", "jump", 1, &[]),
+                ran("lib", "jump", 1, &["unnamed"]),
             ])],
         }))
         .unwrap();
         let line = found(&m.faults, &m.adapters[0]);
         assert!(
             line.starts_with(
-                "Two clients held the lock at once under: the crash fault (key lost on restart); the jump fault"
+                "Two clients held the lock at once under: the crash fault (key lost on restart); the jump fault \
+                 (not named)"
             ),
             "{line}"
+        );
+        assert!(
+            !line.contains("unnamed"),
+            "an older matrix.json's 'unnamed' is not shown as a name"
         );
     }
 
