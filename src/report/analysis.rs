@@ -387,6 +387,19 @@ fn in_short(cases: &[Case]) -> String {
     md
 }
 
+/// Markdown's `code` spans of already escaped text as HTML: "`release = "del"`" reads
+/// as code on the page too.
+fn code_spans(escaped: &str) -> String {
+    let mut out = String::new();
+    for (i, part) in escaped.split('`').enumerate() {
+        match i % 2 {
+            1 => out.push_str(&format!("<code>{part}</code>")),
+            _ => out.push_str(part),
+        }
+    }
+    out
+}
+
 fn html(cases: &[Case], seeds: u64, source: &Source, real: bool) -> String {
     let mut h = String::from(
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{TITLE}</title><style>body{font-family:sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;line-height:1.45}.bad{background:#fbe0e0;color:#8a1414}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.25em .6em}img{max-width:100%;border:1px solid #ddd}.no{color:#b00;font-weight:bold}.notex{background:#fff1cc;color:#6b4a00}code{background:#f6f6f6}.answer li{margin:.3em 0}</style></head><body>\n<nav><a href=\"../index.html\">↑ up: all reports</a></nav>\n<h1>{TITLE}</h1>\n",
@@ -409,7 +422,7 @@ fn html(cases: &[Case], seeds: u64, source: &Source, real: bool) -> String {
                 format!(
                     "<a href=\"{0}/index.html\">{0}</a> ({1})",
                     esc(&i.name),
-                    esc(&i.detail)
+                    code_spans(&esc(&i.detail))
                 )
             })
             .collect();
@@ -456,7 +469,7 @@ fn html(cases: &[Case], seeds: u64, source: &Source, real: bool) -> String {
             if c.live { "" } else { " class=bad" },
             esc(&availability_cell(c)),
             esc(&calls_cell(c)),
-            esc(&Group::of(c).words(c)),
+            code_spans(&esc(&Group::of(c).words(c))),
             esc(&c.rests_on.words()),
         );
     }
@@ -591,6 +604,27 @@ pub(super) mod tests {
             page.contains("reported seed: 0 stale writes accepted, 9 fencing tokens went backwards"),
             "{page}"
         );
+    }
+
+    #[test]
+    fn a_broken_variants_setting_reads_as_code_in_the_html_answer() {
+        let mut del = case("release-del");
+        del.departures = vec!["release by a plain DEL (`release = \"del\"`)".into()];
+        let page = html(
+            &[del],
+            10,
+            &Source {
+                folder: "s/".into(),
+                command: "c".into(),
+                real: false,
+            },
+            false,
+        );
+        assert!(
+            page.contains("release by a plain DEL (<code>release = &quot;del&quot;</code>)"),
+            "{page}"
+        );
+        assert_eq!(code_spans("a `b` c `d"), "a <code>b</code> c <code>d</code>");
     }
 
     #[test]
