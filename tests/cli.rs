@@ -60,7 +60,10 @@ fn a_verdict_other_than_expected_exits_1_and_prints_the_rerun_command() {
     let out = lockstorm(tmp.path(), &["scenario", "broken.toml", "--out", "here"]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{stdout}");
-    assert!(stdout.contains("NOT as expected"), "{stdout}");
+    assert!(
+        stdout.contains("NOT as the scenario expects (lock safe)"),
+        "{stdout}"
+    );
     assert!(
         stdout.contains("rerun: cargo run --release -- scenario broken.toml --seed 1"),
         "{stdout}"
@@ -84,12 +87,12 @@ fn quiet_prints_one_line_the_verdict_and_the_reports_folder() {
         (
             "small.toml",
             0,
-            "small: safe, live (expected safe) — as expected; report in out-small",
+            "small: safe, live — as the scenario expects (lock safe); report in out-small",
         ),
         (
             "broken.toml",
             1,
-            "broken: unsafe, live (expected safe) — NOT as expected; report in out-broken",
+            "broken: unsafe, live — NOT as the scenario expects (lock safe); report in out-broken",
         ),
     ] {
         let dir = format!("out-{}", file.trim_end_matches(".toml"));
@@ -372,7 +375,7 @@ fn a_fault_that_touches_nothing_is_not_exercised_and_exits_1() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{stdout}");
     assert!(
-        stdout.contains("missed: not exercised, live (expected safe) — NOT as expected"),
+        stdout.contains("missed: not exercised, live — NOT as the scenario expects (lock safe)"),
         "{stdout}"
     );
     assert!(
@@ -422,7 +425,7 @@ fn a_fault_that_touches_nothing_is_not_exercised_and_exits_1() {
     );
     let page = std::fs::read_to_string(tmp.path().join("here/index.html")).unwrap();
     assert!(
-        page.contains("<div class=\"banner notex miss\" id=\"verdict\"><p class=headline><b>NOT EXERCISED</b> <span class=expect>(expected: lock safe — NOT as expected)</span>"),
+        page.contains("<div class=\"banner notex miss\" id=\"verdict\"><p class=headline><b>NOT EXERCISED</b> <span class=expect>(NOT as the scenario expects: lock safe)</span>"),
         "the banner is neither green nor red"
     );
 }
@@ -456,7 +459,7 @@ fn a_twenty_seed_run_with_one_seed_not_exercised_is_safe_and_says_19_of_20() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{stdout}");
     assert!(
-        stdout.contains("pause: safe (19 of 20 seeds exercised), live (expected safe) — as expected"),
+        stdout.contains("pause: safe (19 of 20 seeds exercised), live — as the scenario expects (lock safe)"),
         "{stdout}"
     );
     assert!(

@@ -209,7 +209,7 @@ fn the_report_of_an_unsafe_run_opens_in_a_browser_with_every_plot() {
 
     let html = std::fs::read_to_string(out.join("index.html")).unwrap();
     assert!(
-        html.contains("<b>UNSAFE</b> <span class=expect>(expected: lock unsafe — as expected)</span>"),
+        html.contains("<b>UNSAFE</b> <span class=expect>(as the scenario expects: lock unsafe)</span>"),
         "verdict banner"
     );
     let banner = &html[html.find("id=\"verdict\"").unwrap()..html.find("</div>").unwrap()];
@@ -314,6 +314,32 @@ fn the_analysis_index_links_every_scenario_report_and_opens_in_a_browser() {
         "{md}"
     );
     assert!(md.contains("## quorum2\n\n`") && md.contains("A 2-of-5 quorum."));
+    // The answer comes first, and tells the broken variant (its quorum is below a
+    // majority: a setting, not a name, marks it) from Redlock as specified.
+    let answer = &md[md.find("## The answer").expect("an answer")..md.find("## How to read it").unwrap()];
+    let line = |lead: &str| {
+        answer
+            .lines()
+            .find(|l| l.starts_with(&format!("- **{lead}")))
+            .unwrap_or_else(|| panic!("no clause {lead}: {answer}"))
+    };
+    assert!(
+        !line("Redlock as specified kept mutual exclusion in every one of its 1 scenario.")
+            .contains("quorum2"),
+        "{answer}"
+    );
+    let broken = line("The deliberately broken variants");
+    assert!(
+        broken.contains("[quorum2](quorum2/index.html) (a quorum of 2 of 5 nodes, below a majority (3): "),
+        "{broken}"
+    );
+    assert!(!broken.contains("[majority]"), "{broken}");
+    assert!(line("Every verdict is as its scenario expects.").ends_with("expects.**"));
+    let html = std::fs::read_to_string(out.join("index.html")).unwrap();
+    assert!(
+        html.find("<h2 id=answer>").unwrap() < html.find("<table>").unwrap(),
+        "the answer before any table"
+    );
     // Every sentence of the short answer is true of the summaries it names, and every
     // scenario it leaves out is one the sentence is false of.
     use lockstorm::report::analysis::Claim;

@@ -205,6 +205,40 @@ impl AlgorithmConfig {
 }
 
 impl AlgorithmConfig {
+    /// How these settings depart from the algorithm as its seed specifies it (seed 002's
+    /// Redlock and single-instance lock, seed 000's read-write lock, and a fencing token
+    /// that two rounds keep monotonic): each a deliberate mistake a scenario reproduces,
+    /// in words. Empty for the algorithm as specified, whatever its timings. `nodes`: the
+    /// scenario's node count (a quorum below its majority is a departure).
+    pub fn departures(&self, nodes: usize) -> Vec<String> {
+        let mut out = Vec::new();
+        let majority = nodes / 2 + 1;
+        if self.quorum < majority {
+            out.push(format!(
+                "a quorum of {} of {nodes} nodes, below a majority ({majority})",
+                self.quorum
+            ));
+        }
+        if !self.check_elapsed {
+            out.push("no elapsed-time check (`check_elapsed = false`)".into());
+        }
+        if self.mistakes.release == Release::Del {
+            out.push("release by a plain DEL (`release = \"del\"`)".into());
+        }
+        if self.mistakes.extend == Extend::Pexpire && self.max_extensions > 0 {
+            out.push("extension by a plain PEXPIRE (`extend = \"pexpire\"`)".into());
+        }
+        if self.mistakes.token == TokenScope::PerClient {
+            out.push("one token per client (`token = \"per_client\"`)".into());
+        }
+        if self.fencing && self.fence_rounds < 2 {
+            out.push("fencing tokens issued in one round (`fence_rounds = 1`)".into());
+        }
+        out
+    }
+}
+
+impl AlgorithmConfig {
     /// The longest an uncontended client may need to acquire once faults have healed:
     /// keys left behind expire within the ttl (plus 10% for slow node clocks), then the
     /// next attempt starts within one retry delay and takes at most two attempt times
@@ -249,5 +283,50 @@ mod tests {
             assert_eq!(AlgorithmKind::from_name(kind.name()), Some(kind));
         }
         assert_eq!(AlgorithmKind::from_name("redis-py"), None);
+    }
+}
+
+#[cfg(test)]
+mod departure_tests {
+    use crate::scenario::Scenario;
+    use std::path::Path;
+
+    fn departures(file: &str) -> Vec<String> {
+        let s = Scenario::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios").join(file)).unwrap();
+        s.algorithm.departures(s.nodes)
+    }
+
+    #[test]
+    fn the_broken_variants_depart_from_the_seed_and_redlock_as_specified_does_not() {
+        assert_eq!(
+            departures("release-del.toml"),
+            ["release by a plain DEL (`release = \"del\"`)"]
+        );
+        assert_eq!(
+            departures("token-per-client.toml"),
+            ["one token per client (`token = \"per_client\"`)"]
+        );
+        assert_eq!(
+            departures("redlock-minority-quorum.toml"),
+            ["a quorum of 2 of 5 nodes, below a majority (3)"]
+        );
+        assert_eq!(departures("network-delay-no-elapsed-check.toml").len(), 1);
+        assert_eq!(departures("extend-pexpire.toml").len(), 1);
+        assert_eq!(departures("fencing-one-round.toml").len(), 1);
+        // Faults, timings, persistence and an unfenced resource are not departures from
+        // the algorithm: these run it as specified.
+        for file in [
+            "partition.toml",
+            "redlock-chaos.toml",
+            "node-clock-jump.toml",
+            "restart-without-persistence.toml",
+            "fencing-pause-unfenced.toml",
+            "fencing-pause.toml",
+            "extension.toml",
+            "single.toml",
+            "replica-failover.toml",
+        ] {
+            assert_eq!(departures(file), Vec::<String>::new(), "{file}");
+        }
     }
 }

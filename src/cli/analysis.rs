@@ -54,18 +54,14 @@ pub fn run(a: Args) -> Result<bool> {
     }
     for c in &cases {
         out!(
-            "{:<32} {:<13} ({}/{} seeds unsafe, {} not exercised, expected {}) {}",
+            "{:<32} {:<13} ({}/{} seeds unsafe, {} not exercised; the scenario expects {}) {}",
             c.name,
             c.verdict,
             c.unsafe_seeds,
             c.seeds,
             c.not_exercised_seeds,
             c.expect,
-            if c.as_expected {
-                "as expected"
-            } else {
-                "NOT as expected"
-            }
+            lockstorm::report::analysis::against_scenario(c.as_expected)
         );
     }
     out!("analysis in {}", out.join("README.md").display());

@@ -51,9 +51,18 @@ pub fn run(a: Args) -> Result<bool> {
         );
     }
     if let Some(sweep) = data::<Sweep>(dir, lockstorm::report::sweep::JSON)? {
-        let drawn = lockstorm::report::sweep::write(dir, &sweep)?;
+        // The page is new to sweeps written before it: listed once written, and a
+        // user's index.html there refused, not overwritten.
+        let drawn =
+            lockstorm::report::folder::rerender_shared(dir, &[lockstorm::report::sweep::PAGE], || {
+                lockstorm::report::sweep::write(dir, &sweep)
+            })?;
         lockstorm::report::site::refresh(dir)?;
-        out!("{}: redrew sweep.csv and {}", dir.display(), drawn.join(", "));
+        out!(
+            "{}: redrew sweep.csv, index.html and {}",
+            dir.display(),
+            drawn.join(", ")
+        );
         return Ok(true);
     }
     if let Some(mut matrix) = data::<lockstorm::report::matrix::Matrix>(dir, lockstorm::report::matrix::JSON)?

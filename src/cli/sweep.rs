@@ -108,16 +108,16 @@ pub(super) fn write_sweep(dir: &Path, sweep: &Sweep, timing: &Timing, quiet: boo
     if !quiet && sweep.cells.len() <= ROWS {
         let keys: Vec<&str> = sweep.axes.iter().map(|a| a.key.as_str()).collect();
         out!(
-            "{:>28} {:>14} {:>14} {:>8} {:>10}",
+            "{:>28} {:>14} {:>14} {:>9} {:>10}",
             keys.join(" / "),
             "unsafe seeds",
             "stale seeds",
-            "avail",
+            "calls ok",
             "p99 acq"
         );
         for c in &sweep.cells {
             out!(
-                "{:>28} {:>14} {:>14} {:>7.1}% {:>10}",
+                "{:>28} {:>14} {:>14} {:>8.1}% {:>10}",
                 c.values.join(" / "),
                 format!("{}/{}", c.unsafe_seeds, c.seeds),
                 format!("{}/{}", c.stale_seeds, c.seeds),
@@ -125,6 +125,7 @@ pub(super) fn write_sweep(dir: &Path, sweep: &Sweep, timing: &Timing, quiet: boo
                 ms(c.p99_acquire_us)
             );
         }
+        out!("calls ok: acquire calls that succeeded, over the cell's seeds (contention counts against it)");
     }
     let unsafe_cells = sweep.cells.iter().filter(|c| c.unsafe_seeds > 0).count();
     let stale_cells = sweep.cells.iter().filter(|c| c.stale_seeds > 0).count();

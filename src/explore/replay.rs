@@ -152,6 +152,7 @@ pub fn reproduction(scope: &Scope, path: &[Action], resource: bool) -> Scenario 
         seed: scope.seed,
         duration_us,
         expect: if resource { Expect::Safe } else { Expect::Unsafe },
+        expect_by: crate::scenario::ExpectBy::Scenario,
         expect_live: true,
         expect_resource: resource.then_some(Expect::Unsafe),
         min_availability: None,

@@ -181,7 +181,7 @@ impl SeedResult {
 pub const MIN_EXERCISED: f64 = 0.8;
 
 /// How many of a run's seeds were exercised, and how many it needed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Exercised {
     /// Seeds whose faults touched the lock where it could break (safe or unsafe).
     pub seeds: usize,
@@ -218,6 +218,105 @@ impl Exercised {
             self.seeds,
             self.of,
             if self.of == 1 { "" } else { "s" }
+        )
+    }
+}
+
+/// What a verdict rests on, over every seed of a run: the seeds exercised, the holds
+/// (acquisitions that succeeded) with the fewest and most of one seed, the acquire calls,
+/// and how many of them ended with an unknown outcome. A safe verdict is only as strong
+/// as these numbers: 3 holds per seed prove less than 3,000.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RestsOn {
+    pub exercised: Exercised,
+    /// Completed workload acquire calls, summed over the seeds.
+    pub acquires: u64,
+    /// Of those, the ones that succeeded: the holds the checker judged.
+    pub holds: u64,
+    /// The fewest and the most holds of one seed.
+    pub holds_min: u64,
+    pub holds_max: u64,
+    /// Acquire calls whose outcome is unknown (a timeout: the SET may have been applied).
+    pub unknown: u64,
+}
+
+impl RestsOn {
+    /// Per seed: whether it was exercised, and its acquire calls, holds and unknowns.
+    pub fn of_counts(exercised: Exercised, seeds: impl IntoIterator<Item = (u64, u64, u64)>) -> RestsOn {
+        let mut r = RestsOn {
+            exercised,
+            holds_min: u64::MAX,
+            ..RestsOn::default()
+        };
+        for (acquires, holds, unknown) in seeds {
+            r.acquires += acquires;
+            r.holds += holds;
+            r.unknown += unknown;
+            r.holds_min = r.holds_min.min(holds);
+            r.holds_max = r.holds_max.max(holds);
+        }
+        if r.holds_min == u64::MAX {
+            r.holds_min = 0;
+        }
+        r
+    }
+
+    /// Of a run's seeds, with the share `min_share` of exercised seeds needed.
+    pub fn of(seeds: &[SeedResult], min_share: f64) -> RestsOn {
+        RestsOn::of_counts(
+            Exercised::of(seeds, min_share),
+            seeds
+                .iter()
+                .map(|s| (s.stats.acquires, s.stats.acquired, s.stats.unknown)),
+        )
+    }
+
+    /// "10 of 10 seeds exercised, 37 holds (3–4 per seed)": the short form.
+    pub fn short(&self) -> String {
+        format!(
+            "{}, {} hold{}{}",
+            self.exercised.words(),
+            self.holds,
+            if self.holds == 1 { "" } else { "s" },
+            self.per_seed()
+        )
+    }
+
+    fn per_seed(&self) -> String {
+        if self.exercised.of <= 1 {
+            String::new()
+        } else if self.holds_min == self.holds_max {
+            format!(" ({} per seed)", self.holds_min)
+        } else {
+            format!(" ({}–{} per seed)", self.holds_min, self.holds_max)
+        }
+    }
+
+    /// "10 of 10 seeds exercised; 37 holds (3–4 per seed) of 120 acquire calls, 5 of
+    /// them (4.2%) of unknown outcome".
+    pub fn words(&self) -> String {
+        format!("{}; {}", self.exercised.words(), self.calls_words())
+    }
+
+    /// The holds and calls alone: "37 holds (3–4 per seed) of 120 acquire calls, 5 of
+    /// them (4.2%) of unknown outcome".
+    pub fn calls_words(&self) -> String {
+        let per_seed = self.per_seed();
+        let unknown = if self.acquires == 0 {
+            String::new()
+        } else {
+            format!(
+                ", {} of them ({:.1}%) of unknown outcome",
+                self.unknown,
+                self.unknown as f64 * 100.0 / self.acquires as f64
+            )
+        };
+        format!(
+            "{} hold{}{per_seed} of {} acquire call{}{unknown}",
+            self.holds,
+            if self.holds == 1 { "" } else { "s" },
+            self.acquires,
+            if self.acquires == 1 { "" } else { "s" },
         )
     }
 }
@@ -322,6 +421,11 @@ impl Outcome {
         Exercised::of(&self.seeds, self.min_exercised)
     }
 
+    /// What the verdict rests on: seeds exercised, holds, acquire calls, unknowns.
+    pub fn rests_on(&self) -> RestsOn {
+        RestsOn::of(&self.seeds, self.min_exercised)
+    }
+
     /// Simulated node commands per wall second over all seeds.
     pub fn sim_ops_per_sec(&self) -> f64 {
         let ops: u64 = self.seeds.iter().map(|s| s.sim.node_cmds).sum();
@@ -334,5 +438,40 @@ impl Outcome {
         let ops: u64 = self.seeds.iter().map(|s| s.sim.lock_ops).sum();
         let secs: f64 = self.seeds.iter().map(|s| s.sim_secs).sum();
         ops as f64 / secs.max(1e-9)
+    }
+}
+
+#[cfg(test)]
+mod rests_on_tests {
+    use super::{Exercised, RestsOn};
+
+    #[test]
+    fn a_verdict_says_how_many_holds_per_seed_and_how_many_calls_it_rests_on() {
+        let exercised = Exercised {
+            seeds: 3,
+            of: 3,
+            needed: 3,
+        };
+        let r = RestsOn::of_counts(exercised, [(10, 3, 1), (12, 4, 0), (8, 4, 1)]);
+        assert_eq!((r.acquires, r.holds, r.unknown), (30, 11, 2));
+        assert_eq!((r.holds_min, r.holds_max), (3, 4));
+        assert_eq!(
+            r.words(),
+            "3 of 3 seeds exercised; 11 holds (3–4 per seed) of 30 acquire calls, 2 of them (6.7%) of unknown outcome"
+        );
+        let one = RestsOn::of_counts(
+            Exercised {
+                seeds: 1,
+                of: 1,
+                needed: 1,
+            },
+            [(1, 1, 0)],
+        );
+        assert_eq!(
+            one.words(),
+            "1 of 1 seed exercised; 1 hold of 1 acquire call, 0 of them (0.0%) of unknown outcome"
+        );
+        assert_eq!(r.short(), "3 of 3 seeds exercised, 11 holds (3–4 per seed)");
+        assert_eq!(RestsOn::of_counts(exercised, []).holds_min, 0);
     }
 }

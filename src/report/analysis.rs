@@ -1,8 +1,10 @@
-//! The analysis index: one page (README.md and index.html) that states the verdict and
-//! the evidence for every scenario of a folder: lockstorm's measured answer to the
-//! Redlock debate (Kleppmann, antirez). `crate::run::analysis` runs the scenarios and
-//! hands each one's [`Case`] here.
+//! The analysis index: one page (README.md and index.html) that opens with lockstorm's
+//! measured answer to the Redlock debate (Kleppmann, antirez), derived from the results
+//! ([`super::answer`]), then states the verdict, what it rests on and the evidence for
+//! every scenario of a folder. `crate::run::analysis` runs the scenarios and hands each
+//! one's [`Case`] here.
 
+use super::answer::{answer, Group};
 use super::narrative::{span, Story};
 use super::words::esc;
 use super::ReportError;
@@ -15,7 +17,21 @@ pub struct Case {
     pub file: PathBuf,
     /// The comment at the top of the scenario file: what it shows and its source.
     pub about: String,
+    /// The whole expectation: "lock safe, resource unsafe" ([`Scenario::expectation`]).
+    ///
+    /// [`Scenario::expectation`]: crate::scenario::Scenario::expectation
     pub expect: String,
+    /// The algorithm's kind, as scenario files name it (`redlock`, `single`, ...).
+    pub algorithm: &'static str,
+    /// How the scenario's algorithm departs from its seed's, on purpose: empty for the
+    /// algorithm as specified ([`crate::algorithm::AlgorithmConfig::departures`]).
+    pub departures: Vec<String>,
+    /// The faults it injects, in words ([`crate::scenario::Scenario::fault_kinds`]).
+    pub faults: Vec<String>,
+    /// The rounds its fencing tokens are issued in, when clients take them.
+    pub fence_rounds: Option<u8>,
+    /// What the verdict rests on, over every seed.
+    pub rests_on: crate::outcome::RestsOn,
     /// `unsafe`, `safe`, `not_exercised` or `unknown`, as summary.json says it.
     pub verdict: &'static str,
     /// Why the verdict is not exercised, when it is.
@@ -37,11 +53,16 @@ pub struct Case {
     pub not_exercised_seeds: usize,
     pub reported_seed: u64,
     pub violations: usize,
-    /// The share of the workload's time a lock was held or could be acquired (what
-    /// faults took away; contention does not count against it).
+    /// Availability (time): the share of the workload's time a lock was held or could
+    /// be acquired (what faults took away; contention does not count against it), in the
+    /// reported seed.
     pub availability: f64,
-    /// The share of acquire calls that succeeded: contention counts against it.
+    /// The reported seed's workload time, which `availability` is a share of.
+    pub workload_us: u64,
+    /// Acquire calls that succeeded, as a share of the reported seed's completed acquire
+    /// calls (`acquires`): contention counts against it.
     pub acquire_success: f64,
+    pub acquires: u64,
     pub latency_p99_us: u64,
     pub story: Option<Story>,
     /// The timeline to show: the report's first plot (around the first violation, else the
@@ -90,39 +111,47 @@ pub fn write_index(out: &Path, cases: &[Case], seeds: u64, source: &Source) -> R
 }
 
 /// The verdict as a sentence says it (`not exercised`, not `not_exercised`), with the
-/// named anomaly of the reported seed's first violation: "unsafe: key lost on restart".
+/// named anomaly of the reported seed's first violation ("unsafe: key lost on
+/// restart"), and for a safe run with seeds not exercised how many were.
 fn verdict_words(c: &Case) -> String {
     let words = c.verdict.replace('_', " ");
     match c.story.as_ref().and_then(|s| s.anomaly.as_ref()) {
-        Some(named) if c.verdict == "unsafe" => format!("{words}: {}", named.kind.name()),
-        // The one rule's words: "safe (9 of 10 seeds exercised)".
-        _ if c.verdict == "safe" && c.not_exercised_seeds > 0 => format!(
-            "safe ({} of {} seeds exercised)",
-            c.seeds - c.not_exercised_seeds,
-            c.seeds
-        ),
+        Some(named) if c.verdict == "unsafe" => format!("{words}: {}", named.name()),
+        // The one rule's words: "safe (9 of 10 seeds exercised)"; what the verdict rests
+        // on, over every seed, is said beside it.
+        _ if c.verdict == "safe" && c.not_exercised_seeds > 0 => {
+            format!("safe ({})", c.rests_on.exercised.words())
+        }
         _ => words,
+    }
+}
+
+/// "as the scenario expects" or "NOT as the scenario expects": measured against the
+/// scenario's own expectation (a library matrix measures against the library's
+/// prediction, and says so).
+pub fn against_scenario(as_expected: bool) -> &'static str {
+    if as_expected {
+        "as the scenario expects"
+    } else {
+        "NOT as the scenario expects"
     }
 }
 
 fn verdict_line(c: &Case) -> String {
     let mut line = format!(
-        "{} over {} seed(s) ({} unsafe, {} not exercised), {}; expected {} — {}",
+        "{} over {} seed(s) ({} unsafe, {} not exercised), {}; the scenario expects {} — {}",
         verdict_words(c),
         c.seeds,
         c.unsafe_seeds,
         c.not_exercised_seeds,
         if c.live { "live" } else { "NOT live" },
         c.expect,
-        if c.as_expected {
-            "as expected"
-        } else {
-            "NOT as expected"
-        }
+        against_scenario(c.as_expected)
     );
     if let Some(why) = &c.not_exercised {
         line.push_str(&format!(" (not exercised: {why})"));
     }
+    line.push_str(&format!(". It rests on {}", c.rests_on.words()));
     line
 }
 
@@ -134,6 +163,60 @@ fn resource_detail(c: &Case) -> String {
     }
 }
 
+/// Availability (time) with what it is a share of: "30.8% of 10m 0.0s".
+fn availability_cell(c: &Case) -> String {
+    format!("{:.1}% of {}", c.availability * 100.0, span(c.workload_us))
+}
+
+/// Acquire calls that succeeded with their n: "36.7% of 70845".
+fn calls_cell(c: &Case) -> String {
+    format!("{:.1}% of {}", c.acquire_success * 100.0, c.acquires)
+}
+
+/// The paragraph that says what the words of the index mean.
+fn how_to_read(seeds: u64, source: &Source) -> String {
+    format!(
+        "Every scenario in `{}` run {} over {seeds} seed(s) each, checked against the reference lock \
+         model, and reported in full in its own folder. Safe means no two clients ever held a lock at the \
+         same true time in any seed, and enough seeds were exercised (by default 4 in 5; a scenario's \
+         `min_exercised`): in an exercised seed each scripted fault (and at least one random fault) touched \
+         the lock where a broken lock would break (a live key it took down or whose expiry it moved, a lock \
+         message it dropped or delayed, a hold or an acquisition it stopped), and at least {} acquisitions \
+         succeeded. A seed with no violation that does not meet that is *not exercised*: it proved nothing. \
+         *Rests on* says how much a verdict stands on: the seeds exercised, the holds (with the fewest and \
+         most of one seed) and the acquire calls over every seed, and the share whose outcome is unknown. \
+         *As the scenario expects* measures a verdict against the expectation written in the scenario file \
+         (lock, resource, liveness); the library matrix measures its cells against each library's \
+         prediction instead. *Availability (time)* is the share of the reported seed's workload time a lock \
+         was held or could be acquired; *acquire calls that succeeded* is the share of its acquire calls \
+         that did (contention counts against it). Both are of the reported seed (the first with a finding, \
+         else the first not exercised, else the first).",
+        source.folder,
+        source.ran_on(),
+        crate::checker::exercise::MIN_ACQUISITIONS
+    )
+}
+
+/// The answer as markdown: one bullet per clause, each scenario linked to its folder.
+fn answer_markdown(cases: &[Case]) -> String {
+    let mut md = String::from(
+        "## The answer\n\nWhat these runs show of the debate (Kleppmann: Redlock is unsafe under pauses, \
+         network delays and clock jumps, and needs fencing tokens; antirez: it is safe under its stated \
+         assumptions), clause by clause from the results; each scenario links to its report.\n\n",
+    );
+    for clause in answer(cases) {
+        let items: Vec<String> = clause
+            .items
+            .iter()
+            .map(|i| format!("[{0}]({0}/index.html) ({1})", i.name, i.detail))
+            .collect();
+        let line = format!("- **{}** {}", clause.lead, items.join("; "));
+        let _ = writeln!(md, "{}", line.trim_end());
+    }
+    md.push('\n');
+    md
+}
+
 fn markdown(cases: &[Case], seeds: u64, source: &Source, real: bool) -> String {
     let mut md = format!(
         "# lockstorm's measured answer to Kleppmann and antirez, {}\n\n[↑ all reports](../README.md)\n\n",
@@ -143,24 +226,12 @@ fn markdown(cases: &[Case], seeds: u64, source: &Source, real: bool) -> String {
             "on the simulator"
         }
     );
+    md.push_str(&answer_markdown(cases));
     let _ = writeln!(
         md,
-        "Every scenario in `{}` run {} over {seeds} seed(s) each, \
-         checked against the reference lock model, and reported in full in its own folder. \
-         Regenerate this folder with:\n\n```sh\n{}\n```\n\n\
-         Safe means no two clients ever held a lock at the same true time in any seed, and \
-         enough seeds were exercised (by default 4 in 5; a scenario's `min_exercised`): in \
-         an exercised seed each scripted fault (and at least one random fault) touched the \
-         lock where a broken lock would break (a live key it took down or whose expiry it \
-         moved, a lock message it dropped or delayed, a hold or an acquisition it stopped), \
-         and at least {} acquisitions succeeded. A seed with no violation that does not \
-         meet that is *not exercised*: it proved nothing. \
-         The figures are of the reported seed (the first with a finding, else the first not \
-         exercised, else the first).\n",
-        source.folder,
-        source.ran_on(),
+        "## How to read it\n\n{}\n\nRegenerate this folder with:\n\n```sh\n{}\n```\n",
+        how_to_read(seeds, source),
         source.command,
-        crate::checker::exercise::MIN_ACQUISITIONS
     );
     if real {
         md.push_str(
@@ -168,17 +239,18 @@ fn markdown(cases: &[Case], seeds: u64, source: &Source, real: bool) -> String {
              proxies and libfaketime): [real/](real/README.md).\n\n",
         );
     }
+    md.push_str("## Every scenario by finding\n\n");
     md.push_str(&in_short(cases));
-    md.push_str("\n| scenario | expected | verdict | unsafe seeds | as expected | violations (reported seed) | guarded resource | liveness findings | availability (time) | acquires that succeeded | p99 acquire | report |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+    md.push_str("\n| scenario | lock | the scenario expects | verdict | rests on | as the scenario expects | violations (reported seed) | guarded resource | liveness findings | availability (time) | acquire calls that succeeded | p99 acquire | report |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     for c in cases {
         let _ = writeln!(
             md,
-            "| {} | {} | **{}** | {}/{} | {} | {} | {} | {} | {:.1}% | {:.1}% | {} | [{}/index.html]({}/index.html) |",
+            "| {} | {} | {} | **{}** | {} | {} | {} | {} | {} | {} | {} | {} | [{}/index.html]({}/index.html) |",
             c.name,
+            Group::of(c).words(c),
             c.expect,
             verdict_words(c),
-            c.unsafe_seeds,
-            c.seeds,
+            c.rests_on.words(),
             if c.as_expected { "yes" } else { "**no**" },
             c.violations,
             match c.resource {
@@ -186,8 +258,8 @@ fn markdown(cases: &[Case], seeds: u64, source: &Source, real: bool) -> String {
                 other => other.to_string(),
             },
             c.liveness,
-            c.availability * 100.0,
-            c.acquire_success * 100.0,
+            availability_cell(c),
+            calls_cell(c),
             span(c.latency_p99_us),
             c.name,
             c.name
@@ -322,20 +394,52 @@ fn in_short(cases: &[Case]) -> String {
     md
 }
 
+/// Markdown's `code` spans of already escaped text as HTML: "`release = "del"`" reads
+/// as code on the page too.
+fn code_spans(escaped: &str) -> String {
+    let mut out = String::new();
+    for (i, part) in escaped.split('`').enumerate() {
+        match i % 2 {
+            1 => out.push_str(&format!("<code>{part}</code>")),
+            _ => out.push_str(part),
+        }
+    }
+    out
+}
+
 fn html(cases: &[Case], seeds: u64, source: &Source, real: bool) -> String {
     let mut h = String::from(
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{TITLE}</title><style>body{font-family:sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;line-height:1.45}.bad{background:#fbe0e0;color:#8a1414}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.25em .6em}img{max-width:100%;border:1px solid #ddd}.no{color:#b00;font-weight:bold}.notex{background:#fff1cc;color:#6b4a00}code{background:#f6f6f6}</style></head><body>\n<nav><a href=\"../index.html\">↑ up: all reports</a></nav>\n<h1>{TITLE}</h1>\n",
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{TITLE}</title><style>body{font-family:sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;line-height:1.45}.bad{background:#fbe0e0;color:#8a1414}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.25em .6em}img{max-width:100%;border:1px solid #ddd}.no{color:#b00;font-weight:bold}.notex{background:#fff1cc;color:#6b4a00}code{background:#f6f6f6}.answer li{margin:.3em 0}</style></head><body>\n<nav><a href=\"../index.html\">↑ up: all reports</a></nav>\n<h1>{TITLE}</h1>\n",
     )
     .replace("{TITLE}", if source.real {
         "lockstorm's measured answer to Kleppmann and antirez, on real Redis"
     } else {
         "lockstorm's measured answer to Kleppmann and antirez, on the simulator"
     });
+    h.push_str(
+        "<h2 id=answer>The answer</h2><p>What these runs show of the debate (Kleppmann: Redlock is unsafe under \
+         pauses, network delays and clock jumps, and needs fencing tokens; antirez: it is safe under its stated \
+         assumptions), clause by clause from the results; each scenario links to its report.</p><ul class=answer>",
+    );
+    for clause in answer(cases) {
+        let items: Vec<String> = clause
+            .items
+            .iter()
+            .map(|i| {
+                format!(
+                    "<a href=\"{0}/index.html\">{0}</a> ({1})",
+                    esc(&i.name),
+                    code_spans(&esc(&i.detail))
+                )
+            })
+            .collect();
+        let _ = write!(h, "<li><b>{}</b> {}</li>", esc(&clause.lead), items.join("; "));
+    }
+    h.push_str("</ul>\n");
     let _ = writeln!(
         h,
-        "<p>Every scenario in <code>{}</code> run {} over {seeds} seed(s) each. Regenerate with <code>{}</code>.{}</p><table><tr><th>scenario</th><th>expected</th><th>lock safety</th><th>unsafe seeds</th><th>guarded resource</th><th>liveness</th><th>as expected</th><th>availability (time)</th><th>acquires that succeeded</th><th>report</th></tr>",
-        esc(&source.folder),
-        source.ran_on(),
+        "<h2>How to read it</h2><p>{}</p><p>Regenerate with <code>{}</code>.{}</p><h2>Every scenario</h2><table><tr><th>scenario</th><th>lock</th><th>the scenario expects</th><th>lock safety</th><th>rests on</th><th>unsafe seeds</th><th>guarded resource</th><th>liveness</th><th>as the scenario expects</th><th>availability (time)</th><th>acquire calls that succeeded</th><th>report</th></tr>",
+        esc(&how_to_read(seeds, source)).replace(['*', '`'], ""),
         esc(&source.command),
         if real {
             " The same questions on real Redis: <a href=\"real/index.html\">real/</a>."
@@ -346,10 +450,10 @@ fn html(cases: &[Case], seeds: u64, source: &Source, real: bool) -> String {
     for c in cases {
         let _ = write!(
             h,
-            "<tr><td>{0}</td><td>{1}</td><td{7}><b>{2}</b></td><td>{3}/{4}</td><td{9}>{8}</td><td{11}>{10}</td><td{5}>{6}</td><td>{12:.1}%</td><td>{13:.1}%</td><td><a href=\"{0}/index.html\">report</a></td></tr>",
+            "<tr><td>{0}</td><td>{14}</td><td>{1}</td><td{7}><b>{2}</b></td><td>{15}</td><td>{3}/{4}</td><td{9}>{8}</td><td{11}>{10}</td><td{5}>{6}</td><td>{12}</td><td>{13}</td><td><a href=\"{0}/index.html\">report</a></td></tr>",
             esc(&c.name),
             esc(&c.expect),
-            verdict_words(c),
+            esc(&verdict_words(c)),
             c.unsafe_seeds,
             c.seeds,
             if c.as_expected { "" } else { " class=no" },
@@ -370,11 +474,13 @@ fn html(cases: &[Case], seeds: u64, source: &Source, real: bool) -> String {
                 format!("NOT live ({})", esc(&c.liveness))
             },
             if c.live { "" } else { " class=bad" },
-            c.availability * 100.0,
-            c.acquire_success * 100.0
+            esc(&availability_cell(c)),
+            esc(&calls_cell(c)),
+            code_spans(&esc(&Group::of(c).words(c))),
+            esc(&c.rests_on.words()),
         );
     }
-    h.push_str("</table>\n<ul>");
+    h.push_str("</table>\n<h2>Every scenario by finding</h2><ul>");
     for (claim, names) in short_answer(cases) {
         let list = if names.is_empty() {
             "none".to_string()
@@ -426,15 +532,26 @@ fn html(cases: &[Case], seeds: u64, source: &Source, real: bool) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
-    fn case(name: &str) -> Case {
+    /// A safe Redlock case over 10 seeds, every one exercised.
+    pub(crate) fn case(name: &str) -> Case {
+        let exercised = crate::outcome::Exercised {
+            seeds: 10,
+            of: 10,
+            needed: 8,
+        };
         Case {
             name: name.into(),
             file: PathBuf::from(format!("scenarios/{name}.toml")),
             about: String::new(),
-            expect: "safe".into(),
+            expect: "lock safe".into(),
+            algorithm: "redlock",
+            departures: Vec::new(),
+            faults: Vec::new(),
+            fence_rounds: None,
+            rests_on: crate::outcome::RestsOn::of_counts(exercised, (0..10).map(|_| (8, 4, 1))),
             verdict: "safe",
             not_exercised: None,
             live: true,
@@ -449,7 +566,9 @@ mod tests {
             reported_seed: 1,
             violations: 0,
             availability: 1.0,
+            workload_us: 10_000_000,
             acquire_success: 0.5,
+            acquires: 8,
             latency_p99_us: 1_000,
             story: None,
             timeline: "timeline".into(),
@@ -492,6 +611,27 @@ mod tests {
             page.contains("reported seed: 0 stale writes accepted, 9 fencing tokens went backwards"),
             "{page}"
         );
+    }
+
+    #[test]
+    fn a_broken_variants_setting_reads_as_code_in_the_html_answer() {
+        let mut del = case("release-del");
+        del.departures = vec!["release by a plain DEL (`release = \"del\"`)".into()];
+        let page = html(
+            &[del],
+            10,
+            &Source {
+                folder: "s/".into(),
+                command: "c".into(),
+                real: false,
+            },
+            false,
+        );
+        assert!(
+            page.contains("release by a plain DEL (<code>release = &quot;del&quot;</code>)"),
+            "{page}"
+        );
+        assert_eq!(code_spans("a `b` c `d"), "a <code>b</code> c <code>d</code>");
     }
 
     #[test]

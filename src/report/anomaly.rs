@@ -88,7 +88,8 @@ impl Anomaly {
             Anomaly::MinorityQuorum => "minority quorum",
             Anomaly::UnfencedStaleWrite => "unfenced stale write",
             Anomaly::StaleFenceAccepted => "stale fencing token accepted",
-            Anomaly::Unnamed => "unnamed",
+            // Said whole by [`Named::name`], which knows why no kind fits.
+            Anomaly::Unnamed => "not named",
         }
     }
 
@@ -119,6 +120,20 @@ pub struct Named {
 }
 
 impl Named {
+    /// The anomaly's name as a reader sees it: the kind's ("key lost on restart"), or
+    /// for a finding no kind fits, what the history could and could not tell (never
+    /// "unnamed", which reads as a name): from the faults alone, the history does not show
+    /// why the key was gone; from the node events, what the nodes did fits no named kind.
+    pub fn name(&self) -> String {
+        match self.kind {
+            Anomaly::Unnamed if self.from_node_events => {
+                "not named (what the nodes did fits no named anomaly)".into()
+            }
+            Anomaly::Unnamed => "not named (the history does not show why the key was gone)".into(),
+            kind => kind.name().into(),
+        }
+    }
+
     /// "Anomaly: key lost on restart. Node 2 crashed ... (evidence: history lines 40,
     /// 41.)"; without the cause (`with_cause` false) where the story already tells it.
     pub fn sentence(&self, with_cause: bool) -> String {
@@ -135,11 +150,11 @@ impl Named {
             lines.join(", ")
         );
         if !with_cause {
-            return format!("Anomaly: {} ({lines}).{basis}", self.kind.name());
+            return format!("Anomaly: {} ({lines}).{basis}", self.name());
         }
         format!(
             "Anomaly: {}. {} ({lines}.){basis}",
-            self.kind.name(),
+            self.name(),
             capital(&self.cause),
         )
     }

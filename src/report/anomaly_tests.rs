@@ -500,3 +500,34 @@ fn a_real_plain_del_answered_before_the_set_it_removed_is_named_from_the_nodes_o
         named.cause
     );
 }
+
+#[test]
+fn a_finding_no_kind_fits_reads_as_what_the_history_tells_never_as_a_name() {
+    let named = |from_node_events| Named {
+        kind: Anomaly::Unnamed,
+        cause: "the history does not show why client 0's key was gone when client 1 got the lock".into(),
+        lines: vec![3, 5],
+        from_node_events,
+        victim: None,
+    };
+    let faults_alone = named(false);
+    assert_eq!(
+        faults_alone.name(),
+        "not named (the history does not show why the key was gone)"
+    );
+    assert!(faults_alone
+        .sentence(true)
+        .starts_with("Anomaly: not named (the history"));
+    assert_eq!(
+        named(true).name(),
+        "not named (what the nodes did fits no named anomaly)"
+    );
+    for n in [faults_alone.name(), named(true).name()] {
+        assert!(!n.to_lowercase().contains("unnamed"), "{n}");
+    }
+    let lost = Named {
+        kind: Anomaly::KeyLostOnRestart,
+        ..named(true)
+    };
+    assert_eq!(lost.name(), "key lost on restart");
+}

@@ -55,7 +55,8 @@ pub struct Banner {
     /// What went wrong (or that nothing did), in one sentence.
     pub headline: String,
     pub judges: Vec<Judge>,
-    /// "expected unsafe — as expected", when the scenario states an expectation.
+    /// "as the scenario expects: lock unsafe" (or "NOT as the library's prediction: lock
+    /// safe" in a matrix cell) and whether it was met, when the run states an expectation.
     pub expectation: Option<(String, bool)>,
     /// The liveness findings set aside (they overlap a stall of lockstorm's own driver),
     /// in one sentence, so a reader knows they exist.
@@ -170,8 +171,28 @@ fn faults_clause(view: &RunView, parties: &Parties, from_us: u64, to_us: u64) ->
 fn rests_on(summary: &Value, view: &RunView) -> String {
     let f = view.findings;
     let e = &summary["exercised"];
-    let seeds = match (e["seeds"].as_u64(), e["of"].as_u64(), e["needed"].as_u64()) {
-        (Some(k), Some(n), Some(m)) if n > 1 => format!("{k} of {n} seeds exercised ({m} needed); "),
+    // Over every seed: the seeds exercised, the holds per seed and the calls (issue 41:
+    // a safe verdict of 3 holds per seed must say so).
+    let over_seeds = match (e["seeds"].as_u64(), e["of"].as_u64(), e["needed"].as_u64()) {
+        (Some(k), Some(n), Some(m)) if n > 1 => {
+            let exercised = crate::outcome::Exercised {
+                seeds: k as usize,
+                of: n as usize,
+                needed: m as usize,
+            };
+            let count = |s: &Value, key: &str| s["stats"][key].as_u64().unwrap_or(0);
+            let all = crate::outcome::RestsOn::of_counts(
+                exercised,
+                seeds(summary)
+                    .iter()
+                    .map(|s| (count(s, "acquires"), count(s, "acquired"), count(s, "unknown"))),
+            );
+            format!(
+                "{} ({m} needed); over all seeds {}; ",
+                exercised.words(),
+                all.calls_words()
+            )
+        }
         _ => String::new(),
     };
     let (touched, started) = f.exercise.exercised();
@@ -192,7 +213,7 @@ fn rests_on(summary: &Value, view: &RunView) -> String {
     let probe = view.meta.as_ref().and_then(|m| m.probe_client);
     let holds = f.holds.iter().filter(|h| Some(h.client) != probe).count();
     format!(
-        "It rests on: {seeds}in the reported seed {holds} workload {} ({} successful {}), {faults}{unknown}",
+        "It rests on: {over_seeds}in the reported seed {holds} workload {} ({} successful {}), {faults}{unknown}",
         plural("hold", holds),
         f.exercise.acquired,
         plural("acquisition", f.exercise.acquired as usize),
@@ -459,7 +480,11 @@ pub fn judge(summary: &Value, view: &RunView, anomaly: Option<&str>) -> Banner {
     };
     let expectation = summary["expect"].as_str().map(|e| {
         let met = summary["as_expected"].as_bool().unwrap_or(true);
-        let mut said = format!("expected: lock {e}");
+        let by = match summary["expect_by"].as_str() {
+            Some("prediction") => crate::scenario::ExpectBy::Prediction,
+            _ => crate::scenario::ExpectBy::Scenario,
+        };
+        let mut said = format!("{}: lock {e}", by.verdict_words(met));
         if let Some(r) = summary["expect_resource"].as_str() {
             said.push_str(&format!(", resource {r}"));
         }
@@ -485,8 +510,7 @@ impl Banner {
             _ => "",
         };
         let expectation = match &self.expectation {
-            Some((e, true)) => format!(" <span class=expect>({} — as expected)</span>", esc(e)),
-            Some((e, false)) => format!(" <span class=expect>({} — NOT as expected)</span>", esc(e)),
+            Some((e, _)) => format!(" <span class=expect>({})</span>", esc(e)),
             None => String::new(),
         };
         let mut h = format!(
@@ -555,5 +579,46 @@ mod tests {
             .html()
             .contains("<p class=aside>1 liveness finding set aside"));
         assert_eq!(banner.severity, super::Severity::Safe, "set aside, not counted");
+    }
+
+    #[test]
+    fn a_safe_banner_says_the_holds_per_seed_and_the_calls_over_every_seed() {
+        let f = check(&[]).unwrap();
+        let view = RunView::new(&[], &f);
+        let seed = |acquires: u64, acquired: u64, unknown: u64| serde_json::json!({"safe": true, "live": true, "stats": {"acquires": acquires, "acquired": acquired, "unknown": unknown}});
+        let summary = serde_json::json!({
+            "verdict": "safe", "live": true, "expect": "safe", "as_expected": true,
+            "exercised": {"seeds": 3, "of": 3, "needed": 3},
+            "seeds": [seed(4, 3, 0), seed(5, 4, 1), seed(4, 4, 0)],
+        });
+        let banner = judge(&summary, &view, None);
+        let lock = &banner.judges[0].text;
+        assert!(
+            lock.contains(
+                "It rests on: 3 of 3 seeds exercised (3 needed); over all seeds 11 holds (3–4 per seed) of 13 \
+                 acquire calls, 1 of them (7.7%) of unknown outcome; in the reported seed"
+            ),
+            "{lock}"
+        );
+    }
+
+    #[test]
+    fn the_banner_names_whose_expectation_the_run_is_measured_against() {
+        let f = check(&[]).unwrap();
+        let view = RunView::new(&[], &f);
+        let of = |by: Option<&str>, met: bool| {
+            let mut summary = serde_json::json!({"verdict": "unsafe", "live": true, "expect": "safe", "as_expected": met, "expect_resource": "unsafe"});
+            if let Some(by) = by {
+                summary["expect_by"] = by.into();
+            }
+            judge(&summary, &view, None).html()
+        };
+        assert!(of(None, false)
+            .contains("<span class=expect>(NOT as the scenario expects: lock safe, resource unsafe)</span>"));
+        assert!(of(Some("scenario"), true)
+            .contains("<span class=expect>(as the scenario expects: lock safe, resource unsafe)</span>"));
+        assert!(of(Some("prediction"), false).contains(
+            "<span class=expect>(NOT as the library&#39;s prediction: lock safe, resource unsafe)</span>"
+        ));
     }
 }

@@ -264,6 +264,42 @@ pub fn clear_renders(dir: &Path) -> Result<BTreeSet<String>, ReportError> {
     Ok(others)
 }
 
+/// Renders a shared folder again in place (a sweep's pages from its sweep.json, which
+/// `render` keeps): a file of `new_names` that no manifest lists (a user's, e.g. an
+/// `index.html` of their own beside a sweep written before sweeps had one) is refused
+/// before anything is written; afterwards the manifest lists what it listed before and
+/// each of `new_names` that now exists, nothing else (a user's README.md stays out).
+pub fn rerender_shared<T>(
+    dir: &Path,
+    new_names: &[&str],
+    render: impl FnOnce() -> Result<T, ReportError>,
+) -> Result<T, ReportError> {
+    let _lock = lock_dir(dir)?;
+    let listed: BTreeSet<String> = std::fs::read_to_string(dir.join(MANIFEST))
+        .map(|text| text.lines().map(str::to_string).collect())
+        .unwrap_or_default();
+    if let Some(name) = new_names
+        .iter()
+        .find(|n| dir.join(n).exists() && !listed.contains(**n))
+    {
+        return Err(ReportError::Folder {
+            path: dir.display().to_string(),
+            message: format!(
+                "holds {name}, which no lockstorm manifest lists and which would be overwritten; move the file"
+            ),
+        });
+    }
+    let out = render()?;
+    let mut names: Vec<String> = listed.into_iter().collect();
+    for n in new_names {
+        if dir.join(n).exists() && !names.iter().any(|l| l == n) {
+            names.push(n.to_string());
+        }
+    }
+    write_names(dir, &names)?;
+    Ok(out)
+}
+
 /// Lists the folder's files, except `others` and the manifest itself, in the manifest.
 pub fn write_manifest(dir: &Path, others: &BTreeSet<String>) -> Result<(), ReportError> {
     let names: Vec<String> = files(dir)?
@@ -504,5 +540,34 @@ mod tests {
             std::fs::read_to_string(tmp.path().join(MANIFEST)).unwrap(),
             "summary.json\n"
         );
+    }
+
+    #[test]
+    fn a_rerender_lists_a_new_page_and_refuses_a_users_file_of_that_name() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        std::fs::write(dir.join("sweep.json"), "{}").unwrap();
+        std::fs::write(dir.join("README.md"), "mine").unwrap();
+        write_names(dir, &["sweep.json".to_string()]).unwrap();
+        rerender_shared(dir, &["index.html"], || {
+            std::fs::write(dir.join("index.html"), "page").map_err(io_err(dir))
+        })
+        .unwrap();
+        assert_eq!(
+            std::fs::read_to_string(dir.join(MANIFEST)).unwrap(),
+            "index.html\nsweep.json\n",
+            "the page is listed, the user's README.md is not"
+        );
+        // Again: the page is lockstorm's now.
+        rerender_shared(dir, &["index.html"], || Ok(())).unwrap();
+        // A user's page in a folder whose manifest does not list it is refused.
+        write_names(dir, &["sweep.json".to_string()]).unwrap();
+        std::fs::write(dir.join("index.html"), "mine").unwrap();
+        let e = rerender_shared(dir, &["index.html"], || -> Result<(), ReportError> {
+            panic!("nothing is rendered")
+        })
+        .expect_err("refused");
+        assert!(e.to_string().contains("holds index.html"), "{e}");
+        assert_eq!(std::fs::read_to_string(dir.join("index.html")).unwrap(), "mine");
     }
 }

@@ -511,7 +511,7 @@ fn seeds_table(h: &mut String, seeds: &[Value], reported: Option<u64>) {
 }
 
 fn mode_table(h: &mut String, view: &RunView) {
-    h.push_str("<h2>Acquisitions by mode</h2><table><tr><th>mode</th><th>acquires</th><th>acquired</th><th>failed</th><th>unknown</th><th>calls that succeeded</th><th>latency p50 / p99 / max</th><th>wait p50 / p99 / max</th></tr>");
+    h.push_str("<h2>Acquisitions by mode</h2><table><tr><th>mode</th><th>acquires</th><th>acquired</th><th>failed</th><th>unknown</th><th>acquire calls that succeeded</th><th>latency p50 / p99 / max</th><th>wait p50 / p99 / max</th></tr>");
     for mode in view.modes() {
         let count = |o: Outcome| {
             view.acquires
@@ -548,13 +548,15 @@ fn mode_table(h: &mut String, view: &RunView) {
     let share = |us: u64| us as f64 / workload_us as f64;
     let _ = writeln!(
         h,
-        "</table><p><b>Availability: {}</b> of the workload's time a lock was held or could be acquired: only time during which some lock was free and wanted and every attempt at it failed counts against it ({}, {}). Apart from it, <b>contention</b>: {} of the time ({}) some attempt failed because the lock was held or being taken by another client, which is the lock doing its job. The share of acquire calls that succeeded ({}) is neither: it counts every call that found the lock taken. Definitions: docs/availability.md.</p><p>Latency: one acquire call, invoke to ok. Wait: from a client's first attempt to its acquisition, across failed attempts. Workload phase only.</p>",
+        "</table><p><b>Availability (time): {}</b> of the workload's time ({}) a lock was held or could be acquired: only time during which some lock was free and wanted and every attempt at it failed counts against it ({}, {}). Apart from it, <b>contention</b>: {} of the time ({}) some attempt failed because the lock was held or being taken by another client, which is the lock doing its job. A third figure, <b>acquire calls that succeeded: {}</b> of {} calls, counts every call that found the lock taken against it, so contention lowers it. Definitions: docs/availability.md.</p><p>Latency: one acquire call, invoke to ok. Wait: from a client's first attempt to its acquisition, across failed attempts. Workload phase only.</p>",
         pct(1.0 - share(spent.unavailable_us())),
+        span(workload_us),
         pct(share(spent.unavailable_us())),
         span(spent.unavailable_us()),
         pct(share(spent.contended_us())),
         span(spent.contended_us()),
-        pct(stats.availability)
+        pct(stats.availability),
+        stats.acquires
     );
     if let Some(a) = stats.availability_during_faults() {
         let _ = writeln!(

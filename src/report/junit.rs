@@ -135,7 +135,7 @@ fn seed_misses(scenario: &Scenario, outcome: &Outcome, seed: &SeedResult) -> Vec
     if let Some(min) = scenario.min_availability.filter(|_| !outcome.availability_ok) {
         if seed.stats.availability < min {
             misses.push(format!(
-                "availability {:.1}% below the scenario's min_availability of {:.1}%",
+                "acquire calls that succeeded {:.1}%, below the scenario's min_availability of {:.1}%",
                 seed.stats.availability * 100.0,
                 min * 100.0
             ));
@@ -168,7 +168,7 @@ fn finding_kind(seed: &SeedResult, story: Option<&Story>) -> String {
     }
     let kinds = kinds.join(", ");
     match story.and_then(|s| s.anomaly.as_ref()) {
-        Some(named) => format!("{kinds} ({})", named.kind.name()),
+        Some(named) => format!("{kinds} ({})", named.name()),
         None => kinds,
     }
 }

@@ -213,14 +213,22 @@ pub struct Ran {
     pub stuck_seeds: u64,
     /// The probe's uncontended acquisitions (multi-node cells; `None` without a probe).
     pub tolerance: Option<Tolerance>,
-    /// The probe's success share, or with no probe every client's.
+    /// Acquire calls that succeeded: the probe's share, or with no probe every client's.
     pub availability: f64,
+    /// The acquire calls `availability` is a share of, over every seed (0 in a
+    /// matrix.json from before it was kept).
+    #[serde(default)]
+    pub calls: u64,
     /// With a probe: the other (contending) clients' success share, shown apart.
     pub contended_availability: Option<f64>,
     /// The success share of the workload acquires (the probe's not counted) that
     /// overlapped a fault, over every seed; `None` when none did.
     #[serde(default)]
     pub fault_availability: Option<f64>,
+    /// The acquires `fault_availability` is a share of (0 in a matrix.json from before
+    /// it was kept).
+    #[serde(default)]
+    pub fault_calls: u64,
     /// Share of acquisitions whose outcome the library left unknown (an `error`
     /// answer: the library could not say whether it got the lock).
     pub unknown: f64,
@@ -554,21 +562,35 @@ pub fn summary(cell: &Cell) -> String {
             if let Some(a) = r.fault_availability {
                 let _ = write!(
                     line,
-                    " · {:.0}% of acquires during the faults succeeded",
-                    a * 100.0
+                    " · {:.0}% of {}acquires during the faults succeeded",
+                    a * 100.0,
+                    if r.fault_calls > 0 {
+                        format!("{} ", r.fault_calls)
+                    } else {
+                        String::new()
+                    }
                 );
             }
+            let of_calls = if r.calls > 0 {
+                format!(" of {}", r.calls)
+            } else {
+                String::new()
+            };
             match r.contended_availability {
                 Some(c) => {
                     let _ = write!(
                         line,
-                        " · {:.0}% available (probe; contending clients {:.0}%)",
+                        " · acquire calls that succeeded: {:.0}%{of_calls} (probe; contending clients {:.0}%)",
                         r.availability * 100.0,
                         c * 100.0
                     );
                 }
                 None => {
-                    let _ = write!(line, " · {:.0}% available", r.availability * 100.0);
+                    let _ = write!(
+                        line,
+                        " · acquire calls that succeeded: {:.0}%{of_calls}",
+                        r.availability * 100.0
+                    );
                 }
             }
             if r.unknown > 0.0 {

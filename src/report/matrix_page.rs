@@ -372,13 +372,13 @@ pub fn headline(m: &Matrix) -> String {
         .collect();
     let predicted = m.adapters.iter().any(|a| a.predicts.iter().any(Option::is_some));
     match departed.len() {
-        0 if predicted => s.push_str(" Every cell as its library's algorithm predicts."),
+        0 if predicted => s.push_str(" Every cell as the library's prediction."),
         0 => {}
         1..=3 => {
-            let _ = write!(s, " Not as predicted: {}.", departed.join("; "));
+            let _ = write!(s, " NOT as the library's prediction: {}.", departed.join("; "));
         }
         n => {
-            let _ = write!(s, " {n} cells depart from their library's prediction.");
+            let _ = write!(s, " {n} cells NOT as the library's prediction.");
         }
     }
     let broke = m
@@ -411,7 +411,15 @@ pub(super) fn found(faults: &[FaultColumn], a: &AdapterRow) -> String {
             .filter(|(_, r)| pick(r))
             .map(|(f, r)| match r.anomalies.as_slice() {
                 [] => f.title.to_lowercase(),
-                kinds => format!("{} ({})", f.title.to_lowercase(), kinds.join(", ")),
+                kinds => {
+                    // A matrix.json written before findings no kind fits were said whole
+                    // holds "unnamed", which reads as a name: it says "not named".
+                    let kinds: Vec<&str> = kinds
+                        .iter()
+                        .map(|k| if k == "unnamed" { "not named" } else { k.as_str() })
+                        .collect();
+                    format!("{} ({})", f.title.to_lowercase(), kinds.join(", "))
+                }
             })
             .collect()
     };
@@ -662,8 +670,11 @@ pub(super) fn html(m: &Matrix) -> String {
         );
     }
     s.push_str(
-        "</ul><p>A cell with a black frame departs from its library's prediction; hover its ≠ for \
-         what was predicted and found. README.md gives every cell in full as well.</p>\
+        "</ul><p>A cell with a black frame is NOT as the library's prediction; hover its ≠ for \
+         what was predicted and found. A cell's own page measures its run against the library's \
+         prediction where the library has one for that fault (\"as the library's prediction\"), else \
+         against the template's expectation, which is the built-in lock's (\"as the scenario expects\"). \
+         README.md gives every cell in full as well.</p>\
          <h2>The faults</h2><dl class=\"faults\">",
     );
     for f in &m.faults {
@@ -755,7 +766,7 @@ pub(super) fn library_page(a: &AdapterRow, m: &Matrix) -> String {
             Cell::Ran(r) => {
                 let _ = write!(line, "; liveness findings: {}", esc(&r.liveness));
                 if let Some(d) = &r.departs {
-                    let _ = write!(line, "<br><b>Not as predicted</b>: {}", esc(d));
+                    let _ = write!(line, "<br><b>NOT as the library's prediction</b>: {}", esc(d));
                 }
                 if let Some(c) = a.contradicts_docs(i) {
                     let _ = write!(line, "<br><b>Contradicts its documentation</b>: {}", esc(&c));
@@ -910,7 +921,7 @@ pub(super) fn markdown(m: &Matrix) -> String {
         .count();
     let _ = writeln!(
         s,
-        "{departed} cell(s) depart from their library's prediction.\n\n## The libraries\n"
+        "{departed} cell(s) NOT as the library's prediction (a cell's own page says \"as the scenario expects\" where the library predicts nothing for its fault: it then measures against the template's expectation, the built-in lock's).\n\n## The libraries\n"
     );
     for a in &m.adapters {
         let _ = writeln!(s, "### {}\n", a.name);
@@ -998,7 +1009,7 @@ pub(super) fn markdown(m: &Matrix) -> String {
                         r.rerun_all,
                         r.departs
                             .as_ref()
-                            .map(|d| format!("\n  - **Not as predicted**: {d}"))
+                            .map(|d| format!("\n  - **NOT as the library's prediction**: {d}"))
                             .unwrap_or_default(),
                         r.worker_error
                             .as_ref()
@@ -1215,16 +1226,21 @@ mod tests {
             "adapters": [row("lib", "python", None, vec![
                 ran("lib", "clean", 0, &[]),
                 ran("lib", "crash", 2, &["key lost on restart"]),
-                ran("lib", "jump", 1, &[]),
+                ran("lib", "jump", 1, &["unnamed"]),
             ])],
         }))
         .unwrap();
         let line = found(&m.faults, &m.adapters[0]);
         assert!(
             line.starts_with(
-                "Two clients held the lock at once under: the crash fault (key lost on restart); the jump fault"
+                "Two clients held the lock at once under: the crash fault (key lost on restart); the jump fault \
+                 (not named)"
             ),
             "{line}"
+        );
+        assert!(
+            !line.contains("unnamed"),
+            "an older matrix.json's 'unnamed' is not shown as a name"
         );
     }
 
@@ -1274,7 +1290,7 @@ mod tests {
                 assert!(page.contains(&format!("href=\"{local}\"")), "{}", f.id);
             }
         }
-        assert!(page.contains("<b>Not as predicted</b>: predicted safe, found a stale write"));
+        assert!(page.contains("<b>NOT as the library's prediction</b>: predicted safe, found a stale write"));
     }
 
     #[test]

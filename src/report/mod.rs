@@ -16,6 +16,7 @@
 
 pub mod analysis;
 pub mod anomaly;
+pub mod answer;
 pub mod banner;
 pub mod causes;
 pub mod fence;
@@ -94,6 +95,9 @@ pub struct Summary<'a> {
     pub violations: Vec<&'a Violation>,
     pub violations_total: usize,
     pub expect_resource: Option<Expect>,
+    /// Whose expectation `expect` is: `scenario` (the file's) or `prediction` (a
+    /// library's, in a matrix cell); pages say which.
+    pub expect_by: &'static str,
     /// The guarded resource: "safe" unless a stale write got through on some seed.
     pub resource_verdict: &'static str,
     pub resource_violations: Vec<&'a ResourceViolation>,
@@ -205,6 +209,7 @@ pub fn summary<'a>(scenario: &'a Scenario, outcome: &'a Outcome) -> Summary<'a> 
         violations: first_violations(worst.violations),
         violations_total: outcome.findings.violations.len(),
         expect_resource: scenario.expect_resource,
+        expect_by: scenario.expect_by.id(),
         resource_verdict: if outcome.resource_safe { "safe" } else { "unsafe" },
         resource_violations: worst.stale,
         resource: &outcome.findings.resource,
@@ -328,7 +333,7 @@ pub fn add_anomalies(summary: &mut serde_json::Value, rendered: &Rendered) {
             if let Some(entry) = summary.get_mut(key).and_then(|v| v.get_mut(i)) {
                 entry["anomaly"] = serde_json::json!({
                     "kind": named.kind,
-                    "name": named.kind.name(),
+                    "name": named.name(),
                     "lines": named.lines,
                 });
             }
@@ -971,7 +976,7 @@ pub fn render(
     } else {
         stories.first()
     };
-    let anomaly = lead.and_then(|s| s.anomaly.as_ref()).map(|n| n.kind.name());
+    let anomaly = lead.and_then(|s| s.anomaly.as_ref()).map(|n| n.name());
     let told = html::Told {
         violations: &stories,
         stale: &stale,
@@ -979,7 +984,7 @@ pub fn render(
         waits: &waits,
     };
     let timing = dir.join(timing::FILE).is_file();
-    let mut page = html::page(summary, view, &plots, &told, anomaly, timing);
+    let mut page = html::page(summary, view, &plots, &told, anomaly.as_deref(), timing);
     // What history.jsonl keeps follows from what the pages cite.
     let history = keep_history.resolve(view.history.len(), &cited(&md, &page));
     page.push_str(&html::files(summary, &history, &logs::kept(dir), timing));

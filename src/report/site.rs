@@ -49,7 +49,7 @@ fn analysis_finding(dir: &Path) -> Option<String> {
     }
     let count = |f: &dyn Fn(&Value) -> bool| summaries.iter().filter(|s| f(s)).count();
     Some(format!(
-        "{} scenarios: {} unsafe, {} safe, {} not exercised; the guarded resource unsafe in {}; not live in {}; {} not as expected.",
+        "{} scenarios: {} unsafe, {} safe, {} not exercised; the guarded resource unsafe in {}; not live in {}; {} NOT as the scenario expects.",
         summaries.len(),
         count(&|s| s["verdict"] == "unsafe"),
         count(&|s| s["verdict"] == "safe"),
@@ -142,7 +142,11 @@ pub fn entries(root: &Path) -> Vec<Entry> {
     for name in subfolders(&root.join("sweeps")) {
         let dir = root.join("sweeps").join(&name);
         if let Some(sweep) = read(&dir.join(crate::outcome::sweep::JSON)) {
-            let page = if dir.join("README.md").is_file() {
+            // The sweep's own page, with its diagrams; a sweep written before it had one
+            // links its notes, else its rows.
+            let page = if dir.join(super::sweep::PAGE).is_file() {
+                super::sweep::PAGE
+            } else if dir.join("README.md").is_file() {
                 "README.md"
             } else {
                 crate::outcome::sweep::CSV
@@ -267,6 +271,12 @@ mod tests {
             r#"{"scenario":"s","axes":[{"key":"ttl"}],"seeds":20,"cells":[{"unsafe_seeds":1,"stale_seeds":0},{"unsafe_seeds":0,"stale_seeds":0}]}"#,
         );
         put("sweeps/s/README.md", "");
+        put("sweeps/s/index.html", "");
+        put(
+            "sweeps/old/sweep.json",
+            r#"{"scenario":"old","axes":[],"seeds":1,"cells":[]}"#,
+        );
+        put("sweeps/old/README.md", "");
         put(
             "libraries/matrix.json",
             r#"{"faults":[{},{}],"adapters":[{"name":"x","cells":[{"lock_safe":false}]},{"name":"y","cells":[{"lock_safe":true}]}]}"#,
@@ -275,7 +285,8 @@ mod tests {
         let page = std::fs::read_to_string(root.join("index.html")).unwrap();
         for link in [
             "analysis/index.html",
-            "sweeps/s/README.md",
+            "sweeps/s/index.html",
+            "sweeps/old/README.md",
             "libraries/index.html",
         ] {
             assert!(page.contains(&format!("href=\"{link}\"")), "{link}: {page}");

@@ -156,7 +156,15 @@ pub fn run_all_with(
             name: scenario.name.clone(),
             about: leading_comment(&file),
             file,
-            expect: format!("{:?}", scenario.expect).to_lowercase(),
+            expect: scenario.expectation(),
+            algorithm: scenario.algorithm.kind.name(),
+            departures: scenario.algorithm.departures(scenario.nodes),
+            faults: scenario.fault_kinds(),
+            fence_rounds: scenario
+                .algorithm
+                .fencing
+                .then_some(scenario.algorithm.fence_rounds),
+            rests_on: outcome.rests_on(),
             verdict: outcome.verdict(),
             not_exercised: outcome.not_exercised.clone(),
             live: outcome.live,
@@ -181,7 +189,9 @@ pub fn run_all_with(
             reported_seed: outcome.reported_seed,
             violations: outcome.findings.violations.len(),
             availability: 1.0 - stats.unavailable_share,
+            workload_us: rendered.availability["workload_us"].as_u64().unwrap_or(0),
             acquire_success: stats.availability,
+            acquires: stats.acquires,
             latency_p99_us: stats.latency_p99_us,
             story: rendered.stories.into_iter().next(),
             timeline: rendered

@@ -754,6 +754,7 @@ fn applies(a: &Adapter, settings: &[(Option<GridSetting>, Scenario)]) -> bool {
 /// prediction for that fault is the expected verdict (the run's banner, its exit status).
 pub fn expect_prediction(scenario: &mut Scenario, p: &crate::worker::adapters::Prediction) {
     use crate::worker::adapters::Predicted;
+    scenario.expect_by = crate::scenario::ExpectBy::Prediction;
     scenario.expect = match p.verdict {
         Predicted::Unsafe => crate::scenario::Expect::Unsafe,
         _ => crate::scenario::Expect::Safe,
@@ -963,7 +964,7 @@ fn anomaly_names(rendered: &crate::report::Rendered) -> Vec<String> {
     let mut names: Vec<String> = Vec::new();
     for story in rendered.stories.iter().chain(&rendered.stale) {
         if let Some(named) = &story.anomaly {
-            let name = named.kind.name().to_string();
+            let name = named.name();
             if !names.contains(&name) {
                 names.push(name);
             }
@@ -1014,6 +1015,11 @@ fn tally(results: &[SeedResult], figures: &[&Figures], probe: bool) -> Ran {
         results.iter().filter_map(|r| r.stats.probe.as_ref()).collect();
     let probe_sum =
         |f: &dyn Fn(&crate::checker::stats::ProbeStats) -> u64| probes.iter().map(|p| f(p)).sum::<u64>();
+    let calls = if probe {
+        probe_sum(&|p| p.acquires)
+    } else {
+        acquires
+    };
     let (availability, contended_availability, tolerance) = if probe {
         let others = acquires - probe_sum(&|p| p.acquires);
         (
@@ -1047,11 +1053,13 @@ fn tally(results: &[SeedResult], figures: &[&Figures], probe: bool) -> Ran {
         stuck_seeds: figures.iter().filter(|f| f.stuck).count() as u64,
         tolerance,
         availability,
+        calls,
         contended_availability,
         fault_availability: {
             let tried = sum(&|r| r.stats.fault_acquires);
             (tried > 0).then(|| share(sum(&|r| r.stats.fault_acquired), tried))
         },
+        fault_calls: sum(&|r| r.stats.fault_acquires),
         unknown: share(sum(&|r| r.stats.unknown), acquires),
         stalls: sum(&|r| r.stats.stalls),
         stall_seeds: results.iter().filter(|r| r.stats.stalls > 0).count() as u64,
@@ -1108,6 +1116,32 @@ mod tests {
             })
             .collect();
         tally(results, &figures.iter().collect::<Vec<_>>(), false)
+    }
+
+    #[test]
+    fn a_cells_line_gives_its_acquire_shares_with_their_n() {
+        let results: Vec<SeedResult> = (1..=2)
+            .map(|s| {
+                let mut r = seed(s, true);
+                r.stats.acquires = 10;
+                r.stats.acquired = 4;
+                r.stats.fault_acquires = 5;
+                r.stats.fault_acquired = 1;
+                r
+            })
+            .collect();
+        let r = tally_of(&results);
+        assert_eq!((r.calls, r.fault_calls), (20, 10));
+        let line = crate::report::matrix::summary(&Cell::Ran(Box::new(r)));
+        assert!(
+            line.contains(" · 20% of 10 acquires during the faults succeeded"),
+            "{line}"
+        );
+        assert!(
+            line.contains(" · acquire calls that succeeded: 40% of 20"),
+            "{line}"
+        );
+        assert!(!line.contains("available"), "{line}");
     }
 
     #[test]

@@ -44,6 +44,9 @@ pub struct Scenario {
     /// Virtual length of the workload (fault) phase; the heal and liveness phase follows.
     pub duration_us: u64,
     pub expect: Expect,
+    /// Whose expectation `expect` (and `expect_resource`) is: the scenario file's, or a
+    /// library's prediction that replaced it for a matrix cell. Pages name the two apart.
+    pub expect_by: ExpectBy,
     /// Whether the run must also pass the liveness checks (default true).
     pub expect_live: bool,
     /// The verdict expected about the guarded resource (stale writes accepted over a
@@ -99,6 +102,39 @@ pub struct GridSetting {
 pub enum Expect {
     Safe,
     Unsafe,
+}
+
+/// Whose expectation a run is measured against.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ExpectBy {
+    /// The scenario file's `expect` (and `expect_resource`, `expect_live`).
+    #[default]
+    Scenario,
+    /// A library's prediction for the fault, in a matrix cell (or `scenario --adapter`
+    /// on a catalogue template): the template's `expect` is the built-in lock's.
+    Prediction,
+}
+
+impl ExpectBy {
+    /// Its id in summary.json.
+    pub fn id(self) -> &'static str {
+        match self {
+            ExpectBy::Scenario => "scenario",
+            ExpectBy::Prediction => "prediction",
+        }
+    }
+
+    /// "as the scenario expects", "NOT as the library's prediction": a verdict measured
+    /// against this expectation, in the one wording every page and the console use.
+    pub fn verdict_words(self, met: bool) -> &'static str {
+        match (self, met) {
+            (ExpectBy::Scenario, true) => "as the scenario expects",
+            (ExpectBy::Scenario, false) => "NOT as the scenario expects",
+            (ExpectBy::Prediction, true) => "as the library's prediction",
+            (ExpectBy::Prediction, false) => "NOT as the library's prediction",
+        }
+    }
 }
 
 /// The workload: how many clients, how many lock names, and their rhythm.
@@ -295,6 +331,86 @@ impl Scenario {
             })),
             (None, None) => None,
         }
+    }
+
+    /// The whole expectation in words, as run pages and indexes show it: "lock safe",
+    /// "lock safe, resource unsafe", "lock unsafe, not live".
+    pub fn expectation(&self) -> String {
+        let word = |e: Expect| match e {
+            Expect::Safe => "safe",
+            Expect::Unsafe => "unsafe",
+        };
+        let mut said = format!("lock {}", word(self.expect));
+        if let Some(r) = self.expect_resource {
+            said.push_str(&format!(", resource {}", word(r)));
+        }
+        if !self.expect_live {
+            said.push_str(", not live");
+        }
+        said
+    }
+
+    /// The faults the scenario injects, each kind once in file order, scripted then
+    /// random, in words ("node crashes with power loss (AOF everysec)", "random
+    /// partitions"): what a finding of the scenario was found under.
+    pub fn fault_kinds(&self) -> Vec<String> {
+        use crate::fault::{Fault, Persistence};
+        let persistence = |node: usize| match self.persistence.get(node).copied().unwrap_or_default() {
+            Persistence::None => "no persistence",
+            Persistence::AofEverysec => "AOF everysec",
+            Persistence::AofAlways => "AOF always",
+        };
+        let mut out: Vec<String> = Vec::new();
+        let mut push = |s: String| {
+            if !out.contains(&s) {
+                out.push(s);
+            }
+        };
+        let target = |node: Option<usize>| if node.is_some() { "node" } else { "client" };
+        for f in &self.faults {
+            push(match &f.fault {
+                Fault::Partition { .. } => "partitions".into(),
+                Fault::Crash { node, power_loss } => format!(
+                    "node crashes{} ({})",
+                    if *power_loss { " with power loss" } else { "" },
+                    persistence(*node)
+                ),
+                Fault::Pause { node, .. } => format!("{} pauses", target(*node)),
+                Fault::ClockJump { node, .. } => format!("{} clock jumps", target(*node)),
+                Fault::ClockRate { node, .. } => format!("{} clock rate changes", target(*node)),
+                Fault::Delay { .. } => "network delays".into(),
+                Fault::Loss { .. } => "message loss".into(),
+                Fault::Failover { .. } => "failovers".into(),
+                Fault::ReplicationCut { .. } => "replication cuts".into(),
+            });
+        }
+        let n = &self.nemesis;
+        for (on, what) in [
+            (n.partition.is_some(), "random partitions".to_string()),
+            (
+                n.crash.is_some(),
+                format!(
+                    "random crashes{} ({})",
+                    if n.crash_power_loss {
+                        " with power loss"
+                    } else {
+                        ""
+                    },
+                    persistence(0)
+                ),
+            ),
+            (n.pause.is_some(), "random pauses".into()),
+            (n.clock_jump.is_some(), "random clock jumps".into()),
+            (n.clock_rate.is_some(), "random clock rates".into()),
+            (n.delay.is_some(), "random delays".into()),
+            (n.loss.is_some(), "random message loss".into()),
+            (n.failover.is_some(), "random failovers".into()),
+        ] {
+            if on {
+                push(what);
+            }
+        }
+        out
     }
 
     /// The command that reruns this scenario with one seed (and the same worker, when

@@ -727,6 +727,7 @@ impl RawScenario {
             seed: self.seed,
             duration_us: self.duration.us(),
             expect: self.expect,
+            expect_by: super::ExpectBy::Scenario,
             expect_live: self.expect_live,
             expect_resource: self.expect_resource,
             min_availability: self.min_availability,

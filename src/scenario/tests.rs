@@ -704,3 +704,35 @@ fn every_command_a_page_prints_says_where_it_runs_and_keeps_the_overrides() {
     assert_eq!(real.run_command(&[4, 6, 8]), None);
     assert_eq!(real.run_command(&[]), None);
 }
+
+#[test]
+fn the_expectation_is_said_whole_lock_resource_and_liveness() {
+    assert_eq!(parse("").unwrap().expectation(), "lock safe");
+    let s = parse("expect = \"safe\"\nexpect_resource = \"unsafe\"\n").unwrap();
+    assert_eq!(s.expectation(), "lock safe, resource unsafe");
+    let s = parse("expect = \"unsafe\"\nexpect_live = false\n").unwrap();
+    assert_eq!(s.expectation(), "lock unsafe, not live");
+}
+
+#[test]
+fn fault_kinds_name_each_kind_once_with_the_persistence_a_crash_meets() {
+    let s = parse(
+        "persistence = \"aof_everysec\"\n\
+         [[faults]]\nat = \"1s\"\nkind = \"crash\"\nnode = 2\nrestart_after = \"0s\"\npower_loss = true\n\
+         [[faults]]\nat = \"2s\"\nkind = \"crash\"\nnode = 2\nrestart_after = \"0s\"\npower_loss = true\n\
+         [[faults]]\nat = \"3s\"\nkind = \"clock_jump\"\nnode = 1\nby = \"+1s\"\n\
+         [[faults]]\nat = \"3s\"\nkind = \"clock_jump\"\nclient = 0\nby = \"+1s\"\n\
+         [nemesis]\npartition = { interval = { mean = \"1s\", max = \"5s\" }, duration = { min = \"50ms\", max = \"1s\" } }\n",
+    )
+    .unwrap();
+    assert_eq!(
+        s.fault_kinds(),
+        [
+            "node crashes with power loss (AOF everysec)",
+            "node clock jumps",
+            "client clock jumps",
+            "random partitions"
+        ]
+    );
+    assert!(parse("").unwrap().fault_kinds().is_empty());
+}
