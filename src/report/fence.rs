@@ -131,6 +131,9 @@ pub fn explain(view: &RunView, r: &FenceRegression) -> Story {
             }
         ),
     };
+    let mut pins = vec![earlier.ok_line, later.ok_line];
+    pins.extend(rejected.iter().map(|&(_, l)| l));
+    pins.extend(faults.iter().map(|w| w.line));
     let why = format!(
         "A fencing token must be larger than the token of every hold of the lock that ended before (Kleppmann, 2016), so that the resource can turn away a late writer. Each token above is the one its acquisition's ok line reports.{linked}"
     );
@@ -147,4 +150,5 @@ pub fn explain(view: &RunView, r: &FenceRegression) -> Story {
         anomaly: None,
         cited: Vec::new(),
     }
+    .pinpointed(&pins)
 }

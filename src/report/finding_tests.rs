@@ -487,3 +487,36 @@ fn a_starved_writer_is_told_from_the_lines_of_its_wait() {
     );
     assert!(story.why.contains("Read holds covered"), "{}", story.why);
 }
+
+/// A story over a long stretch cites its lines one by one, so a committed report keeps
+/// those and their context rather than the whole stretch; a short one keeps its range.
+#[test]
+fn a_long_story_cites_its_lines_one_by_one() {
+    use super::narrative::{Step, Story, LONG_STORY_LINES};
+    let story = |last_line: usize| Story {
+        lock: "L0".into(),
+        steps: vec![Step {
+            t_us: 1,
+            text: "client 1's key expired on node 2 (line 500)".into(),
+        }],
+        overlap: "both hold L0".into(),
+        why: "see lines 700 and 701".into(),
+        first_line: 10,
+        last_line,
+        anomaly: None,
+        cited: Vec::new(),
+    };
+    let long = story(1_000).pinpointed(&[20, 5_000]);
+    assert_eq!(
+        long.cited,
+        vec![10, 20, 500, 700, 701, 1_000],
+        "a pin outside the stretch is left out"
+    );
+    assert_eq!(long.lines(), "history lines 10, 20, 500, 700, 701 and 1000");
+    let short = story(10 + LONG_STORY_LINES).pinpointed(&[20]);
+    assert!(short.cited.is_empty());
+    assert_eq!(
+        short.lines(),
+        format!("history lines 10–{}", 10 + LONG_STORY_LINES)
+    );
+}

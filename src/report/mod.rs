@@ -951,20 +951,28 @@ pub fn render(
         .take(STORIES_IN_FULL)
         .map(|l| waits::explain(view, l))
         .collect();
-    let mut md = narrative_markdown(summary, view, &stories);
-    stale_markdown(&mut md, view, &stale);
+    // A report that keeps only the history lines it cites (a committed one) tells in
+    // full what its page tells, the worst first, and the rest one line each: the rerun
+    // command's report tells them all.
+    let full = match keep_history {
+        Keep::Cited => html::STORIES_ON_PAGE,
+        Keep::Whole | Keep::Nothing => STORIES_IN_FULL,
+    };
+    let first = |s: &[narrative::Story]| s.len().min(full);
+    let mut md = narrative_markdown(summary, view, &stories[..first(&stories)]);
+    stale_markdown(&mut md, view, &stale[..first(&stale)]);
     findings_markdown(
         &mut md,
         ("Fencing tokens that did not grow", "Token that did not grow"),
         "A hold that began after another had ended got a token not above that hold's: the earlier holder's late writes would get through. The largest step back first.",
-        &regressions,
+        &regressions[..first(&regressions)],
         view.worst.regressions.len(),
     );
     findings_markdown(
         &mut md,
         ("Liveness findings", "Liveness finding"),
         "A wait for a lock that went on too long. Those that never got the lock first, then the longest wait.",
-        &waits,
+        &waits[..first(&waits)],
         view.worst.liveness.len(),
     );
     let path = dir.join("narrative.md");
@@ -1210,7 +1218,11 @@ fn narrative_markdown(
         let _ = writeln!(md, "## Violation {}\n\n{}", i + 1, s.markdown());
     }
     if vs.len() > stories.len() {
-        let _ = writeln!(md, "## {} more violations\n", vs.len() - stories.len());
+        let _ = writeln!(
+            md,
+            "## {} more violations\n\nOne line each, the longest first; the report of the run's rerun command tells up to {STORIES_IN_FULL} in full.\n",
+            vs.len() - stories.len()
+        );
         for v in &vs[stories.len()..] {
             let _ = writeln!(
                 md,

@@ -21,6 +21,10 @@ use crate::fault::{Fault, PausePoint};
 use crate::history::{Event, NodeAction};
 use std::fmt::Write as _;
 
+/// A story longer than this many history lines cites its lines one by one
+/// ([`Story::pinpointed`]).
+pub const LONG_STORY_LINES: usize = 400;
+
 /// One step of a story, at a true time.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Step {
@@ -72,6 +76,31 @@ impl Story {
         }
         let _ = writeln!(out, "\n{} ({}.)", md(&self.why), self.lines());
         out
+    }
+
+    /// A story whose stretch of the history is longer than [`LONG_STORY_LINES`] cites
+    /// its lines one by one: its first and last, `lines` (the acquisitions' and the
+    /// anomaly's), and every line its sentences name. The stretch between them (a hold of
+    /// seconds under a partition) is no evidence of its own, and a report that keeps only
+    /// what it cites would otherwise keep all of it.
+    pub fn pinpointed(self, lines: &[usize]) -> Story {
+        if self.last_line.saturating_sub(self.first_line) <= LONG_STORY_LINES || !self.cited.is_empty() {
+            return self;
+        }
+        let mut text: Vec<&str> = self.steps.iter().map(|s| s.text.as_str()).collect();
+        text.extend([self.overlap.as_str(), self.why.as_str()]);
+        let cause = self.anomaly.as_ref().map(|a| a.cause.clone()).unwrap_or_default();
+        text.push(&cause);
+        let mut cited: Vec<usize> = crate::history::cut::cited_in(&text.join(" "))
+            .into_iter()
+            .flatten()
+            .chain(lines.iter().copied())
+            .chain([self.first_line, self.last_line])
+            .filter(|&l| l >= self.first_line && l <= self.last_line)
+            .collect();
+        cited.sort_unstable();
+        cited.dedup();
+        Story { cited, ..self }
     }
 
     /// The history lines it draws on, as its last sentence cites them: "history lines
@@ -429,6 +458,9 @@ pub fn explain(view: &RunView, v: &Violation) -> Story {
         end_sentence(ender)
     );
     let named = anomaly::name_violation(view, v, &faults);
+    let mut pins = vec![a_line, a.ok_line, b_line, b.ok_line];
+    pins.extend(named.lines.iter().copied());
+    pins.extend(faults.iter().map(|w| w.line));
     Story {
         lock: v.lock.clone(),
         steps,
@@ -443,6 +475,7 @@ pub fn explain(view: &RunView, v: &Violation) -> Story {
         anomaly: Some(named),
         cited: Vec::new(),
     }
+    .pinpointed(&pins)
 }
 
 /// Another fault of the same sort on the same process as `w`, still active at `end`

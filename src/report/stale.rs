@@ -150,6 +150,9 @@ pub fn explain(view: &RunView, rv: &ResourceViolation) -> Story {
         secs(holder.end_us)
     );
     let last_line = write_line(view, rv);
+    let mut pins = vec![invoke_line, holder.ok_line, last_line];
+    pins.extend(mine.map(|h| h.ok_line));
+    pins.extend(faults.iter().map(|w| w.line));
     Story {
         lock: rv.lock.clone(),
         steps,
@@ -165,6 +168,7 @@ pub fn explain(view: &RunView, rv: &ResourceViolation) -> Story {
         )),
         cited: Vec::new(),
     }
+    .pinpointed(&pins)
 }
 
 /// Why the resource accepted it.
