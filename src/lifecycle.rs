@@ -23,6 +23,16 @@ use std::collections::BTreeSet;
 /// At most this many locks are probed after the heal.
 const MAX_PROBED_LOCKS: u32 = 1_000;
 
+/// A redis-server's log, read from the run's directory once its processes were gone
+/// (`real::workdir`), for the report to keep ([`crate::report::logs`]).
+#[derive(Clone, Debug)]
+pub struct NodeLog {
+    /// Its folder in the run's directory, `/` as `-`: `node0`, `node0-replica`,
+    /// `sentinel-redis0`, `cluster-redis1`.
+    pub name: String,
+    pub bytes: Vec<u8>,
+}
+
 /// What a run produced.
 pub struct RunOutput {
     /// The history, when the driver kept it in memory (empty when it went only to a
@@ -35,7 +45,7 @@ pub struct RunOutput {
     pub worker_logs: Option<crate::worker::process::WorkerLogs>,
     /// The logs of the redis-servers lockstorm started (none on the simulator, in
     /// containers or for servers it did not start).
-    pub node_logs: Vec<crate::real::NodeLog>,
+    pub node_logs: Vec<NodeLog>,
     /// The run was cut short because lockstorm was asked to stop
     /// ([`crate::shutdown`]): the history ends where it stopped, operations still open.
     pub stopped: bool,

@@ -381,7 +381,7 @@ pub struct Outcome {
     /// The reported seed's worker logs, when the clients were worker processes.
     pub worker_logs: Option<crate::worker::process::WorkerLogs>,
     /// The reported seed's redis-server logs ([`crate::lifecycle::RunOutput::node_logs`]).
-    pub node_logs: Vec<crate::real::NodeLog>,
+    pub node_logs: Vec<crate::lifecycle::NodeLog>,
     pub safe: bool,
     pub live: bool,
     /// No seed had a resource-level violation.

@@ -40,7 +40,6 @@ pub mod wire;
 mod workdir;
 
 pub use driver::{run, RealOptions};
-pub use workdir::NodeLog;
 
 use std::path::PathBuf;
 

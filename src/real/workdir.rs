@@ -5,17 +5,8 @@
 //! Its mode is 0700, so the files in it are this user's alone.
 
 use super::RealError;
+use crate::lifecycle::NodeLog;
 use std::path::Path;
-
-/// A redis-server's log, read from the run's directory once its processes were gone,
-/// for the report to keep ([`crate::report::logs`]).
-#[derive(Clone, Debug)]
-pub struct NodeLog {
-    /// Its folder in the run's directory, `/` as `-`: `node0`, `node0-replica`,
-    /// `sentinel-redis0`, `cluster-redis1`.
-    pub name: String,
-    pub bytes: Vec<u8>,
-}
 
 /// Every `redis.log` under `dir` (a node's, a replica's, a deployment member's), in
 /// name order. A log that cannot be read is left out: the report keeps what it can.

@@ -6,7 +6,7 @@
 //! clause lists the cases a rule over their results picks, so a regenerated analysis
 //! says what its runs show. `super::analysis` renders the clauses as markdown and HTML.
 
-use super::analysis::Case;
+use super::case::Case;
 
 /// What a scenario's lock is, as the answer groups them: decided from the scenario's
 /// algorithm settings ([`crate::algorithm::AlgorithmConfig::departures`]), never from

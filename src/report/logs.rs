@@ -10,7 +10,7 @@
 //! has no processes and keeps none.
 
 use super::{io_err, ReportError};
-use crate::real::NodeLog;
+use crate::lifecycle::NodeLog;
 use crate::worker::process::WorkerLogs;
 use std::path::Path;
 
@@ -225,35 +225,28 @@ mod tests {
         assert!(kept.len() <= 400 + 120, "{}", kept.len());
         assert!(kept.starts_with("line 0\nline 1\n"), "{kept}");
         assert!(kept.ends_with("line 999\n"), "{kept}");
-        let lines: Vec<&str> = kept.lines().collect();
-        let mark = lines.iter().position(|l| l.starts_with(CUT_MARK)).unwrap();
-        // Whole lines either side of the mark, and its count is what went.
-        assert!(lines[mark - 1].starts_with("line ") && lines[mark + 1].starts_with("line "));
-        let first_after: usize = lines[mark + 1][5..].parse().unwrap();
-        let last_before: usize = lines[mark - 1][5..].parse().unwrap();
-        let cut: usize = (last_before + 1..first_after)
-            .map(|i| format!("line {i}\n").len())
-            .sum();
-        assert!(
-            lines[mark].starts_with(&format!("{CUT_MARK}{cut} bytes of this log cut here")),
-            "{}",
-            lines[mark]
-        );
+        // One mark, whole lines either side of it, and its count is every byte that
+        // went between them.
+        let says_what_went = |text: &str| {
+            let lines: Vec<&str> = text.lines().collect();
+            assert_eq!(lines.iter().filter(|l| l.starts_with(CUT_MARK)).count(), 1);
+            let mark = lines.iter().position(|l| l.starts_with(CUT_MARK)).unwrap();
+            assert!(lines[mark - 1].starts_with("line ") && lines[mark + 1].starts_with("line "));
+            let first_after: usize = lines[mark + 1][5..].parse().unwrap();
+            let last_before: usize = lines[mark - 1][5..].parse().unwrap();
+            let cut: usize = (last_before + 1..first_after)
+                .map(|i| format!("line {i}\n").len())
+                .sum();
+            assert!(
+                lines[mark].starts_with(&format!("{CUT_MARK}{cut} bytes of this log cut here")),
+                "{}",
+                lines[mark]
+            );
+        };
+        says_what_went(&kept);
         // Cut again, the count takes in what the first cut dropped.
         let again = String::from_utf8(cap(kept.as_bytes(), 100).into_owned()).unwrap();
-        let lines: Vec<&str> = again.lines().collect();
-        let mark = lines.iter().position(|l| l.starts_with(CUT_MARK)).unwrap();
-        let first_after: usize = lines[mark + 1][5..].parse().unwrap();
-        let last_before: usize = lines[mark - 1][5..].parse().unwrap();
-        let cut: usize = (last_before + 1..first_after)
-            .map(|i| format!("line {i}\n").len())
-            .sum();
-        assert!(
-            lines[mark].starts_with(&format!("{CUT_MARK}{cut} bytes of this log cut here")),
-            "{}",
-            lines[mark]
-        );
-        assert_eq!(lines.iter().filter(|l| l.starts_with(CUT_MARK)).count(), 1);
+        says_what_went(&again);
     }
 
     #[test]

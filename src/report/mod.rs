@@ -18,6 +18,7 @@ pub mod analysis;
 pub mod anomaly;
 pub mod answer;
 pub mod banner;
+pub mod case;
 pub mod causes;
 pub mod fence;
 pub mod folder;

@@ -28,6 +28,21 @@ pub fn bucket_us(span_us: u64) -> u64 {
         .unwrap_or(600_000_000)
 }
 
+/// The buckets of a workload that ends at `end_us`: their width ([`bucket_us`]) and each
+/// one's start and length (the last may be shorter; none is empty). The throughput plot
+/// uses the same, so the two read side by side.
+pub fn layout(end_us: u64) -> (u64, Vec<(u64, u64)>) {
+    let end = end_us.max(1);
+    let width = bucket_us(end);
+    let spans = (0..end.div_ceil(width))
+        .map(|i| {
+            let start = i * width;
+            (start, (end - start).min(width).max(1))
+        })
+        .collect();
+    (width, spans)
+}
+
 /// How much of each bucket `[i·width, (i+1)·width)` the sorted spans cover.
 pub fn covered(spans: &[(u64, u64)], width: u64, n: usize) -> Vec<u64> {
     let mut out = vec![0; n];
@@ -56,16 +71,14 @@ impl Availability<'_> {
     ///
     /// [`TimeSpent`]: crate::report::view::TimeSpent
     pub fn buckets(&self) -> (u64, Vec<Bucket>) {
-        let end = self.view.workload_end_us().max(1);
-        let width = bucket_us(end);
-        let n = end.div_ceil(width) as usize;
+        let (width, spans) = layout(self.view.workload_end_us());
         let spent = self.view.time_spent();
-        let lost = covered(&spent.unavailable, width, n);
-        let contended = covered(&spent.contended, width, n);
-        let out = (0..n)
-            .map(|i| {
-                let start = i as u64 * width;
-                let len = (end - start).min(width).max(1);
+        let lost = covered(&spent.unavailable, width, spans.len());
+        let contended = covered(&spent.contended, width, spans.len());
+        let out = spans
+            .iter()
+            .enumerate()
+            .map(|(i, &(start, len))| {
                 (
                     start,
                     len,

@@ -5,7 +5,7 @@
 //! while the failed or unknown line rises. Buckets are those of the availability plot
 //! ([`super::availability::bucket_us`]), so the two read side by side.
 
-use super::availability::bucket_us;
+use super::availability::layout;
 use super::{coalesce, fault_color, seconds_label, us_to_s, DrawResult, Figure};
 use crate::report::view::{Outcome, RunView};
 use plotters::coord::Shift;
@@ -22,13 +22,10 @@ pub struct Throughput<'a> {
 /// Acquires returned per second in each bucket: (bucket width, per bucket (ok, failed,
 /// unknown)).
 pub fn rates(view: &RunView) -> (u64, Vec<[f64; 3]>) {
-    let end = view.workload_end_us().max(1);
-    let width = bucket_us(end);
-    let n = end.div_ceil(width) as usize;
-    let mut counts = vec![[0u64; 3]; n];
+    let (width, spans) = layout(view.workload_end_us());
+    let mut counts = vec![[0u64; 3]; spans.len()];
     for a in &view.acquires {
-        let i = (a.done_us / width) as usize;
-        let Some(bucket) = counts.get_mut(i) else {
+        let Some(bucket) = counts.get_mut((a.done_us / width) as usize) else {
             continue;
         };
         bucket[match a.outcome {
@@ -39,12 +36,8 @@ pub fn rates(view: &RunView) -> (u64, Vec<[f64; 3]>) {
     }
     let rates = counts
         .iter()
-        .enumerate()
-        .map(|(i, c)| {
-            let start = i as u64 * width;
-            let secs = (end - start).min(width).max(1) as f64 / 1e6;
-            c.map(|k| k as f64 / secs)
-        })
+        .zip(&spans)
+        .map(|(c, &(_, len))| c.map(|k| k as f64 * 1e6 / len as f64))
         .collect();
     (width, rates)
 }
