@@ -9,11 +9,9 @@
 //! token is quoted from its hold's `ok` line, which the step cites.
 
 use super::narrative::{acquire_step, end_sentence, fault_steps, parties, Step, Story};
-use super::view::{acquire_lines, RunView};
+use super::view::{asked_us, RunView};
 use super::words::{secs, span};
 use crate::checker::resource::FenceRegression;
-use crate::checker::Hold;
-use crate::history::Event;
 
 /// The closing sentence: the two tokens, and what a resource would do with them.
 pub fn sentence(r: &FenceRegression) -> String {
@@ -47,21 +45,11 @@ pub fn sentence(r: &FenceRegression) -> String {
     )
 }
 
-/// When a hold was asked for: its acquire's `invoke`, else its start.
-fn asked_us(view: &RunView, h: &Hold) -> u64 {
-    let (_, invoke_line) = acquire_lines(view.history, h);
-    view.history
-        .get(invoke_line.wrapping_sub(1))
-        .as_ref()
-        .map_or(h.start_us, Event::t_us)
-        .min(h.start_us)
-}
-
 /// Explains one fencing token that did not grow.
 pub fn explain(view: &RunView, r: &FenceRegression) -> Story {
     let earlier = super::held::with_nodes(view, &r.earlier);
     let later = super::held::with_nodes(view, &r.later);
-    let from_us = asked_us(view, &earlier);
+    let from_us = asked_us(view.history, &earlier);
     let to_us = later.start_us + 1;
     let faults = super::causes::linked(view, &parties(&[&earlier, &later]), from_us, to_us);
     let told = fault_steps(view, &faults, from_us, to_us);
@@ -101,21 +89,19 @@ pub fn explain(view: &RunView, r: &FenceRegression) -> Story {
         })
         .map(|(w, &line)| (w.t_us, line))
         .collect();
-    let lines: Vec<String> = rejected.iter().map(|(_, l)| l.to_string()).collect();
-    if let (Some(&(t_us, _)), [rest @ .., last]) = (rejected.first(), lines.as_slice()) {
-        let (writes, cited) = match rest {
-            [] => ("write".to_string(), format!("line {last}")),
-            _ => (
-                format!("{} writes", lines.len()),
-                format!("lines {} and {last}", rest.join(", ")),
-            ),
+    if let Some(&(t_us, _)) = rejected.first() {
+        let writes = match rejected.len() {
+            1 => "write".to_string(),
+            n => format!("{n} writes"),
         };
+        let lines: Vec<usize> = rejected.iter().map(|&(_, l)| l).collect();
         steps.push(Step {
             t_us,
             text: format!(
-                "the guarded resource turns away client {}'s {writes} with token {} ({cited})",
+                "the guarded resource turns away client {}'s {writes} with token {} ({})",
                 later.client,
                 later.fence.unwrap_or(0),
+                super::words::lines(&lines)
             ),
         });
     }

@@ -12,7 +12,7 @@
 use super::anomaly::{self, Named};
 use super::causes::{self, Parties};
 use super::held::{self, Keys};
-use super::view::{acquire_lines, began, targets, Began, FaultWindow, RunView};
+use super::view::{acquire_lines, asked_us, began, targets, Began, FaultWindow, RunView};
 use super::why;
 use super::words::{fault_end_sentence, fault_sentence, list, plural};
 pub use super::words::{secs, span};
@@ -106,13 +106,9 @@ impl Story {
     /// The history lines it draws on, as its last sentence cites them: "history lines
     /// 2–6", or one by one ("history lines 12, 40 and 2301").
     pub fn lines(&self) -> String {
-        match self.cited.as_slice() {
-            [] => format!("history lines {}–{}", self.first_line, self.last_line),
-            [one] => format!("history line {one}"),
-            [rest @ .., last] => format!(
-                "history lines {} and {last}",
-                rest.iter().map(usize::to_string).collect::<Vec<_>>().join(", ")
-            ),
+        match self.cited.is_empty() {
+            true => format!("history lines {}–{}", self.first_line, self.last_line),
+            false => format!("history {}", super::words::lines(&self.cited)),
         }
     }
 }
@@ -405,12 +401,7 @@ pub struct Told<'v> {
 pub fn told<'v>(view: &'v RunView, v: &Violation) -> Told<'v> {
     // A worker client's holds get the nodes its key events show.
     let v = anomaly::violation_with_nodes_seen(view, v);
-    let asked = |h: &Hold| {
-        let invoke = acquire_lines(view.history, h).1;
-        let t = view.history.get(invoke.wrapping_sub(1)).as_ref().map(Event::t_us);
-        t.unwrap_or(h.start_us).min(h.start_us)
-    };
-    let from_us = asked(&v.first).min(asked(&v.second));
+    let from_us = asked_us(view.history, &v.first).min(asked_us(view.history, &v.second));
     let faults = causes::linked(view, &parties(&[&v.first, &v.second]), from_us, v.overlap_end_us);
     Told {
         violation: v,

@@ -15,7 +15,6 @@ use super::view::{acquire_lines, RunView};
 use super::words::{secs, span};
 use crate::checker::{Hold, ResourceViolation};
 use crate::fault::Fault;
-use crate::history::Event;
 
 /// What the stale write ran into, for a sentence: "over client 2's write of t=1.200 s
 /// (a later hold)", or, for a write with no hold, "while client 2 held the lock".
@@ -73,14 +72,7 @@ pub fn told<'v>(view: &'v RunView, rv: &ResourceViolation) -> Told<'v> {
         .chain(std::iter::once(&rv.holder))
         .map(|h| super::held::with_nodes(view, h))
         .collect();
-    let first = mine.unwrap_or(&rv.holder);
-    let (_, invoke_line) = acquire_lines(view.history, first);
-    let from_us = view
-        .history
-        .get(invoke_line.wrapping_sub(1))
-        .as_ref()
-        .map_or(first.start_us, Event::t_us)
-        .min(first.start_us);
+    let from_us = super::view::asked_us(view.history, mine.unwrap_or(&rv.holder));
     let faults = super::causes::linked(
         view,
         &parties(&holds.iter().collect::<Vec<_>>()),

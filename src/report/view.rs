@@ -582,6 +582,16 @@ pub(super) fn acquire_lines(history: Lines, h: &Hold) -> (Option<crate::history:
     (ok, invoke)
 }
 
+/// When a hold was asked for: its acquire's `invoke`, else (no such line) its start.
+pub(super) fn asked_us(history: Lines, h: &Hold) -> u64 {
+    let (_, invoke_line) = acquire_lines(history, h);
+    history
+        .get(invoke_line.wrapping_sub(1))
+        .as_ref()
+        .map_or(h.start_us, Event::t_us)
+        .min(h.start_us)
+}
+
 /// Whether a hold began with a late extension.
 pub(super) fn began(view: &RunView, h: &Hold) -> Began {
     match acquire_lines(view.history, h).0 {

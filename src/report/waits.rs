@@ -11,7 +11,7 @@
 use super::causes::Parties;
 use super::narrative::{fault_steps, Step, Story};
 use super::view::RunView;
-use super::words::{list, plural, span};
+use super::words::{lines, list, plural, span};
 use crate::checker::LivenessFinding;
 use crate::history::{Event, OpKind};
 
@@ -163,16 +163,14 @@ fn seen(view: &RunView, w: &Wait) -> Seen {
 
 /// "line 12", "lines 12 and 40", "lines 12, 40 and 77", or for many the first two and
 /// the last: "lines 12, 40 and 2301 (the first two and the last of 57)".
-fn lines_clause(lines: &[usize]) -> String {
-    match lines {
-        [] => String::new(),
-        [one] => format!("line {one}"),
-        [a, b] => format!("lines {a} and {b}"),
-        [a, b, c] => format!("lines {a}, {b} and {c}"),
-        [a, b, .., z] => format!(
-            "lines {a}, {b} and {z} (the first two and the last of {})",
-            lines.len()
+fn lines_clause(all: &[usize]) -> String {
+    match all.len() > 3 {
+        true => format!(
+            "{} (the first two and the last of {})",
+            lines(&picked(all)),
+            all.len()
         ),
+        false => lines(all),
     }
 }
 
@@ -355,7 +353,7 @@ pub fn explain(view: &RunView, l: &LivenessFinding) -> Story {
     Story {
         lock: w.lock.to_string(),
         steps,
-        overlap: capitalized(&super::banner::liveness_sentence(l)),
+        overlap: super::banner::capitalize(&super::banner::liveness_sentence(l)),
         why: why(l, &others),
         first_line,
         last_line,
@@ -369,12 +367,6 @@ fn ask_verb(client: Option<usize>) -> &'static str {
         Some(_) => "asks for",
         None => "ask for",
     }
-}
-
-fn capitalized(s: &str) -> String {
-    let mut c = s.chars();
-    c.next()
-        .map_or(String::new(), |f| f.to_uppercase().chain(c).collect())
 }
 
 /// Why the wait is a finding, in the checker's terms.

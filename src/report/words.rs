@@ -25,6 +25,19 @@ pub fn list(items: &[usize]) -> String {
     items.iter().map(usize::to_string).collect::<Vec<_>>().join(",")
 }
 
+/// History lines as a sentence cites them: "line 7", "lines 7 and 9", "lines 7, 9 and 12"
+/// (the form [`crate::history::cut::cited_in`] reads back); empty for none.
+pub fn lines(lines: &[usize]) -> String {
+    match lines {
+        [] => String::new(),
+        [one] => format!("line {one}"),
+        [rest @ .., last] => format!(
+            "lines {} and {last}",
+            rest.iter().map(usize::to_string).collect::<Vec<_>>().join(", ")
+        ),
+    }
+}
+
 pub fn plural(word: &str, n: usize) -> String {
     if n == 1 {
         word.to_string()
