@@ -331,17 +331,10 @@ pub fn explain(view: &RunView, l: &LivenessFinding) -> Story {
         }
         None if !w.lock.is_empty() => steps.push(Step {
             t_us: w.to_us,
-            text: format!(
-                "{} {}",
-                match w.client {
-                    Some(_) => who.clone(),
-                    None => "nobody".to_string(),
-                },
-                match w.client {
-                    Some(_) => format!("still has not got {}", w.lock),
-                    None => format!("has got {}", w.lock),
-                }
-            ),
+            text: match w.client {
+                Some(_) => format!("{who} still has not got {}", w.lock),
+                None => format!("nobody has got {}", w.lock),
+            },
         }),
         None => {}
     }
