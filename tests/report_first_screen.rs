@@ -1,8 +1,9 @@
 //! The first screen of three unsafe run pages, opened in headless Chromium from disk
 //! (issue 23): the banner names the anomaly and the two holders, the first 1,000 px of
-//! the page hold the zoomed timeline and the start of the story, and hovering an
-//! operation of the interactive timeline shows its history line, which is the line of
-//! history.jsonl where that hold was acquired. Also: reports/index.html reaches every
+//! the page hold the zoomed timeline and the start of the story, and hovering a hold
+//! of the interactive whole-run timeline shows its history line, which is the line of
+//! history.jsonl where that hold was acquired; clicking it leads to that line quoted on
+//! the page, and its zoom buttons move the window. Also: reports/index.html reaches every
 //! committed report folder by its links.
 //!
 //! The reports are generated here, on the simulator, from shipped scenarios. Needs
@@ -44,9 +45,32 @@ window.addEventListener('load', function () {
   }
   var banner = document.getElementById('verdict');
   var img = document.querySelector('figure img');
-  var op = document.querySelector('.interactive .op');
-  var before = document.getElementById('opinfo') ? document.getElementById('opinfo').textContent : null;
-  if (op) op.dispatchEvent(new MouseEvent('mouseenter', { bubbles: false }));
+  // The first hold the whole-run timeline draws one by one (a link to its line).
+  var op = null;
+  document.querySelectorAll('.interactive a > rect').forEach(function (r) {
+    var t = r.querySelector('title').textContent;
+    if (!op && t.indexOf('client ') === 0 && t.indexOf(' holds ') > 0) op = r;
+  });
+  var info = document.querySelector('.interactive .opinfo');
+  var before = info ? info.textContent : null;
+  if (op) op.dispatchEvent(new MouseEvent('mouseover', { bubbles: true }));
+  var tooltip = info ? info.textContent : null;
+  // Zoom in, then the whole run: the window and the hold's width follow.
+  var win = document.querySelector('.interactive .tlwin');
+  var zoom = {
+    opening: win ? win.textContent : null,
+    width: op ? +op.getAttribute('width') : null
+  };
+  var zin = document.querySelector('.interactive button[data-zoom="0.5"]');
+  if (zin) zin.click();
+  zoom.zoomed = win ? win.textContent : null;
+  zoom.zoomed_width = op ? +op.getAttribute('width') : null;
+  var whole = document.querySelector('.interactive button[data-view^="0 "]');
+  if (whole) whole.click();
+  zoom.whole = win ? win.textContent : null;
+  // The hold's link, and the line it leads to on the page.
+  var href = op && op.parentNode.getAttribute('href');
+  var target = href ? document.getElementById(href.slice(1)) : null;
   var out = {
     banner: banner ? banner.textContent : null,
     first_figure: img ? img.getAttribute('src') : null,
@@ -55,9 +79,12 @@ window.addEventListener('load', function () {
     story: box(document.querySelector('ol.steps')),
     story_first_step: box(document.querySelector('ol.steps li')),
     first_table: box(document.querySelector('table')),
-    op_info: op ? op.getAttribute('data-info') : null,
+    op_info: op ? op.querySelector('title').textContent : null,
     tooltip_before: before,
-    tooltip: document.getElementById('opinfo') ? document.getElementById('opinfo').textContent : null
+    tooltip: tooltip,
+    zoom: zoom,
+    href: href,
+    target: target ? target.textContent : null
   };
   var p = document.createElement('pre');
   p.id = 'lockstorm-probe';
@@ -214,11 +241,44 @@ fn check_first_screen(scenario: &str, stem: &str) {
         .and_then(|n| n.trim().parse().ok())
         .unwrap_or_else(|| panic!("{scenario}: tooltip gives a history line: {tip}"));
     let history = std::fs::read_to_string(out.join("history.jsonl")).unwrap();
-    let event: serde_json::Value = serde_json::from_str(history.lines().nth(line - 1).unwrap()).unwrap();
+    let text = history.lines().nth(line - 1).unwrap();
+    let event: serde_json::Value = serde_json::from_str(text).unwrap();
     assert_eq!(event["type"], "ok", "{scenario}: line {line} is an ok: {event}");
     assert_eq!(
         event["client"], client,
         "{scenario}: line {line} is client {client}'s"
+    );
+
+    // A click on the hold goes to its line, quoted on the page as history.jsonl has it.
+    assert_eq!(
+        p["href"],
+        format!("#L{line}"),
+        "{scenario}: the hold links to its line"
+    );
+    assert_eq!(
+        p["target"].as_str(),
+        Some(format!("{line} {text}").as_str()),
+        "{scenario}: the page quotes line {line}"
+    );
+
+    // Zoom: the timeline opens on the finding, zooms in around its middle (the hold
+    // twice as wide, unless it runs past the window), and shows the whole run again.
+    let z = &p["zoom"];
+    let (opening, zoomed, whole) = (
+        z["opening"].as_str().unwrap(),
+        z["zoomed"].as_str().unwrap(),
+        z["whole"].as_str().unwrap(),
+    );
+    assert!(opening.starts_with("showing t="), "{scenario}: {opening}");
+    assert_ne!(opening, zoomed, "{scenario}: zooming in moves the window");
+    assert!(
+        whole.starts_with("showing t=0.0 s") || whole.starts_with("showing t=0.000"),
+        "{scenario}: the whole run starts at 0: {whole}"
+    );
+    let (w0, w1) = (z["width"].as_f64().unwrap(), z["zoomed_width"].as_f64().unwrap());
+    assert!(
+        w1 >= w0,
+        "{scenario}: a hold grows as the window shrinks: {w0} -> {w1}"
     );
 
     if let Some(dir) = std::env::var_os("LOCKSTORM_SHOTS") {

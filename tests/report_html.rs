@@ -223,10 +223,40 @@ fn the_report_of_an_unsafe_run_opens_in_a_browser_with_every_plot() {
     assert!(html.find("<h2 id=\"what-happened\">What happened</h2>").unwrap() < table);
     assert!(html.contains("<a href=\"../index.html\">"), "a link back up");
     // The interactive timeline: each hold says, on hover, its history line.
-    let op = html
-        .find("<g class=op data-info=\"client ")
-        .expect("hoverable holds");
-    assert!(html[op..].split('>').next().unwrap().contains("history line "));
+    let op = html.find("<title>client ").expect("hoverable holds");
+    assert!(html[op..]
+        .split("</title>")
+        .next()
+        .unwrap()
+        .contains("history line "));
+    // Every link to a history line lands on the page's quote of it, which is that line
+    // of history.jsonl; the story's citations are such links.
+    let history = std::fs::read_to_string(out.join("history.jsonl")).unwrap();
+    let history: Vec<&str> = history.lines().collect();
+    let links: std::collections::BTreeSet<usize> = html
+        .split("href=\"#L")
+        .skip(1)
+        .map(|rest| rest[..rest.find('"').unwrap()].parse().unwrap())
+        .collect();
+    assert!(links.len() > 10, "{} lines linked", links.len());
+    for n in &links {
+        let anchor = format!("<span id=\"L{n}\"><a href=\"#L{n}\">{n}</a> ");
+        let at = html
+            .find(&anchor)
+            .unwrap_or_else(|| panic!("line {n} is linked but not quoted"));
+        let quoted = &html[at + anchor.len()..];
+        let quoted = quoted[..quoted.find("</span>").unwrap()]
+            .replace("&lt;", "<")
+            .replace("&gt;", ">")
+            .replace("&amp;", "&");
+        assert_eq!(quoted, history[n - 1], "line {n}");
+    }
+    let story = &html[html.find("<ol class=steps>").unwrap()..];
+    let story = &story[..story.find("</p>").unwrap()];
+    assert!(
+        story.contains("<a href=\"#L"),
+        "the story's lines are links: {story}"
+    );
     assert!(
         html.contains("<h3>Violation 1: clients"),
         "the first violation is told"

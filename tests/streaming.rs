@@ -167,6 +167,7 @@ fn a_cited_history_is_cut_to_the_lines_its_pages_cite() {
             &in_memory,
             keep,
             lockstorm::report::Plots::All,
+            lockstorm::report::interactive::Budget::COMMITTED,
         )
         .unwrap();
         lockstorm::report::write_with(
@@ -175,6 +176,7 @@ fn a_cited_history_is_cut_to_the_lines_its_pages_cite() {
             &streamed,
             keep,
             lockstorm::report::Plots::All,
+            lockstorm::report::interactive::Budget::COMMITTED,
         )
         .unwrap();
         let cut = std::fs::read_to_string(memory_dir.join("history.jsonl")).unwrap();

@@ -42,12 +42,44 @@ pub fn windows(cited: &[RangeInclusive<usize>], lines: usize) -> Vec<RangeInclus
 /// (or "40-96"), "lines 40, 41 and 44". What a report keeps of a cut history is what its
 /// pages cite this way.
 pub fn cited_in(text: &str) -> Vec<RangeInclusive<usize>> {
+    let mut cited = Vec::new();
+    let mut open = None;
+    for c in citations(text) {
+        match (c.to, open.take()) {
+            (true, Some(first)) => {
+                cited.pop();
+                cited.push(first..=c.line);
+            }
+            (true, None) => cited.push(c.line..=c.line),
+            (false, _) => {
+                cited.push(c.line..=c.line);
+                open = Some(c.line);
+            }
+        }
+    }
+    cited
+}
+
+/// One line number a text cites ([`citations`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Citation {
+    pub line: usize,
+    /// Where its digits are in the text.
+    pub at: std::ops::Range<usize>,
+    /// It ends the range the citation before it opens ("96" of "lines 40–96").
+    pub to: bool,
+}
+
+/// Every line number `text` cites, in order, with where it stands (so a page can turn
+/// each into a link): the numbers [`cited_in`] reads.
+pub fn citations(text: &str) -> Vec<Citation> {
     /// The number `s` starts with, and how many bytes it takes.
     fn number(s: &str) -> Option<(usize, usize)> {
         let digits = s.bytes().take_while(u8::is_ascii_digit).count();
         Some((s[..digits].parse().ok()?, digits))
     }
-    let mut cited = Vec::new();
+    let mut found = Vec::new();
+    let at_of = |rest: &str| text.len() - rest.len();
     for (at, _) in text.match_indices("line") {
         if text[..at].chars().next_back().is_some_and(char::is_alphanumeric) {
             continue; // "streamline 9"
@@ -60,25 +92,38 @@ pub fn cited_in(text: &str) -> Vec<RangeInclusive<usize>> {
         let Some((first, len)) = number(rest) else {
             continue;
         };
+        let start = at_of(rest);
+        found.push(Citation {
+            line: first,
+            at: start..start + len,
+            to: false,
+        });
         let mut rest = &rest[len..];
-        if let Some((last, _)) = rest
-            .strip_prefix('–')
-            .or_else(|| rest.strip_prefix('-'))
-            .and_then(number)
-        {
-            cited.push(first..=last);
-            continue;
+        if let Some(after) = rest.strip_prefix('–').or_else(|| rest.strip_prefix('-')) {
+            if let Some((last, len)) = number(after) {
+                let start = at_of(after);
+                found.push(Citation {
+                    line: last,
+                    at: start..start + len,
+                    to: true,
+                });
+                continue;
+            }
         }
-        cited.push(first..=first);
         while let Some(after) = rest.strip_prefix(", ").or_else(|| rest.strip_prefix(" and ")) {
             let Some((next, len)) = number(after) else {
                 break;
             };
-            cited.push(next..=next);
+            let start = at_of(after);
+            found.push(Citation {
+                line: next,
+                at: start..start + len,
+                to: false,
+            });
             rest = &after[len..];
         }
     }
-    cited
+    found
 }
 
 /// How many lines `windows` keep.

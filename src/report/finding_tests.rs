@@ -123,7 +123,15 @@ fn stale_writes_get_their_own_table_and_timeline_marks() {
         regressions: &[],
         waits: &[],
     };
-    let page = html::page(&json!({"scenario": "hand"}), &view, &[], &told, None, false);
+    let page = html::page(
+        &json!({"scenario": "hand"}),
+        &view,
+        &[],
+        &told,
+        None,
+        false,
+        super::interactive::Budget::FULL,
+    );
     assert!(
         page.contains("<h2 id=\"stale-writes\">Stale writes (1)</h2>"),
         "{page}"
@@ -407,7 +415,15 @@ fn a_token_that_went_backwards_is_told_from_its_two_ok_lines() {
         regressions: std::slice::from_ref(&story),
         waits: &[],
     };
-    let page = html::page(&json!({"scenario": "hand"}), &view, &[], &told, None, false);
+    let page = html::page(
+        &json!({"scenario": "hand"}),
+        &view,
+        &[],
+        &told,
+        None,
+        false,
+        super::interactive::Budget::FULL,
+    );
     assert!(
         page.contains("<h2 id=\"what-happened\">What happened</h2>"),
         "{page}"

@@ -45,7 +45,7 @@ nav{font-size:.9em;margin-bottom:.5em}.banner{padding:.5em 1em;border-radius:4px
 .banner .headline{font-size:1.4em}.banner .expect{font-size:.7em;font-weight:normal}.banner .what{font-size:1.05em}
 ul.judges{margin:.3em 0;padding-left:1.2em;font-size:.92em}ul.judges li.safe,ul.judges li.unsafe,ul.judges li.notex{background:none}
 ul.judges li.unsafe b{color:#8a1414}ul.judges li.notex b{color:#6b4a00}
-figure.interactive svg{max-width:100%;height:auto;border:1px solid #ddd}.op:hover rect{stroke:#000;stroke-width:2}.opinfo{display:block;font-family:monospace;color:#222}.banner .aside{font-size:.9em;color:#444}";
+figure.interactive svg{max-width:100%;height:auto;border:1px solid #ddd;cursor:grab;user-select:none}figure.interactive rect:hover{stroke:#000;stroke-width:1.5}.tlbar button{font-size:.85em}.tlwin{color:#555;font-size:.9em}pre.lines{font-size:.8em;white-space:pre-wrap;word-break:break-all}pre.lines span:target{background:#ffe08a}.opinfo{display:block;font-family:monospace;color:#222}.banner .aside{font-size:.9em;color:#444}";
 
 fn text(v: &Value, key: &str) -> String {
     match &v[key] {
@@ -69,6 +69,7 @@ pub fn page(
     told: &Told,
     anomaly: Option<&str>,
     timing: bool,
+    budget: super::interactive::Budget,
 ) -> String {
     let scenario = text(summary, "scenario");
     let banner = super::banner::judge(summary, view, anomaly);
@@ -138,7 +139,8 @@ pub fn page(
     }
     let lead = lead.map(|(kind, _, _)| kind);
 
-    // Below the story, so the first screen keeps it: the same holds, to hover.
+    // Below the story, so the first screen keeps it: the whole run, to zoom and hover,
+    // opening on the finding.
     let around = |from: u64, to: u64| {
         let pad = (to - from) / 5 + 1;
         (from.saturating_sub(pad), to + pad)
@@ -172,9 +174,13 @@ pub fn page(
         }),
         None => None,
     };
-    if let Some((lock, (from, to), band)) = zoom {
-        h.push_str(&super::interactive::timeline(view, &lock, from, to, band));
-    }
+    let focus = zoom.map(|(lock, (from_us, to_us), band)| super::interactive::Focus {
+        lock,
+        from_us,
+        to_us,
+        band,
+    });
+    h.push_str(&super::interactive::timeline(view, focus.as_ref(), budget));
     h.push_str("<h2>The run</h2>");
     facts(&mut h, summary, view, timing);
     seeds_table(&mut h, seeds, summary["reported_seed"].as_u64());
@@ -859,7 +865,15 @@ mod tests {
             regressions: &[],
             waits: &[],
         };
-        let page = page(&summary, &view, &[], &told, None, false);
+        let page = page(
+            &summary,
+            &view,
+            &[],
+            &told,
+            None,
+            false,
+            crate::report::interactive::Budget::FULL,
+        );
         assert!(page.contains("<h1>01-clean with redlock-rs</h1>"), "{page}");
         assert!(
             page.contains(" — 01-clean with redlock-rs (lockstorm run)</title>"),

@@ -26,6 +26,7 @@ pub mod held;
 pub mod html;
 pub mod interactive;
 pub mod junit;
+pub mod lines;
 pub mod logs;
 pub mod matrix;
 pub mod matrix_page;
@@ -350,7 +351,14 @@ const STORIES_IN_FULL: usize = 200;
 
 /// Writes the whole report of a run into `dir`, creating it.
 pub fn write(dir: &Path, scenario: &Scenario, outcome: &Outcome) -> Result<Rendered, ReportError> {
-    write_with(dir, scenario, outcome, Keep::Whole, Plots::All)
+    write_with(
+        dir,
+        scenario,
+        outcome,
+        Keep::Whole,
+        Plots::All,
+        interactive::Budget::FULL,
+    )
 }
 
 /// What a report keeps of its run's history.jsonl: the committed reports have a size
@@ -418,13 +426,16 @@ fn without_interactive(page: &str) -> String {
 }
 
 /// Like [`write`], keeping of history.jsonl what `keep` says (a committed report keeps
-/// what its stories cite, and the rerun command writes the rest again).
+/// what its stories cite, and the rerun command writes the rest again), its timeline
+/// drawing what `budget` allows (the analysis and the library matrix, whose pages are
+/// committed by the hundred: [`interactive::Budget::COMMITTED`]).
 pub fn write_with(
     dir: &Path,
     scenario: &Scenario,
     outcome: &Outcome,
     keep_history: Keep,
     plots: Plots,
+    budget: interactive::Budget,
 ) -> Result<Rendered, ReportError> {
     std::fs::create_dir_all(dir).map_err(io_err(dir))?;
     // The logs first: the page lists them. A report cut for the committed reports'
@@ -452,7 +463,7 @@ pub fn write_with(
             history: Kept::Not,
         }
     } else {
-        write_evidence(dir, &summary, outcome, keep_history, plots)?
+        write_evidence(dir, &summary, outcome, keep_history, plots, budget)?
     };
     add_anomalies(&mut summary, &rendered);
     if !rendered.availability.is_null() {
@@ -482,6 +493,7 @@ fn write_evidence(
     outcome: &Outcome,
     keep_history: Keep,
     which: Plots,
+    budget: interactive::Budget,
 ) -> Result<Rendered, ReportError> {
     let path = dir.join("history.jsonl");
     match &outcome.history {
@@ -494,7 +506,7 @@ fn write_evidence(
                 })?;
             }
             let view = view::RunView::new(events, &outcome.findings);
-            let rendered = render(dir, summary, &view, keep_history, which)?;
+            let rendered = render(dir, summary, &view, keep_history, which, budget)?;
             cut_file(&path, &path, &rendered.history)?;
             Ok(rendered)
         }
@@ -504,7 +516,7 @@ fn write_evidence(
             let mut gather = view::Gather::default();
             let file = HistoryFile::scan(from, |i, e| gather.observe(i, &e))?;
             let view = gather.into_view(view::Lines::File(&file), &outcome.findings);
-            let rendered = render(dir, summary, &view, keep_history, which)?;
+            let rendered = render(dir, summary, &view, keep_history, which, budget)?;
             if let Some(e) = file.error() {
                 return Err(e.into());
             }
@@ -666,7 +678,11 @@ pub fn rerender(dir: &Path, keep: Keep) -> Result<Findings, ReportError> {
         false => Plots::All,
     };
     let others = folder::clear_renders(dir)?;
-    let rendered = render(dir, &summary, &view, keep, plots)?;
+    let budget = match keep {
+        Keep::Cited => interactive::Budget::COMMITTED,
+        Keep::Whole | Keep::Nothing => interactive::Budget::FULL,
+    };
+    let rendered = render(dir, &summary, &view, keep, plots, budget)?;
     let mut summary = summary;
     // The reported seed's findings in the order the stories tell them (worst first),
     // which a summary from an older lockstorm (in time order) did not have.
@@ -745,6 +761,7 @@ pub fn render(
     view: &view::RunView,
     keep_history: Keep,
     which: Plots,
+    budget: interactive::Budget,
 ) -> Result<Rendered, ReportError> {
     use plots::{
         availability::Availability, cdf::Cdf, operations::Operations, throughput::Throughput,
@@ -993,9 +1010,17 @@ pub fn render(
         waits: &waits,
     };
     let timing = dir.join(timing::FILE).is_file();
-    let mut page = html::page(summary, view, &plots, &told, anomaly.as_deref(), timing);
+    let page = html::page(summary, view, &plots, &told, anomaly.as_deref(), timing, budget);
     // What history.jsonl keeps follows from what the pages cite.
     let history = keep_history.resolve(view.history.len(), &cited(&md, &page));
+    // The lines the page names (its first citations, and every line its timeline links
+    // to) quoted at its end, and each citation of one of them a link to it.
+    let mut named: std::collections::BTreeSet<usize> =
+        lines::cited(&page).into_iter().take(budget.quoted).collect();
+    named.extend(lines::targets(&page));
+    let (quoted_lines, quoted) = lines::section(view, &named);
+    let mut page = lines::linked(&page, &quoted);
+    page.push_str(&quoted_lines);
     page.push_str(&html::files(summary, &history, &logs::kept(dir), timing));
     let path = dir.join("index.html");
     std::fs::write(&path, page).map_err(io_err(&path))?;

@@ -676,3 +676,72 @@ fn two_masters_of_a_sentinel_deployment_are_a_split_brain_or_a_failover() {
         named.cause
     );
 }
+
+#[test]
+fn the_whole_run_timeline_accounts_for_every_hold_within_its_budget() {
+    // 8 clients × 600 holds over 60 s, and a partition of node 1 from 10 s to 20 s.
+    let mut h = vec![meta(3, 8)];
+    let mut events = Vec::new();
+    for c in 0..8u64 {
+        for i in 0..600u64 {
+            let t = i * 100_000 + c * 10_000;
+            let c = c as usize;
+            events.push(acq(t, c));
+            events.push(ok(t + 500, c, t + 1_000_000, &[0, 1, 2], 1));
+            events.push(rel(t + 3_000, c));
+            events.push(rel_ok(t + 3_200, c));
+        }
+    }
+    events.push(partition(10_000_000, 0, FaultAction::Start, &[1], &[]));
+    events.push(partition(20_000_000, 0, FaultAction::End, &[1], &[]));
+    events.sort_by_key(Event::t_us);
+    h.extend(events);
+    let f = check(&h).unwrap();
+    assert_eq!(f.holds.len(), 4_800);
+    let view = RunView::new(&h, &f);
+    use super::interactive::{timeline, Budget, Focus};
+    let focus = Focus {
+        lock: "L0".into(),
+        from_us: 30_000_000,
+        to_us: 30_500_000,
+        band: (30_100_000, 30_200_000),
+    };
+    for (budget, focus) in [(Budget::FULL, None), (Budget::COMMITTED, Some(&focus))] {
+        let svg = timeline(&view, focus, budget);
+        for row in ["node 0", "node 2", "partition faults", "client 0", "client 7"] {
+            assert!(svg.contains(&format!(">{row}</text>")), "a row for {row}");
+        }
+        // Holds one by one (a title naming the hold), the rest merged into bars that
+        // say how many they stand for: together, every hold once.
+        let one_by_one = svg.matches(" holds L0 (exclusive)").count();
+        let merged: usize = svg
+            .split("<title>client ")
+            .skip(1)
+            .filter_map(|t| {
+                // "3: 12 holds as one bar, lines 120–480"
+                let (n, rest) = t.split(": ").nth(1)?.split_once(' ')?;
+                rest.starts_with("holds as one bar")
+                    .then(|| n.parse::<usize>().ok())?
+            })
+            .sum();
+        assert_eq!(one_by_one, budget.holds, "{budget:?}");
+        assert_eq!(one_by_one + merged, 4_800, "{budget:?}");
+        let bars = svg.matches(" holds as one bar").count();
+        assert!(bars <= budget.bars && bars >= 8, "{bars} bars, {budget:?}");
+        // The partition: on its kind's row and node 1's, linked to its start line.
+        let line = h.iter().position(|e| matches!(e, Event::Fault(_))).unwrap() + 1;
+        assert_eq!(svg.matches(&format!("<a href=\"#L{line}\">")).count(), 2);
+        assert!(svg.contains(&format!("node 1: fault 0 (partition), line {line}")));
+        // A focus opens the window on it and shades its band; else the whole run.
+        let opens = match focus {
+            Some(_) => "data-a=\"30000000\" data-b=\"30500000\"".to_string(),
+            None => format!("data-a=\"0\" data-b=\"{}\"", view.end_us),
+        };
+        assert!(svg.contains(&opens), "{budget:?}: opens on {opens}");
+        assert_eq!(svg.contains("the finding&#39;s window"), focus.is_some());
+        if focus.is_some() {
+            // The holds in the window come first among those drawn one by one.
+            assert!(svg.contains("from t=30.000 s") || svg.contains("from t=30.010 s"));
+        }
+    }
+}

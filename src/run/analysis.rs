@@ -148,7 +148,14 @@ pub fn run_all_with(
         let dir = out.join(&scenario.name);
         let keep = keep_history(&scenario, &outcome);
         let folder = RunFolder::prepare(&dir)?;
-        let rendered = write_with(&dir, &scenario, &outcome, keep, crate::report::Plots::All)?;
+        let rendered = write_with(
+            &dir,
+            &scenario,
+            &outcome,
+            keep,
+            crate::report::Plots::All,
+            crate::report::interactive::Budget::COMMITTED,
+        )?;
         folder.finish()?;
         each(&scenario, &outcome, &rendered);
         let stats = &outcome.findings.stats;

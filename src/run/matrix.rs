@@ -922,8 +922,14 @@ fn finish_cell(
     // histories are long (node lines with the libraries' 40-digit values), and the
     // committed matrix has a size budget (tests/committed_reports.rs).
     let keep = super::analysis::keep_cited(&outcome);
-    let rendered =
-        crate::report::write_with(&dir, scenario, &outcome, keep, crate::report::Plots::Timelines)?;
+    let rendered = crate::report::write_with(
+        &dir,
+        scenario,
+        &outcome,
+        keep,
+        crate::report::Plots::Timelines,
+        crate::report::interactive::Budget::COMMITTED,
+    )?;
     // The logs went with the report (capped for the committed reports' budget).
     let library = outcome
         .worker_logs
