@@ -587,3 +587,43 @@ fn report_cut_refuses_a_folder_without_a_run_history_and_a_cut_history_is_not_ju
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("meta: cut"), "{stderr}");
 }
+
+/// `report reports` rewrites the reports site from its folders, and refuses (exit 2, one
+/// line) a site whose index.html is the user's, leaving it as it was.
+#[test]
+fn report_on_the_reports_root_rewrites_its_index_and_spares_a_users_page() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("reports");
+    std::fs::create_dir_all(root.join("sweeps/s")).unwrap();
+    write(
+        &root.join("sweeps/s"),
+        "sweep.json",
+        r#"{"scenario":"s","axes":[],"seeds":1,"cells":[]}"#,
+    );
+    let out = lockstorm(tmp.path(), &["report", "reports"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let page = std::fs::read_to_string(root.join("index.html")).unwrap();
+    assert!(page.contains("href=\"sweeps/s/sweep.csv\""), "{page}");
+    assert!(
+        page.contains("Made again by `lockstorm report reports`."),
+        "{page}"
+    );
+
+    let mine = tmp.path().join("mine");
+    std::fs::create_dir_all(mine.join("sweeps/s")).unwrap();
+    std::fs::copy(root.join("sweeps/s/sweep.json"), mine.join("sweeps/s/sweep.json")).unwrap();
+    write(&mine, "index.html", "my page");
+    let out = lockstorm(tmp.path(), &["report", "mine"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    assert_eq!(
+        std::fs::read_to_string(mine.join("index.html")).unwrap(),
+        "my page"
+    );
+}

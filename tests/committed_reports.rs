@@ -19,8 +19,12 @@ const COMMITTED: [&str; 6] = [
 /// page and its verdict per seed (summary.json, about 8 KB a cell), every worker log cut
 /// to 8 KB; with each cited history cut to the windows its stories cite (issue 41) the
 /// committed reports hold about 32 MB, so the limit is 35 MB. The Sentinel matrix
-/// (issue 39: 13 libraries, 2 faults) adds 2.2 MB, which leaves under 0.1 MB.
-const LIMIT_BYTES: u64 = 35_000_000;
+/// (issue 39: 13 libraries, 2 faults) adds 2.2 MB, which leaves under 0.1 MB. Issue 41's
+/// whole-run interactive timeline and quoted history lines add about 1 MB over the 48
+/// analysis pages (drawn within `interactive::Budget::COMMITTED`), so the limit is 36 MB.
+/// The library matrices' 450 cell pages do not have it yet: re-rendered, they would add
+/// about 15 MB.
+const LIMIT_BYTES: u64 = 36_000_000;
 
 fn reports() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("reports")
@@ -49,12 +53,12 @@ fn committed_files() -> Vec<(PathBuf, u64)> {
 }
 
 #[test]
-fn the_committed_reports_stay_under_35_mb_in_one_image_format() {
+fn the_committed_reports_stay_under_36_mb_in_one_image_format() {
     let files = committed_files();
     let total: u64 = files.iter().map(|(_, n)| n).sum();
     assert!(
         total < LIMIT_BYTES,
-        "reports/ holds {:.1} MB in {} files; the limit is 35 MB",
+        "reports/ holds {:.1} MB in {} files; the limit is 36 MB",
         total as f64 / 1e6,
         files.len()
     );

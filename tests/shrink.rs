@@ -122,6 +122,53 @@ fn a_report_folder_shrinks_into_a_folder_beside_it() {
     common::runs_as_expected(tmp.path(), "reports/broken-shrunk/broken-shrunk.toml");
 }
 
+/// A run made unsafe by `--set` shrinks from its folder with that override applied again
+/// (the file alone is safe: nothing to shrink).
+#[test]
+fn a_report_folder_shrinks_with_the_overrides_its_run_had() {
+    let tmp = tempfile::tempdir().unwrap();
+    let safe = "duration = \"5s\"\nnodes = 3\n[clients]\ncount = 4\n";
+    std::fs::write(tmp.path().join("quorum.toml"), safe).unwrap();
+    let run = common::lockstorm(
+        tmp.path(),
+        &[
+            "scenario",
+            "quorum.toml",
+            "-q",
+            "--set",
+            "algorithm.quorum=1",
+            "--set",
+            "expect=\"unsafe\"",
+        ],
+    );
+    assert_eq!(
+        run.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(tmp.path().join("reports/quorum/summary.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        summary["overrides"],
+        serde_json::json!(["algorithm.quorum=1", "expect=unsafe"])
+    );
+    let out = common::lockstorm(tmp.path(), &["shrink", "reports/quorum", "-q"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let shrunk = Scenario::load(&tmp.path().join("reports/quorum-shrunk/quorum-shrunk.toml")).unwrap();
+    assert_eq!(
+        shrunk.algorithm.quorum, 1,
+        "the override is in the shrunk scenario"
+    );
+}
+
 #[test]
 fn nothing_to_shrink_and_a_missing_file_are_one_line_errors() {
     let tmp = tempfile::tempdir().unwrap();

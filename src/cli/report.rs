@@ -1,5 +1,6 @@
 //! `lockstorm report DIR`: re-renders a folder from its data: a run's report from its
-//! history.jsonl, a sweep's from its sweep.json, the library matrix from matrix.json.
+//! history.jsonl, a sweep's from its sweep.json, the library matrix from matrix.json,
+//! the reports site (reports/index.html and README.md) from the folders under it.
 
 use anyhow::{Context, Result};
 use lockstorm::outcome::sweep::Sweep;
@@ -7,7 +8,8 @@ use std::path::{Path, PathBuf};
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// The folder holding history.jsonl, e.g. reports/partition.
+    /// The folder holding history.jsonl, e.g. reports/partition; or a sweep's, a
+    /// matrix's, or the reports site's root (reports/, whose index it rewrites).
     dir: PathBuf,
     /// A library matrix only: judge its cells again against the predictions and the
     /// documentation claims of this adapter list as it is now (say, after a prediction
@@ -79,6 +81,16 @@ pub fn run(a: Args) -> Result<bool> {
         lockstorm::report::matrix::write(dir, &matrix)?;
         out!(
             "{}: rendered README.md and index.html from matrix.json",
+            dir.display()
+        );
+        return Ok(true);
+    }
+    // The reports site's root (reports/): its index and README, from its folders.
+    let history = dir.join("history.jsonl");
+    if !history.exists() && !lockstorm::report::site::entries(dir).is_empty() {
+        lockstorm::report::site::write(dir)?;
+        out!(
+            "{}: rewrote index.html and README.md, the way in to its report folders",
             dir.display()
         );
         return Ok(true);

@@ -50,11 +50,11 @@ impl Budget {
     };
     /// A committed report (its history cut to what it cites, or not kept).
     pub const COMMITTED: Budget = Budget {
-        holds: 30,
-        faults: 20,
-        marks: 20,
-        bars: 40,
-        quoted: 60,
+        holds: 25,
+        faults: 15,
+        marks: 15,
+        bars: 30,
+        quoted: 40,
     };
 }
 
@@ -99,15 +99,33 @@ pub fn describe(h: &Hold) -> String {
 
 /// One thing drawn over an interval, on a row and a lane of it; merged with its
 /// neighbours of the same row and lane when a kind has too many.
-struct Span {
+struct Span<'h> {
     row: usize,
     lane: usize,
     s: u64,
     e: u64,
     /// The history line it links to.
     line: Option<usize>,
-    info: String,
+    info: Info<'h>,
     color: String,
+}
+
+/// What a span says on hover: its text, or a hold's (described only if it is drawn one
+/// by one: a worker's hold looks its nodes up in the history).
+enum Info<'h> {
+    Text(String),
+    Hold(&'h Hold),
+}
+
+impl Info<'_> {
+    fn text(&self, view: &RunView) -> String {
+        match self {
+            Info::Text(t) => t.clone(),
+            // A worker's nodes, which its `ok` does not name, from the node lines.
+            Info::Hold(h) if h.nodes.is_empty() => describe(&super::held::with_nodes(view, h)),
+            Info::Hold(h) => describe(h),
+        }
+    }
 }
 
 /// The SVG being built.
@@ -135,7 +153,7 @@ impl Drawing {
         }
         let _ = write!(
             self.svg,
-            "<rect data-s=\"{s}\" data-e=\"{e}\" x=\"{:.0}\" y=\"{y:.1}\" width=\"{:.0}\" height=\"{hgt:.1}\" fill=\"{fill}\"{hidden}><title>{}</title></rect>",
+            "<rect data-s=\"{s}\" data-e=\"{e}\" x=\"{:.0}\" y=\"{y:.0}\" width=\"{:.0}\" height=\"{hgt:.0}\" fill=\"{fill}\"{hidden}><title>{}</title></rect>",
             x(s),
             (x(e) - x(s)).max(2.0),
             esc(info)
@@ -150,6 +168,7 @@ impl Drawing {
     /// `place` gives a span's `(y, height)` from its row and lane.
     fn spans(
         &mut self,
+        view: &RunView,
         mut spans: Vec<Span>,
         max: usize,
         first: impl Fn(&Span) -> bool,
@@ -164,7 +183,8 @@ impl Drawing {
             }
         };
         for sp in &spans {
-            self.bar((sp.s, sp.e), place(sp.row, sp.lane), &sp.color, &sp.info, sp.line);
+            let info = sp.info.text(view);
+            self.bar((sp.s, sp.e), place(sp.row, sp.lane), &sp.color, &info, sp.line);
         }
         for m in merge(rest, self.end_us, self.bars) {
             let lines = match (m.first_line, m.last_line) {
@@ -248,18 +268,19 @@ pub fn timeline(view: &RunView, focus: Option<&Focus>, budget: Budget) -> String
         s: v.overlap_start_us,
         e: v.overlap_end_us,
         line: None,
-        info: format!(
+        info: Info::Text(format!(
             "violation: clients {} and {} both held {} from t={} to t={}",
             v.first.client,
             v.second.client,
             v.lock,
             secs(v.overlap_start_us),
             secs(v.overlap_end_us)
-        ),
+        )),
         color: "rgba(214,39,40,0.25)".into(),
     });
     let clients_high = ROW * view.clients as f64;
     d.spans(
+        view,
         bands.collect(),
         budget.marks,
         |sp| in_focus(sp.s, sp.e),
@@ -289,7 +310,7 @@ pub fn timeline(view: &RunView, focus: Option<&Focus>, budget: Budget) -> String
             s: w.start_us,
             e: until,
             line: Some(w.line),
-            info,
+            info: Info::Text(info),
             color: color.clone(),
         };
         for n in super::view::targets(&w.fault)
@@ -307,6 +328,7 @@ pub fn timeline(view: &RunView, focus: Option<&Focus>, budget: Budget) -> String
     }
     let lane = (ROW - 6.0) / kinds.len().max(1) as f64;
     d.spans(
+        view,
         on_kinds,
         budget.faults,
         |sp| in_focus(sp.s, sp.e),
@@ -314,6 +336,7 @@ pub fn timeline(view: &RunView, focus: Option<&Focus>, budget: Budget) -> String
         |row, _| (ROW * row as f64 + 4.0, ROW - 8.0),
     );
     d.spans(
+        view,
         on_nodes,
         budget.faults,
         |sp| in_focus(sp.s, sp.e),
@@ -338,11 +361,12 @@ pub fn timeline(view: &RunView, focus: Option<&Focus>, budget: Budget) -> String
             s: m.t_us,
             e: m.t_us,
             line: None,
-            info: format!("node {}: {what}, at t={}", m.node, secs(m.t_us)),
+            info: Info::Text(format!("node {}: {what}, at t={}", m.node, secs(m.t_us))),
             color: "#000".into(),
         }
     });
     d.spans(
+        view,
         marks.collect(),
         budget.marks,
         |sp| in_focus(sp.s, sp.e + 1),
@@ -355,10 +379,11 @@ pub fn timeline(view: &RunView, focus: Option<&Focus>, budget: Budget) -> String
         s: h.start_us,
         e: h.end_us,
         line: Some(h.ok_line),
-        info: describe(&h),
+        info: Info::Hold(h),
         color: rgb(super::plots::mode_color(&super::view::mode_name(h.mode))),
     });
     d.spans(
+        view,
         holds.collect(),
         budget.holds,
         |sp| in_focus(sp.s, sp.e),
@@ -384,19 +409,14 @@ pub fn timeline(view: &RunView, focus: Option<&Focus>, budget: Budget) -> String
 }
 
 /// The holds on the client rows: every lock's but the probe's own (unless the finding
-/// is about it), a worker's with the nodes its key was set on.
-fn holds<'v>(view: &'v RunView, focus: Option<&'v Focus>) -> impl Iterator<Item = Hold> + 'v {
+/// is about it).
+fn holds<'v>(view: &'v RunView, focus: Option<&'v Focus>) -> impl Iterator<Item = &'v Hold> + 'v {
     let probe = view.probe_locks();
     view.holds()
         .iter()
         .filter(|h| h.client < view.clients)
         .filter(move |h| {
             !probe.iter().any(|p| *p == h.lock.as_str()) || focus.is_some_and(|f| f.lock == h.lock.as_str())
-        })
-        .map(|h| match h.nodes.is_empty() {
-            // A worker's nodes, which its `ok` does not name, from the node lines.
-            true => super::held::with_nodes(view, h),
-            false => h.clone(),
         })
 }
 

@@ -84,6 +84,10 @@ pub struct Summary<'a> {
     pub seeds: &'a [SeedResult],
     pub reported_seed: u64,
     pub rerun: String,
+    /// The `--set` overrides the run applied to its scenario file, in order (what
+    /// `shrink` of the report folder applies again).
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    pub overrides: &'a [String],
     /// The command that runs every seed of the run again, when they were consecutive
     /// and more than one ([`Scenario::run_command`]).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -198,6 +202,7 @@ pub fn summary<'a>(scenario: &'a Scenario, outcome: &'a Outcome) -> Summary<'a> 
         seeds: &outcome.seeds,
         reported_seed: outcome.reported_seed,
         rerun: scenario.rerun_command(outcome.reported_seed),
+        overrides: &scenario.overrides,
         command: scenario.run_command(&outcome.seeds.iter().map(|s| s.seed).collect::<Vec<_>>()),
         shrink: has_finding(outcome)
             .then(|| scenario.shrink_command(outcome.reported_seed).ok())

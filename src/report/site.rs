@@ -197,8 +197,22 @@ fn html(entries: &[Entry]) -> String {
             esc(&e.finding)
         );
     }
-    h.push_str("</ul>\n</body></html>\n");
+    let _ = write!(
+        h,
+        "</ul>\n<p class=\"provenance\"><small>{}</small></p>\n</body></html>\n",
+        esc(&made())
+    );
     h
+}
+
+/// What made the site's pages: this lockstorm, now, from the folders' own files (each
+/// folder's page says what made it), and the command that makes them again.
+fn made() -> String {
+    format!(
+        "This index: made by {}, on {}, from the files of the folders it lists (each folder's page says what made it). Made again by `lockstorm report reports`.",
+        super::provenance::lockstorm(),
+        super::provenance::now_utc()
+    )
 }
 
 fn markdown(entries: &[Entry]) -> String {
@@ -208,6 +222,7 @@ fn markdown(entries: &[Entry]) -> String {
     for e in entries {
         let _ = writeln!(md, "- [{}]({}) (`{}/`): {}", e.title, e.page, e.folder, e.finding);
     }
+    let _ = writeln!(md, "\n{}", made());
     md
 }
 
@@ -296,7 +311,15 @@ mod tests {
         ));
         assert!(page.contains("a violation in 1 cells, a stale write in 0"));
         assert!(page.contains("under some fault: x."));
-        assert!(root.join("README.md").is_file());
+        // What made it, and how to make it again.
+        let made = format!(
+            "This index: made by {}, on 20",
+            super::super::provenance::lockstorm()
+        );
+        assert!(page.contains(&made), "{page}");
+        assert!(page.contains("Made again by `lockstorm report reports`."));
+        let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+        assert!(readme.contains(&made), "{readme}");
         // A folder outside any `reports` folder leaves no site behind.
         refresh(tmp.path()).unwrap();
         assert!(!tmp.path().join("index.html").exists());

@@ -130,7 +130,31 @@ pub fn from_report(dir: &Path) -> Result<(Scenario, u64), ShrinkError> {
     let file = summary["file"].as_str().ok_or_else(|| {
         err("names no scenario file (a history from elsewhere): shrink needs the scenario, run `lockstorm shrink SCENARIO --seed N`".into())
     })?;
-    Ok((Scenario::load(Path::new(file))?, seed))
+    // The run's `--set` overrides, applied again: `overrides`, or in a summary from
+    // before it had that list, the rerun command's.
+    let sets: Vec<String> = match summary["overrides"].as_array() {
+        Some(list) => list.iter().filter_map(|o| o.as_str().map(String::from)).collect(),
+        None => {
+            let words: Vec<&str> = summary["rerun"]
+                .as_str()
+                .unwrap_or("")
+                .split_whitespace()
+                .collect();
+            words
+                .windows(2)
+                .filter(|w| w[0] == "--set")
+                .map(|w| w[1].to_string())
+                .collect()
+        }
+    };
+    let sets = sets
+        .iter()
+        .map(|o| crate::scenario::Override::parse(o))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| err(format!("an override of the run does not read: {e}")))?;
+    let path = Path::new(file);
+    let text = crate::scenario::read_text(path)?;
+    Ok((Scenario::from_text(&text, path, &sets)?, seed))
 }
 
 /// The default output folder: `<name>-shrunk` beside the report, or under reports/.
