@@ -610,7 +610,7 @@ fn report_on_the_reports_root_rewrites_its_index_and_spares_a_users_page() {
     let page = std::fs::read_to_string(root.join("index.html")).unwrap();
     assert!(page.contains("href=\"sweeps/s/sweep.csv\""), "{page}");
     assert!(
-        page.contains("Made again by `lockstorm report reports`."),
+        page.contains("Made again by <code>lockstorm report reports</code>."),
         "{page}"
     );
 

@@ -199,17 +199,20 @@ fn html(entries: &[Entry]) -> String {
     }
     let _ = write!(
         h,
-        "</ul>\n<p class=\"provenance\"><small>{}</small></p>\n</body></html>\n",
+        "</ul>\n<p class=\"provenance\"><small>{} Made again by <code>{REMAKE}</code>.</small></p>\n</body></html>\n",
         esc(&made())
     );
     h
 }
 
+/// The command that makes the site's pages again.
+const REMAKE: &str = "lockstorm report reports";
+
 /// What made the site's pages: this lockstorm, now, from the folders' own files (each
-/// folder's page says what made it), and the command that makes them again.
+/// folder's page says what made it).
 fn made() -> String {
     format!(
-        "This index: made by {}, on {}, from the files of the folders it lists (each folder's page says what made it). Made again by `lockstorm report reports`.",
+        "This index: made by {}, on {}, from the files of the folders it lists (each folder's page says what made it).",
         super::provenance::lockstorm(),
         super::provenance::now_utc()
     )
@@ -222,7 +225,7 @@ fn markdown(entries: &[Entry]) -> String {
     for e in entries {
         let _ = writeln!(md, "- [{}]({}) (`{}/`): {}", e.title, e.page, e.folder, e.finding);
     }
-    let _ = writeln!(md, "\n{}", made());
+    let _ = writeln!(md, "\n{} Made again by `{REMAKE}`.", made());
     md
 }
 
@@ -317,7 +320,7 @@ mod tests {
             super::super::provenance::lockstorm()
         );
         assert!(page.contains(&made), "{page}");
-        assert!(page.contains("Made again by `lockstorm report reports`."));
+        assert!(page.contains("Made again by <code>lockstorm report reports</code>."));
         let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
         assert!(readme.contains(&made), "{readme}");
         // A folder outside any `reports` folder leaves no site behind.
