@@ -346,23 +346,27 @@ fn waits_span_failed_attempts_and_latency_does_not() {
     assert!(!view.is_read_write());
 }
 
+/// `clients` × `each` holds of 2.5 ms, one every `every` µs per client, client c's
+/// offset by c × `stagger`, with `more` events among them, in time order.
+fn short_holds(clients: usize, each: u64, every: u64, stagger: u64, mut more: Vec<Event>) -> Vec<Event> {
+    for c in 0..clients {
+        for i in 0..each {
+            let t = i * every + c as u64 * stagger;
+            more.push(acq(t, c));
+            more.push(ok(t + 500, c, t + 1_000_000, &[0, 1, 2], 1));
+            more.push(rel(t + 3_000, c));
+            more.push(rel_ok(t + 3_200, c));
+        }
+    }
+    more.sort_by_key(Event::t_us);
+    more
+}
+
 #[test]
 fn a_long_run_draws_a_bounded_overview_timeline() {
     // 20 clients × 5,000 holds over 600 s: 100k holds, far more than pixels.
     let mut h = vec![meta(5, 20)];
-    let mut events = Vec::new();
-    for c in 0..20u64 {
-        for i in 0..5_000u64 {
-            let t = i * 120_000 + c * 5_000;
-            let c = c as usize;
-            events.push(acq(t, c));
-            events.push(ok(t + 500, c, t + 1_000_000, &[0, 1, 2], 1));
-            events.push(rel(t + 3_000, c));
-            events.push(rel_ok(t + 3_200, c));
-        }
-    }
-    events.sort_by_key(Event::t_us);
-    h.extend(events);
+    h.extend(short_holds(20, 5_000, 120_000, 5_000, Vec::new()));
     let f = check(&h).unwrap();
     assert_eq!(f.holds.len(), 100_000);
     assert!(f.is_safe());
@@ -681,21 +685,11 @@ fn two_masters_of_a_sentinel_deployment_are_a_split_brain_or_a_failover() {
 fn the_whole_run_timeline_accounts_for_every_hold_within_its_budget() {
     // 8 clients × 600 holds over 60 s, and a partition of node 1 from 10 s to 20 s.
     let mut h = vec![meta(3, 8)];
-    let mut events = Vec::new();
-    for c in 0..8u64 {
-        for i in 0..600u64 {
-            let t = i * 100_000 + c * 10_000;
-            let c = c as usize;
-            events.push(acq(t, c));
-            events.push(ok(t + 500, c, t + 1_000_000, &[0, 1, 2], 1));
-            events.push(rel(t + 3_000, c));
-            events.push(rel_ok(t + 3_200, c));
-        }
-    }
-    events.push(partition(10_000_000, 0, FaultAction::Start, &[1], &[]));
-    events.push(partition(20_000_000, 0, FaultAction::End, &[1], &[]));
-    events.sort_by_key(Event::t_us);
-    h.extend(events);
+    let cut = vec![
+        partition(10_000_000, 0, FaultAction::Start, &[1], &[]),
+        partition(20_000_000, 0, FaultAction::End, &[1], &[]),
+    ];
+    h.extend(short_holds(8, 600, 100_000, 10_000, cut));
     let f = check(&h).unwrap();
     assert_eq!(f.holds.len(), 4_800);
     let view = RunView::new(&h, &f);
