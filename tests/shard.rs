@@ -408,3 +408,61 @@ fn the_matrix_recipe_in_docs_runs_as_written() {
         "every cell from its shard: {m}"
     );
 }
+
+/// A matrix's shards merged into a folder that holds a user's README.md, or a user's
+/// page where a library's goes, are refused in one line (exit 2), the files untouched;
+/// into a fresh folder they merge.
+#[test]
+fn a_matrix_merge_spares_a_users_pages() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::write(
+        dir.join("list.toml"),
+        "[[adapter]]\nname = \"missing\"\ncommand = [\"no-such-lock-worker\"]\nruntime = \"none\"\nkind = \"multi\"\n",
+    )
+    .unwrap();
+    let catalogue = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/matrix");
+    let catalogue = catalogue.to_str().unwrap();
+    for i in 0..2 {
+        let (shard, out) = (format!("{i}/2"), format!("shard-{i}"));
+        let args = [
+            "matrix",
+            "--list",
+            "list.toml",
+            "--catalogue",
+            catalogue,
+            "--seeds",
+            "1",
+            "--shard",
+            &shard,
+            "--out",
+            &out,
+        ];
+        let out = lockstorm(dir, &args);
+        assert!(
+            out.status.code().is_some_and(|c| c <= 1),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    for (mine, file) in [
+        ("mine-readme", "README.md"),
+        ("mine-library", "missing/index.html"),
+    ] {
+        let path = dir.join(mine).join(file);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, "my page").unwrap();
+        let out = lockstorm(dir, &["merge", "shard-0", "shard-1", "--out", mine]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{mine}: {stderr}");
+        assert_eq!(stderr.trim().lines().count(), 1, "{mine}: {stderr}");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "my page", "{mine}");
+    }
+    let out = lockstorm(dir, &["merge", "shard-0", "shard-1", "--out", "merged"]);
+    assert!(
+        out.status.code().is_some_and(|c| c <= 1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(dir.join("merged/matrix.json").is_file() && dir.join("merged/index.html").is_file());
+}
