@@ -246,6 +246,23 @@ EOF
     fi
     rm -rf "$T/p"
   fi
+  name="$R: merge of a matrix's shards into a folder holding the user's pages"
+  if trial "$name"; then
+    rm -rf "$T/ms" && mkdir -p "$T/ms/mine/missing"
+    printf '[[adapter]]\nname = "missing"\ncommand = ["no-such-lock-worker"]\nruntime = "none"\nkind = "multi"\n' >"$T/ms/list.toml"
+    for i in 0 1; do
+      timeout 120 "$L" matrix --list "$T/ms/list.toml" --catalogue scenarios/matrix --seeds 1 --shard $i/2 --out "$T/ms/s$i" >/dev/null 2>&1
+    done
+    echo mine >"$T/ms/mine/README.md"; echo mine >"$T/ms/mine/missing/index.html"
+    timeout 120 "$L" merge "$T/ms/s0" "$T/ms/s1" --out "$T/ms/mine" >/dev/null 2>"$T/err"; rc=$?
+    if [ "$rc" -eq 2 ] && [ "$(cat "$T/ms/mine/README.md")" = mine ] && [ "$(cat "$T/ms/mine/missing/index.html")" = mine ] \
+      && [ ! -e "$T/ms/mine/matrix.json" ]; then
+      say ok "$name: exit 2, untouched: $(head -1 "$T/err")"
+    else
+      say FAIL "$name: exit $rc, README.md: $(head -c 40 "$T/ms/mine/README.md"), missing/index.html: $(head -c 40 "$T/ms/mine/missing/index.html")"
+    fi
+    rm -rf "$T/ms"
+  fi
   name="$R: matrix --worker --out X/inner/out"
   if trial "$name"; then
     rm -rf "$T/X" && mkdir -p "$T/X/inner" && echo mine >"$T/X/inner/index.html"
