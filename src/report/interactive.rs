@@ -166,6 +166,8 @@ impl Drawing {
     /// `spans` drawn one by one up to `max` (those `first` picks before the others), the
     /// rest merged per row and lane into bars that say how many `what` they stand for;
     /// `place` gives a span's `(y, height)` from its row and lane.
+    /// The merged bars go first, so that one spanning a hold drawn one by one (the
+    /// finding's, between holds merged either side) lies under it, not over it.
     fn spans(
         &mut self,
         view: &RunView,
@@ -182,10 +184,6 @@ impl Drawing {
                 spans.split_off(max)
             }
         };
-        for sp in &spans {
-            let info = sp.info.text(view);
-            self.bar((sp.s, sp.e), place(sp.row, sp.lane), &sp.color, &info, sp.line);
-        }
         for m in merge(rest, self.end_us, self.bars) {
             let lines = match (m.first_line, m.last_line) {
                 (Some(a), Some(b)) => format!(", lines {a}–{b}"),
@@ -193,6 +191,10 @@ impl Drawing {
             };
             let info = format!("{}: {} {what} as one bar{lines}", self.labels[m.row], m.count);
             self.bar((m.s, m.e), place(m.row, m.lane), &m.color, &info, None);
+        }
+        for sp in &spans {
+            let info = sp.info.text(view);
+            self.bar((sp.s, sp.e), place(sp.row, sp.lane), &sp.color, &info, sp.line);
         }
     }
 }
@@ -262,8 +264,11 @@ pub fn timeline(view: &RunView, focus: Option<&Focus>, budget: Budget) -> String
         );
     }
     let in_focus = |s: u64, e: u64| focus.is_some_and(|f| s < f.to_us && e > f.from_us);
+    // Violation bands span every client row: a label of their own for merged ones.
+    let every_client = d.labels.len();
+    d.labels.push("the clients".into());
     let bands = view.violations().iter().map(|v| Span {
-        row: client_row,
+        row: every_client,
         lane: 0,
         s: v.overlap_start_us,
         e: v.overlap_end_us,
@@ -285,7 +290,7 @@ pub fn timeline(view: &RunView, focus: Option<&Focus>, budget: Budget) -> String
         budget.marks,
         |sp| in_focus(sp.s, sp.e),
         "violations",
-        |row, _| (ROW * row as f64, clients_high),
+        |_, _| (ROW * client_row as f64, clients_high),
     );
     // Faults: each on its kind's row, and on each node it hits (a lane per kind).
     let mut on_kinds = Vec::new();
@@ -483,7 +488,7 @@ function zoom(at,f){draw(at-(at-A)*f,at+(B-at)*f);}
 function timeAt(ev){var r=svg.getBoundingClientRect();return A+((ev.clientX-r.left)*W/r.width-L)/P*(B-A);}
 fig.querySelectorAll('button[data-zoom]').forEach(function(b){b.addEventListener('click',function(){zoom((A+B)/2,+b.dataset.zoom);});});
 fig.querySelectorAll('button[data-view]').forEach(function(b){b.addEventListener('click',function(){var v=b.dataset.view.split(' ');draw(+v[0],+v[1]);});});
-svg.addEventListener('wheel',function(ev){ev.preventDefault();zoom(timeAt(ev),ev.deltaY<0?0.8:1.25);},{passive:false});
+svg.addEventListener('wheel',function(ev){if(!ev.deltaY)return;ev.preventDefault();zoom(timeAt(ev),ev.deltaY<0?0.8:1.25);},{passive:false});
 var drag=null,moved=false;svg.addEventListener('mousedown',function(ev){drag={x:ev.clientX,a:A,b:B};moved=false;ev.preventDefault();});
 window.addEventListener('mousemove',function(ev){if(!drag)return;var r=svg.getBoundingClientRect(),dx=(ev.clientX-drag.x)*W/r.width;if(Math.abs(dx)>3)moved=true;var dt=dx/P*(drag.b-drag.a);draw(drag.a-dt,drag.b-dt);});
 window.addEventListener('mouseup',function(){drag=null;});

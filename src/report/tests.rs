@@ -720,6 +720,11 @@ fn the_whole_run_timeline_accounts_for_every_hold_within_its_budget() {
             .sum();
         assert_eq!(one_by_one, budget.holds, "{budget:?}");
         assert_eq!(one_by_one + merged, 4_800, "{budget:?}");
+        // Merged bars lie under the holds drawn one by one (the finding's), not over.
+        assert!(
+            svg.rfind(" holds as one bar").unwrap() < svg.find(" holds L0 (exclusive)").unwrap(),
+            "{budget:?}: a merged bar drawn after a hold"
+        );
         let bars = svg.matches(" holds as one bar").count();
         assert!(bars <= budget.bars && bars >= 8, "{bars} bars, {budget:?}");
         // The partition: on its kind's row and node 1's, linked to its start line.

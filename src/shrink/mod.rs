@@ -135,15 +135,11 @@ pub fn from_report(dir: &Path) -> Result<(Scenario, u64), ShrinkError> {
     let sets: Vec<String> = match summary["overrides"].as_array() {
         Some(list) => list.iter().filter_map(|o| o.as_str().map(String::from)).collect(),
         None => {
-            let words: Vec<&str> = summary["rerun"]
-                .as_str()
-                .unwrap_or("")
-                .split_whitespace()
-                .collect();
+            let words = crate::worker::shell_words(summary["rerun"].as_str().unwrap_or(""));
             words
                 .windows(2)
                 .filter(|w| w[0] == "--set")
-                .map(|w| w[1].to_string())
+                .map(|w| w[1].clone())
                 .collect()
         }
     };

@@ -136,9 +136,37 @@ pub fn shell_word(word: &str) -> String {
     }
 }
 
+/// The words of a command line [`shell_word`] wrote: split at blanks outside single
+/// quotes, each quote's text taken as it is, a backslash taking the next character.
+pub fn shell_words(line: &str) -> Vec<String> {
+    let (mut words, mut word, mut open) = (Vec::new(), None::<String>, false);
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        match (c, open) {
+            ('\'', _) => {
+                open = !open;
+                word.get_or_insert_with(String::new);
+            }
+            (c, true) => word.get_or_insert_with(String::new).push(c),
+            ('\\', false) => word.get_or_insert_with(String::new).extend(chars.next()),
+            (c, false) if c.is_whitespace() => words.extend(word.take()),
+            (c, false) => word.get_or_insert_with(String::new).push(c),
+        }
+    }
+    words.extend(word);
+    words
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shell_words_read_back_what_shell_word_wrote() {
+        let words = ["--set", "a={ x = 1 }", "it's", "clients.hold=1.5s", ""];
+        let line: Vec<String> = words.iter().map(|w| shell_word(w)).collect();
+        assert_eq!(shell_words(&line.join(" ")), words);
+    }
 
     #[test]
     fn shell_words_are_quoted_only_when_needed() {
