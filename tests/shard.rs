@@ -367,6 +367,10 @@ fn the_command_lines_in_docs_run_as_written() {
     );
 }
 
+/// An adapter list of one library that cannot start: its cells say so at once.
+const MISSING_LIST: &str =
+    "[[adapter]]\nname = \"missing\"\ncommand = [\"no-such-lock-worker\"]\nruntime = \"none\"\nkind = \"multi\"\n";
+
 /// docs/github-actions-matrix.yml's command lines, as written, on a small adapter list:
 /// one library that cannot start (its cells say so at once) over the whole catalogue,
 /// four shards, then the merge into one matrix.
@@ -374,11 +378,7 @@ fn the_command_lines_in_docs_run_as_written() {
 fn the_matrix_recipe_in_docs_runs_as_written() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
-    std::fs::write(
-        dir.join("list.toml"),
-        "[[adapter]]\nname = \"missing\"\ncommand = [\"no-such-lock-worker\"]\nruntime = \"none\"\nkind = \"multi\"\n",
-    )
-    .unwrap();
+    std::fs::write(dir.join("list.toml"), MISSING_LIST).unwrap();
     let catalogue = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/matrix");
     let commands = doc_commands("github-actions-matrix.yml");
     assert_eq!(
@@ -416,11 +416,7 @@ fn the_matrix_recipe_in_docs_runs_as_written() {
 fn a_matrix_merge_spares_a_users_pages() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
-    std::fs::write(
-        dir.join("list.toml"),
-        "[[adapter]]\nname = \"missing\"\ncommand = [\"no-such-lock-worker\"]\nruntime = \"none\"\nkind = \"multi\"\n",
-    )
-    .unwrap();
+    std::fs::write(dir.join("list.toml"), MISSING_LIST).unwrap();
     let catalogue = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/matrix");
     let catalogue = catalogue.to_str().unwrap();
     for i in 0..2 {
