@@ -83,26 +83,18 @@ pub fn run(a: Args) -> Result<bool> {
             // The matrix's pages, and each library's, as the matrix writes them: a user's
             // file of their names is refused before anything is copied.
             let cannot_write = || format!("cannot write the matrix to {}", dir.display());
-            let _root = RunFolder::prepare_shared(&dir, &lockstorm::report::matrix::PAGES.map(String::from))
-                .with_context(cannot_write)?;
             // A library's page goes into its folder if the folder is there afterwards:
             // one it gets cells in, or one already there.
-            let libraries: std::collections::BTreeSet<&str> = folders
+            let in_use = folders
                 .iter()
-                .filter_map(|(rel, _)| rel.split_once('/').map(|(library, _)| library))
-                .chain(
-                    matrix
-                        .adapters
-                        .iter()
-                        .map(|a| a.name.as_str())
-                        .filter(|name| dir.join(name).is_dir()),
-                )
-                .collect();
-            let _pages: Vec<RunFolder> = libraries
-                .into_iter()
-                .map(|library| RunFolder::prepare_shared(&dir.join(library), &["index.html".to_string()]))
-                .collect::<Result<_, _>>()
-                .with_context(cannot_write)?;
+                .filter_map(|(rel, _)| rel.split_once('/').map(|(library, _)| library));
+            let there = matrix
+                .adapters
+                .iter()
+                .map(|a| a.name.as_str())
+                .filter(|name| dir.join(name).is_dir());
+            let _pages =
+                lockstorm::run::matrix::claim_pages(&dir, in_use.chain(there)).with_context(cannot_write)?;
             for (rel, from) in &folders {
                 let to = dir.join(rel);
                 let cannot = || format!("cannot copy {} to {}", from.join(rel).display(), to.display());

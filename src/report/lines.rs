@@ -54,7 +54,7 @@ pub fn linked(page: &str, quoted: &BTreeSet<usize>) -> String {
 
 /// Hands `each` every run of text of `page` that a reader reads as prose: outside tags,
 /// links, scripts, styles, SVGs, the interactive timelines and the quoted lines.
-fn for_text<'p>(page: &'p str, mut each: impl FnMut(&'p str)) {
+pub fn for_text<'p>(page: &'p str, mut each: impl FnMut(&'p str)) {
     const SKIP: [(&str, &str); 6] = [
         ("<script", "</script>"),
         ("<style", "</style>"),

@@ -410,24 +410,12 @@ impl Keep {
 }
 
 /// The history lines a run's narrative.md and index.html (`md`, `page`) cite, which a
-/// cut history keeps ([`Keep::Cited`]): every citation but the interactive timelines'.
+/// cut history keeps ([`Keep::Cited`]): every citation in the page's text, as
+/// [`lines::for_text`] reads it (not the interactive timeline's links, a browsing aid).
 pub fn cited(md: &str, page: &str) -> Vec<std::ops::RangeInclusive<usize>> {
     let mut cited = crate::history::cut::cited_in(md);
-    cited.extend(crate::history::cut::cited_in(&without_interactive(page)));
+    lines::for_text(page, |text| cited.extend(crate::history::cut::cited_in(text)));
     cited
-}
-
-/// The text of `page` but its interactive timelines, whose tooltips name the line of
-/// every hold they draw: a browsing aid, not a citation the cut must keep.
-fn without_interactive(page: &str) -> String {
-    let mut out = String::with_capacity(page.len());
-    let mut rest = page;
-    while let Some(a) = rest.find("<figure class=interactive>") {
-        out.push_str(&rest[..a]);
-        rest = rest[a..].find("</figure>").map_or("", |b| &rest[a + b..]);
-    }
-    out.push_str(rest);
-    out
 }
 
 /// Like [`write`], keeping of history.jsonl what `keep` says (a committed report keeps

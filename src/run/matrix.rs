@@ -354,20 +354,15 @@ pub fn run_matrix(options: &MatrixOptions, progress: &(dyn Fn(&str) + Sync)) -> 
     // The last matrix's pages go first (a run stopped before it writes its own leaves
     // none that link the cells emptied below); a user's file of their names is refused.
     // The manifest lists the pages alone: the cells' folders have their own.
-    let _root = RunFolder::prepare_shared(&options.out, &crate::report::matrix::PAGES.map(String::from))?;
     // So does each library's own page, which links its cells; its folder keeps the
     // cells of other faults.
-    let mut libraries: Vec<&str> = cells
-        .iter()
-        .flatten()
-        .filter_map(|plan| plan.rel.split_once('/').map(|(library, _)| library))
-        .collect();
-    libraries.sort_unstable();
-    libraries.dedup();
-    let _pages: Vec<RunFolder> = libraries
-        .into_iter()
-        .map(|library| RunFolder::prepare_shared(&options.out.join(library), &["index.html".to_string()]))
-        .collect::<Result<_, _>>()?;
+    let _pages = claim_pages(
+        &options.out,
+        cells
+            .iter()
+            .flatten()
+            .filter_map(|plan| plan.rel.split_once('/').map(|(library, _)| library)),
+    )?;
     // Each cell's folder is checked, and emptied of what the last matrix wrote there,
     // before any seed runs: a folder holding files lockstorm did not write stops the
     // matrix now, not after an hour of runs.
@@ -741,6 +736,24 @@ fn cell_scenarios(template: &Path, a: &Adapter) -> Result<Vec<(Option<GridSettin
         out.push((setting, scenario));
     }
     Ok(out)
+}
+
+/// Claims the matrix's pages in `out` (matrix.json, README.md, index.html, shard.json)
+/// and each of `libraries`' index.html, refusing a user's file of those names; the
+/// folders stay locked while the returned guards live.
+pub fn claim_pages<'l>(
+    out: &Path,
+    libraries: impl IntoIterator<Item = &'l str>,
+) -> Result<Vec<RunFolder>, crate::report::ReportError> {
+    let libraries: std::collections::BTreeSet<&str> = libraries.into_iter().collect();
+    let root = RunFolder::prepare_shared(out, &crate::report::matrix::PAGES.map(String::from))?;
+    std::iter::once(Ok(root))
+        .chain(
+            libraries
+                .into_iter()
+                .map(|library| RunFolder::prepare_shared(&out.join(library), &["index.html".to_string()])),
+        )
+        .collect()
 }
 
 /// Whether a cell's template applies to adapter `a`'s lock: a read-write template (its
