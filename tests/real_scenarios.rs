@@ -90,7 +90,37 @@ fn run_file(path: &str, args: &[&str]) -> (Vec<lockstorm::history::Event>, tempf
     );
     let history =
         lockstorm::history::read_jsonl(&out_dir.path().join("history.jsonl")).expect("history written");
+    if args.is_empty() {
+        the_simulators_model_agrees(&Path::new(env!("CARGO_MANIFEST_DIR")).join(path), &out_dir);
+    }
     (history, out_dir)
+}
+
+/// A Sentinel or cluster file the simulator models (a master, a replica, a failover
+/// timed as the sentinels or the masters time it), just run as written on real Redis
+/// with its summary in `out`: the model's run of its seed must give the same verdict on
+/// mutual exclusion. Each such file is run once on real Redis, by its own test through
+/// [`run_file`], not again by the differential test below: the Sentinel tests run one
+/// at a time, and that second run was the longest test of the suite.
+fn the_simulators_model_agrees(file: &Path, out: &tempfile::TempDir) {
+    let mut scenario = lockstorm::scenario::Scenario::load(file).unwrap_or_else(|e| panic!("{e}"));
+    if scenario.deployment().is_none() || scenario.deployment_on_simulator().is_err() {
+        return;
+    }
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.path().join("summary.json")).expect("summary"))
+            .expect("json");
+    scenario.backend = lockstorm::scenario::Backend::Sim;
+    let options = lockstorm::real::RealOptions::default();
+    let modeled = lockstorm::run::run(&scenario, &[scenario.seed], 1, &options, &|_| {})
+        .unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+    assert_eq!(
+        Some(modeled.safe),
+        summary["seeds"][0]["safe"].as_bool(),
+        "{}: the simulator's model says safe={}, real Redis: {summary}",
+        file.display(),
+        modeled.safe
+    );
 }
 
 #[test]
@@ -435,12 +465,41 @@ fn real_sentinel_min_replicas_closes_the_replication_cut_but_for_its_lag() {
     run_file(file, &open);
 }
 
+/// WAIT after SET on real sentinels (sentinel-replication-cut-wait.toml, as written): no
+/// hold starts while the master's replicas are cut off, and the replica the sentinels
+/// promote when the master is killed after the heal has the holder's key: safe, as the
+/// simulator's model says ([`the_simulators_model_agrees`]).
+#[test]
+fn real_sentinel_wait_after_set_keeps_the_key_through_the_failover() {
+    use lockstorm::history::{Event, NodeAction, OpKind};
+    let history = run_scenario("sentinel-replication-cut-wait");
+    let (start, end) = replication_cut(&history);
+    assert!(
+        !history[start..end]
+            .iter()
+            .any(|e| matches!(e, Event::Ok(o) if o.op == OpKind::Acquire)),
+        "no hold starts while the replicas are cut off"
+    );
+    assert!(
+        history
+            .iter()
+            .any(|e| matches!(e, Event::Sentinel(s) if s.event == "+switch-master")),
+        "the sentinels fail over"
+    );
+    assert!(
+        history
+            .iter()
+            .any(|e| matches!(e, Event::Node(n) if n.action == NodeAction::Replicated)),
+        "the promoted replica has the holder's key"
+    );
+}
+
 /// WAIT after SET on a cut master (sentinel-replication-cut-wait.toml, on the simulator's
-/// model; the real run is in the differential test below): the master accepts the SETs
-/// asked for during the cut, WAIT counts no replica that has them, and each client
-/// deletes its key again, so no hold starts while the cut lasts. The first hold comes
-/// after the heal, and the replica promoted when its master is killed has its key. The
-/// same run without WAIT takes the lock on the cut master and loses it at the failover.
+/// model; on real sentinels in the test above): the master accepts the SETs asked for
+/// during the cut, WAIT counts no replica that has them, and each client deletes its key
+/// again, so no hold starts while the cut lasts. The first hold comes after the heal,
+/// and the replica promoted when its master is killed has its key. The same run without
+/// WAIT takes the lock on the cut master and loses it at the failover.
 #[test]
 fn wait_after_set_holds_nothing_while_the_replicas_are_cut_off() {
     use lockstorm::history::{Event, NodeAction};
@@ -785,15 +844,16 @@ fn the_simulator_agrees_with_real_redis_on_every_real_scenario() {
     }
 }
 
-/// The simulator's model of a Sentinel deployment or a cluster (a master, a replica, a
-/// failover timed as the sentinels or the masters time it) must agree with real sentinels
-/// and clusters on every such scenario it models: the same verdict on mutual exclusion.
-/// Those it does not model (a split brain, min-replicas-to-write) are refused in one line
-/// that says so.
+/// The simulator's model of a Sentinel deployment or a cluster takes every such file but
+/// those it leaves out (a split brain, min-replicas-to-write), which it refuses in one
+/// line that says so; the files it takes include a safe and an unsafe one. Each file it
+/// takes is compared with real sentinels or a real cluster by the test that runs it as
+/// written ([`run_file`] calls [`the_simulators_model_agrees`]); this test names those
+/// tests and reads in this file that each runs its file as written.
 #[test]
 fn the_simulator_model_of_sentinel_and_cluster_agrees_with_real_ones() {
-    require_redis();
-    let mut compared = Vec::new();
+    use lockstorm::scenario::Expect;
+    let mut modeled = Vec::new();
     for (file, scenario) in
         real_scenarios(|name| name.starts_with("sentinel-") || name.starts_with("cluster-"))
     {
@@ -803,7 +863,10 @@ fn the_simulator_model_of_sentinel_and_cluster_agrees_with_real_ones() {
             file.display()
         );
         match scenario.deployment_on_simulator() {
-            Ok(_) => compared.push(same_verdict_on_both(&file, scenario)),
+            Ok(_) => modeled.push((
+                file.file_stem().unwrap().to_string_lossy().into_owned(),
+                scenario.expect,
+            )),
             Err(why) => assert!(
                 why.contains("split brain") || why.contains("min-replicas-to-write"),
                 "{}: {why}",
@@ -811,9 +874,53 @@ fn the_simulator_model_of_sentinel_and_cluster_agrees_with_real_ones() {
             ),
         }
     }
+    // In the order of the files' paths.
+    let compared_by = [
+        (
+            "cluster-master-crash",
+            "real_cluster_failover_of_a_killed_master_is_recorded_and_stays_safe",
+        ),
+        (
+            "cluster-replication-cut",
+            "real_cluster_replication_cut_loses_the_key_unless_min_replicas_refuses_it",
+        ),
+        (
+            "sentinel-master-crash",
+            "real_sentinel_failover_of_a_killed_master_is_recorded_and_stays_safe",
+        ),
+        (
+            "sentinel-replication-cut-wait",
+            "real_sentinel_wait_after_set_keeps_the_key_through_the_failover",
+        ),
+        (
+            "sentinel-replication-cut",
+            "real_sentinel_replication_cut_before_a_failover_loses_the_key",
+        ),
+    ];
+    assert_eq!(
+        modeled.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(),
+        compared_by.iter().map(|(n, _)| *n).collect::<Vec<_>>(),
+        "each file the model takes is run as written by a test of its own, named here"
+    );
+    let source = include_str!("real_scenarios.rs");
+    for (name, test) in compared_by {
+        let body = source
+            .split(&format!("fn {test}() {{\n"))
+            .nth(1)
+            .unwrap_or_else(|| panic!("no test {test}"));
+        let body = &body[..body.find("\n}\n").expect("the test's end")];
+        let path = format!("\"scenarios/real/{name}.toml\"");
+        assert!(
+            body.contains(&format!("run_scenario(\"{name}\")"))
+                || body.contains(&format!("run_file({path}, &[])"))
+                || (body.contains(&path) && body.contains("run_file(file, &[])")),
+            "{test} runs {name} as written"
+        );
+    }
+    let unsafe_ones = modeled.iter().filter(|(_, e)| *e == Expect::Unsafe).count();
     assert!(
-        compared.iter().filter(|&&safe| safe).count() >= 2 && compared.iter().filter(|&&safe| !safe).count() >= 2,
-        "a safe and an unsafe Sentinel scenario, and a safe and an unsafe cluster one, are compared: {compared:?}"
+        unsafe_ones >= 2 && modeled.len() - unsafe_ones >= 2,
+        "a safe and an unsafe Sentinel scenario, and a safe and an unsafe cluster one, are compared: {modeled:?}"
     );
 }
 
