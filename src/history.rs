@@ -196,6 +196,25 @@ pub struct Meta {
     /// `[cluster]`); histories from before this field say it only by their sentinel lines.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deployment: Option<Deploy>,
+    /// The mitigations of asynchronous replication in force on that deployment, which
+    /// its stories name; histories from before this field do not say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mitigations: Option<Mitigations>,
+}
+
+/// What stood between a master's SET and its loss at a failover or in a split brain
+/// (issue 39): the data nodes' `min-replicas-*` settings and the lock's own WAIT.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Mitigations {
+    /// Each data node's `min-replicas-to-write`: a master refuses writes unless that many
+    /// replicas acknowledged within the lag. 0, Redis's default, is off.
+    pub min_replicas_to_write: usize,
+    /// Each data node's `min-replicas-max-lag`, in seconds.
+    pub min_replicas_max_lag_s: u64,
+    /// The built-in lock's WAIT after its SET: how many replicas it waits for (0: it
+    /// sends none). Absent for a worker's library, whose calls lockstorm does not see.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wait_replicas: Option<u32>,
 }
 
 /// A deployment as node 0: who decides its failovers, in the words of its stories.

@@ -223,6 +223,7 @@ mod tests {
             probe_client: None,
             cut: None,
             deployment: None,
+            mitigations: None,
         })
     }
 

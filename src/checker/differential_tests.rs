@@ -286,6 +286,7 @@ fn history_of(bound_us: Option<u64>, steps: &[Step], own_writes: bool) -> Vec<Ev
         probe_client: None,
         cut: None,
         deployment: None,
+        mitigations: None,
     })];
     // The token each client holds each lock with; every token each client took, per lock.
     let mut held: BTreeMap<(usize, usize), String> = BTreeMap::new();
@@ -569,6 +570,7 @@ fn history_under_faults(probe: bool, bound_us: u64, steps: &[FaultStep]) -> Vec<
         probe_client,
         cut: None,
         deployment: None,
+        mitigations: None,
     })];
     let mut t = 0;
     // Each client's open acquisition: its lock.

@@ -311,6 +311,7 @@ fn meta(algorithm: &str, worker: Option<&str>) -> [Event; 1] {
         probe_client: None,
         cut: None,
         deployment: None,
+        mitigations: None,
     })]
 }
 
@@ -400,6 +401,7 @@ fn the_probe_never_counts() {
         probe_client: Some(1),
         cut: None,
         deployment: None,
+        mitigations: None,
     })];
     let mut probe = hold(1, 1_000, 9_000, &[2]);
     for e in &mut probe {

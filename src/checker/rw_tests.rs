@@ -58,6 +58,7 @@ fn meta(writer_wait_bound_us: Option<u64>) -> Event {
         probe_client: None,
         cut: None,
         deployment: None,
+        mitigations: None,
     })
 }
 

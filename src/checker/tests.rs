@@ -185,6 +185,7 @@ fn meta(bound: u64) -> Event {
         probe_client: None,
         cut: None,
         deployment: None,
+        mitigations: None,
     })
 }
 

@@ -758,6 +758,7 @@ mod tests {
             probe_client: None,
             cut: None,
             deployment: None,
+            mitigations: None,
         })
     }
     fn op(t: u64, c: usize, kind: OpKind) -> Op {

@@ -517,6 +517,7 @@ impl World {
                 probe_client: None,
                 cut: None,
                 deployment: None,
+                mitigations: None,
             }));
         }
         // As a simulator client starts: think first.

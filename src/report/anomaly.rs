@@ -556,10 +556,14 @@ fn two_masters(
             Some(Deploy::Cluster) => format!("the other masters had voted {to} in for {m}'s slots"),
             _ => format!("the sentinels had moved the master from {m} to {to}"),
         };
-        let cause = format!(
+        let mut cause = format!(
             "{moved} (line {switch}), yet {m}, not demoted, still accepted client {}'s SET (line {line}), while client {}'s went to {other_member} (line {other_line}): two masters at once",
             h.client, other.client
         );
+        if let Some((clause, cited)) = mitigations_in_force(view, node, line, m) {
+            cause.push_str(&format!("; {clause}"));
+            extra_lines.extend(cited);
+        }
         (Anomaly::SplitBrain, cause, None, switch)
     } else {
         let ((first, first_line, first_member), (later, later_line, later_member)) = match a_line < b_line {
@@ -631,12 +635,16 @@ fn two_masters(
                 w.line
             )
         });
-        let cause = format!(
+        let mut cause = format!(
             "client {}'s SET went to {first_member} (line {first_line}){while_cut}; {moved}, where client {}'s SET NX succeeded (line {later_line}), so it did not have the first key",
             first.client, later.client
         );
         if let Some(w) = cut {
             extra_lines.push(w.line);
+        }
+        if let Some((clause, cited)) = mitigations_in_force(view, node, first_line, first_member) {
+            cause.push_str(&format!("; {clause}"));
+            extra_lines.extend(cited);
         }
         (Anomaly::KeyLostOnFailover, cause, Some(first.client), switch)
     };
@@ -680,12 +688,94 @@ fn replication_cut_at<'v>(
     line: usize,
     member: &str,
 ) -> Option<&'v FaultWindow> {
+    cut_off_at(
+        view,
+        line,
+        member,
+        |f| matches!(f, Fault::ReplicationCut { node: n } if *n == node),
+    )
+}
+
+/// What the mitigations in force (the meta line's: line 1) did not stop, for the SET at
+/// history line `set` that master `member` of Sentinel node `node` took and then lost:
+/// a clause for the story and the lines it cites, or `None` for a history whose meta
+/// line does not say them. Each of its claims about the run is read off the cited
+/// lines: the settings off line 1, the SET's time off its line, and the cut that kept
+/// the master's replicas from it (a replication cut or a partition in force at the SET)
+/// off that fault's line.
+fn mitigations_in_force(
+    view: &RunView,
+    node: usize,
+    set: usize,
+    member: &str,
+) -> Option<(String, Vec<usize>)> {
+    let m = view.meta.as_ref()?.mitigations?;
+    let t = view.history.get(set.checked_sub(1)?)?.t_us();
+    let mut lines = vec![1];
+    let wait = match m.wait_replicas {
+        Some(0) => ", and the lock sent no WAIT after its SET".to_string(),
+        Some(k) => format!(
+            "; the lock's WAIT for {k} replica{} after its SET showed only that {k} had the key, not that the one to be promoted did",
+            if k == 1 { "" } else { "s" }
+        ),
+        None => String::new(),
+    };
+    if m.min_replicas_to_write == 0 {
+        return Some((
+            format!("min-replicas-to-write was 0, Redis's default (line 1), so {member} took the SET without counting a single replica{wait}"),
+            lines,
+        ));
+    }
+    let (k, lag) = (m.min_replicas_to_write, m.min_replicas_max_lag_s);
+    let cut = cut_off_at(view, set, member, |f| match f {
+        Fault::ReplicationCut { node: n } => *n == node,
+        Fault::Partition { nodes, .. } => nodes.contains(&node),
+        _ => false,
+    });
+    let since = cut.map_or(String::new(), |w| {
+        lines.push(w.line);
+        let after = t.saturating_sub(w.start_us);
+        // A replica acknowledges once a second: a master cut from it stops counting it
+        // between `lag` and `lag` + 1 s after the cut.
+        let open = match after <= (lag + 1) * 1_000_000 {
+            true => format!(
+                ", inside the window the mitigation leaves open (a cut's first {lag} to {} s)",
+                lag + 1
+            ),
+            false => String::new(),
+        };
+        let what = match w.fault {
+            Fault::Partition { .. } => "split",
+            _ => "replication cut",
+        };
+        format!(
+            ", {} into the {what} (fault #{}, line {}){open}",
+            span(after),
+            w.id,
+            w.line
+        )
+    });
+    Some((
+        format!(
+            "min-replicas-to-write {k} with min-replicas-max-lag {lag} s (line 1) did not refuse it: {member} still counted {k} replica{} acknowledged within {lag} s when it took the SET{since}{wait}",
+            if k == 1 { "" } else { "s" }
+        ),
+        lines,
+    ))
+}
+
+/// The fault `cuts` names in force at history line `line` on the master of the moment
+/// it began (the last switch before it, else the first master, redis0), if that master
+/// is `member`.
+fn cut_off_at<'v>(
+    view: &'v RunView,
+    line: usize,
+    member: &str,
+    cuts: impl Fn(&Fault) -> bool,
+) -> Option<&'v FaultWindow> {
     let t = view.history.get(line.checked_sub(1)?)?.t_us();
     let w = view.faults.iter().rfind(|w| {
-        matches!(w.fault, Fault::ReplicationCut { node: n } if n == node)
-            && w.line < line
-            && w.start_us <= t
-            && w.end_us.is_none_or(|end| end > t)
+        cuts(&w.fault) && w.line < line && w.start_us <= t && w.end_us.is_none_or(|end| end > t)
     })?;
     // The lock's master when the cut began: redis0, then each switch away from the
     // master of the moment (a cluster's other masters fail over too).

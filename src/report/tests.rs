@@ -681,6 +681,114 @@ fn two_masters_of_a_sentinel_deployment_are_a_split_brain_or_a_failover() {
     );
 }
 
+/// A deployment's meta line says the mitigations in force, and a story of a key lost
+/// on failover or a split brain names them, citing line 1: min-replicas-to-write 0 (the
+/// default) took the SET counting no replica; min-replicas-to-write 1 took it within
+/// the lag after the cut began (citing the cut); the lock's WAIT, or none, is named
+/// only for the built-in lock, whose calls lockstorm sees.
+#[test]
+fn a_sentinel_story_names_the_mitigations_in_force() {
+    let named = |mitigations: serde_json::Value, lines: &[serde_json::Value]| {
+        let mut h = vec![serde_json::from_value::<Event>(json!({
+            "type": "meta", "t_us": 0, "scenario": "hand", "seed": 7, "algorithm": "single",
+            "nodes": 1, "clients": 2, "ttl_ms": 10_000, "liveness_bound_us": 1_000_000,
+            "deployment": "sentinel", "mitigations": mitigations}))
+        .unwrap()];
+        h.extend(
+            lines
+                .iter()
+                .map(|l| serde_json::from_value::<Event>(l.clone()).unwrap()),
+        );
+        let f = check(&h).unwrap();
+        let view = RunView::new(&h, &f);
+        let v = view.violations().first().cloned().expect("a violation");
+        explain(&view, v).anomaly.expect("named")
+    };
+    let cut = json!({"type": "fault", "t_us": 500_000, "id": 0, "action": "start",
+                     "origin": "script", "kind": "replication_cut", "node": 0});
+    // Client 0 on redis0 (line 4) 0.6 s into the cut (line 2), client 1 on redis1 after
+    // the switch.
+    let failover = [
+        cut.clone(),
+        op(acq(1_000_000, 0)),
+        set_on(1_100_000, 0, "redis0"),
+        op(ok(1_100_000, 0, 9_000_000, &[0], 1)),
+        switch(2_000_000, "redis0", "redis1"),
+        op(acq(3_000_000, 1)),
+        set_on(3_100_000, 1, "redis1"),
+        op(ok(3_100_000, 1, 9_000_000, &[0], 1)),
+    ];
+    let off = named(
+        json!({"min_replicas_to_write": 0, "min_replicas_max_lag_s": 10, "wait_replicas": 0}),
+        &failover,
+    );
+    assert_eq!(
+        off.kind,
+        super::anomaly::Anomaly::KeyLostOnFailover,
+        "{}",
+        off.cause
+    );
+    assert!(
+        off.cause.ends_with("so it did not have the first key; min-replicas-to-write was 0, Redis's default (line 1), so redis0 took the SET without counting a single replica, and the lock sent no WAIT after its SET"),
+        "{}",
+        off.cause
+    );
+    assert_eq!(off.lines[0], 1, "{:?}", off.lines);
+
+    let on = named(
+        json!({"min_replicas_to_write": 1, "min_replicas_max_lag_s": 1, "wait_replicas": 0}),
+        &failover,
+    );
+    assert!(
+        on.cause.contains("; min-replicas-to-write 1 with min-replicas-max-lag 1 s (line 1) did not refuse it: redis0 still counted 1 replica acknowledged within 1 s when it took the SET, 600.0 ms into the replication cut (fault #0, line 2), inside the window the mitigation leaves open (a cut's first 1 to 2 s), and the lock sent no WAIT after its SET"),
+        "{}",
+        on.cause
+    );
+    assert!(on.lines.starts_with(&[1, 2]), "{:?}", on.lines);
+
+    // A worker's library: what it sends is not said; WAIT for one replica: what it shows.
+    let worker = named(
+        json!({"min_replicas_to_write": 0, "min_replicas_max_lag_s": 10}),
+        &failover,
+    );
+    assert!(
+        worker.cause.ends_with("without counting a single replica"),
+        "{}",
+        worker.cause
+    );
+    let wait = named(
+        json!({"min_replicas_to_write": 0, "min_replicas_max_lag_s": 10, "wait_replicas": 1}),
+        &failover,
+    );
+    assert!(
+        wait.cause.ends_with("; the lock's WAIT for 1 replica after its SET showed only that 1 had the key, not that the one to be promoted did"),
+        "{}",
+        wait.cause
+    );
+
+    // The old master, not demoted, takes a SET after the switch: a split brain, whose
+    // story names the same mitigations for that SET.
+    let split = named(
+        json!({"min_replicas_to_write": 0, "min_replicas_max_lag_s": 10, "wait_replicas": 0}),
+        &[
+            switch(1_000, "redis0", "redis1"),
+            op(acq(2_000, 1)),
+            set_on(2_100, 1, "redis1"),
+            op(ok(2_100, 1, 9_000_000, &[0], 1)),
+            op(acq(3_000, 0)),
+            set_on(3_100, 0, "redis0"),
+            op(ok(3_100, 0, 9_000_000, &[0], 1)),
+        ],
+    );
+    assert_eq!(split.kind, super::anomaly::Anomaly::SplitBrain, "{}", split.cause);
+    assert!(
+        split.cause.ends_with("two masters at once; min-replicas-to-write was 0, Redis's default (line 1), so redis0 took the SET without counting a single replica, and the lock sent no WAIT after its SET"),
+        "{}",
+        split.cause
+    );
+    assert_eq!(split.lines, vec![1, 2, 4, 5, 7, 8]);
+}
+
 #[test]
 fn the_whole_run_timeline_accounts_for_every_hold_within_its_budget() {
     // 8 clients × 600 holds over 60 s, and a partition of node 1 from 10 s to 20 s.

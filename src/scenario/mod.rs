@@ -316,6 +316,24 @@ impl Scenario {
 
     /// `[sentinel]` or `[cluster]`: what node 0 is made of, when it is a deployment (a
     /// cluster with the run's lock keys, which its masters share out around them).
+    /// The mitigations of asynchronous replication in force on the scenario's deployment
+    /// (the history's meta line says them); `None` without a deployment.
+    pub fn mitigations(&self) -> Option<crate::history::Mitigations> {
+        let (min_replicas_to_write, min_replicas_max_lag_s) = match (&self.sentinel, &self.cluster) {
+            (Some(s), _) => (s.min_replicas_to_write, s.min_replicas_max_lag_s),
+            (None, Some(c)) => (c.min_replicas_to_write, c.min_replicas_max_lag_s),
+            (None, None) => return None,
+        };
+        Some(crate::history::Mitigations {
+            min_replicas_to_write,
+            min_replicas_max_lag_s,
+            wait_replicas: match self.clients.worker {
+                Some(_) => None,
+                None => Some(self.algorithm.wait.map_or(0, |w| w.replicas)),
+            },
+        })
+    }
+
     pub fn deployment(&self) -> Option<crate::real::deployment::Shape> {
         use crate::real::deployment::Shape;
         match (&self.sentinel, &self.cluster) {

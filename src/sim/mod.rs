@@ -270,6 +270,7 @@ fn run_world<'a>(
         probe_client: scenario.clients.probe_client(),
         cut: None,
         deployment: None,
+        mitigations: None,
     }));
     world.lifecycle.planned(&world.plan);
     world.run(progress);

@@ -336,6 +336,7 @@ async fn drive(
             crate::real::deployment::Shape::Sentinel(_) => crate::history::Deploy::Sentinel,
             crate::real::deployment::Shape::Cluster(_) => crate::history::Deploy::Cluster,
         }),
+        mitigations: scenario.mitigations(),
     }));
     d.lifecycle.planned(&d.plan);
     let sentinel = hosts.iter().find_map(|h| match h {
