@@ -314,8 +314,6 @@ impl Scenario {
         })
     }
 
-    /// `[sentinel]` or `[cluster]`: what node 0 is made of, when it is a deployment (a
-    /// cluster with the run's lock keys, which its masters share out around them).
     /// The mitigations of asynchronous replication in force on the scenario's deployment
     /// (the history's meta line says them); `None` without a deployment.
     pub fn mitigations(&self) -> Option<crate::history::Mitigations> {
@@ -334,6 +332,8 @@ impl Scenario {
         })
     }
 
+    /// `[sentinel]` or `[cluster]`: what node 0 is made of, when it is a deployment (a
+    /// cluster with the run's lock keys, which its masters share out around them).
     pub fn deployment(&self) -> Option<crate::real::deployment::Shape> {
         use crate::real::deployment::Shape;
         match (&self.sentinel, &self.cluster) {
