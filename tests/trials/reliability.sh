@@ -56,11 +56,14 @@ one_line_2() {
   fi
 }
 
-# Processes with a pid in FILE still alive (not zombies).
+# Processes with a pid in FILE still alive (not zombies) whose command line holds WHAT:
+# a pid the kernel gave to another process since (pid_max is 32768 here, and the trials
+# start thousands) is not counted.
 alive_of() {
   local n=0 pid
   for pid in $(cat "$1" 2>/dev/null); do
-    if [ -r "/proc/$pid/stat" ] && ! awk '{ exit !($3 == "Z") }' "/proc/$pid/stat" 2>/dev/null; then
+    if [ -r "/proc/$pid/stat" ] && ! awk '{ exit !($3 == "Z") }' "/proc/$pid/stat" 2>/dev/null \
+        && tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q -- "$2"; then
       n=$((n + 1))
     fi
   done
@@ -89,17 +92,26 @@ for round in $(seq "$rounds"); do
       rm -f "$T/pids"
       if [ "$how" = normal ]; then d=2s; else d=300s; fi
       worker_file "$T/w.toml" "$d" "$action:$T/pids"
+      if [ "$action" = redis ]; then what=redis-server; else what=sleep; fi
       "$L" scenario "$T/w.toml" --quiet --out "$T/run" >/dev/null 2>&1 &
       pid=$!
+      # The helper runs as what it becomes (it writes its pid before it execs), or the
+      # trial would test nothing.
+      running=0
+      for _ in $(seq 100); do
+        [ "$(alive_of "$T/pids" "$what")" -eq 1 ] && { running=1; break; }
+        sleep 0.02
+      done
       if [ "$how" != normal ]; then
-        for _ in $(seq 100); do [ -s "$T/pids" ] && break; sleep 0.1; done
         sleep 1 # past the reaper's next look
         kill -s "$how" "$pid"
       fi
       wait "$pid"; rc=$?
       sleep 1
-      n=$(alive_of "$T/pids")
-      if [ -s "$T/pids" ] && [ "$n" -eq 0 ]; then
+      n=$(alive_of "$T/pids" "$what")
+      if [ "$running" = 0 ]; then
+        say FAIL "$name: exit $rc, the helper was never seen running as $what"
+      elif [ "$n" -eq 0 ]; then
         say ok "$name: exit $rc, helper gone"
       else
         say FAIL "$name: exit $rc, $n helper(s) alive ($(cat "$T/pids" 2>/dev/null | tr '\n' ' '))"
@@ -119,7 +131,7 @@ EOF
     rm -f "$T/daemon.pid"
     out=$(LOCKSTORM_REDIS_SERVER=$T/wrap.sh timeout 120 "$L" scenario "$CLEAN" --quiet --out "$T/run" 2>&1); rc=$?
     sleep 1
-    n=$(alive_of "$T/daemon.pid")
+    n=$(alive_of "$T/daemon.pid" redis-server)
     if [ "$n" -eq 0 ]; then
       say ok "$name: exit $rc, no daemon left: $(printf '%s' "$out" | tail -1 | head -c 200)"
     else

@@ -8,8 +8,9 @@ Usage: leaves_things.py ACTION... where each ACTION runs at the hello:
   unmarked:PATH the same, and the helper then drops lockstorm's mark from its
                 environment (`env -u LOCKSTORM_OWNER sleep 600`), as a daemon that
                 clears its environment or a redis-server rewriting its title does
-  redis:PATH    the same as setsid, and the helper becomes a redis-server (no port),
-                whose process title overwrites the environment block with the mark
+  redis:PATH    the same as setsid, and the helper becomes a redis-server (no port, a
+                unix socket beside PATH), whose process title overwrites the
+                environment block with the mark
   flood:BYTES   writes a line FIRST-LINE, BYTES of filler, then LAST-LINE to stderr
 Every request gets a plain `ok` (no Redis behind it: these tests are about processes
 and files).
@@ -34,7 +35,13 @@ def helper(path, leave_group, unmarked=False, redis=False):
         # Its log is not the worker's protocol: away from the worker's stdout.
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, 1)
-        os.execvp("redis-server", ["redis-server", "--port", "0", "--save", "", "--appendonly", "no"])
+        # No TCP port, but a unix socket beside PATH: a redis-server that listens nowhere
+        # exits at once ("Configured to not listen anywhere"), and would test nothing.
+        sock = f"{path}.{os.getpid()}.sock"
+        os.execvp(
+            "redis-server",
+            ["redis-server", "--port", "0", "--unixsocket", sock, "--save", "", "--appendonly", "no"],
+        )
     time.sleep(600)
     os._exit(0)
 
