@@ -301,11 +301,12 @@ impl Family {
         }
         let now = descendants(&procs, &[self.root]);
         if let Ok(mut seen) = self.seen.lock() {
-            seen.retain(|&(pid, start)| {
-                procs
-                    .iter()
-                    .any(|&(p, st)| p == pid && st.start == start && !st.zombie)
-            });
+            let alive: std::collections::BTreeSet<(u32, u64)> = procs
+                .iter()
+                .filter(|(_, st)| !st.zombie)
+                .map(|&(pid, st)| (pid, st.start))
+                .collect();
+            seen.retain(|p| alive.contains(p));
             for (pid, st) in now {
                 if !seen.contains(&(pid, st.start)) {
                     seen.push((pid, st.start));

@@ -563,17 +563,20 @@ fn op(e: Event) -> serde_json::Value {
     serde_json::to_value(e).unwrap()
 }
 
+/// The story of the first violation the checker finds in `h`.
+fn first_story(h: &[Event]) -> super::narrative::Story {
+    let f = check(h).unwrap();
+    let view = RunView::new(h, &f);
+    let v = view.violations().first().cloned().expect("a violation");
+    explain(&view, v)
+}
+
 /// Two holds whose SETs went to two masters: the old one accepting a SET after the
 /// sentinels moved the master away from it is a split brain; a SET before the switch
 /// and the next on the promoted replica is a key lost on failover. Each names the lines.
 #[test]
 fn two_masters_of_a_sentinel_deployment_are_a_split_brain_or_a_failover() {
-    let story = |h: &[Event]| {
-        let f = check(h).unwrap();
-        let view = RunView::new(h, &f);
-        let v = view.violations().first().cloned().expect("a violation");
-        explain(&view, v)
-    };
+    let story = first_story;
     // Lines: 2 switch, 3-5 client 1 on redis1, 6-8 client 0 on the old master redis0.
     let h = sentinel_history(&[
         switch(1_000, "redis0", "redis1"),
@@ -699,10 +702,7 @@ fn a_sentinel_story_names_the_mitigations_in_force() {
                 .iter()
                 .map(|l| serde_json::from_value::<Event>(l.clone()).unwrap()),
         );
-        let f = check(&h).unwrap();
-        let view = RunView::new(&h, &f);
-        let v = view.violations().first().cloned().expect("a violation");
-        explain(&view, v).anomaly.expect("named")
+        first_story(&h).anomaly.expect("named")
     };
     let cut = json!({"type": "fault", "t_us": 500_000, "id": 0, "action": "start",
                      "origin": "script", "kind": "replication_cut", "node": 0});
