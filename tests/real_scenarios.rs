@@ -57,12 +57,13 @@ fn run_for_verdict(path: &str, args: &[&str], verdict: &str) -> (serde_json::Val
     let summary: serde_json::Value =
         serde_json::from_slice(&std::fs::read(out_dir.path().join("summary.json")).expect("summary"))
             .expect("summary.json");
-    assert_eq!(
-        summary["verdict"],
-        verdict,
-        "{path} {args:?}: {summary}\nstderr: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    if summary["verdict"] != verdict {
+        panic!(
+            "{path} {args:?}: {summary}\nstderr: {}\nthe report is kept in {}",
+            String::from_utf8_lossy(&out.stderr),
+            out_dir.keep().display()
+        );
+    }
     (summary, out_dir)
 }
 
@@ -81,18 +82,23 @@ fn run_file(path: &str, args: &[&str]) -> (Vec<lockstorm::history::Event>, tempf
         .arg(out_dir.path())
         .output()
         .expect("run lockstorm");
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{path} {args:?}: verdict not as expected\nstdout: {}\nstderr: {}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    // A real run's verdict rests on timing no seed replays: a failing run's report (its
+    // history, the nodes' logs) is kept for reading, and the message says where.
+    if out.status.code() != Some(0) {
+        panic!(
+            "{path} {args:?}: verdict not as expected (exit {:?})\nstdout: {}\nstderr: {}\nthe report is kept in {}",
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+            out_dir.keep().display()
+        );
+    }
     let history =
         lockstorm::history::read_jsonl(&out_dir.path().join("history.jsonl")).expect("history written");
-    if args.is_empty() {
-        the_simulators_model_agrees(&Path::new(env!("CARGO_MANIFEST_DIR")).join(path), &out_dir);
-    }
+    let out_dir = match args.is_empty() {
+        true => the_simulators_model_agrees(&Path::new(env!("CARGO_MANIFEST_DIR")).join(path), out_dir),
+        false => out_dir,
+    };
     (history, out_dir)
 }
 
@@ -102,10 +108,10 @@ fn run_file(path: &str, args: &[&str]) -> (Vec<lockstorm::history::Event>, tempf
 /// mutual exclusion. Each such file is run once on real Redis, by its own test through
 /// [`run_file`], not again by the differential test below: the Sentinel tests run one
 /// at a time, and that second run was the longest test of the suite.
-fn the_simulators_model_agrees(file: &Path, out: &tempfile::TempDir) {
+fn the_simulators_model_agrees(file: &Path, out: tempfile::TempDir) -> tempfile::TempDir {
     let mut scenario = lockstorm::scenario::Scenario::load(file).unwrap_or_else(|e| panic!("{e}"));
     if scenario.deployment().is_none() || scenario.deployment_on_simulator().is_err() {
-        return;
+        return out;
     }
     let summary: serde_json::Value =
         serde_json::from_slice(&std::fs::read(out.path().join("summary.json")).expect("summary"))
@@ -114,13 +120,15 @@ fn the_simulators_model_agrees(file: &Path, out: &tempfile::TempDir) {
     let options = lockstorm::real::RealOptions::default();
     let modeled = lockstorm::run::run(&scenario, &[scenario.seed], 1, &options, &|_| {})
         .unwrap_or_else(|e| panic!("{}: {e}", file.display()));
-    assert_eq!(
-        Some(modeled.safe),
-        summary["seeds"][0]["safe"].as_bool(),
-        "{}: the simulator's model says safe={}, real Redis: {summary}",
-        file.display(),
-        modeled.safe
-    );
+    if Some(modeled.safe) != summary["seeds"][0]["safe"].as_bool() {
+        panic!(
+            "{}: the simulator's model says safe={}, real Redis: {summary}\nthe real report is kept in {}",
+            file.display(),
+            modeled.safe,
+            out.keep().display()
+        );
+    }
+    out
 }
 
 #[test]
