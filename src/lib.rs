@@ -24,6 +24,18 @@
 //! ([`rng`]), time is virtual, and the algorithms never read a clock or a socket, so a
 //! seed reproduces a history byte for byte.
 
+/// `eprintln!` that does not panic when stderr is closed or full (its reader went away:
+/// a test harness that was stopped, `2>&-`, a full disk behind `2> file`): a warning or a
+/// note is a copy for whoever watches, so losing it loses nothing of the run. A panic
+/// there would end a run midway, or leave it waiting on the thread that printed.
+#[macro_export]
+macro_rules! errln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 pub mod aimer;
 pub mod algorithm;
 pub mod checker;

@@ -77,7 +77,9 @@ fn main() -> ExitCode {
         // These start processes and temporary directories: a signal stops them
         // cleanly, and the reaper cleans up after a SIGKILL.
         if let Err(e) = shutdown::install() {
-            eprintln!("lockstorm: warning: cannot handle signals ({e}); Ctrl-C would leave processes behind");
+            lockstorm::errln!(
+                "lockstorm: warning: cannot handle signals ({e}); Ctrl-C would leave processes behind"
+            );
         }
         if let Ok(exe) = std::env::current_exe() {
             lockstorm::reaper::enable(&exe);
@@ -85,7 +87,7 @@ fn main() -> ExitCode {
         // What a worker starts and leaves behind is re-parented here, to be killed
         // and reaped.
         if let Err(e) = lockstorm::children::become_subreaper() {
-            eprintln!("lockstorm: warning: cannot become the subreaper of its children ({e})");
+            lockstorm::errln!("lockstorm: warning: cannot become the subreaper of its children ({e})");
         }
     }
     let result = match cli.command {
@@ -113,7 +115,7 @@ fn main() -> ExitCode {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::from(1),
         Err(e) => {
-            eprintln!("lockstorm: error: {e:#}");
+            lockstorm::errln!("lockstorm: error: {e:#}");
             ExitCode::from(2)
         }
     };

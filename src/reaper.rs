@@ -102,7 +102,7 @@ fn send(message: &Message) {
         match start(&reaper.exe) {
             Ok(running) => reaper.running = Some(running),
             Err(e) => {
-                eprintln!("lockstorm: warning: cannot start the reaper ({e}); a SIGKILL would leave temporary files behind");
+                crate::errln!("lockstorm: warning: cannot start the reaper ({e}); a SIGKILL would leave temporary files behind");
                 *guard = None;
                 return;
             }
@@ -114,7 +114,7 @@ fn send(message: &Message) {
     let mut line = serde_json::to_vec(message).expect("a message always serializes");
     line.push(b'\n');
     if pipe.write_all(&line).and_then(|()| pipe.flush()).is_err() {
-        eprintln!(
+        crate::errln!(
             "lockstorm: warning: the reaper stopped listening; a SIGKILL would leave temporary files behind"
         );
     }

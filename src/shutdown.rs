@@ -140,12 +140,12 @@ fn install_once() -> std::io::Result<()> {
                 match REQUESTED.compare_exchange(0, n, Ordering::SeqCst, Ordering::SeqCst) {
                     Ok(_) => {}
                     Err(DONE) => {
-                        eprintln!("lockstorm: {sig}: the report is already written");
+                        crate::errln!("lockstorm: {sig}: the report is already written");
                         continue;
                     }
                     Err(_) => force(sig, "a second signal came"),
                 }
-                eprintln!("lockstorm: {sig}: stopping the run (send it again to stop at once)");
+                crate::errln!("lockstorm: {sig}: stopping the run (send it again to stop at once)");
                 let listeners: Vec<Listener> = LISTENERS
                     .lock()
                     .map(|v| v.iter().map(|(_, l)| l.clone()).collect())
@@ -177,13 +177,19 @@ fn install_once() -> std::io::Result<()> {
     std::panic::set_hook(Box::new(move |info| {
         crate::children::cleanup_all(&format!("lockstorm crashed: {info}"));
         previous(info);
+        // A panic on any thread is lockstorm's crash, and the cleanup above has killed
+        // what the run started and kept what it recorded. Left to unwind, a panic off
+        // the main thread would leave the main thread waiting on it for ever (seen: a
+        // warning printed to a stderr whose reader had died, mid-run).
+        crate::reaper::stop();
+        std::process::exit(101);
     }));
     Ok(())
 }
 
 /// Stops the hard way: every child killed, every cleanup run, then exit.
 fn force(sig: Signal, why: &str) -> ! {
-    eprintln!("lockstorm: {sig}: {why}; killing what the run started");
+    crate::errln!("lockstorm: {sig}: {why}; killing what the run started");
     crate::children::cleanup_all(&format!("stopped by {sig} ({why})"));
     crate::reaper::stop();
     std::process::exit(sig.exit_code().into())

@@ -190,6 +190,60 @@ fn a_closed_or_full_stdout_loses_the_printed_copy_not_the_run() {
     assert!(!e.contains("panicked") && o.status.code() != Some(101), "{e}");
 }
 
+/// A closed stderr (its reader went away: a stopped test harness, `2>&-`) loses the
+/// warnings and notes, not the run: `analysis` prints a line per scenario there, and
+/// with nobody reading it writes the same index and exits as it does with a reader.
+/// (Found when a stopped test suite left a cluster run panicked on a warning and
+/// waiting for ever on the thread that printed it.)
+#[test]
+fn a_closed_stderr_loses_the_notes_not_the_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let scenarios = tmp.path().join("scenarios");
+    std::fs::create_dir(&scenarios).unwrap();
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/partition.toml"),
+        scenarios.join("partition.toml"),
+    )
+    .unwrap();
+    let run = |out: &str, close: bool| {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_lockstorm"))
+            .current_dir(tmp.path())
+            .args([
+                "analysis",
+                "--scenarios",
+                "scenarios",
+                "--seeds",
+                "1",
+                "--out",
+                out,
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        if close {
+            drop(child.stderr.take());
+        }
+        child.wait_with_output().unwrap()
+    };
+    let open = run("open", false);
+    assert!(stderr(&open).contains("running partition"), "{}", stderr(&open));
+    let closed = run("closed", true);
+    assert_eq!(
+        closed.status.code(),
+        open.status.code(),
+        "exit with stderr closed"
+    );
+    for out in ["open", "closed"] {
+        let summary = summary(&tmp.path().join(out).join("partition"));
+        assert_eq!(summary["partial"], false, "{out}: {summary}");
+        assert!(
+            tmp.path().join(out).join("README.md").is_file(),
+            "{out}: the index"
+        );
+    }
+}
+
 /// Issue 40: inputs that would exhaust the machine are refused before anything is sized
 /// by them: a scenario that is no regular file or larger than a scenario can be, and a
 /// count of lock names past the limit.

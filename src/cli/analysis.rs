@@ -36,7 +36,7 @@ pub fn run(a: Args) -> Result<bool> {
         &scenarios,
         &out,
         seeds,
-        &|name| eprintln!("running {name}..."),
+        &|name| lockstorm::errln!("running {name}..."),
         &mut |scenario, outcome, rendered| {
             if junit_file.is_some() {
                 let dir = out.join(&scenario.name);

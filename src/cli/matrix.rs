@@ -127,7 +127,7 @@ pub fn run(a: Args) -> Result<bool> {
         predicts,
         shard,
     };
-    let m = lockstorm::run::matrix::run_matrix(&options, &|cell| eprintln!("{cell}"))?;
+    let m = lockstorm::run::matrix::run_matrix(&options, &|cell| lockstorm::errln!("{cell}"))?;
     if let Some(path) = &junit_file {
         write_junit(path, "lockstorm matrix", junit::matrix_suites(&m, &options.out))?;
     }

@@ -102,7 +102,7 @@ pub fn run(a: Args) -> Result<bool> {
         let stem = file.file_stem().map(|s| s.to_string_lossy().into_owned());
         if let Some(p) = stem.and_then(|f| a[0].predicts.get(&f)).filter(|_| in_catalogue) {
             lockstorm::run::matrix::expect_prediction(&mut scenario, p);
-            eprintln!(
+            lockstorm::errln!(
                 "lockstorm: {} predicts {} here ({}): that is the expected verdict",
                 a[0].name,
                 p.verdict.name(),

@@ -324,7 +324,7 @@ fn ended(at: &Watched, asks: &mpsc::UnboundedReceiver<(Back, oneshot::Sender<()>
         let who = member
             .as_ref()
             .map_or(format!("node {node}"), |m| format!("node {node} ({m})"));
-        eprintln!(
+        crate::errln!(
             "lockstorm: warning: {who}: its key watcher's connection ended while it served; \
              the history has no expired lines (and, for worker clients, no set or deleted lines) from it \
              until it restarts"

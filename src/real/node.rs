@@ -190,7 +190,7 @@ impl Node {
         .unwrap_or_else(|_| Err("no answer to CONFIG SET or SUBSCRIBE in 10 s".into()));
         match started {
             Ok(w) => self.watcher = Some(w),
-            Err(e) => eprintln!(
+            Err(e) => crate::errln!(
                 "lockstorm: warning: node {}: no key events from it (no expired lines): {}",
                 self.index,
                 super::server::with_conntrack(e.to_string())
@@ -363,19 +363,19 @@ impl Node {
         }
         let replica = self.processes[1].addr();
         if let Err(e) = replica_of_no_one(self.index, replica).await {
-            eprintln!("lockstorm: warning: node {}: promotion failed: {e:#}", self.index);
+            crate::errln!("lockstorm: warning: node {}: promotion failed: {e:#}", self.index);
             return self.restart_master().await;
         }
         self.processes.swap(0, 1);
         self.upstream.send_replace(replica);
         self.down = None;
         if let Err(e) = load_scripts(self.index, replica).await {
-            eprintln!("lockstorm: warning: node {}: {e:#}", self.index);
+            crate::errln!("lockstorm: warning: node {}: {e:#}", self.index);
         }
         self.back(true).await;
         let line = self.lag_line.as_ref().map(LagLine::addr);
         if let Err(e) = self.processes[1].start(line).await {
-            eprintln!(
+            crate::errln!(
                 "lockstorm: warning: node {}: the old master did not come back as a replica: {e:#}",
                 self.index
             );
@@ -386,7 +386,7 @@ impl Node {
         for p in &mut self.processes {
             if let Some(ft) = p.faketime_mut() {
                 if let Err(e) = f(ft) {
-                    eprintln!(
+                    crate::errln!(
                         "lockstorm: warning: node {}: clock fault not applied: {e}",
                         self.index
                     );

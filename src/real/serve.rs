@@ -208,9 +208,13 @@ impl Served {
         } else {
             vec![Mode::Exclusive]
         };
-        eprintln!(
+        crate::errln!(
             "lockstorm worker: client {} of {}, {:?} on {} node(s), ttl {} ms",
-            hello.client, hello.clients, config.kind, nodes, config.ttl_ms
+            hello.client,
+            hello.clients,
+            config.kind,
+            nodes,
+            config.ttl_ms
         );
         let served = Served {
             algorithm: algorithm::build(&config, nodes, rng),
@@ -287,7 +291,7 @@ impl Served {
         let message = match serde_json::from_str::<ToWorker>(line) {
             Ok(m) => m,
             Err(e) => {
-                eprintln!("lockstorm worker: ignoring a line that is not a request ({e}): {line}");
+                crate::errln!("lockstorm worker: ignoring a line that is not a request ({e}): {line}");
                 return Ok(());
             }
         };
@@ -295,7 +299,7 @@ impl Served {
         let lock_id = |lock: &str| lock.strip_prefix('L').and_then(|n| n.parse().ok()).map(LockId);
         match message {
             ToWorker::Hello(h) => {
-                eprintln!("lockstorm worker: a second hello (id {}) is ignored", h.id);
+                crate::errln!("lockstorm worker: a second hello (id {}) is ignored", h.id);
             }
             ToWorker::Acquire { id, lock, mode } => {
                 let Some(l) = lock_id(&lock) else {

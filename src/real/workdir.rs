@@ -75,7 +75,7 @@ impl WorkDir {
         }
         if self.keep || result.as_ref().err().and_then(RealError::log).is_some() {
             let kept = self.tmp.keep();
-            eprintln!("lockstorm: kept the nodes' directories in {}", kept.display());
+            crate::errln!("lockstorm: kept the nodes' directories in {}", kept.display());
         }
     }
 }

@@ -220,6 +220,35 @@ fn rests_on(summary: &Value, view: &RunView) -> String {
     )
 }
 
+/// The mitigations a deployment ran with (the meta line, history line 1), and the window
+/// each closes and leaves open, for a verdict without a story to say it in (issue 39): a
+/// safe or unexercised run on a Sentinel or cluster deployment. Nothing for a run that
+/// does not record them (the simulator, older histories).
+fn mitigations_words(view: &RunView) -> String {
+    let Some(m) = view.meta.as_ref().and_then(|m| m.mitigations) else {
+        return String::new();
+    };
+    let (k, lag) = (m.min_replicas_to_write, m.min_replicas_max_lag_s);
+    let replicas = |n: u64| format!("{n} {}", plural("replica", n as usize));
+    let mut s = match k {
+        0 => " The mitigations in force (history line 1): min-replicas-to-write 0, Redis's default, so a master takes a SET without counting a replica".to_string(),
+        k => format!(
+            " The mitigations in force (history line 1): min-replicas-to-write {k} with min-replicas-max-lag {lag} s: a master cut off from its replicas refuses SETs once the cut is {lag} to {} s old (the window it closes), and takes them before, SETs a failover can lose (the window it leaves open)",
+            lag + 1
+        ),
+    };
+    s.push_str(&match m.wait_replicas {
+        Some(0) => "; the lock sends no WAIT after its SET.".to_string(),
+        Some(w) => format!(
+            "; the lock WAITs for {} after its SET, so a hold starts only once {w} {} the key (closed), but a failover may promote a replica that has not (open).",
+            replicas(u64::from(w)),
+            if w == 1 { "has" } else { "have" }
+        ),
+        None => "; whether the library sends WAIT after its SET is its own (lockstorm does not see its calls).".to_string(),
+    });
+    s
+}
+
 /// A liveness finding as a sentence.
 pub fn liveness_sentence(l: &LivenessFinding) -> String {
     match l {
@@ -317,7 +346,7 @@ pub fn judge(summary: &Value, view: &RunView, anomaly: Option<&str>) -> Banner {
                 summary["not_exercised"]
                     .as_str()
                     .unwrap_or("the faults met no hold")
-            ),
+            ) + &mitigations_words(view),
         },
         "unknown" => Judge {
             name: "Lock safety",
@@ -335,7 +364,7 @@ pub fn judge(summary: &Value, view: &RunView, anomaly: Option<&str>) -> Banner {
                     "in the reported seed".into()
                 },
                 rests_on(summary, view)
-            ),
+            ) + &mitigations_words(view),
         },
     };
 
@@ -599,6 +628,53 @@ mod tests {
                  acquire calls, 1 of them (7.7%) of unknown outcome; in the reported seed"
             ),
             "{lock}"
+        );
+    }
+
+    #[test]
+    fn a_safe_deployment_banner_names_the_mitigations_in_force_and_their_windows() {
+        use crate::history::Event;
+        let f = check(&[]).unwrap();
+        let lock = |mitigations: serde_json::Value, verdict: &str| {
+            let meta: Event = serde_json::from_value(serde_json::json!({
+                "type": "meta", "t_us": 0, "scenario": "hand", "seed": 7, "algorithm": "single",
+                "nodes": 1, "clients": 2, "ttl_ms": 10_000, "liveness_bound_us": 1_000_000,
+                "deployment": "sentinel", "mitigations": mitigations}))
+            .unwrap();
+            let view = RunView::new(std::slice::from_ref(&meta), &f);
+            let summary = serde_json::json!({"verdict": verdict, "live": true});
+            judge(&summary, &view, None).judges[0].text.clone()
+        };
+        let off = lock(
+            serde_json::json!({"min_replicas_to_write": 0, "min_replicas_max_lag_s": 10, "wait_replicas": 0}),
+            "safe",
+        );
+        assert!(
+            off.ends_with(" The mitigations in force (history line 1): min-replicas-to-write 0, Redis's default, so a master takes a SET without counting a replica; the lock sends no WAIT after its SET."),
+            "{off}"
+        );
+        let min = lock(
+            serde_json::json!({"min_replicas_to_write": 1, "min_replicas_max_lag_s": 1}),
+            "not_exercised",
+        );
+        assert!(min.starts_with("NOT EXERCISED"), "{min}");
+        assert!(
+            min.ends_with("min-replicas-to-write 1 with min-replicas-max-lag 1 s: a master cut off from its replicas refuses SETs once the cut is 1 to 2 s old (the window it closes), and takes them before, SETs a failover can lose (the window it leaves open); whether the library sends WAIT after its SET is its own (lockstorm does not see its calls)."),
+            "{min}"
+        );
+        let wait = lock(
+            serde_json::json!({"min_replicas_to_write": 0, "min_replicas_max_lag_s": 10, "wait_replicas": 1}),
+            "safe",
+        );
+        assert!(
+            wait.ends_with("; the lock WAITs for 1 replica after its SET, so a hold starts only once 1 has the key (closed), but a failover may promote a replica that has not (open)."),
+            "{wait}"
+        );
+        let view = RunView::new(&[], &f);
+        let plain = judge(&serde_json::json!({"verdict": "safe", "live": true}), &view, None);
+        assert!(
+            !plain.judges[0].text.contains("mitigations"),
+            "a run without a deployment says nothing of them"
         );
     }
 

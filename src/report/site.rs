@@ -254,7 +254,9 @@ pub fn refresh(out: &Path) -> Result<(), ReportError> {
     let root = out.ancestors().skip(1).take(2).find(|p| is_reports(p));
     match root.map(write) {
         Some(Err(ReportError::Folder { path, message })) => {
-            eprintln!("lockstorm: note: the reports index in {path} was left as it is: the folder {message}");
+            crate::errln!(
+                "lockstorm: note: the reports index in {path} was left as it is: the folder {message}"
+            );
             Ok(())
         }
         Some(other) => other,

@@ -52,7 +52,9 @@ pub async fn ensure(docker: &Docker) -> Result<String, RealError> {
         }) => {}
         Err(e) => return Err(docker_error(&format!("inspect the image {reference}"), e)),
     }
-    eprintln!("lockstorm: building the container image {reference} from this machine's redis-server (once)");
+    crate::errln!(
+        "lockstorm: building the container image {reference} from this machine's redis-server (once)"
+    );
     let context = tempfile::Builder::new()
         .prefix("lockstorm-image-")
         .tempdir()

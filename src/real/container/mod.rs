@@ -96,7 +96,7 @@ impl ContainerRun {
         let which = clean::Which::Run(id.clone());
         let cleanup = crate::children::register_cleanup(move |_| {
             if let Err(e) = clean::remove_blocking(which.clone()) {
-                eprintln!("lockstorm: {e}");
+                crate::errln!("lockstorm: {e}");
             }
         });
         Ok(ContainerRun {
@@ -143,7 +143,7 @@ impl ContainerRun {
     pub async fn finish(self) {
         let which = clean::Which::Run(self.info.id.clone());
         if let Err(e) = clean::remove(&self.info.docker, &which).await {
-            eprintln!("lockstorm: warning: {e}");
+            crate::errln!("lockstorm: warning: {e}");
         }
         drop(self.cleanup);
     }
@@ -266,7 +266,7 @@ impl ContainerProcess {
         if let Some(c) = self.container.take() {
             let id = c.id().to_string();
             if let Err(e) = ManuallyDrop::into_inner(c).rm().await {
-                eprintln!(
+                crate::errln!(
                     "lockstorm: warning: node {}: cannot remove container {id}: {e}",
                     self.node
                 );
@@ -277,7 +277,7 @@ impl ContainerProcess {
     pub async fn pause(&mut self) {
         if let Some(c) = &self.container {
             if let Err(e) = c.pause().await {
-                eprintln!("lockstorm: warning: node {}: docker pause: {e}", self.node);
+                crate::errln!("lockstorm: warning: node {}: docker pause: {e}", self.node);
             }
         }
     }
@@ -285,7 +285,7 @@ impl ContainerProcess {
     pub async fn resume(&mut self) {
         if let Some(c) = &self.container {
             if let Err(e) = c.unpause().await {
-                eprintln!("lockstorm: warning: node {}: docker unpause: {e}", self.node);
+                crate::errln!("lockstorm: warning: node {}: docker unpause: {e}", self.node);
             }
         }
     }
@@ -296,7 +296,7 @@ impl ContainerProcess {
         if let Some(v) = self.volume.take() {
             let options = RemoveVolumeOptionsBuilder::new().force(true).build();
             if let Err(e) = self.info.docker.remove_volume(&v, Some(options)).await {
-                eprintln!("lockstorm: warning: cannot remove volume {v}: {e}");
+                crate::errln!("lockstorm: warning: cannot remove volume {v}: {e}");
             }
         }
     }

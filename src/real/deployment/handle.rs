@@ -252,7 +252,7 @@ impl Task {
             Ok(w) => {
                 self.watchers.insert(m, w);
             }
-            Err(e) => eprintln!(
+            Err(e) => crate::errln!(
                 "lockstorm: warning: {m}: no key watcher ({e}); the history has no set, deleted or expired lines from it"
             ),
         }
@@ -318,7 +318,7 @@ impl Task {
                 if let Some(m) = self.down.take() {
                     match self.deployment.restart(m).await {
                         Ok(()) => self.watch(m).await,
-                        Err(e) => eprintln!("lockstorm: warning: restart of {m}: {e:#}"),
+                        Err(e) => crate::errln!("lockstorm: warning: restart of {m}: {e:#}"),
                     }
                 }
             }

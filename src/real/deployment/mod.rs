@@ -567,7 +567,7 @@ impl Deployment {
                     .filter(|&r| c.master_of(r) == Some(i))
                     .map(Member::Data)
                     .collect();
-                eprintln!(
+                crate::errln!(
                     "lockstorm: warning: {master} named no replica of its own; the replication cut cuts it from {} (its replicas as the cluster was formed)",
                     formed.iter().map(Member::to_string).collect::<Vec<_>>().join(", ")
                 );

@@ -65,7 +65,7 @@ mod tests {
     #[test]
     fn a_preloaded_program_connects_to_the_deployment_from_its_own_ip() {
         if SHIM.is_empty() {
-            eprintln!("SKIPPED: this build has no source-address shim ({SHIM_WHY_NOT})");
+            crate::errln!("SKIPPED: this build has no source-address shim ({SHIM_WHY_NOT})");
             return;
         }
         let dir = tempfile::tempdir().unwrap();

@@ -338,7 +338,7 @@ impl Driver<'_> {
     fn with_worker_clock(&mut self, c: usize, f: impl FnOnce(&mut Faketime) -> Result<(), RealError>) {
         if let Some(ft) = self.workers.as_mut().and_then(|w| w.clock(c)) {
             if let Err(e) = f(ft) {
-                eprintln!("lockstorm: warning: client {c}: clock fault not applied: {e}");
+                crate::errln!("lockstorm: warning: client {c}: clock fault not applied: {e}");
             }
         }
     }

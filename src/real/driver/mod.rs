@@ -653,7 +653,7 @@ impl Driver<'_> {
         if lag_us < STALL_US {
             return;
         }
-        eprintln!(
+        crate::errln!(
             "lockstorm: warning: the driver stalled for {} ms until {:.3} s (recorded as driver_stall)",
             lag_us / 1_000,
             t as f64 / 1e6
