@@ -221,7 +221,7 @@ fn rests_on(summary: &Value, view: &RunView) -> String {
 }
 
 /// The mitigations a deployment ran with (the meta line, history line 1), and the window
-/// each closes and leaves open, for a verdict without a story to say it in (issue 39): a
+/// each closes and leaves open, as a sentence to follow the verdict's (". The ..."), for a verdict without a story to say it in (issue 39): a
 /// safe or unexercised run on a Sentinel or cluster deployment. Nothing for a run that
 /// does not record them (the simulator, older histories).
 fn mitigations_words(view: &RunView) -> String {
@@ -231,9 +231,9 @@ fn mitigations_words(view: &RunView) -> String {
     let (k, lag) = (m.min_replicas_to_write, m.min_replicas_max_lag_s);
     let replicas = |n: u64| format!("{n} {}", plural("replica", n as usize));
     let mut s = match k {
-        0 => " The mitigations in force (history line 1): min-replicas-to-write 0, Redis's default, so a master takes a SET without counting a replica".to_string(),
+        0 => ". The mitigations in force (history line 1): min-replicas-to-write 0, Redis's default, so a master takes a SET without counting a replica".to_string(),
         k => format!(
-            " The mitigations in force (history line 1): min-replicas-to-write {k} with min-replicas-max-lag {lag} s: a master cut off from its replicas refuses SETs once the cut is {lag} to {} s old (the window it closes), and takes them before, SETs a failover can lose (the window it leaves open)",
+            ". The mitigations in force (history line 1): min-replicas-to-write {k} with min-replicas-max-lag {lag} s: a master cut off from its replicas refuses SETs once the cut is {lag} to {} s old (the window it closes), and takes them before, SETs a failover can lose (the window it leaves open)",
             lag + 1
         ),
     };
@@ -650,7 +650,7 @@ mod tests {
             "safe",
         );
         assert!(
-            off.ends_with(" The mitigations in force (history line 1): min-replicas-to-write 0, Redis's default, so a master takes a SET without counting a replica; the lock sends no WAIT after its SET."),
+            off.ends_with("no fault. The mitigations in force (history line 1): min-replicas-to-write 0, Redis's default, so a master takes a SET without counting a replica; the lock sends no WAIT after its SET."),
             "{off}"
         );
         let min = lock(
