@@ -221,9 +221,10 @@ fn rests_on(summary: &Value, view: &RunView) -> String {
 }
 
 /// The mitigations a deployment ran with (the meta line, history line 1), and the window
-/// each closes and leaves open, as a sentence to follow the verdict's (". The ..."), for a verdict without a story to say it in (issue 39): a
-/// safe or unexercised run on a Sentinel or cluster deployment. Nothing for a run that
-/// does not record them (the simulator, older histories).
+/// each closes and leaves open, as a sentence to follow the verdict's (". The ..."), for
+/// a verdict without a story to say it in (issue 39): a safe or unexercised run on a
+/// Sentinel or cluster deployment. Nothing for a run that does not record them (the
+/// simulator, older histories).
 fn mitigations_words(view: &RunView) -> String {
     let Some(m) = view.meta.as_ref().and_then(|m| m.mitigations) else {
         return String::new();
