@@ -24,6 +24,7 @@
 //! another program, the unit tests) watching does nothing.
 
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
 use std::io::{BufRead, Write};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -268,7 +269,7 @@ fn descendants(procs: &[(u32, Stat)], roots: &[u32]) -> Vec<(u32, Stat)> {
 #[derive(Clone)]
 struct Family {
     root: u32,
-    seen: std::sync::Arc<Mutex<Vec<(u32, u64)>>>,
+    seen: std::sync::Arc<Mutex<BTreeSet<(u32, u64)>>>,
 }
 
 impl Family {
@@ -276,7 +277,7 @@ impl Family {
     fn watch(root: u32) -> Family {
         let family = Family {
             root,
-            seen: std::sync::Arc::new(Mutex::new(Vec::new())),
+            seen: Default::default(),
         };
         let looker = family.clone();
         std::thread::spawn(move || {
@@ -301,17 +302,13 @@ impl Family {
         }
         let now = descendants(&procs, &[self.root]);
         if let Ok(mut seen) = self.seen.lock() {
-            let alive: std::collections::BTreeSet<(u32, u64)> = procs
+            let alive: BTreeSet<(u32, u64)> = procs
                 .iter()
                 .filter(|(_, st)| !st.zombie)
                 .map(|&(pid, st)| (pid, st.start))
                 .collect();
             seen.retain(|p| alive.contains(p));
-            for (pid, st) in now {
-                if !seen.contains(&(pid, st.start)) {
-                    seen.push((pid, st.start));
-                }
-            }
+            seen.extend(now.into_iter().map(|(pid, st)| (pid, st.start)));
         }
         true
     }

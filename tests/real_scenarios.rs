@@ -106,8 +106,9 @@ fn run_file(path: &str, args: &[&str]) -> (Vec<lockstorm::history::Event>, tempf
 /// timed as the sentinels or the masters time it), just run as written on real Redis
 /// with its summary in `out`: the model's run of its seed must give the same verdict on
 /// mutual exclusion. Each such file is run once on real Redis, by its own test through
-/// [`run_file`], not again by the differential test below: the Sentinel tests run one
-/// at a time, and that second run was the longest test of the suite.
+/// [`run_file`], not again by the differential test below: the Sentinel tests run at
+/// most two at a time, and that second run was the longest test of the suite. Gives
+/// `out` back; on a disagreement it is kept for reading, and the message says where.
 fn the_simulators_model_agrees(file: &Path, out: tempfile::TempDir) -> tempfile::TempDir {
     let mut scenario = lockstorm::scenario::Scenario::load(file).unwrap_or_else(|e| panic!("{e}"));
     if scenario.deployment().is_none() || scenario.deployment_on_simulator().is_err() {

@@ -82,7 +82,7 @@ fn real_scenarios_give_the_same_verdicts_direct_and_through_lockstorm_worker() {
             .lines()
             .any(|l| l.trim() == "[sentinel]" || l.trim() == "[cluster]")
         {
-            // Sentinel deployments run one at a time (the nextest `sentinel` group), and
+            // Sentinel deployments run at most two at a time (the nextest `sentinel` group), and
             // this test is not in it: a library on Sentinel through the protocol is
             // tested in tests/real_scenarios.rs (real_sentinel_split_brain_of_a_library_*).
             continue;

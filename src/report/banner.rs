@@ -230,7 +230,6 @@ fn mitigations_words(view: &RunView) -> String {
         return String::new();
     };
     let (k, lag) = (m.min_replicas_to_write, m.min_replicas_max_lag_s);
-    let replicas = |n: u64| format!("{n} {}", plural("replica", n as usize));
     let mut s = match k {
         0 => ". The mitigations in force (history line 1): min-replicas-to-write 0, Redis's default, so a master takes a SET without counting a replica".to_string(),
         k => format!(
@@ -241,8 +240,8 @@ fn mitigations_words(view: &RunView) -> String {
     s.push_str(&match m.wait_replicas {
         Some(0) => "; the lock sends no WAIT after its SET.".to_string(),
         Some(w) => format!(
-            "; the lock WAITs for {} after its SET, so a hold starts only once {w} {} the key (closed), but a failover may promote a replica that has not (open).",
-            replicas(u64::from(w)),
+            "; the lock WAITs for {w} {} after its SET, so a hold starts only once {w} {} the key (closed), but a failover may promote a replica that has not (open).",
+            plural("replica", w as usize),
             if w == 1 { "has" } else { "have" }
         ),
         None => "; whether the library sends WAIT after its SET is its own (lockstorm does not see its calls).".to_string(),
